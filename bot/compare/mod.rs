@@ -1,0 +1,139 @@
+//! Comparing the samples of two or more commits: statistics, selection of the
+//! changed stats, direction, and the headline of a report.
+
+pub mod case_file;
+pub mod headline;
+pub mod matrix;
+pub mod rules;
+pub mod select;
+
+use matrix::{Matrix, Series};
+use rules::SelectionRules;
+pub use select::SelectOptions;
+
+use crate::report::table::{Cells, Change, PerfCell, Row};
+
+/// lkp's `Enumerable#average`: a left-to-right sum over the length.
+pub fn mean(v: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for x in v {
+        sum += x;
+    }
+    sum / v.len() as f64
+}
+
+/// Population standard deviation, computed the way lkp does (1/n · Σ(x-μ)²).
+pub fn stddev(v: &[f64]) -> f64 {
+    let avg = mean(v);
+    let mut sum = 0.0;
+    for x in v {
+        sum += (x - avg).powi(2);
+    }
+    (1.0 / v.len() as f64 * sum).sqrt()
+}
+
+/// One column of a comparison: a commit (or other axis value) and its samples.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub id: String,
+    pub matrix: Matrix,
+}
+
+impl Column {
+    pub fn new(id: impl Into<String>, mut matrix: Matrix) -> Self {
+        matrix.fill_missing_zeros();
+        Column {
+            id: id.into(),
+            matrix,
+        }
+    }
+}
+
+/// The row of `stat` over all columns (lkp's `calc_stat_change`).
+fn row_for(stat: &str, columns: &[Column], complete: &[Matrix], rules: &SelectionRules) -> Row {
+    if rules.is_failure_stat(stat) {
+        let fails: Vec<u64> = columns
+            .iter()
+            .map(|c| match c.matrix.stats.get(stat) {
+                Some(Series::Numbers(v)) => v.iter().map(|s| s.value).sum::<f64>().max(0.0) as u64,
+                _ => 0,
+            })
+            .collect();
+        let runs: Vec<usize> = columns.iter().map(|c| c.matrix.runs()).collect();
+        // Each column's rate against its own run count (lkp divides by the
+        // previous column's, an off-by-one perfbot does not copy).
+        let rate = |i: usize| {
+            if runs[i] == 0 {
+                0.0
+            } else {
+                fails[i] as f64 / runs[i] as f64
+            }
+        };
+        let changes = (1..columns.len()).map(|i| 100.0 * (rate(i) - rate(0))).collect();
+        return Row {
+            name: stat.to_string(),
+            cells: Cells::Failure {
+                fails,
+                runs,
+                changes,
+            },
+        };
+    }
+    let mut cells = Vec::with_capacity(complete.len());
+    for m in complete {
+        let values: Vec<f64> = match m.stats.get(stat) {
+            Some(Series::Numbers(v)) => v.iter().map(|s| s.value).collect(),
+            _ => Vec::new(),
+        };
+        let avg = if values.is_empty() { 0.0 } else { mean(&values) };
+        let sd = if values.len() > 1 { stddev(&values) } else { -1.0 };
+        let spread = if avg != 0.0 { 100.0 * sd / avg } else { sd };
+        cells.push(PerfCell { mean: avg, spread });
+    }
+    let absolute = rules.is_absolute_change(stat);
+    let avg0 = cells[0].mean;
+    let changes = cells[1..]
+        .iter()
+        .map(|c| Change {
+            value: if absolute {
+                c.mean - avg0
+            } else {
+                let base = if avg0 == 0.0 { 1e-100 } else { avg0 };
+                100.0 * (c.mean - base) / base
+            },
+            absolute,
+            printed: None,
+        })
+        .collect();
+    Row {
+        name: stat.to_string(),
+        cells: Cells::Perf { cells, changes },
+    }
+}
+
+/// Select the changed stats of `columns` (the first is the base) and compute
+/// their rows, unsorted.
+pub fn compare_columns(columns: &[Column], rules: &SelectionRules, opts: &SelectOptions) -> Vec<Row> {
+    if columns.len() < 2 {
+        return Vec::new();
+    }
+    let others: Vec<&Matrix> = columns[1..].iter().map(|c| &c.matrix).collect();
+    let changed = select::changed_stats(&columns[0].matrix, &others, rules, opts);
+    let complete: Vec<Matrix> = columns.iter().map(|c| c.matrix.complete()).collect();
+    changed
+        .iter()
+        .map(|stat| row_for(stat, columns, &complete, rules))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn population_stddev() {
+        let v = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        assert_eq!(mean(&v), 5.0);
+        assert_eq!(stddev(&v), 2.0);
+    }
+}

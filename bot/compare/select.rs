@@ -1,0 +1,252 @@
+//! Which stats changed: lkp's `_get_changed_stats`, rule for rule.
+//!
+//! The decision uses medians and ranges of (lightly trimmed) samples; the table
+//! then shows means and standard deviations. That asymmetry is lkp's and is kept.
+
+use std::collections::BTreeSet;
+
+use super::matrix::{Matrix, Sample, Series};
+use super::rules::{stat_base, Number, SelectionRules};
+
+/// Options of one selection (lkp's ncompare defaults unless said otherwise).
+#[derive(Debug, Clone, Default)]
+pub struct SelectOptions {
+    /// Show every stat lkp's deny list would hide (`ncompare -m`).
+    pub more: bool,
+    /// A float perf-profile threshold (`ncompare -p`); `None` keeps the rules'.
+    pub perf_profile_threshold: Option<f64>,
+}
+
+/// Sorted, trimmed samples with min, median and max (lkp's `StatSummary`).
+#[derive(Debug, Clone)]
+struct Summary {
+    min: f64,
+    median: Sample,
+    max: f64,
+}
+
+impl Summary {
+    fn new(samples: &[Sample], max_margin: usize) -> Option<Summary> {
+        let mut sorted: Vec<Sample> = samples.to_vec();
+        sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
+        // lkp drops the -1 placeholders ("no value") at the front.
+        let start = sorted.iter().take_while(|s| s.value == -1.0).count();
+        let sorted = &sorted[start..];
+        let margin = (sorted.len() >> 5).min(max_margin);
+        if sorted.len() <= 2 * margin {
+            return None;
+        }
+        let kept = &sorted[margin..sorted.len() - margin];
+        Some(Summary {
+            min: kept[0].value,
+            median: kept[kept.len() / 2],
+            max: kept[kept.len() - 1].value,
+        })
+    }
+}
+
+fn padded(series: Option<&Series>, runs: usize) -> Option<Vec<Sample>> {
+    match series {
+        Some(Series::Numbers(v)) => {
+            let mut v = v.clone();
+            while v.len() < runs {
+                v.push(Sample::int(0));
+            }
+            Some(v)
+        }
+        Some(Series::Text) => None,
+        None => Some(vec![Sample::int(0); runs]),
+    }
+}
+
+/// Is `k` a changed stat of `a` (the compared commit) against `b` (the base)?
+fn changed(
+    k: &str,
+    a: &Matrix,
+    b: &Matrix,
+    incomplete: bool,
+    rules: &SelectionRules,
+    opts: &SelectOptions,
+) -> bool {
+    let spec = &rules.spec;
+    let a_series = a.stats.get(k);
+    if matches!(a_series, Some(Series::Text)) {
+        return false;
+    }
+    if incomplete && !rules.incomplete_run_stats.is_match(k) {
+        return false;
+    }
+    if !opts.more && !rules.is_reportable(k) {
+        return false;
+    }
+    let failure = rules.is_failure_stat(k);
+    let (cols_a, cols_b) = (a.runs(), b.runs());
+    if failure {
+        if !rules.failure_sibling_exempt.is_match(k) {
+            let stem = k.rsplit_once('.').map_or(k, |(s, _)| s);
+            let is_fail = ["error", "warn", "fail"]
+                .iter()
+                .any(|s| k.ends_with(&format!(".{s}")));
+            if is_fail && !b.stats.contains_key(&format!("{stem}.pass")) {
+                return false;
+            }
+            if k.ends_with(".pass")
+                && !["error", "warn", "fail"]
+                    .iter()
+                    .any(|s| b.stats.contains_key(&format!("{stem}.{s}")))
+            {
+                return false;
+            }
+        }
+    } else if cols_a < spec.min_runs && cols_b < spec.min_runs {
+        return false;
+    }
+    // Newly added monitors have nothing to compare in the base.
+    if !b.stats.contains_key(k) && !failure {
+        let base = stat_base(k);
+        let monitored = (base == "lock_stat" || base == "perf-profile")
+            && b.stats.keys().any(|bk| stat_base(bk) == base);
+        if !monitored {
+            return false;
+        }
+    }
+    let max_margin = if failure { 0 } else { 3 };
+    let Some(b_k) = padded(b.stats.get(k), cols_b) else {
+        return false;
+    };
+    let Some(summary_b) = Summary::new(&b_k, max_margin) else {
+        return false;
+    };
+    let max_margin = if b_k.len() <= 3 && max_margin > 1 { 1 } else { max_margin };
+    let Some(a_k) = padded(a_series, cols_a) else {
+        return false;
+    };
+    let Some(summary_a) = Summary::new(&a_k, max_margin) else {
+        return false;
+    };
+
+    let is_perf_profile = k.starts_with("perf-profile.");
+    let changed = if let (true, Some(t)) = (is_perf_profile, perf_profile_threshold(rules, opts, &summary_a)) {
+        summary_a.median.value > t || summary_b.median.value > t
+    } else if failure {
+        summary_a.max != summary_b.max
+    } else {
+        let (ma, mb) = (summary_a.median.value, summary_b.median.value);
+        (summary_b.min > ma && mb > summary_a.max) || (summary_a.min > mb && ma > summary_b.max)
+    };
+    if !changed {
+        return false;
+    }
+
+    // Is the change large enough to show?
+    if is_perf_profile {
+        return true;
+    }
+    let max = summary_a.max.max(summary_b.max);
+    let (ma, mb) = (summary_a.median.value, summary_b.median.value);
+    let (high, low) = if ma > mb { (ma, mb) } else { (mb, ma) };
+    let delta = high - low;
+    let ratio = if low > 0.0 {
+        (high / low).min(spec.max_ratio)
+    } else {
+        spec.max_ratio
+    };
+    if ratio <= spec.min_ratio_perf {
+        return false;
+    }
+    if ratio <= spec.min_ratio_other && !rules.is_perf_metric(k) {
+        return false;
+    }
+    rules.reasonable_change(k, delta, max)
+}
+
+/// The threshold that applies to a perf-profile stat, if any: lkp compares it
+/// only when the threshold and the median are of the same Ruby class.
+fn perf_profile_threshold(rules: &SelectionRules, opts: &SelectOptions, a: &Summary) -> Option<f64> {
+    match opts.perf_profile_threshold {
+        Some(f) => (!a.median.integer).then_some(f),
+        None => match rules.spec.perf_profile_threshold {
+            Number::Int(i) => a.median.integer.then_some(i as f64),
+            Number::Float(f) => (!a.median.integer).then_some(f),
+        },
+    }
+}
+
+fn changed_in(a: &Matrix, b: &Matrix, incomplete: bool, rules: &SelectionRules, opts: &SelectOptions, out: &mut BTreeSet<String>) {
+    let keys = a.stats.keys().chain(b.stats.keys().filter(|k| !a.stats.contains_key(*k)));
+    for k in keys {
+        if out.contains(k) {
+            continue;
+        }
+        if changed(k, a, b, incomplete, rules, opts) {
+            out.insert(k.clone());
+        }
+    }
+}
+
+/// Stats that changed between `base` and any of `others` (lkp's union over columns).
+pub fn changed_stats(
+    base: &Matrix,
+    others: &[&Matrix],
+    rules: &SelectionRules,
+    opts: &SelectOptions,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for a in others {
+        let incomplete = a.has_incomplete_runs() || base.has_incomplete_runs();
+        changed_in(a, base, incomplete, rules, opts, &mut out);
+        if incomplete {
+            // First pass only looked at failure stats; now the complete runs.
+            let (ca, cb) = (a.complete(), base.complete());
+            if ca.runs() > 0 && cb.runs() > 0 {
+                changed_in(&ca, &cb, false, rules, opts, &mut out);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(stats: &[(&str, &[f64])]) -> Matrix {
+        let mut m = Matrix::from_f64(stats.iter().map(|(k, v)| (k.to_string(), v.to_vec())));
+        m.fill_missing_zeros();
+        m
+    }
+
+    #[test]
+    fn non_overlapping_medians_select() {
+        let rules = SelectionRules::default_rules();
+        let base = m(&[("fio.write_iops", &[41000.0, 41200.0, 40800.0, 41100.0, 40900.0])]);
+        let head = m(&[("fio.write_iops", &[37300.0, 37400.0, 37200.0, 37350.0, 37250.0])]);
+        let got = changed_stats(&base, &[&head], &rules, &SelectOptions::default());
+        assert!(got.contains("fio.write_iops"));
+    }
+
+    #[test]
+    fn overlapping_ranges_do_not_select() {
+        let rules = SelectionRules::default_rules();
+        let base = m(&[("fio.write_clat_mean_us", &[2100.0, 3500.0, 2900.0, 1800.0, 3300.0])]);
+        let head = m(&[("fio.write_clat_mean_us", &[2500.0, 3900.0, 3100.0, 2000.0, 3700.0])]);
+        assert!(changed_stats(&base, &[&head], &rules, &SelectOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn too_few_runs() {
+        let rules = SelectionRules::default_rules();
+        let base = m(&[("fio.write_iops", &[41000.0, 41200.0])]);
+        let head = m(&[("fio.write_iops", &[30000.0, 30100.0])]);
+        assert!(changed_stats(&base, &[&head], &rules, &SelectOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn failure_stat_changes_on_max() {
+        let rules = SelectionRules::default_rules();
+        let base = m(&[("fio.write_iops", &[1.0, 1.0, 1.0])]);
+        let head = m(&[("fio.write_iops", &[1.0, 1.0, 1.0]), ("dmesg.RIP:foo", &[1.0, 0.0, 1.0])]);
+        let got = changed_stats(&base, &[&head], &rules, &SelectOptions::default());
+        assert!(got.contains("dmesg.RIP:foo"), "{got:?}");
+    }
+}

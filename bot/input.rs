@@ -1,0 +1,414 @@
+//! The report input format (`perfbot report INPUT.json`), documented in README.md.
+//!
+//! Everything an e-mail needs comes from here: the commits, the tree or patch,
+//! one or more tests with their samples (raw, lkp matrices, or pre-aggregated),
+//! optional bisect samples and the recipients. Errors name the file and the
+//! JSON path of the offending field.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::compare::matrix::Matrix;
+use crate::error::InputError;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Person {
+    pub name: String,
+    pub email: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Commit {
+    pub sha: String,
+    pub subject: String,
+    #[serde(default)]
+    pub author: Option<Person>,
+    #[serde(default)]
+    pub committer: Option<Person>,
+}
+
+/// A commit in a git tree: `[<name>:<branch>]` in modern subjects.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tree {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub url: String,
+    pub branch: String,
+}
+
+/// A patch under review, tested on top of a base.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Patch {
+    #[serde(default)]
+    pub url: Option<String>,
+    pub base: String,
+    #[serde(default)]
+    pub link: Option<String>,
+    pub subject: String,
+    /// The patch's own Message-ID: the report replies to it.
+    pub message_id: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StillOn {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub sha: String,
+}
+
+/// One pre-aggregated value: a mean, or a mean with its spread and run count.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum AggValue {
+    Mean(f64),
+    Full {
+        mean: f64,
+        #[serde(default)]
+        stddev_percent: Option<f64>,
+        #[serde(default)]
+        runs: Option<u32>,
+    },
+}
+
+impl AggValue {
+    pub fn mean(&self) -> f64 {
+        match self {
+            AggValue::Mean(m) | AggValue::Full { mean: m, .. } => *m,
+        }
+    }
+    pub fn stddev_percent(&self) -> Option<f64> {
+        match self {
+            AggValue::Mean(_) => None,
+            AggValue::Full { stddev_percent, .. } => *stddev_percent,
+        }
+    }
+}
+
+/// One pre-aggregated row, as another tool computed it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AggregatedRow {
+    pub metric: String,
+    pub base: AggValue,
+    pub head: AggValue,
+    /// The change as the other tool printed it (`-9.0%`, `+7.1`).
+    #[serde(default)]
+    pub change: Option<String>,
+}
+
+/// Samples of one commit: inline (metric → samples) or the path of an lkp matrix.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum SampleSource {
+    Path(String),
+    Inline(serde_json::Map<String, Value>),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSamples {
+    pub base: SampleSource,
+    pub head: SampleSource,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BisectVerdict {
+    Good,
+    Bad,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BisectPoint {
+    #[serde(default)]
+    pub commit: Option<String>,
+    pub verdict: BisectVerdict,
+    /// metric → samples measured at this point.
+    pub values: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bisect {
+    pub points: Vec<BisectPoint>,
+    /// Metrics to plot besides the headline.
+    #[serde(default)]
+    pub plot: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Test {
+    pub testcase: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `56 threads Intel(R) Xeon(R) CPU E5-2695 v3 @ 2.30GHz with 256G memory`
+    pub machine: String,
+    pub tbox_group: String,
+    /// Job parameters in job order.
+    #[serde(default)]
+    pub params: serde_json::Map<String, Value>,
+    pub kconfig: String,
+    pub compiler: String,
+    pub rootfs: String,
+    #[serde(default)]
+    pub samples: Option<RawSamples>,
+    #[serde(default)]
+    pub aggregated: Option<Vec<AggregatedRow>>,
+    #[serde(default)]
+    pub bisect: Option<Bisect>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipients {
+    /// Defaults to the commit author.
+    #[serde(default)]
+    pub to: Vec<String>,
+    #[serde(default)]
+    pub cc: Vec<String>,
+}
+
+/// Name the headline explicitly (used with `--force`, or to pick among equals).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeadlineChoice {
+    pub metric: String,
+    /// The word to use when the metric has no direction (only with `--force`).
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportInput {
+    /// The report's Date (RFC 3339); the time of queueing when absent.
+    #[serde(default)]
+    pub date: Option<String>,
+    pub commit: Commit,
+    pub base: Commit,
+    #[serde(default)]
+    pub tree: Option<Tree>,
+    #[serde(default)]
+    pub patch: Option<Patch>,
+    #[serde(default)]
+    pub still_regression_on: Vec<StillOn>,
+    pub tests: Vec<Test>,
+    #[serde(default)]
+    pub recipients: Recipients,
+    #[serde(default)]
+    pub headline: Option<HeadlineChoice>,
+    /// A human preface placed before the greeting.
+    #[serde(default)]
+    pub preface: Option<String>,
+}
+
+/// The samples of one test, resolved and validated.
+#[derive(Debug, Clone)]
+pub enum TestData {
+    Raw { base: Matrix, head: Matrix },
+    Aggregated(Vec<AggregatedRow>),
+}
+
+/// An input file, parsed and validated, with its samples loaded.
+#[derive(Debug, Clone)]
+pub struct LoadedInput {
+    pub path: PathBuf,
+    pub input: ReportInput,
+    pub data: Vec<TestData>,
+}
+
+fn is_sha(s: &str) -> bool {
+    (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+fn has_line_break(s: &str) -> bool {
+    s.contains(['\r', '\n'])
+}
+
+impl LoadedInput {
+    pub fn load(path: &Path) -> Result<LoadedInput, InputError> {
+        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, e))?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<LoadedInput, InputError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let input: ReportInput = serde_path_to_error::deserialize(de).map_err(|e| {
+            let inner = e.inner();
+            if inner.is_syntax() || inner.is_eof() {
+                InputError::json(path, inner)
+            } else {
+                let p = e.path().to_string();
+                let at = if p == "." { "$".to_string() } else { format!("$.{p}") };
+                let msg = inner.to_string();
+                let msg = msg.rfind(" at line ").map_or(msg.clone(), |i| msg[..i].to_string());
+                InputError::field(path, &at, &msg)
+            }
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let data = input
+            .tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| load_test(t, i, dir, path))
+            .collect::<Result<Vec<_>, _>>()?;
+        let loaded = LoadedInput {
+            path: path.to_path_buf(),
+            input,
+            data,
+        };
+        loaded.validate()?;
+        Ok(loaded)
+    }
+
+    fn validate(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
+        for (at, c) in [("$.commit", &i.commit), ("$.base", &i.base)] {
+            if !is_sha(&c.sha) {
+                return Err(InputError::field(p, &format!("{at}.sha"), "not a commit id (7 to 64 hex digits)"));
+            }
+            if has_line_break(&c.subject) {
+                return Err(InputError::field(p, &format!("{at}.subject"), "must be one line"));
+            }
+            for (who, person) in [("author", &c.author), ("committer", &c.committer)] {
+                if let Some(person) = person {
+                    if has_line_break(&person.name) || has_line_break(&person.email) || !person.email.contains('@') {
+                        return Err(InputError::field(p, &format!("{at}.{who}"), "needs a one-line name and an e-mail address"));
+                    }
+                }
+            }
+        }
+        if i.tree.is_none() && i.patch.is_none() {
+            return Err(InputError::field(p, "$", "give either \"tree\" (url, branch) or \"patch\""));
+        }
+        if i.tree.is_some() && i.patch.is_some() {
+            return Err(InputError::field(p, "$.patch", "give either \"tree\" or \"patch\", not both"));
+        }
+        if let Some(patch) = &i.patch {
+            if has_line_break(&patch.subject) || has_line_break(&patch.message_id) {
+                return Err(InputError::field(p, "$.patch", "subject and message_id must be one line"));
+            }
+        }
+        if i.tests.is_empty() {
+            return Err(InputError::field(p, "$.tests", "at least one test is needed"));
+        }
+        if i.recipients.to.is_empty() && i.commit.author.is_none() {
+            return Err(InputError::field(p, "$.recipients.to", "no recipient: give recipients.to or commit.author"));
+        }
+        for (k, list) in [("to", &i.recipients.to), ("cc", &i.recipients.cc)] {
+            for (n, a) in list.iter().enumerate() {
+                if has_line_break(a) || !a.contains('@') {
+                    return Err(InputError::field(p, &format!("$.recipients.{k}[{n}]"), "not an e-mail address"));
+                }
+            }
+        }
+        for (n, t) in i.tests.iter().enumerate() {
+            let at = format!("$.tests[{n}]");
+            for (f, v) in [
+                ("testcase", &t.testcase),
+                ("machine", &t.machine),
+                ("tbox_group", &t.tbox_group),
+                ("kconfig", &t.kconfig),
+                ("compiler", &t.compiler),
+                ("rootfs", &t.rootfs),
+            ] {
+                if v.trim().is_empty() || has_line_break(v) {
+                    return Err(InputError::field(p, &format!("{at}.{f}"), "must be a non-empty single line"));
+                }
+            }
+            for (k, v) in &t.params {
+                if matches!(v, Value::Object(_) | Value::Array(_)) || has_line_break(&crate::compare::case_file::axis_text(v)) {
+                    return Err(InputError::field(p, &format!("{at}.params.{k}"), "must be a single-line value"));
+                }
+            }
+            if let Some(b) = &t.bisect {
+                if b.points.is_empty() {
+                    return Err(InputError::field(p, &format!("{at}.bisect.points"), "empty: give the bisect samples or drop \"bisect\""));
+                }
+                for (j, pt) in b.points.iter().enumerate() {
+                    for (m, v) in &pt.values {
+                        let ok = match v {
+                            Value::Array(a) => !a.is_empty() && a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)),
+                            Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
+                            _ => false,
+                        };
+                        if !ok {
+                            return Err(InputError::field(
+                                p,
+                                &format!("{at}.bisect.points[{j}].values.{}", crate::compare::matrix::json_key(m)),
+                                "must be a number or a non-empty list of numbers",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn load_source(src: &SampleSource, dir: &Path, file: &Path, at: &str) -> Result<Matrix, InputError> {
+    let m = match src {
+        SampleSource::Path(p) => Matrix::load(&dir.join(p))?,
+        SampleSource::Inline(map) => Matrix::from_json(&Value::Object(map.clone()), file, at)?,
+    };
+    if m.stats.is_empty() {
+        return Err(InputError::field(file, at, "no samples"));
+    }
+    Ok(m)
+}
+
+fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, InputError> {
+    let at = format!("$.tests[{i}]");
+    match (&t.samples, &t.aggregated) {
+        (Some(_), Some(_)) => Err(InputError::field(file, &at, "give either \"samples\" or \"aggregated\", not both")),
+        (None, None) => Err(InputError::field(file, &at, "no samples: give \"samples\" (raw) or \"aggregated\"")),
+        (Some(s), None) => {
+            let base = load_source(&s.base, dir, file, &format!("{at}.samples.base"))?;
+            let head = load_source(&s.head, dir, file, &format!("{at}.samples.head"))?;
+            if !base.stats.keys().any(|k| head.stats.contains_key(k)) {
+                return Err(InputError::field(
+                    file,
+                    &format!("{at}.samples"),
+                    "base and head have no metric in common",
+                ));
+            }
+            Ok(TestData::Raw { base, head })
+        }
+        (None, Some(rows)) => {
+            if rows.is_empty() {
+                return Err(InputError::field(file, &format!("{at}.aggregated"), "empty list of rows"));
+            }
+            for (j, r) in rows.iter().enumerate() {
+                let rat = format!("{at}.aggregated[{j}]");
+                for (side, v) in [("base", &r.base), ("head", &r.head)] {
+                    if !v.mean().is_finite() || v.stddev_percent().is_some_and(|s| !s.is_finite() || s < 0.0) {
+                        return Err(InputError::field(file, &format!("{rat}.{side}"), "mean and stddev_percent must be finite (stddev_percent >= 0)"));
+                    }
+                }
+                if r.metric.is_empty() || r.metric.contains(char::is_whitespace) {
+                    return Err(InputError::field(file, &format!("{rat}.metric"), "a metric name has no spaces"));
+                }
+                if let Some(c) = &r.change {
+                    let num = c.trim_end_matches('%');
+                    if num.parse::<f64>().map_or(true, |v| !v.is_finite()) {
+                        return Err(InputError::field(file, &format!("{rat}.change"), "not a number such as \"-9.0%\" or \"+7.1\""));
+                    }
+                }
+            }
+            Ok(TestData::Aggregated(rows.clone()))
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! perfbot: performance-regression reports in the kernel-test-robot style, sent
+//! to mailing lists, tracked as cases, and followed through their threads.
+//!
+//! The decision-making core (statistics, table, plots, classifier, state machine)
+//! is plain synchronous code; I/O sits at the edges (`mail`, `store`, `daemon`).
+
+pub mod compare;
+pub mod config;
+pub mod error;
+pub mod input;
+pub mod report;

@@ -1,0 +1,122 @@
+//! printf-style number formats of the lkp table, correctly rounded.
+//!
+//! Rust's float formatting rounds the exact binary value to nearest (ties to
+//! even), as C's printf does. lkp's Ruby differs on some near-ties (spec §3.4);
+//! perfbot deliberately prints the correctly rounded value.
+
+/// `%.{prec}f`
+pub fn fixed(v: f64, prec: usize) -> String {
+    if !v.is_finite() {
+        return non_finite(v);
+    }
+    format!("{v:.prec$}")
+}
+
+/// `%+.{prec}f`
+pub fn fixed_signed(v: f64, prec: usize) -> String {
+    signed(fixed(v, prec))
+}
+
+/// `%.{prec}g` (no `#` flag: trailing zeros are removed).
+pub fn general(v: f64, prec: usize) -> String {
+    if !v.is_finite() {
+        return non_finite(v);
+    }
+    let p = prec.max(1);
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let sci = format!("{:.*e}", p - 1, v);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent");
+    if exp < -4 || exp >= p as i32 {
+        let mantissa = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{v:.decimals$}")).to_string()
+    }
+}
+
+/// `%+.{prec}g`
+pub fn general_signed(v: f64, prec: usize) -> String {
+    signed(general(v, prec))
+}
+
+/// `%d` of a float: Ruby truncates toward zero.
+pub fn truncated(v: f64) -> String {
+    if !v.is_finite() {
+        return non_finite(v);
+    }
+    format!("{}", v.trunc() as i64)
+}
+
+/// Right-align in `width` characters (a minimum: longer text is kept whole).
+pub fn right(s: &str, width: usize) -> String {
+    format!("{s:>width$}")
+}
+
+fn signed(s: String) -> String {
+    if s.starts_with('-') {
+        s
+    } else {
+        format!("+{s}")
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+fn non_finite(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v > 0.0 {
+        "Inf".into()
+    } else {
+        "-Inf".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn general_matches_c() {
+        for (v, p, want) in [
+            (2.256e11, 4, "2.256e+11"),
+            (1.01e9, 4, "1.01e+09"),
+            (9e14, 4, "9e+14"),
+            (1.045e105, 2, "1e+105"),
+            (1.6e7, 2, "1.6e+07"),
+            (123456.0, 4, "1.235e+05"),
+            (1234.5, 4, "1234"),
+            (0.0001234, 4, "0.0001234"),
+            (0.00001234, 4, "1.234e-05"),
+            (100.0, 2, "1e+02"),
+            (99.5, 2, "1e+02"),
+            (-71005.0, 4, "-7.1e+04"),
+            (843050000000000.0, 4, "8.43e+14"),
+        ] {
+            assert_eq!(general(v, p), want, "{v} %.{p}g");
+        }
+    }
+
+    #[test]
+    fn signs_and_truncation() {
+        assert_eq!(fixed_signed(0.0, 1), "+0.0");
+        assert_eq!(fixed_signed(-0.0, 1), "-0.0");
+        assert_eq!(fixed_signed(-0.04, 1), "-0.0");
+        assert_eq!(general_signed(1.045e105, 2), "+1e+105");
+        assert_eq!(truncated(22450504.6), "22450504");
+        assert_eq!(truncated(-9753.5), "-9753");
+        assert_eq!(fixed(46.555, 2), "46.55"); // 46.555 is 46.55499999... in binary
+        assert_eq!(fixed(2.675, 2), "2.67");
+    }
+}
