@@ -250,9 +250,15 @@ impl LoadedInput {
                 InputError::json(path, inner)
             } else {
                 let p = e.path().to_string();
-                let at = if p == "." { "$".to_string() } else { format!("$.{p}") };
+                let at = if p == "." {
+                    "$".to_string()
+                } else {
+                    format!("$.{p}")
+                };
                 let msg = inner.to_string();
-                let msg = msg.rfind(" at line ").map_or(msg.clone(), |i| msg[..i].to_string());
+                let msg = msg
+                    .rfind(" at line ")
+                    .map_or(msg.clone(), |i| msg[..i].to_string());
                 InputError::field(path, &at, &msg)
             }
         })?;
@@ -277,40 +283,79 @@ impl LoadedInput {
         let i = &self.input;
         for (at, c) in [("$.commit", &i.commit), ("$.base", &i.base)] {
             if !is_sha(&c.sha) {
-                return Err(InputError::field(p, &format!("{at}.sha"), "not a commit id (7 to 64 hex digits)"));
+                return Err(InputError::field(
+                    p,
+                    &format!("{at}.sha"),
+                    "not a commit id (7 to 64 hex digits)",
+                ));
             }
             if has_line_break(&c.subject) {
-                return Err(InputError::field(p, &format!("{at}.subject"), "must be one line"));
+                return Err(InputError::field(
+                    p,
+                    &format!("{at}.subject"),
+                    "must be one line",
+                ));
             }
             for (who, person) in [("author", &c.author), ("committer", &c.committer)] {
                 if let Some(person) = person {
-                    if has_line_break(&person.name) || has_line_break(&person.email) || !person.email.contains('@') {
-                        return Err(InputError::field(p, &format!("{at}.{who}"), "needs a one-line name and an e-mail address"));
+                    if has_line_break(&person.name)
+                        || has_line_break(&person.email)
+                        || !person.email.contains('@')
+                    {
+                        return Err(InputError::field(
+                            p,
+                            &format!("{at}.{who}"),
+                            "needs a one-line name and an e-mail address",
+                        ));
                     }
                 }
             }
         }
         if i.tree.is_none() && i.patch.is_none() {
-            return Err(InputError::field(p, "$", "give either \"tree\" (url, branch) or \"patch\""));
+            return Err(InputError::field(
+                p,
+                "$",
+                "give either \"tree\" (url, branch) or \"patch\"",
+            ));
         }
         if i.tree.is_some() && i.patch.is_some() {
-            return Err(InputError::field(p, "$.patch", "give either \"tree\" or \"patch\", not both"));
+            return Err(InputError::field(
+                p,
+                "$.patch",
+                "give either \"tree\" or \"patch\", not both",
+            ));
         }
         if let Some(patch) = &i.patch {
             if has_line_break(&patch.subject) || has_line_break(&patch.message_id) {
-                return Err(InputError::field(p, "$.patch", "subject and message_id must be one line"));
+                return Err(InputError::field(
+                    p,
+                    "$.patch",
+                    "subject and message_id must be one line",
+                ));
             }
         }
         if i.tests.is_empty() {
-            return Err(InputError::field(p, "$.tests", "at least one test is needed"));
+            return Err(InputError::field(
+                p,
+                "$.tests",
+                "at least one test is needed",
+            ));
         }
         if i.recipients.to.is_empty() && i.commit.author.is_none() {
-            return Err(InputError::field(p, "$.recipients.to", "no recipient: give recipients.to or commit.author"));
+            return Err(InputError::field(
+                p,
+                "$.recipients.to",
+                "no recipient: give recipients.to or commit.author",
+            ));
         }
         for (k, list) in [("to", &i.recipients.to), ("cc", &i.recipients.cc)] {
             for (n, a) in list.iter().enumerate() {
                 if has_line_break(a) || !a.contains('@') {
-                    return Err(InputError::field(p, &format!("$.recipients.{k}[{n}]"), "not an e-mail address"));
+                    return Err(InputError::field(
+                        p,
+                        &format!("$.recipients.{k}[{n}]"),
+                        "not an e-mail address",
+                    ));
                 }
             }
         }
@@ -325,29 +370,49 @@ impl LoadedInput {
                 ("rootfs", &t.rootfs),
             ] {
                 if v.trim().is_empty() || has_line_break(v) {
-                    return Err(InputError::field(p, &format!("{at}.{f}"), "must be a non-empty single line"));
+                    return Err(InputError::field(
+                        p,
+                        &format!("{at}.{f}"),
+                        "must be a non-empty single line",
+                    ));
                 }
             }
             for (k, v) in &t.params {
-                if matches!(v, Value::Object(_) | Value::Array(_)) || has_line_break(&crate::compare::case_file::axis_text(v)) {
-                    return Err(InputError::field(p, &format!("{at}.params.{k}"), "must be a single-line value"));
+                if matches!(v, Value::Object(_) | Value::Array(_))
+                    || has_line_break(&crate::compare::case_file::axis_text(v))
+                {
+                    return Err(InputError::field(
+                        p,
+                        &format!("{at}.params.{k}"),
+                        "must be a single-line value",
+                    ));
                 }
             }
             if let Some(b) = &t.bisect {
                 if b.points.is_empty() {
-                    return Err(InputError::field(p, &format!("{at}.bisect.points"), "empty: give the bisect samples or drop \"bisect\""));
+                    return Err(InputError::field(
+                        p,
+                        &format!("{at}.bisect.points"),
+                        "empty: give the bisect samples or drop \"bisect\"",
+                    ));
                 }
                 for (j, pt) in b.points.iter().enumerate() {
                     for (m, v) in &pt.values {
                         let ok = match v {
-                            Value::Array(a) => !a.is_empty() && a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)),
+                            Value::Array(a) => {
+                                !a.is_empty()
+                                    && a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite))
+                            }
                             Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
                             _ => false,
                         };
                         if !ok {
                             return Err(InputError::field(
                                 p,
-                                &format!("{at}.bisect.points[{j}].values.{}", crate::compare::matrix::json_key(m)),
+                                &format!(
+                                    "{at}.bisect.points[{j}].values.{}",
+                                    crate::compare::matrix::json_key(m)
+                                ),
                                 "must be a number or a non-empty list of numbers",
                             ));
                         }
@@ -359,7 +424,12 @@ impl LoadedInput {
     }
 }
 
-fn load_source(src: &SampleSource, dir: &Path, file: &Path, at: &str) -> Result<Matrix, InputError> {
+fn load_source(
+    src: &SampleSource,
+    dir: &Path,
+    file: &Path,
+    at: &str,
+) -> Result<Matrix, InputError> {
     let m = match src {
         SampleSource::Path(p) => Matrix::load(&dir.join(p))?,
         SampleSource::Inline(map) => Matrix::from_json(&Value::Object(map.clone()), file, at)?,
@@ -373,8 +443,16 @@ fn load_source(src: &SampleSource, dir: &Path, file: &Path, at: &str) -> Result<
 fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, InputError> {
     let at = format!("$.tests[{i}]");
     match (&t.samples, &t.aggregated) {
-        (Some(_), Some(_)) => Err(InputError::field(file, &at, "give either \"samples\" or \"aggregated\", not both")),
-        (None, None) => Err(InputError::field(file, &at, "no samples: give \"samples\" (raw) or \"aggregated\"")),
+        (Some(_), Some(_)) => Err(InputError::field(
+            file,
+            &at,
+            "give either \"samples\" or \"aggregated\", not both",
+        )),
+        (None, None) => Err(InputError::field(
+            file,
+            &at,
+            "no samples: give \"samples\" (raw) or \"aggregated\"",
+        )),
         (Some(s), None) => {
             let base = load_source(&s.base, dir, file, &format!("{at}.samples.base"))?;
             let head = load_source(&s.head, dir, file, &format!("{at}.samples.head"))?;
@@ -389,22 +467,41 @@ fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, In
         }
         (None, Some(rows)) => {
             if rows.is_empty() {
-                return Err(InputError::field(file, &format!("{at}.aggregated"), "empty list of rows"));
+                return Err(InputError::field(
+                    file,
+                    &format!("{at}.aggregated"),
+                    "empty list of rows",
+                ));
             }
             for (j, r) in rows.iter().enumerate() {
                 let rat = format!("{at}.aggregated[{j}]");
                 for (side, v) in [("base", &r.base), ("head", &r.head)] {
-                    if !v.mean().is_finite() || v.stddev_percent().is_some_and(|s| !s.is_finite() || s < 0.0) {
-                        return Err(InputError::field(file, &format!("{rat}.{side}"), "mean and stddev_percent must be finite (stddev_percent >= 0)"));
+                    if !v.mean().is_finite()
+                        || v.stddev_percent()
+                            .is_some_and(|s| !s.is_finite() || s < 0.0)
+                    {
+                        return Err(InputError::field(
+                            file,
+                            &format!("{rat}.{side}"),
+                            "mean and stddev_percent must be finite (stddev_percent >= 0)",
+                        ));
                     }
                 }
                 if r.metric.is_empty() || r.metric.contains(char::is_whitespace) {
-                    return Err(InputError::field(file, &format!("{rat}.metric"), "a metric name has no spaces"));
+                    return Err(InputError::field(
+                        file,
+                        &format!("{rat}.metric"),
+                        "a metric name has no spaces",
+                    ));
                 }
                 if let Some(c) = &r.change {
                     let num = c.trim_end_matches('%');
                     if num.parse::<f64>().map_or(true, |v| !v.is_finite()) {
-                        return Err(InputError::field(file, &format!("{rat}.change"), "not a number such as \"-9.0%\" or \"+7.1\""));
+                        return Err(InputError::field(
+                            file,
+                            &format!("{rat}.change"),
+                            "not a number such as \"-9.0%\" or \"+7.1\"",
+                        ));
                     }
                 }
             }

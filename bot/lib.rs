@@ -4,8 +4,13 @@
 //! The decision-making core (statistics, table, plots, classifier, state machine)
 //! is plain synchronous code; I/O sits at the edges (`mail`, `store`, `daemon`).
 
+pub mod bench;
+pub mod case;
+pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod error;
 pub mod input;
+pub mod mail;
 pub mod report;
+pub mod store;

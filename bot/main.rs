@@ -1,6 +1,11 @@
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let case = perfbot::compare::case_file::CaseFile::load(std::path::Path::new(&args[1])).unwrap();
-    let rules = perfbot::compare::rules::SelectionRules::default_rules();
-    print!("{}", case.table(&rules, &Default::default()).render());
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    perfbot::cli::run(perfbot::cli::Cli::parse())
 }

@@ -9,7 +9,10 @@ use perfbot::compare::rules::SelectionRules;
 use perfbot::report::plot::Plot;
 
 fn fixtures() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance"))
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/conformance"
+    ))
 }
 
 #[test]
@@ -42,7 +45,14 @@ fn plots_match_gnuplot_dumb_terminal() {
     let mut got = String::new();
     for metric in ["fio.write_iops", "vmstat.system.cs"] {
         let (good, bad) = (samples(&base, metric), samples(&head, metric));
-        got.push_str(&Plot { title: metric, good: &good, bad: &bad }.render_dumb());
+        got.push_str(
+            &Plot {
+                title: metric,
+                good: &good,
+                bad: &bad,
+            }
+            .render_dumb(),
+        );
     }
     let want = std::fs::read_to_string(dir.join("mmplot.txt")).unwrap();
     assert_eq!(got, want);

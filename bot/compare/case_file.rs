@@ -38,7 +38,13 @@ impl CaseFile {
         let common_axes = match obj.get("common_axes") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect(),
-            Some(_) => return Err(InputError::field(path, "$.common_axes", "must be an object")),
+            Some(_) => {
+                return Err(InputError::field(
+                    path,
+                    "$.common_axes",
+                    "must be an object",
+                ))
+            }
         };
         let axis = match obj.get("compare_axis_key") {
             None => "commit".to_string(),
@@ -98,14 +104,24 @@ impl CaseFile {
 
     /// Two or more lkp `matrix.json` files given directly, with their commits.
     pub fn from_matrices(paths: &[PathBuf], commits: &[String]) -> Result<CaseFile, InputError> {
-        let first = paths.first().map(PathBuf::as_path).unwrap_or(Path::new("-"));
+        let first = paths
+            .first()
+            .map(PathBuf::as_path)
+            .unwrap_or(Path::new("-"));
         if paths.len() < 2 {
-            return Err(InputError::general(first, "give at least two matrix files (the base first)"));
+            return Err(InputError::general(
+                first,
+                "give at least two matrix files (the base first)",
+            ));
         }
         if !commits.is_empty() && commits.len() != paths.len() {
             return Err(InputError::general(
                 first,
-                format!("{} matrix files but {} --commit values", paths.len(), commits.len()),
+                format!(
+                    "{} matrix files but {} --commit values",
+                    paths.len(),
+                    commits.len()
+                ),
             ));
         }
         let mut columns = Vec::new();

@@ -54,15 +54,22 @@ fn first_change(row: &Row) -> Option<&Change> {
     }
 }
 
-/// Pick the directional metric with the largest change of at least
-/// `min_change_percent` (ties: the direction table's priority, then the name).
+/// Pick the headline: among directional metrics that changed by at least
+/// `min_change_percent`, the highest-priority ones, and of those the largest change.
 pub fn analyse(rows: &[Row], directions: &DirectionTable, min_change_percent: f64) -> Analysis {
     let mut best: Option<(f64, i32, &Row, &Change, Direction)> = None;
     let mut not_reportable = Vec::new();
     for row in rows {
-        let Some(change) = first_change(row) else { continue };
+        let Some(change) = first_change(row) else {
+            continue;
+        };
         let entry = directions.lookup(&row.name);
-        let text = format!("{} {}{}", row.name, change.number_text(), if change.absolute { "" } else { "%" });
+        let text = format!(
+            "{} {}{}",
+            row.name,
+            change.number_text(),
+            if change.absolute { "" } else { "%" }
+        );
         let Some(entry) = entry else { continue };
         if entry.direction == Direction::None {
             let why = entry.why.clone().unwrap_or_else(|| "no direction".into());
@@ -78,12 +85,15 @@ pub fn analyse(rows: &[Row], directions: &DirectionTable, min_change_percent: f6
             ));
             continue;
         }
+        // The direction table's priority ranks KPIs first (a benchmark's
+        // throughput before its latencies); then the larger change, compared
+        // at the precision the report prints; then the name.
         let better = match &best {
             None => true,
             Some((m, p, r, _, _)) => {
-                // Compare at the precision the report prints.
                 let (a, b) = ((magnitude * 10.0).round(), (m * 10.0).round());
-                a > b || (a == b && (entry.priority > *p || (entry.priority == *p && row.name < r.name)))
+                entry.priority > *p
+                    || (entry.priority == *p && (a > b || (a == b && row.name < r.name)))
             }
         };
         if better {

@@ -88,9 +88,17 @@ impl Matrix {
     }
 
     /// Build from an already parsed JSON object; `at` is the JSON path for errors.
-    pub fn from_json(value: &serde_json::Value, path: &Path, at: &str) -> Result<Matrix, InputError> {
+    pub fn from_json(
+        value: &serde_json::Value,
+        path: &Path,
+        at: &str,
+    ) -> Result<Matrix, InputError> {
         let obj = value.as_object().ok_or_else(|| {
-            InputError::field(path, at, "a matrix must be an object of metric name to samples")
+            InputError::field(
+                path,
+                at,
+                "a matrix must be an object of metric name to samples",
+            )
         })?;
         let mut m = Matrix::default();
         for (name, v) in obj {

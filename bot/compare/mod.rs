@@ -69,7 +69,9 @@ fn row_for(stat: &str, columns: &[Column], complete: &[Matrix], rules: &Selectio
                 fails[i] as f64 / runs[i] as f64
             }
         };
-        let changes = (1..columns.len()).map(|i| 100.0 * (rate(i) - rate(0))).collect();
+        let changes = (1..columns.len())
+            .map(|i| 100.0 * (rate(i) - rate(0)))
+            .collect();
         return Row {
             name: stat.to_string(),
             cells: Cells::Failure {
@@ -85,8 +87,16 @@ fn row_for(stat: &str, columns: &[Column], complete: &[Matrix], rules: &Selectio
             Some(Series::Numbers(v)) => v.iter().map(|s| s.value).collect(),
             _ => Vec::new(),
         };
-        let avg = if values.is_empty() { 0.0 } else { mean(&values) };
-        let sd = if values.len() > 1 { stddev(&values) } else { -1.0 };
+        let avg = if values.is_empty() {
+            0.0
+        } else {
+            mean(&values)
+        };
+        let sd = if values.len() > 1 {
+            stddev(&values)
+        } else {
+            -1.0
+        };
         let spread = if avg != 0.0 { 100.0 * sd / avg } else { sd };
         cells.push(PerfCell { mean: avg, spread });
     }
@@ -113,7 +123,11 @@ fn row_for(stat: &str, columns: &[Column], complete: &[Matrix], rules: &Selectio
 
 /// Select the changed stats of `columns` (the first is the base) and compute
 /// their rows, unsorted.
-pub fn compare_columns(columns: &[Column], rules: &SelectionRules, opts: &SelectOptions) -> Vec<Row> {
+pub fn compare_columns(
+    columns: &[Column],
+    rules: &SelectionRules,
+    opts: &SelectOptions,
+) -> Vec<Row> {
     if columns.len() < 2 {
         return Vec::new();
     }

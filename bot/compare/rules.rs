@@ -100,7 +100,12 @@ fn compile(list: &str, p: &str) -> Result<Regex, RulesError> {
 }
 
 /// One regex that matches when any of `patterns` does.
-fn any_of(list: &str, patterns: &[String], prefix: &str, suffix: &str) -> Result<Regex, RulesError> {
+fn any_of(
+    list: &str,
+    patterns: &[String],
+    prefix: &str,
+    suffix: &str,
+) -> Result<Regex, RulesError> {
     for p in patterns {
         compile(list, p)?;
     }
@@ -111,7 +116,10 @@ fn any_of(list: &str, patterns: &[String], prefix: &str, suffix: &str) -> Result
     compile(list, &format!("{prefix}(?:{}){suffix}", joined.join("|")))
 }
 
-fn set_of<'a>(list: &str, patterns: impl Iterator<Item = &'a String>) -> Result<RegexSet, RulesError> {
+fn set_of<'a>(
+    list: &str,
+    patterns: impl Iterator<Item = &'a String>,
+) -> Result<RegexSet, RulesError> {
     let anchored: Vec<String> = patterns.map(|p| format!("^(?:{p})$")).collect();
     RegexSet::new(&anchored).map_err(|e| RulesError::Pattern {
         list: list.to_string(),
@@ -178,18 +186,22 @@ impl SelectionRules {
                 }
             });
         }
-        let fallback = RegexSet::new(spec.fallback_rules.iter().map(|(p, _, _)| p)).map_err(|e| {
-            RulesError::Pattern {
-                list: "fallback_rules".into(),
-                pattern: String::new(),
-                error: e.to_string(),
-            }
-        })?;
+        let fallback =
+            RegexSet::new(spec.fallback_rules.iter().map(|(p, _, _)| p)).map_err(|e| {
+                RulesError::Pattern {
+                    list: "fallback_rules".into(),
+                    pattern: String::new(),
+                    error: e.to_string(),
+                }
+            })?;
         Ok(SelectionRules {
             absolute_change: any_of("absolute_change", &spec.absolute_change, "", "")?,
             failure: any_of("failure", &spec.failure, "^", "")?,
             pass: any_of("pass", &spec.pass, "^", "")?,
-            failure_sibling_exempt: compile("failure_sibling_exempt", &spec.failure_sibling_exempt)?,
+            failure_sibling_exempt: compile(
+                "failure_sibling_exempt",
+                &spec.failure_sibling_exempt,
+            )?,
             incomplete_run_stats: compile("incomplete_run_stats", &spec.incomplete_run_stats)?,
             denylist: any_of("denylist", &spec.denylist, "", "")?,
             allowlist: any_of("allowlist", &spec.allowlist, "", "")?,
@@ -421,8 +433,14 @@ mod tests {
         assert_eq!(t.direction("fio.write_clat_mean_us"), Direction::Lower);
         assert_eq!(t.direction("aim7.jobs-per-min"), Direction::Higher);
         assert_eq!(t.direction("aim7.time.elapsed_time"), Direction::None);
-        assert_eq!(t.direction("will-it-scale.per_thread_ops"), Direction::Higher);
-        assert_eq!(t.direction("kbuild.buildtime_per_iteration"), Direction::Lower);
+        assert_eq!(
+            t.direction("will-it-scale.per_thread_ops"),
+            Direction::Higher
+        );
+        assert_eq!(
+            t.direction("kbuild.buildtime_per_iteration"),
+            Direction::Lower
+        );
         assert_eq!(t.direction("pts.aobench.0.seconds"), Direction::Lower);
         assert_eq!(t.direction("vm-scalability.throughput"), Direction::Higher);
         assert_eq!(t.direction("meminfo.Mapped"), Direction::None);

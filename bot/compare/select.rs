@@ -117,7 +117,11 @@ fn changed(
     let Some(summary_b) = Summary::new(&b_k, max_margin) else {
         return false;
     };
-    let max_margin = if b_k.len() <= 3 && max_margin > 1 { 1 } else { max_margin };
+    let max_margin = if b_k.len() <= 3 && max_margin > 1 {
+        1
+    } else {
+        max_margin
+    };
     let Some(a_k) = padded(a_series, cols_a) else {
         return false;
     };
@@ -126,7 +130,10 @@ fn changed(
     };
 
     let is_perf_profile = k.starts_with("perf-profile.");
-    let changed = if let (true, Some(t)) = (is_perf_profile, perf_profile_threshold(rules, opts, &summary_a)) {
+    let changed = if let (true, Some(t)) = (
+        is_perf_profile,
+        perf_profile_threshold(rules, opts, &summary_a),
+    ) {
         summary_a.median.value > t || summary_b.median.value > t
     } else if failure {
         summary_a.max != summary_b.max
@@ -162,7 +169,11 @@ fn changed(
 
 /// The threshold that applies to a perf-profile stat, if any: lkp compares it
 /// only when the threshold and the median are of the same Ruby class.
-fn perf_profile_threshold(rules: &SelectionRules, opts: &SelectOptions, a: &Summary) -> Option<f64> {
+fn perf_profile_threshold(
+    rules: &SelectionRules,
+    opts: &SelectOptions,
+    a: &Summary,
+) -> Option<f64> {
     match opts.perf_profile_threshold {
         Some(f) => (!a.median.integer).then_some(f),
         None => match rules.spec.perf_profile_threshold {
@@ -172,8 +183,18 @@ fn perf_profile_threshold(rules: &SelectionRules, opts: &SelectOptions, a: &Summ
     }
 }
 
-fn changed_in(a: &Matrix, b: &Matrix, incomplete: bool, rules: &SelectionRules, opts: &SelectOptions, out: &mut BTreeSet<String>) {
-    let keys = a.stats.keys().chain(b.stats.keys().filter(|k| !a.stats.contains_key(*k)));
+fn changed_in(
+    a: &Matrix,
+    b: &Matrix,
+    incomplete: bool,
+    rules: &SelectionRules,
+    opts: &SelectOptions,
+    out: &mut BTreeSet<String>,
+) {
+    let keys = a
+        .stats
+        .keys()
+        .chain(b.stats.keys().filter(|k| !a.stats.contains_key(*k)));
     for k in keys {
         if out.contains(k) {
             continue;
@@ -219,8 +240,14 @@ mod tests {
     #[test]
     fn non_overlapping_medians_select() {
         let rules = SelectionRules::default_rules();
-        let base = m(&[("fio.write_iops", &[41000.0, 41200.0, 40800.0, 41100.0, 40900.0])]);
-        let head = m(&[("fio.write_iops", &[37300.0, 37400.0, 37200.0, 37350.0, 37250.0])]);
+        let base = m(&[(
+            "fio.write_iops",
+            &[41000.0, 41200.0, 40800.0, 41100.0, 40900.0],
+        )]);
+        let head = m(&[(
+            "fio.write_iops",
+            &[37300.0, 37400.0, 37200.0, 37350.0, 37250.0],
+        )]);
         let got = changed_stats(&base, &[&head], &rules, &SelectOptions::default());
         assert!(got.contains("fio.write_iops"));
     }
@@ -228,8 +255,14 @@ mod tests {
     #[test]
     fn overlapping_ranges_do_not_select() {
         let rules = SelectionRules::default_rules();
-        let base = m(&[("fio.write_clat_mean_us", &[2100.0, 3500.0, 2900.0, 1800.0, 3300.0])]);
-        let head = m(&[("fio.write_clat_mean_us", &[2500.0, 3900.0, 3100.0, 2000.0, 3700.0])]);
+        let base = m(&[(
+            "fio.write_clat_mean_us",
+            &[2100.0, 3500.0, 2900.0, 1800.0, 3300.0],
+        )]);
+        let head = m(&[(
+            "fio.write_clat_mean_us",
+            &[2500.0, 3900.0, 3100.0, 2000.0, 3700.0],
+        )]);
         assert!(changed_stats(&base, &[&head], &rules, &SelectOptions::default()).is_empty());
     }
 
@@ -245,7 +278,10 @@ mod tests {
     fn failure_stat_changes_on_max() {
         let rules = SelectionRules::default_rules();
         let base = m(&[("fio.write_iops", &[1.0, 1.0, 1.0])]);
-        let head = m(&[("fio.write_iops", &[1.0, 1.0, 1.0]), ("dmesg.RIP:foo", &[1.0, 0.0, 1.0])]);
+        let head = m(&[
+            ("fio.write_iops", &[1.0, 1.0, 1.0]),
+            ("dmesg.RIP:foo", &[1.0, 0.0, 1.0]),
+        ]);
         let got = changed_stats(&base, &[&head], &rules, &SelectOptions::default());
         assert!(got.contains("dmesg.RIP:foo"), "{got:?}");
     }

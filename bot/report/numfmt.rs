@@ -24,7 +24,11 @@ pub fn general(v: f64, prec: usize) -> String {
     }
     let p = prec.max(1);
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let sci = format!("{:.*e}", p - 1, v);
     let (mantissa, exp) = sci.split_once('e').expect("exponent form");

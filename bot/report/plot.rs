@@ -42,7 +42,11 @@ fn tic_step(range: f64) -> f64 {
 
 /// A tic label as gnuplot's `% h` prints it in a plain-text terminal.
 fn tic_label(v: f64) -> String {
-    let v = if v.abs() < 1e-12 * v.abs().max(1.0) { 0.0 } else { v };
+    let v = if v.abs() < 1e-12 * v.abs().max(1.0) {
+        0.0
+    } else {
+        v
+    };
     let s = super::numfmt::general(v, 6);
     if s.starts_with('-') {
         s
@@ -99,9 +103,19 @@ impl Canvas {
 impl Plot<'_> {
     /// The plot's 20 lines of 80 characters.
     pub fn lines(&self) -> Vec<String> {
-        let all: Vec<f64> = self.good.iter().chain(self.bad).copied().filter(|v| v.is_finite()).collect();
+        let all: Vec<f64> = self
+            .good
+            .iter()
+            .chain(self.bad)
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect();
         let mut c = Canvas::new();
-        let (mut lo, mut hi) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        let (mut lo, mut hi) = all
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
         if all.is_empty() {
             (lo, hi) = (-1.0, 1.0);
         } else if lo == hi {
@@ -116,18 +130,28 @@ impl Plot<'_> {
         let ymin = (lo / step).floor() * step;
         let ymax = (hi / step).ceil() * step;
         let ntics = ((ymax - ymin) / step).round() as i64;
-        let labels: Vec<(f64, String)> = (0..=ntics).map(|i| {
-            let v = ymin + i as f64 * step;
-            (v, tic_label(v))
-        }).collect();
-        let label_width = labels.iter().map(|(_, l)| l.chars().count()).max().unwrap_or(1);
+        let labels: Vec<(f64, String)> = (0..=ntics)
+            .map(|i| {
+                let v = ymin + i as f64 * step;
+                (v, tic_label(v))
+            })
+            .collect();
+        let label_width = labels
+            .iter()
+            .map(|(_, l)| l.chars().count())
+            .max()
+            .unwrap_or(1);
         let left = label_width + 2;
         let row_of = |y: f64| -> i64 {
             let from_bottom = round((y - ymin) * (BOTTOM_ROW - TOP_ROW) as f64 / (ymax - ymin));
             BOTTOM_ROW as i64 - from_bottom
         };
         let n = self.good.len().max(self.bad.len()).max(1);
-        let (xmin, xmax) = if n == 1 { (0.99, 1.01) } else { (1.0, n as f64) };
+        let (xmin, xmax) = if n == 1 {
+            (0.99, 1.01)
+        } else {
+            (1.0, n as f64)
+        };
         let col_of = |x: f64| -> i64 {
             left as i64 + round((x - xmin) * (RIGHT_COL - left) as f64 / (xmax - xmin))
         };
@@ -149,7 +173,12 @@ impl Plot<'_> {
         for (i, v) in self.bad.iter().enumerate() {
             c.set(col_of(i as f64 + 1.0), row_of(*v), 'O');
         }
-        let good: Vec<(i64, i64)> = self.good.iter().enumerate().map(|(i, v)| (col_of(i as f64 + 1.0), row_of(*v))).collect();
+        let good: Vec<(i64, i64)> = self
+            .good
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (col_of(i as f64 + 1.0), row_of(*v)))
+            .collect();
         for w in good.windows(2) {
             c.line(w[0], w[1]);
         }
@@ -166,10 +195,18 @@ impl Plot<'_> {
             c.set(left as i64, row as i64, '|');
             c.set(RIGHT_COL as i64, row as i64, '|');
         }
-        for (col, row) in [(left, TOP_ROW), (RIGHT_COL, TOP_ROW), (left, BOTTOM_ROW), (RIGHT_COL, BOTTOM_ROW)] {
+        for (col, row) in [
+            (left, TOP_ROW),
+            (RIGHT_COL, TOP_ROW),
+            (left, BOTTOM_ROW),
+            (RIGHT_COL, BOTTOM_ROW),
+        ] {
             c.set(col as i64, row as i64, '+');
         }
-        c.cells.into_iter().map(|r| r.into_iter().collect()).collect()
+        c.cells
+            .into_iter()
+            .map(|r| r.into_iter().collect())
+            .collect()
     }
 
     /// gnuplot's own output: a form feed, then the 20 lines.
@@ -193,9 +230,17 @@ mod tests {
 
     #[test]
     fn flat_series_does_not_panic() {
-        let p = Plot { title: "x", good: &[1.0, 1.0], bad: &[1.0] };
+        let p = Plot {
+            title: "x",
+            good: &[1.0, 1.0],
+            bad: &[1.0],
+        };
         assert_eq!(p.lines().len(), 20);
-        let p = Plot { title: "x", good: &[], bad: &[] };
+        let p = Plot {
+            title: "x",
+            good: &[],
+            bad: &[],
+        };
         assert!(p.lines().iter().all(|l| l.chars().count() == 80));
     }
 }

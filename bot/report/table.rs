@@ -136,7 +136,20 @@ pub fn mean_text(v: f64) -> String {
 
 /// lkp's row order: bases with fewer rows first (the tests' own metrics first of
 /// all when `hoist_tests`), then by name (perf-profile by kind), then by change.
+/// Exact ties are ordered by name.
 pub fn sort_rows(rows: &mut [Row], rules: &SelectionRules, hoist_tests: bool) {
+    sort_rows_with(rows, rules, hoist_tests, true)
+}
+
+/// As [`sort_rows`]; with `tie_by_name` false, exact ties keep their input order
+/// (pre-aggregated rows come in the order of the tool that computed them, which
+/// knew more digits than it printed).
+pub fn sort_rows_with(
+    rows: &mut [Row],
+    rules: &SelectionRules,
+    hoist_tests: bool,
+    tie_by_name: bool,
+) {
     let mut count: HashMap<&str, i64> = HashMap::new();
     for r in rows.iter() {
         let base = stat_base(&r.name);
@@ -178,7 +191,14 @@ pub fn sort_rows(rows: &mut [Row], rules: &SelectionRules, hoist_tests: bool) {
                 a.2.len().cmp(&b.2.len())
             })
             // Ruby's sort_by is not stable; perfbot breaks exact ties by name.
-            .then_with(|| rows[a.3].name.cmp(&rows[b.3].name))
+            .then_with(|| {
+                if tie_by_name {
+                    rows[a.3].name.cmp(&rows[b.3].name)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .then_with(|| a.3.cmp(&b.3))
     });
     let order: Vec<usize> = keyed.into_iter().map(|k| k.3).collect();
     let sorted: Vec<Row> = order.iter().map(|&i| rows[i].clone()).collect();
@@ -228,7 +248,8 @@ impl Table {
             out.push_str(&format!("{} ", "-".repeat(TITLE_WIDTH)));
         }
         out.push('\n');
-        let (failures, perf): (Vec<&Row>, Vec<&Row>) = self.rows.iter().partition(|r| r.is_failure());
+        let (failures, perf): (Vec<&Row>, Vec<&Row>) =
+            self.rows.iter().partition(|r| r.is_failure());
         if !failures.is_empty() {
             out.push_str(&format!(
                 "       fail:runs{}\n",
@@ -271,10 +292,20 @@ mod tests {
             name: name.into(),
             cells: Cells::Perf {
                 cells: vec![
-                    PerfCell { mean: a.0, spread: a.1 },
-                    PerfCell { mean: b.0, spread: b.1 },
+                    PerfCell {
+                        mean: a.0,
+                        spread: a.1,
+                    },
+                    PerfCell {
+                        mean: b.0,
+                        spread: b.1,
+                    },
                 ],
-                changes: vec![Change { value: change, absolute, printed: None }],
+                changes: vec![Change {
+                    value: change,
+                    absolute,
+                    printed: None,
+                }],
             },
         }
     }
@@ -286,11 +317,25 @@ mod tests {
             "     46.56 ±  3%      +7.0       53.61        fio.latency_2ms%"
         );
         assert_eq!(
-            perf("proc-vmstat.numa_pages_migrated", (0.0, -1.0), (1045.0, 0.0), 1.045e105, false).render(),
+            perf(
+                "proc-vmstat.numa_pages_migrated",
+                (0.0, -1.0),
+                (1045.0, 0.0),
+                1.045e105,
+                false
+            )
+            .render(),
             "      0.00         +1e+105%       1045        proc-vmstat.numa_pages_migrated"
         );
         assert_eq!(
-            perf("perf-stat.branch-instructions", (2.256e11, 0.1), (2.227e11, 0.1), -1.3, false).render(),
+            perf(
+                "perf-stat.branch-instructions",
+                (2.256e11, 0.1),
+                (2.227e11, 0.1),
+                -1.3,
+                false
+            )
+            .render(),
             " 2.256e+11            -1.3%  2.227e+11        perf-stat.branch-instructions"
         );
     }
@@ -299,8 +344,15 @@ mod tests {
     fn failure_rows_render_like_lkp() {
         let r = Row {
             name: "dmesg.RIP:kmem_cache_alloc".into(),
-            cells: Cells::Failure { fails: vec![0, 1], runs: vec![4, 4], changes: vec![25.0] },
+            cells: Cells::Failure {
+                fails: vec![0, 1],
+                runs: vec![4, 4],
+                changes: vec![25.0],
+            },
         };
-        assert_eq!(r.render(), "           :4           25%           1:4     dmesg.RIP:kmem_cache_alloc");
+        assert_eq!(
+            r.render(),
+            "           :4           25%           1:4     dmesg.RIP:kmem_cache_alloc"
+        );
     }
 }

@@ -1,0 +1,108 @@
+//! `perfbot bench`: throughput figures on synthetic data (see BENCHMARKS.md).
+
+use std::time::Instant;
+
+use crate::compare::matrix::Matrix;
+use crate::compare::{compare_columns, Column, SelectOptions};
+use crate::config::Config;
+use crate::report::table::{sort_rows, Table};
+
+/// A deterministic pseudo-random sequence (xorshift), so runs are comparable.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const PREFIXES: &[&str] = &[
+    "fio",
+    "meminfo",
+    "proc-vmstat",
+    "perf-stat",
+    "perf-profile.children.cycles-pp",
+    "vmstat",
+    "sched_debug",
+    "numa-vmstat",
+];
+
+/// Columns of `metrics` metrics × `runs` runs; about 5% of metrics shift by 10-40%.
+pub fn synthetic(metrics: usize, runs: usize, commits: usize) -> Vec<Column> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let names: Vec<String> = (0..metrics)
+        .map(|i| format!("{}.metric_{i}", PREFIXES[i % PREFIXES.len()]))
+        .collect();
+    let bases: Vec<f64> = (0..metrics).map(|_| 10f64.powf(rng.next() * 9.0)).collect();
+    let shifted: Vec<bool> = (0..metrics).map(|_| rng.next() < 0.05).collect();
+    (0..commits)
+        .map(|c| {
+            let m = Matrix::from_f64(names.iter().enumerate().map(|(i, n)| {
+                let shift = if c > 0 && shifted[i] {
+                    1.1 + rng.next() * 0.3
+                } else {
+                    1.0
+                };
+                let v: Vec<f64> = (0..runs)
+                    .map(|_| bases[i] * shift * (1.0 + (rng.next() - 0.5) * 0.02))
+                    .collect();
+                (n.clone(), v)
+            }));
+            Column::new(format!("{:040x}", c + 1), m)
+        })
+        .collect()
+}
+
+/// Peak resident set size of this process, in MiB (Linux).
+pub fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn compare_render(
+    config: &Config,
+    metrics: usize,
+    runs: usize,
+    commits: usize,
+    iterations: usize,
+) -> String {
+    let build_start = Instant::now();
+    let columns = synthetic(metrics, runs, commits.max(2));
+    let build = build_start.elapsed();
+    let mut times = Vec::new();
+    let mut rows_out = 0;
+    let mut bytes = 0;
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        let mut rows = compare_columns(&columns, &config.selection, &SelectOptions::default());
+        sort_rows(&mut rows, &config.selection, true);
+        let ids: Vec<String> = columns.iter().map(|c| c.id.clone()).collect();
+        let table = Table {
+            params: vec![("testcase".into(), "bench".into())],
+            axis: "commit".into(),
+            commit_lines: ids.clone(),
+            column_ids: ids,
+            rows,
+        };
+        let text = table.render();
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        rows_out = table.rows.len();
+        bytes = text.len();
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    format!(
+        "compare+render: {metrics} metrics x {} commits x {runs} runs, {} iterations\n  rows selected: {rows_out}, table bytes: {bytes}\n  time per compare+render: min {:.2} ms, median {:.2} ms, max {:.2} ms\n  (building the synthetic input: {:.1} ms)\n  peak RSS: {}\n",
+        commits.max(2),
+        times.len(),
+        times[0],
+        median,
+        times[times.len() - 1],
+        build.as_secs_f64() * 1000.0,
+        peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.1} MiB")),
+    )
+}

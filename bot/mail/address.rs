@@ -1,0 +1,81 @@
+//! Small typed values for mail identity.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A Message-ID without its angle brackets (`perfbot.0a1b…@example.org`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MessageId(String);
+
+impl MessageId {
+    /// Normalise: strip brackets, comments and surrounding junk; `None` when
+    /// nothing id-like remains.
+    pub fn parse(raw: &str) -> Option<MessageId> {
+        let s = raw.trim();
+        let s = match (s.find('<'), s.find('>')) {
+            (Some(a), Some(b)) if a < b => &s[a + 1..b],
+            _ => s,
+        };
+        let s = s.trim();
+        if s.is_empty()
+            || s.len() > 998
+            || s.contains(|c: char| c.is_whitespace() || c.is_control() || c == '<' || c == '>')
+        {
+            return None;
+        }
+        Some(MessageId(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// With angle brackets, for headers.
+    pub fn bracketed(&self) -> String {
+        format!("<{}>", self.0)
+    }
+}
+
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The bare address of `Name <addr>` or `addr`, lower-cased for comparison.
+pub fn bare_address(mailbox: &str) -> String {
+    let s = mailbox.trim();
+    let s = match (s.rfind('<'), s.rfind('>')) {
+        (Some(a), Some(b)) if a < b => &s[a + 1..b],
+        _ => s,
+    };
+    s.trim().to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_ids() {
+        assert_eq!(MessageId::parse("<a@b>").unwrap().as_str(), "a@b");
+        assert_eq!(MessageId::parse(" a@b ").unwrap().as_str(), "a@b");
+        assert_eq!(
+            MessageId::parse("(comment) <a@b> junk").unwrap().as_str(),
+            "a@b"
+        );
+        assert!(MessageId::parse("<>").is_none());
+        assert!(MessageId::parse("a b@c").is_none());
+    }
+
+    #[test]
+    fn bare() {
+        assert_eq!(
+            bare_address("Dave Chinner <David@Fromorbit.com>"),
+            "david@fromorbit.com"
+        );
+        assert_eq!(bare_address("<x@y>"), "x@y");
+    }
+}

@@ -1,0 +1,148 @@
+//! Building report e-mails: headers, threading, charset.
+
+use std::time::SystemTime;
+
+use lettre::message::header::{
+    ContentDisposition, ContentTransferEncoding, ContentType, HeaderName, HeaderValue,
+};
+use lettre::message::{Body, Mailbox, Mailboxes};
+use lettre::Message;
+
+use super::address::{bare_address, MessageId};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("bad address {0:?}: {1}")]
+    Address(String, String),
+    #[error("cannot build the message: {0}")]
+    Build(String),
+}
+
+/// Everything that goes into the headers of an outgoing mail.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    pub from: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub subject: String,
+    pub message_id: MessageId,
+    pub in_reply_to: Option<MessageId>,
+    pub references: Vec<MessageId>,
+    pub date: SystemTime,
+    /// `iso-8859-1` or `utf-8`.
+    pub charset: String,
+    /// Extra `X-…` headers (name, value).
+    pub extra: Vec<(String, String)>,
+}
+
+fn mailbox(s: &str) -> Result<Mailbox, BuildError> {
+    s.trim()
+        .parse::<Mailbox>()
+        .map_err(|e| BuildError::Address(s.to_string(), e.to_string()))
+}
+
+/// To, then Cc without duplicates (by address) and without the To addresses.
+pub fn dedup_recipients(to: &[String], cc: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut out_to = Vec::new();
+    for a in to {
+        if seen.insert(bare_address(a)) {
+            out_to.push(a.trim().to_string());
+        }
+    }
+    let mut out_cc = Vec::new();
+    for a in cc {
+        if seen.insert(bare_address(a)) {
+            out_cc.push(a.trim().to_string());
+        }
+    }
+    (out_to, out_cc)
+}
+
+/// Text in the declared charset: ISO-8859-1 has no characters past U+00FF, which
+/// become `?` (the table itself only needs `±`).
+pub fn encode_body(text: &str, charset: &str) -> Vec<u8> {
+    let text = text.replace("\r\n", "\n").replace('\n', "\r\n");
+    if charset.eq_ignore_ascii_case("utf-8") {
+        return text.into_bytes();
+    }
+    text.chars()
+        .map(|c| {
+            if (c as u32) < 0x100 {
+                c as u32 as u8
+            } else {
+                b'?'
+            }
+        })
+        .collect()
+}
+
+/// RFC 5322/2045 8bit: lines of at most 998 octets, CRLF only, no NUL.
+fn fits_8bit(bytes: &[u8]) -> bool {
+    if bytes.contains(&0) {
+        return false;
+    }
+    bytes.split(|&b| b == b'\n').all(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        line.len() <= 998 && !line.contains(&b'\r')
+    })
+}
+
+/// The complete RFC 5322 message.
+pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
+    let mut b = Message::builder()
+        .from(mailbox(&env.from)?)
+        .subject(env.subject.clone())
+        .message_id(Some(env.message_id.bracketed()))
+        .date(env.date);
+    let (to, cc) = dedup_recipients(&env.to, &env.cc);
+    let mut tos = Mailboxes::new();
+    for a in &to {
+        tos.push(mailbox(a)?);
+    }
+    b = b.mailbox(lettre::message::header::To::from(tos));
+    if !cc.is_empty() {
+        let mut ccs = Mailboxes::new();
+        for a in &cc {
+            ccs.push(mailbox(a)?);
+        }
+        b = b.mailbox(lettre::message::header::Cc::from(ccs));
+    }
+    if let Some(irt) = &env.in_reply_to {
+        b = b.in_reply_to(irt.bracketed());
+    }
+    if !env.references.is_empty() {
+        let refs: Vec<String> = env.references.iter().map(MessageId::bracketed).collect();
+        b = b.references(refs.join(" "));
+    }
+    for (name, value) in &env.extra {
+        let name = HeaderName::new_from_ascii(name.clone())
+            .map_err(|e| BuildError::Build(e.to_string()))?;
+        b = b.raw_header(HeaderValue::new(name, value.replace(['\r', '\n'], " ")));
+    }
+    let charset = if env.charset.eq_ignore_ascii_case("utf-8") {
+        "utf-8"
+    } else {
+        "iso-8859-1"
+    };
+    let ct = ContentType::parse(&format!("text/plain; charset=\"{charset}\""))
+        .map_err(|e| BuildError::Build(e.to_string()))?;
+    let bytes = encode_body(body, charset);
+    // 8bit like the robot (the bytes are already in the declared charset, which
+    // lettre cannot check), unless a line is too long for 8bit or holds a NUL.
+    let body = if fits_8bit(&bytes) {
+        Body::dangerous_pre_encoded(bytes, ContentTransferEncoding::EightBit)
+    } else {
+        Body::new_with_encoding(bytes, ContentTransferEncoding::QuotedPrintable)
+            .map_err(|_| BuildError::Build("body cannot be encoded".into()))?
+    };
+    let mime = HeaderName::new_from_ascii("MIME-Version".into())
+        .map_err(|e| BuildError::Build(e.to_string()))?;
+    let msg = b
+        .raw_header(HeaderValue::new(mime, "1.0".into()))
+        .header(ct)
+        .header(ContentDisposition::inline())
+        .body(body)
+        .map_err(|e| BuildError::Build(e.to_string()))?;
+    Ok(msg.formatted())
+}

@@ -1,0 +1,585 @@
+//! From a loaded input to a report: tables, headline, plots and the view model
+//! the templates render.
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::numfmt::fixed_signed;
+use super::plot::{Plot, LEGEND};
+use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
+use crate::compare::case_file::axis_text;
+use crate::compare::headline::{analyse, forced, Analysis, Headline, Verdict};
+use crate::compare::{compare_columns, Column, SelectOptions};
+use crate::config::Config;
+use crate::input::{LoadedInput, Test, TestData};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The comparison supports no report; the reasons are for the operator.
+    #[error("no reportable regression or improvement in {file}:\n{}", reasons.join("\n"))]
+    NothingToReport { file: String, reasons: Vec<String> },
+    #[error(
+        "{file}: $.headline.metric: {metric:?} is not among the changed metrics of the first test"
+    )]
+    UnknownHeadline { file: String, metric: String },
+    #[error("{0}")]
+    Template(String),
+}
+
+/// How the table of a template orders rows: the 2014-2022 robot put the test's
+/// own metrics first; the 2023+ robot does not.
+pub fn hoists_test_metrics(template: &str) -> bool {
+    template != "modern"
+}
+
+/// The rows of one test, sorted.
+pub fn test_rows(config: &Config, data: &TestData, hoist: bool) -> Vec<Row> {
+    let rules = &config.selection;
+    let aggregated = matches!(data, TestData::Aggregated(_));
+    let mut rows = match data {
+        TestData::Raw { base, head } => {
+            let cols = [
+                Column::new("base", base.clone()),
+                Column::new("head", head.clone()),
+            ];
+            compare_columns(&cols, rules, &SelectOptions::default())
+        }
+        TestData::Aggregated(agg) => agg
+            .iter()
+            .map(|r| {
+                let absolute = rules.is_absolute_change(&r.metric);
+                let (b, h) = (r.base.mean(), r.head.mean());
+                // The printed change orders rows; rows it cannot tell apart keep
+                // the input order (see `sort_rows_with`).
+                let value = match r
+                    .change
+                    .as_deref()
+                    .and_then(|c| c.trim_end_matches('%').parse::<f64>().ok())
+                {
+                    Some(p) => p,
+                    None if absolute => h - b,
+                    None => {
+                        let base = if b == 0.0 { 1e-100 } else { b };
+                        100.0 * (h - base) / base
+                    }
+                };
+                Row {
+                    name: r.metric.clone(),
+                    cells: Cells::Perf {
+                        cells: vec![
+                            PerfCell {
+                                mean: b,
+                                spread: printed_spread(r.base.stddev_percent()),
+                            },
+                            PerfCell {
+                                mean: h,
+                                spread: printed_spread(r.head.stddev_percent()),
+                            },
+                        ],
+                        changes: vec![Change {
+                            value,
+                            absolute,
+                            printed: r.change.clone(),
+                        }],
+                    },
+                }
+            })
+            .collect(),
+    };
+    sort_rows_with(&mut rows, rules, hoist, !aggregated);
+    rows
+}
+
+/// Pre-aggregated spreads are mostly transcribed from printed tables, where
+/// `± 2%` stands for a value in (2, 3): any value of 2 or more is shown (as its
+/// integer part), smaller ones are not.
+fn printed_spread(sd: Option<f64>) -> f64 {
+    match sd {
+        Some(v) if v >= 2.0 => v.trunc() + 0.5,
+        Some(v) => v,
+        None => -1.0,
+    }
+}
+
+/// Text of a change for prose: `-9.0%`, `+7.1%` (points of a `%` metric), `+0.4`.
+fn change_number(c: &Change) -> String {
+    match &c.printed {
+        Some(p) => p.trim_end_matches('%').to_string(),
+        None => fixed_signed(c.value, 1),
+    }
+}
+
+fn with_unit(num: String, metric: &str, c: &Change) -> String {
+    if c.absolute && !metric.ends_with('%') {
+        num
+    } else {
+        format!("{num}%")
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HeadlineView {
+    pub metric: String,
+    /// `regression`, `improvement`, or the forced word.
+    pub verdict: String,
+    pub is_regression: bool,
+    /// `-9.0%`, `+7.1%`
+    pub change_signed: String,
+    /// `9.0%`: the magnitude (2025+ subjects).
+    pub change_magnitude: String,
+    /// Regressions signed, improvements as computed (`91.4%`, `-20.0%`).
+    pub change_classic: String,
+}
+
+impl HeadlineView {
+    fn new(h: &Headline, forced_kind: Option<&str>) -> Self {
+        let num = change_number(&h.change);
+        let signed = with_unit(num.clone(), &h.metric, &h.change);
+        let magnitude = with_unit(
+            num.trim_start_matches(['+', '-']).to_string(),
+            &h.metric,
+            &h.change,
+        );
+        let plain = with_unit(
+            num.trim_start_matches('+').to_string(),
+            &h.metric,
+            &h.change,
+        );
+        let verdict = match (h.verdict, forced_kind) {
+            (Verdict::Undefined, Some(k)) => k.to_string(),
+            (Verdict::Undefined, None) => "change".to_string(),
+            (v, _) => v.word().to_string(),
+        };
+        let is_regression = verdict == "regression";
+        HeadlineView {
+            metric: h.metric.clone(),
+            change_classic: if is_regression { signed.clone() } else { plain },
+            change_signed: signed,
+            change_magnitude: magnitude,
+            verdict,
+            is_regression,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Param {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestView {
+    pub testcase: String,
+    pub description: Option<String>,
+    pub url: Option<String>,
+    pub machine: String,
+    pub tbox_group: String,
+    pub kconfig: String,
+    pub compiler: String,
+    pub rootfs: String,
+    pub params: Vec<Param>,
+}
+
+impl TestView {
+    fn new(t: &Test) -> Self {
+        TestView {
+            testcase: t.testcase.clone(),
+            description: t.description.clone(),
+            url: t.url.clone(),
+            machine: t.machine.clone(),
+            tbox_group: t.tbox_group.clone(),
+            kconfig: t.kconfig.clone(),
+            compiler: t.compiler.clone(),
+            rootfs: t.rootfs.clone(),
+            params: t
+                .params
+                .iter()
+                .map(|(k, v)| Param {
+                    key: k.clone(),
+                    value: axis_text(v),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Everything a template may use.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportView {
+    pub robot_name: String,
+    pub robot_email: String,
+    pub reported_by: String,
+    pub preface: Option<String>,
+    pub headline: HeadlineView,
+    pub commit: Value,
+    pub commit_sha10: String,
+    pub base: Value,
+    pub tree: Option<Value>,
+    pub patch: Option<Value>,
+    pub subsystem: Option<String>,
+    pub still_regression_on: Vec<String>,
+    pub test: TestView,
+    /// The "In addition to that" ASCII table, if there are other tests.
+    pub in_addition: Option<String>,
+    /// All comparison groups with their plots, ready to print.
+    pub details: String,
+    pub message_id: String,
+    pub closes_url: String,
+    pub materials_url: Option<String>,
+    pub disclaimer: String,
+    pub signoff: String,
+    pub signature: String,
+    pub reproduce: String,
+}
+
+/// A built report, before it becomes an e-mail.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub case_key: String,
+    pub view: ReportView,
+    pub analysis: Analysis,
+    pub headline: Headline,
+}
+
+/// `xfs` from `xfs: don't retry …`; `None` when the subject has no prefix.
+pub fn subsystem(subject: &str) -> Option<String> {
+    let s = subject
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']').map(|(_, rest)| rest.trim_start()))
+        .unwrap_or(subject);
+    let (prefix, _) = s.split_once(':')?;
+    let prefix = prefix.trim();
+    (!prefix.is_empty() && prefix.len() <= 40 && !prefix.contains(char::is_whitespace))
+        .then(|| prefix.to_string())
+}
+
+/// The job's axes as the table's params line shows them: parameters plus the
+/// result-root axes, sorted by name.
+fn axes(t: &Test) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = t
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), axis_text(v)))
+        .collect();
+    for (k, val) in [
+        ("compiler", &t.compiler),
+        ("kconfig", &t.kconfig),
+        ("rootfs", &t.rootfs),
+        ("tbox_group", &t.tbox_group),
+        ("testcase", &t.testcase),
+    ] {
+        if !v.iter().any(|(x, _)| x == k) {
+            v.push((k.to_string(), val.clone()));
+        }
+    }
+    v.sort();
+    v
+}
+
+fn sha10(s: &str) -> String {
+    s.chars().take(10).collect()
+}
+
+/// The "In addition to that…" table: one block per other test.
+pub fn in_addition_table(blocks: &[(String, String, Vec<String>)]) -> String {
+    let left = 16;
+    let width = blocks
+        .iter()
+        .flat_map(|(c, m, p)| std::iter::once(c).chain(std::iter::once(m)).chain(p.iter()))
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    let rule = format!("+{}+{}+\n", "-".repeat(left + 2), "-".repeat(width + 2));
+    let line = |l: &str, r: &str| format!("| {l:<left$} | {r:<width$} |\n");
+    let mut out = rule.clone();
+    for (i, (change, machine, params)) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&rule);
+        }
+        out.push_str(&line("testcase: change", change));
+        out.push_str(&line("test machine", machine));
+        for (j, p) in params.iter().enumerate() {
+            out.push_str(&line(if j == 0 { "test parameters" } else { "" }, p));
+        }
+    }
+    out.push_str(&rule);
+    out
+}
+
+fn bisect_series(t: &Test, metric: &str) -> Option<(Vec<f64>, Vec<f64>)> {
+    let b = t.bisect.as_ref()?;
+    let (mut good, mut bad) = (Vec::new(), Vec::new());
+    for p in &b.points {
+        let Some(v) = p.values.get(metric) else {
+            continue;
+        };
+        let vals: Vec<f64> = match v {
+            Value::Array(a) => a.iter().filter_map(Value::as_f64).collect(),
+            other => other.as_f64().into_iter().collect(),
+        };
+        match p.verdict {
+            crate::input::BisectVerdict::Good => good.extend(vals),
+            crate::input::BisectVerdict::Bad => bad.extend(vals),
+        }
+    }
+    (!good.is_empty() || !bad.is_empty()).then_some((good, bad))
+}
+
+fn plots_for(t: &Test, headline: Option<&str>) -> String {
+    let Some(b) = &t.bisect else {
+        return String::new();
+    };
+    let mut metrics: Vec<&str> = headline.into_iter().collect();
+    for m in &b.plot {
+        if !metrics.contains(&m.as_str()) {
+            metrics.push(m);
+        }
+    }
+    let mut out = String::new();
+    for m in metrics {
+        if let Some((good, bad)) = bisect_series(t, m) {
+            let lines = Plot {
+                title: m,
+                good: &good,
+                bad: &bad,
+            }
+            .lines();
+            out.push_str(&lines.join("\n"));
+            out.push('\n');
+        }
+    }
+    if !out.is_empty() {
+        out.push_str(LEGEND);
+    }
+    out
+}
+
+/// A stable key for "the same reported change": tree or patch, commit, test and
+/// parameters, machine, headline metric.
+pub fn case_key(input: &LoadedInput, headline: &str) -> String {
+    let i = &input.input;
+    let t = &i.tests[0];
+    let mut h = Sha256::new();
+    let origin = match (&i.tree, &i.patch) {
+        (Some(tr), _) => format!("tree {} {}", tr.url, tr.branch),
+        (_, Some(p)) => format!("patch {}", p.message_id),
+        _ => String::new(),
+    };
+    for part in [
+        origin,
+        i.commit.sha.to_ascii_lowercase(),
+        t.testcase.clone(),
+        t.tbox_group.clone(),
+        headline.to_string(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for (k, v) in axes(t) {
+        h.update(k.as_bytes());
+        h.update(b"=");
+        h.update(v.as_bytes());
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Build the report of `input` with template `template` (for its row order).
+pub fn build(
+    config: &Config,
+    input: &LoadedInput,
+    template: &str,
+    force: bool,
+) -> Result<Report, ReportError> {
+    let i = &input.input;
+    let r = &config.file.report;
+    let hoist = hoists_test_metrics(template);
+    let file = input.path.display().to_string();
+    let all_rows: Vec<Vec<Row>> = input
+        .data
+        .iter()
+        .map(|d| test_rows(config, d, hoist))
+        .collect();
+
+    let analysis = analyse(&all_rows[0], &config.directions, r.min_change_percent);
+    let chosen = match (&i.headline, force) {
+        (Some(choice), true) => Some(
+            forced(&all_rows[0], &config.directions, &choice.metric).ok_or_else(|| {
+                ReportError::UnknownHeadline {
+                    file: file.clone(),
+                    metric: choice.metric.clone(),
+                }
+            })?,
+        ),
+        (Some(choice), false) => {
+            // A named headline must itself be reportable.
+            analyse(
+                &all_rows[0]
+                    .iter()
+                    .filter(|row| row.name == choice.metric)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+                &config.directions,
+                r.min_change_percent,
+            )
+            .headline
+        }
+        (None, _) => analysis.headline.clone(),
+    };
+    let headline = match chosen {
+        Some(h) if force || r.kinds.iter().any(|k| k == h.verdict.word()) => h,
+        Some(h) => {
+            return Err(ReportError::NothingToReport {
+                file,
+                reasons: vec![format!(
+                    "{} is a {}; report.kinds = {:?}",
+                    h.metric,
+                    h.verdict.word(),
+                    r.kinds
+                )],
+            })
+        }
+        None => {
+            let mut reasons = analysis.not_reportable.clone();
+            if reasons.is_empty() {
+                reasons.push(
+                    "no metric with a known direction changed (see bot/rules/direction.toml)"
+                        .into(),
+                );
+            }
+            reasons.push(
+                "use --force with \"headline\": {\"metric\": …} in the input to report anyway"
+                    .into(),
+            );
+            return Err(ReportError::NothingToReport { file, reasons });
+        }
+    };
+
+    let mut all_rows = all_rows;
+    if r.headline_first {
+        if let Some(pos) = all_rows[0]
+            .iter()
+            .position(|row| row.name == headline.metric)
+        {
+            let row = all_rows[0].remove(pos);
+            all_rows[0].insert(0, row);
+        }
+    }
+    let key = case_key(input, &headline.metric);
+    let message_id = format!(
+        "perfbot.{}@{}",
+        &key[..16],
+        config.file.bot.message_id_domain
+    );
+    let headline_view = HeadlineView::new(
+        &headline,
+        i.headline.as_ref().and_then(|h| h.kind.as_deref()),
+    );
+
+    // Groups: the first test, then each other test under a `***` separator.
+    let commit_lines = vec![
+        format!("{} (\"{}\")", sha10(&i.base.sha), i.base.subject),
+        format!("{} (\"{}\")", sha10(&i.commit.sha), i.commit.subject),
+    ];
+    let mut details = String::new();
+    let mut blocks = Vec::new();
+    for (n, (t, rows)) in i.tests.iter().zip(&all_rows).enumerate() {
+        let table = Table {
+            params: axes(t),
+            axis: "commit".into(),
+            commit_lines: commit_lines.clone(),
+            column_ids: vec![i.base.sha.clone(), i.commit.sha.clone()],
+            rows: rows.clone(),
+        };
+        let test_headline = if n == 0 {
+            Some(headline.clone())
+        } else {
+            analyse(rows, &config.directions, r.min_change_percent).headline
+        };
+        if n > 0 {
+            details.push('\n');
+            details.push_str(&"*".repeat(99));
+            details.push('\n');
+            details.push_str(&format!("{}: {}\n", t.tbox_group, t.machine));
+            if let Some(h) = &test_headline {
+                let hv = HeadlineView::new(h, None);
+                let change = if template == "modern" {
+                    hv.change_magnitude
+                } else {
+                    hv.change_classic
+                };
+                let mut params: Vec<String> = t
+                    .params
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", axis_text(v)))
+                    .collect();
+                params.sort();
+                blocks.push((
+                    format!("{}: {} {} {}", t.testcase, h.metric, change, hv.verdict),
+                    t.machine.clone(),
+                    params,
+                ));
+            }
+        }
+        details.push_str(&table.render());
+        let plots = plots_for(t, test_headline.as_ref().map(|h| h.metric.as_str()));
+        if !plots.is_empty() {
+            details.push('\n');
+            details.push_str(&plots);
+        }
+    }
+
+    let person = |c: &crate::input::Commit| {
+        serde_json::json!({
+            "sha": c.sha, "sha10": sha10(&c.sha), "subject": c.subject,
+            "author": c.author.as_ref().map(|a| serde_json::json!({"name": a.name, "email": a.email})),
+        })
+    };
+    let still: Vec<String> = {
+        let w = i
+            .still_regression_on
+            .iter()
+            .map(|s| s.reference.chars().count())
+            .max()
+            .unwrap_or(0);
+        i.still_regression_on
+            .iter()
+            .map(|s| format!("[still regression on {:>w$} {}]", s.reference, s.sha))
+            .collect()
+    };
+    let archive = r.archive_url.trim_end_matches('/');
+    let view = ReportView {
+        robot_name: config.file.bot.name.clone(),
+        robot_email: config.file.bot.email.clone(),
+        reported_by: format!("{} <{}>", config.file.bot.name, config.file.bot.email),
+        preface: i.preface.clone(),
+        headline: headline_view,
+        commit: person(&i.commit),
+        commit_sha10: sha10(&i.commit.sha),
+        base: person(&i.base),
+        tree: i.tree.as_ref().map(|t| serde_json::json!({"name": t.name, "url": t.url, "branch": t.branch})),
+        patch: i.patch.as_ref().map(|p| {
+            serde_json::json!({"url": p.url, "base": p.base, "link": p.link, "subject": p.subject, "message_id": p.message_id})
+        }),
+        subsystem: subsystem(&i.commit.subject),
+        still_regression_on: still,
+        test: TestView::new(&i.tests[0]),
+        in_addition: (!blocks.is_empty()).then(|| in_addition_table(&blocks)),
+        details,
+        closes_url: format!("{archive}/{message_id}"),
+        materials_url: (!r.materials_url.is_empty()).then(|| format!("{}/{}", r.materials_url.trim_end_matches('/'), message_id)),
+        message_id,
+        disclaimer: r.disclaimer.clone(),
+        signoff: r.signoff.clone(),
+        signature: r.signature.clone(),
+        reproduce: r.reproduce.clone(),
+    };
+    Ok(Report {
+        case_key: key,
+        view,
+        analysis,
+        headline,
+    })
+}

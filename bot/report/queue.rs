@@ -1,0 +1,175 @@
+//! From an input file to a queued e-mail and a case: the `perfbot report` job.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use chrono::{DateTime, Utc};
+
+use super::build::{build, Report, ReportError};
+use super::render::{load, render, Rendered};
+use crate::case::{Case, CaseId, CaseState, Cause};
+use crate::config::Config;
+use crate::error::InputError;
+use crate::input::LoadedInput;
+use crate::mail::address::bare_address;
+use crate::mail::message::{self, dedup_recipients, BuildError, Envelope};
+use crate::mail::MessageId;
+use crate::store::{Created, OutboxEntry, OutboxState, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A report rendered into a complete message, not yet stored.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub report: Report,
+    pub rendered: Rendered,
+    pub envelope: Envelope,
+    pub raw: Vec<u8>,
+    pub input: String,
+}
+
+fn input_date(s: &str, path: &Path) -> Result<DateTime<Utc>, InputError> {
+    DateTime::parse_from_rfc3339(s)
+        .or_else(|_| DateTime::parse_from_rfc2822(s))
+        .map(|d| d.with_timezone(&Utc))
+        .map_err(|e| InputError::field(path, "$.date", &format!("not an RFC 3339 date: {e}")))
+}
+
+/// Load, analyse and render one input file.
+pub fn prepare(
+    config: &Config,
+    path: &Path,
+    template: Option<&str>,
+    force: bool,
+    now: DateTime<Utc>,
+) -> Result<Prepared, QueueError> {
+    let loaded = LoadedInput::load(path)?;
+    let date = match &loaded.input.date {
+        Some(d) => input_date(d, path)?,
+        None => now,
+    };
+    let name = template.unwrap_or(&config.file.report.template);
+    let tpath = config.template_path(name);
+    let (body_tpl, subject_tpl) = load(name, &tpath)?;
+    let kind = if name.ends_with("modern") || name.ends_with("modern.hbs") {
+        "modern"
+    } else {
+        name
+    };
+    let report = build(config, &loaded, kind, force)?;
+    let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
+    let i = &loaded.input;
+    let bot = &config.file.bot;
+    let from = format!("{} <{}>", bot.name, bot.email);
+    let to: Vec<String> = if i.recipients.to.is_empty() {
+        i.commit
+            .author
+            .iter()
+            .map(|a| format!("{} <{}>", a.name, a.email))
+            .collect()
+    } else {
+        i.recipients.to.clone()
+    };
+    let mut cc: Vec<String> = config.file.report.cc.clone();
+    cc.extend(i.recipients.cc.iter().cloned());
+    if config.file.report.cc_self {
+        cc.push(bot.email.clone());
+    }
+    let (to, cc) = dedup_recipients(&to, &cc);
+    let patch_id = i
+        .patch
+        .as_ref()
+        .and_then(|p| MessageId::parse(&p.message_id));
+    let envelope = Envelope {
+        from,
+        to,
+        cc,
+        subject: rendered.subject.clone(),
+        message_id: MessageId::parse(&report.view.message_id).expect("perfbot makes valid ids"),
+        in_reply_to: patch_id.clone(),
+        references: patch_id.into_iter().collect(),
+        date: SystemTime::from(date),
+        charset: config.file.report.charset.clone(),
+        extra: vec![(
+            "X-Perfbot-Case".into(),
+            CaseId::from_key(&report.case_key).to_string(),
+        )],
+    };
+    let raw = message::build(&envelope, &rendered.body)?;
+    Ok(Prepared {
+        report,
+        rendered,
+        envelope,
+        raw,
+        input: path.display().to_string(),
+    })
+}
+
+/// Record the case and queue its mail. Idempotent: the same input finds the
+/// existing case and queues nothing.
+pub fn queue(store: &Store, p: &Prepared, now: DateTime<Utc>) -> Result<Created, QueueError> {
+    let r = &p.report;
+    let id = CaseId::from_key(&r.case_key);
+    let case = Case {
+        id: id.clone(),
+        key: r.case_key.clone(),
+        state: CaseState::Queued,
+        subject: p.rendered.subject.clone(),
+        message_id: p.envelope.message_id.clone(),
+        commit: r.view.commit["sha"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        commit_subject: r.view.commit["subject"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        testcase: r.view.test.testcase.clone(),
+        headline_metric: r.headline.metric.clone(),
+        headline_change: r.view.headline.change_signed.clone(),
+        verdict: r.view.headline.verdict.clone(),
+        subsystem: r.view.subsystem.clone(),
+        to: p.envelope.to.clone(),
+        cc: p.envelope.cc.clone(),
+        created: now,
+        updated: now,
+    };
+    let recipients = p
+        .envelope
+        .to
+        .iter()
+        .chain(&p.envelope.cc)
+        .map(|a| bare_address(a))
+        .collect();
+    let entry = OutboxEntry {
+        message_id: p.envelope.message_id.clone(),
+        case_id: id,
+        kind: "report".into(),
+        subject: p.rendered.subject.clone(),
+        state: OutboxState::Queued,
+        recipients,
+        attempts: 0,
+        queued_at: now,
+        next_attempt_at: now,
+        sent_at: None,
+        last_error: None,
+    };
+    Ok(store.create_case(
+        &case,
+        Cause::Report {
+            input: p.input.clone(),
+        },
+        &entry,
+        &p.raw,
+    )?)
+}

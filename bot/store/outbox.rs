@@ -1,0 +1,109 @@
+//! The outbox: each mail with its delivery state. A mail's Message-ID is fixed
+//! when it is queued, so every retry sends the same message.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{decode, encode, Store, StoreError};
+use crate::case::CaseId;
+use crate::mail::MessageId;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutboxState {
+    Queued,
+    /// Handed to the transport; if the process died here, the mail may or may
+    /// not have left (see README, "Exactly once").
+    Sending,
+    Sent,
+    Failed,
+    Dead,
+    Held,
+}
+
+impl OutboxState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutboxState::Queued => "queued",
+            OutboxState::Sending => "sending",
+            OutboxState::Sent => "sent",
+            OutboxState::Failed => "failed",
+            OutboxState::Dead => "dead",
+            OutboxState::Held => "held",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutboxEntry {
+    pub message_id: MessageId,
+    pub case_id: CaseId,
+    /// `report`, `ack`, `reminder`, `escalation`, `digest`.
+    pub kind: String,
+    pub subject: String,
+    pub state: OutboxState,
+    /// Envelope recipients (bare addresses).
+    pub recipients: Vec<String>,
+    pub attempts: u32,
+    pub queued_at: DateTime<Utc>,
+    pub next_attempt_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+}
+
+/// What the Message-ID index says about a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRef {
+    pub case_id: CaseId,
+    /// `ours` (perfbot sent it) or `theirs` (a reply in the thread).
+    pub direction: String,
+    pub kind: String,
+}
+
+impl MessageRef {
+    pub fn ours(case: &CaseId, kind: &str) -> Self {
+        MessageRef {
+            case_id: case.clone(),
+            direction: "ours".into(),
+            kind: kind.into(),
+        }
+    }
+}
+
+impl Store {
+    pub fn outbox_entries(&self) -> Result<Vec<OutboxEntry>, StoreError> {
+        let mut out = Vec::new();
+        for kv in self.outbox.iter() {
+            let (k, v) = kv?;
+            out.push(decode::<OutboxEntry>("outbox", &k, &v)?);
+        }
+        out.sort_by(|a, b| {
+            a.queued_at
+                .cmp(&b.queued_at)
+                .then_with(|| a.message_id.cmp(&b.message_id))
+        });
+        Ok(out)
+    }
+
+    pub fn outbox_entry(&self, id: &MessageId) -> Result<OutboxEntry, StoreError> {
+        let v = self
+            .outbox
+            .get(id.as_str())?
+            .ok_or_else(|| StoreError::NoMessage(id.to_string()))?;
+        decode("outbox", id.as_str().as_bytes(), &v)
+    }
+
+    pub fn outbox_raw(&self, id: &MessageId) -> Result<Vec<u8>, StoreError> {
+        Ok(self
+            .outbox_raw
+            .get(id.as_str())?
+            .ok_or_else(|| StoreError::NoMessage(id.to_string()))?
+            .to_vec())
+    }
+
+    /// Write an entry back (state changes), durably.
+    pub fn put_outbox_entry(&self, e: &OutboxEntry) -> Result<(), StoreError> {
+        self.outbox.insert(e.message_id.as_str(), encode(e))?;
+        self.flush()
+    }
+}
