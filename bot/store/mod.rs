@@ -291,3 +291,12 @@ impl Store {
         }
     }
 }
+
+impl Store {
+    /// Pretend a newer perfbot wrote this database (for tests of the refusal).
+    #[doc(hidden)]
+    pub fn meta_set_schema_for_test(&self, v: u32) {
+        self.meta.insert("schema", v.to_string().as_bytes()).unwrap();
+        self.db.flush().unwrap();
+    }
+}

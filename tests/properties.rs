@@ -1,0 +1,88 @@
+//! Property tests of the statistics, number formats and table rows.
+
+use perfbot::compare::matrix::Matrix;
+use perfbot::compare::rules::SelectionRules;
+use perfbot::compare::{compare_columns, mean, stddev, Column, SelectOptions};
+use perfbot::report::numfmt::{fixed_signed, general};
+use perfbot::report::table::{mean_text, sort_rows};
+use proptest::prelude::*;
+
+fn samples() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(-1e9f64..1e9, 1..40)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn mean_lies_between_min_and_max(v in samples()) {
+        let m = mean(&v);
+        let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let slack = (hi.abs() + lo.abs()) * 1e-12;
+        prop_assert!(m >= lo - slack && m <= hi + slack);
+    }
+
+    #[test]
+    fn stddev_is_nonnegative_and_shift_invariant(v in samples(), shift in -1e6f64..1e6) {
+        let s = stddev(&v);
+        prop_assert!(s >= 0.0);
+        let shifted: Vec<f64> = v.iter().map(|x| x + shift).collect();
+        let s2 = stddev(&shifted);
+        let scale = v.iter().map(|x| x.abs()).fold(0.0, f64::max) + shift.abs() + 1.0;
+        prop_assert!((s - s2).abs() <= scale * 1e-6, "{s} vs {s2}");
+    }
+
+    #[test]
+    fn stddev_of_a_constant_is_zero(x in -1e9f64..1e9, n in 1usize..20) {
+        // Exactly 0 in real arithmetic; lkp's float arithmetic leaves rounding noise.
+        prop_assert!(stddev(&vec![x; n]) <= x.abs() * 1e-12);
+    }
+
+    #[test]
+    fn general_format_round_trips_to_its_precision(v in -1e300f64..1e300, p in 1usize..8) {
+        let s = general(v, p);
+        let back: f64 = s.parse().unwrap();
+        let tol = v.abs() * 10f64.powi(1 - p as i32) + f64::MIN_POSITIVE;
+        prop_assert!((back - v).abs() <= tol, "{v} %.{p}g = {s}");
+        let digits = s.trim_start_matches('-').split('e').next().unwrap().chars().filter(|c| c.is_ascii_digit()).count();
+        prop_assert!(digits <= p.max(1) + 4, "{s}"); // leading zeros of 0.000ddd count too
+    }
+
+    #[test]
+    fn signed_format_always_has_a_sign(v in -1e6f64..1e6) {
+        let s = fixed_signed(v, 1);
+        prop_assert!(s.starts_with('+') || s.starts_with('-'));
+    }
+
+    #[test]
+    fn mean_cells_fit_ten_columns(v in -99_999_999.0f64..1e15) {
+        // Means below 1e8 print as integers (at most 9 characters here), larger
+        // ones as %.4g: every cell fits lkp's 10-column field.
+        prop_assert!(mean_text(v).len() <= 10, "{}", mean_text(v));
+    }
+
+    /// Any two matrices compare without panicking, and every row has the
+    /// table's fixed layout: 16 + 28 columns, two spaces, the name.
+    #[test]
+    fn rows_have_the_fixed_layout(
+        base in prop::collection::vec(prop::collection::vec(0.0f64..1e6, 3..6), 1..8),
+        factor in prop::collection::vec(0.5f64..2.0, 8),
+    ) {
+        static RULES: std::sync::OnceLock<SelectionRules> = std::sync::OnceLock::new();
+        let rules = RULES.get_or_init(SelectionRules::default_rules);
+        let names: Vec<String> = (0..base.len()).map(|i| format!("will-it-scale.m{i}")).collect();
+        let b = Matrix::from_f64(names.iter().cloned().zip(base.iter().cloned()));
+        let h = Matrix::from_f64(names.iter().cloned().zip(base.iter().enumerate().map(|(i, v)| v.iter().map(|x| x * factor[i]).collect())));
+        let cols = [Column::new("a", b), Column::new("b", h)];
+        let mut rows = compare_columns(&cols, rules, &SelectOptions::default());
+        sort_rows(&mut rows, rules, true);
+        for r in &rows {
+            let text = r.render();
+            let prefix = text.len() - r.name.len();
+            // ± is two bytes in UTF-8: count characters.
+            let chars = text[..prefix].chars().count();
+            prop_assert!(chars >= 16 + 28 + 2, "{text}");
+        }
+    }
+}
