@@ -431,7 +431,9 @@ fn load_source(
     at: &str,
 ) -> Result<Matrix, InputError> {
     let m = match src {
-        SampleSource::Path(p) => Matrix::load(&dir.join(p)).map_err(|e| InputError::field(file, at, &e.to_string()))?,
+        SampleSource::Path(p) => {
+            Matrix::load(&dir.join(p)).map_err(|e| InputError::field(file, at, &e.to_string()))?
+        }
         SampleSource::Inline(map) => Matrix::from_json(&Value::Object(map.clone()), file, at)?,
     };
     if m.stats.is_empty() {

@@ -12,9 +12,18 @@ fn root() -> PathBuf {
 fn setup(dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(root().join("config.toml")).unwrap();
     let text = text
-        .replace("state_dir = \"state\"", &format!("state_dir = {:?}", dir.join("state")))
-        .replace("outbox_dir = \"state/outbox\"", &format!("outbox_dir = {:?}", dir.join("state/outbox")))
-        .replace("templates_dir = \"templates\"", &format!("templates_dir = {:?}", root().join("templates")));
+        .replace(
+            "state_dir = \"state\"",
+            &format!("state_dir = {:?}", dir.join("state")),
+        )
+        .replace(
+            "outbox_dir = \"state/outbox\"",
+            &format!("outbox_dir = {:?}", dir.join("state/outbox")),
+        )
+        .replace(
+            "templates_dir = \"templates\"",
+            &format!("templates_dir = {:?}", root().join("templates")),
+        );
     let p = dir.join("config.toml");
     std::fs::write(&p, text).unwrap();
     p
@@ -36,7 +45,10 @@ fn stderr(o: &Output) -> String {
 
 fn eml_files(dir: &Path) -> Vec<PathBuf> {
     match std::fs::read_dir(dir.join("state/outbox")) {
-        Ok(rd) => rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "eml")).collect(),
+        Ok(rd) => rd
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "eml"))
+            .collect(),
         Err(_) => Vec::new(),
     }
 }
@@ -73,7 +85,10 @@ fn report_twice_makes_one_case_and_one_email() {
     let id = c["id"].as_str().unwrap();
     let o = perfbot(&cfg, &["cases", "show", id]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("queued -> reported") || out.contains("-> reported"), "{out}");
+    assert!(
+        out.contains("queued -> reported") || out.contains("-> reported"),
+        "{out}"
+    );
     assert!(out.contains("report from examples/seed004"), "{out}");
 }
 
@@ -81,24 +96,55 @@ fn report_twice_makes_one_case_and_one_email() {
 fn print_writes_the_mail_and_records_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path());
-    let o = perfbot(&cfg, &["report", "--print", "--template", "classic", "examples/seed002-xfs-fio-falloc-2022.json"]);
+    let o = perfbot(
+        &cfg,
+        &[
+            "report",
+            "--print",
+            "--template",
+            "classic",
+            "examples/seed002-xfs-fio-falloc-2022.json",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("Subject: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression"), "{out}");
-    assert!(out.contains("In addition to that, the commit also has significant impact on the following tests:"));
-    assert!(!tmp.path().join("state").exists(), "--print must not create state");
+    assert!(
+        out.contains("Subject: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression"),
+        "{out}"
+    );
+    assert!(out.contains(
+        "In addition to that, the commit also has significant impact on the following tests:"
+    ));
+    assert!(
+        !tmp.path().join("state").exists(),
+        "--print must not create state"
+    );
 }
 
 #[test]
 fn nothing_to_report_exits_3_with_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path());
-    let o = perfbot(&cfg, &["report", "examples/seed000-xfs-fio-randwrite-2018.json"]);
+    let o = perfbot(
+        &cfg,
+        &["report", "examples/seed000-xfs-fio-randwrite-2018.json"],
+    );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("latency-histogram bin"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("latency-histogram bin"),
+        "{}",
+        stderr(&o)
+    );
     assert!(eml_files(tmp.path()).is_empty());
     // Forced, it is reported with the named headline.
-    let o = perfbot(&cfg, &["report", "--force", "examples/seed000-xfs-fio-randwrite-2018.json"]);
+    let o = perfbot(
+        &cfg,
+        &[
+            "report",
+            "--force",
+            "examples/seed000-xfs-fio-randwrite-2018.json",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(eml_files(tmp.path()).len(), 1);
 }
@@ -108,32 +154,50 @@ fn nothing_to_report_exits_3_with_the_reason() {
 fn bad_input_is_refused_clearly_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path());
-    let good: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json")).unwrap()).unwrap();
+    let good: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
+            .unwrap(),
+    )
+    .unwrap();
     let mut cases: Vec<(&str, String, &str)> = Vec::new();
     cases.push(("missing.json", String::new(), "no such file"));
-    cases.push(("malformed.json", "{\"commit\": {\n  \"sha\": ".into(), "line 2"));
+    cases.push((
+        "malformed.json",
+        "{\"commit\": {\n  \"sha\": ".into(),
+        "line 2",
+    ));
     let mut v = good.clone();
     v["tests"][0]["aggregated"][0]["head"] = serde_json::json!({"mean": 1.0, "stddev_percent": -3});
-    cases.push(("negative-spread.json", v.to_string(), "$.tests[0].aggregated[0].head"));
+    cases.push((
+        "negative-spread.json",
+        v.to_string(),
+        "$.tests[0].aggregated[0].head",
+    ));
     let mut v = good.clone();
     v["tests"][0]["aggregated"] = serde_json::json!([]);
     cases.push(("empty-rows.json", v.to_string(), "$.tests[0].aggregated"));
     let mut v = good.clone();
     v["tests"][0].as_object_mut().unwrap().remove("aggregated");
-    v["tests"][0]["samples"] = serde_json::json!({"base": {"fio.write_iops": [1, 2, 3]}, "head": {"fio.write_iops": []}});
+    v["tests"][0]["samples"] =
+        serde_json::json!({"base": {"fio.write_iops": [1, 2, 3]}, "head": {"fio.write_iops": []}});
     cases.push(("empty-samples.json", v.to_string(), "empty sample list"));
     let mut v = good.clone();
     v["tests"][0].as_object_mut().unwrap().remove("aggregated");
-    v["tests"][0]["samples"] = serde_json::json!({"base": {"a.x": [1, 2, 3]}, "head": {"b.y": [1, 2, 3]}});
+    v["tests"][0]["samples"] =
+        serde_json::json!({"base": {"a.x": [1, 2, 3]}, "head": {"b.y": [1, 2, 3]}});
     cases.push(("mismatched.json", v.to_string(), "no metric in common"));
     let mut v = good.clone();
     v["tests"][0].as_object_mut().unwrap().remove("aggregated");
     cases.push(("no-samples.json", v.to_string(), "no samples"));
     let mut v = good.clone();
     v["tests"][0].as_object_mut().unwrap().remove("aggregated");
-    v["tests"][0]["samples"] = serde_json::json!({"base": {"fio.write_iops": [1, 2, 3]}, "head": "missing.matrix.json"});
-    cases.push(("missing-matrix.json", v.to_string(), "missing.matrix.json: no such file"));
+    v["tests"][0]["samples"] =
+        serde_json::json!({"base": {"fio.write_iops": [1, 2, 3]}, "head": "missing.matrix.json"});
+    cases.push((
+        "missing-matrix.json",
+        v.to_string(),
+        "missing.matrix.json: no such file",
+    ));
     let mut v = good.clone();
     v["commit"]["sha"] = serde_json::json!("not-a-sha");
     cases.push(("bad-sha.json", v.to_string(), "$.commit.sha"));
@@ -148,8 +212,18 @@ fn bad_input_is_refused_clearly_and_writes_nothing() {
     cases.push(("nan-bisect.json", v.to_string(), "values"));
     let mut v = good.clone();
     v["unexpected"] = serde_json::json!(1);
-    cases.push(("unknown-field.json", v.to_string(), "unknown field `unexpected`"));
-    cases.push(("nan-literal.json", std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json")).unwrap().replacen("2085.0", "NaN", 1), "malformed JSON"));
+    cases.push((
+        "unknown-field.json",
+        v.to_string(),
+        "unknown field `unexpected`",
+    ));
+    cases.push((
+        "nan-literal.json",
+        std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
+            .unwrap()
+            .replacen("2085.0", "NaN", 1),
+        "malformed JSON",
+    ));
 
     for (name, text, needle) in &cases {
         let p = tmp.path().join(name);
@@ -159,13 +233,30 @@ fn bad_input_is_refused_clearly_and_writes_nothing() {
         let o = perfbot(&cfg, &["report", p.to_str().unwrap()]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{name}: {err}");
-        assert!(err.contains(name), "{name}: error does not name the file: {err}");
-        assert!(err.contains(needle), "{name}: error does not say {needle:?}: {err}");
+        assert!(
+            err.contains(name),
+            "{name}: error does not name the file: {err}"
+        );
+        assert!(
+            err.contains(needle),
+            "{name}: error does not say {needle:?}: {err}"
+        );
         assert_eq!(err.trim().lines().count(), 1, "{name}: not one line: {err}");
     }
-    assert!(!tmp.path().join("state").exists(), "bad input created state");
+    assert!(
+        !tmp.path().join("state").exists(),
+        "bad input created state"
+    );
 
-    let o = perfbot(&cfg, &["report", "--template", "nosuch", "examples/seed004-f2fs-aim7-improvement.json"]);
+    let o = perfbot(
+        &cfg,
+        &[
+            "report",
+            "--template",
+            "nosuch",
+            "examples/seed004-f2fs-aim7-improvement.json",
+        ],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("unknown template"), "{}", stderr(&o));
     assert!(!tmp.path().join("state").exists());
@@ -195,7 +286,12 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
     let out = String::from_utf8_lossy(&o.stdout);
     let want = std::fs::read_to_string(dir.join("output.txt")).unwrap();
     // Same rows as the case file; only the params lines differ (no axes given).
-    let rows = |s: &str| s.lines().skip_while(|l| !l.starts_with("---")).map(str::to_string).collect::<Vec<_>>();
+    let rows = |s: &str| {
+        s.lines()
+            .skip_while(|l| !l.starts_with("---"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(rows(&out), rows(&want));
 }
 
@@ -208,7 +304,11 @@ fn corrupt_or_newer_state_is_refused() {
     std::fs::write(db.join("garbage"), b"not sled").unwrap();
     let o = perfbot(&cfg, &["cases", "list"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not a perfbot database"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a perfbot database"),
+        "{}",
+        stderr(&o)
+    );
     assert!(db.join("garbage").exists(), "must not reset the directory");
 
     let tmp = tempfile::tempdir().unwrap();

@@ -57,3 +57,79 @@ fn plots_match_gnuplot_dumb_terminal() {
     let want = std::fs::read_to_string(dir.join("mmplot.txt")).unwrap();
     assert_eq!(got, want);
 }
+
+/// Three columns and failure stats: the header widths of lkp's 3-commit output
+/// (spec §2) and the failure block before the perf block.
+#[test]
+fn three_columns_with_failure_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, v: serde_json::Value| {
+        std::fs::write(dir.path().join(name), v.to_string()).unwrap()
+    };
+    let src = |c: &str| {
+        serde_json::json!([
+            format!("/r/{c}/0"),
+            format!("/r/{c}/1"),
+            format!("/r/{c}/2"),
+            format!("/r/{c}/3")
+        ])
+    };
+    write(
+        "a.json",
+        serde_json::json!({
+        "will-it-scale.224.processes": [22450504, 22450505, 22450503, 22450506],
+        "mpstat.cpu.all.usr%": [2.32, 2.31, 2.33, 2.32],
+        "stats_source": src("a")}),
+    );
+    write(
+        "b.json",
+        serde_json::json!({
+        "will-it-scale.224.processes": [20210544, 20210543, 20210545, 20210544],
+        "mpstat.cpu.all.usr%": [2.08, 2.07, 2.09, 2.08],
+        "dmesg.RIP:kmem_cache_alloc": [1, 0, 1],
+        "stats_source": src("b")}),
+    );
+    write(
+        "c.json",
+        serde_json::json!({
+        "will-it-scale.224.processes": [22480000, 22480001, 22479999, 22480000],
+        "mpstat.cpu.all.usr%": [2.32, 2.31, 2.33, 2.32],
+        "stats_source": src("c")}),
+    );
+    write(
+        "case.json",
+        serde_json::json!({
+        "common_axes": {"tbox_group": "lkp-x", "testcase": "will-it-scale"},
+        "compare_axis_key": "commit",
+        "columns": [
+            {"commit": "4f3d2c1b0a9e8d7c6b5a", "matrix": "a.json"},
+            {"commit": "a1b2c3d4e5f60718293a4b5c6d7e8f", "matrix": "b.json"},
+            {"commit": "fedcba9876543210fedcba9876543210", "matrix": "c.json"}]}),
+    );
+    let case = CaseFile::load(&dir.path().join("case.json")).unwrap();
+    let out = case
+        .table(&SelectionRules::default_rules(), &Default::default())
+        .render();
+    let want = "\
+=========================================================================================
+tbox_group/testcase:
+  lkp-x/will-it-scale
+
+commit: 
+  4f3d2c1b0a9e8d7c6b5a
+  a1b2c3d4e5f60718293a4b5c6d7e8f
+  fedcba9876543210fedcba9876543210
+
+4f3d2c1b0a9e8d7c a1b2c3d4e5f60718293a4b5c6d7 fedcba9876543210fedcba98765 
+---------------- --------------------------- --------------------------- 
+       fail:runs  %reproduction    fail:runs  %reproduction    fail:runs
+           |             |             |             |             |    
+           :4           50%           2:4            0%            :4     dmesg.RIP:kmem_cache_alloc
+         %stddev     %change         %stddev     %change         %stddev
+             \\          |                \\          |                \\  
+  22450504           -10.0%   20210544            +0.1%   22480000        will-it-scale.224.processes
+      2.32            -0.2        2.08            +0.0        2.32        mpstat.cpu.all.usr%
+
+";
+    assert_eq!(out, want);
+}

@@ -170,10 +170,11 @@ impl Matrix {
         self.stats.contains_key(INCOMPLETE_RUN)
     }
 
-    /// The matrix without its incomplete runs (lkp's `complete_matrix`).
-    pub fn complete(&self) -> Matrix {
+    /// The matrix without its incomplete runs (lkp's `complete_matrix`);
+    /// borrowed when every run completed.
+    pub fn complete(&self) -> std::borrow::Cow<'_, Matrix> {
         let Some(Series::Numbers(flags)) = self.stats.get(INCOMPLETE_RUN) else {
-            return self.clone();
+            return std::borrow::Cow::Borrowed(self);
         };
         let drop: Vec<usize> = flags
             .iter()
@@ -201,7 +202,7 @@ impl Matrix {
             };
             out.stats.insert(k.clone(), s);
         }
-        out
+        std::borrow::Cow::Owned(out)
     }
 }
 

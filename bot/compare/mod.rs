@@ -50,7 +50,12 @@ impl Column {
 }
 
 /// The row of `stat` over all columns (lkp's `calc_stat_change`).
-fn row_for(stat: &str, columns: &[Column], complete: &[Matrix], rules: &SelectionRules) -> Row {
+fn row_for(
+    stat: &str,
+    columns: &[Column],
+    complete: &[std::borrow::Cow<'_, Matrix>],
+    rules: &SelectionRules,
+) -> Row {
     if rules.is_failure_stat(stat) {
         let fails: Vec<u64> = columns
             .iter()
@@ -82,7 +87,7 @@ fn row_for(stat: &str, columns: &[Column], complete: &[Matrix], rules: &Selectio
         };
     }
     let mut cells = Vec::with_capacity(complete.len());
-    for m in complete {
+    for m in complete.iter() {
         let values: Vec<f64> = match m.stats.get(stat) {
             Some(Series::Numbers(v)) => v.iter().map(|s| s.value).collect(),
             _ => Vec::new(),
@@ -133,7 +138,7 @@ pub fn compare_columns(
     }
     let others: Vec<&Matrix> = columns[1..].iter().map(|c| &c.matrix).collect();
     let changed = select::changed_stats(&columns[0].matrix, &others, rules, opts);
-    let complete: Vec<Matrix> = columns.iter().map(|c| c.matrix.complete()).collect();
+    let complete: Vec<_> = columns.iter().map(|c| c.matrix.complete()).collect();
     changed
         .iter()
         .map(|stat| row_for(stat, columns, &complete, rules))

@@ -3,6 +3,7 @@
 //! The decision uses medians and ranges of (lightly trimmed) samples; the table
 //! then shows means and standard deviations. That asymmetry is lkp's and is kept.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use super::matrix::{Matrix, Sample, Series};
@@ -45,23 +46,25 @@ impl Summary {
     }
 }
 
-fn padded(series: Option<&Series>, runs: usize) -> Option<Vec<Sample>> {
+fn padded(series: Option<&Series>, runs: usize) -> Option<Cow<'_, [Sample]>> {
     match series {
+        Some(Series::Numbers(v)) if v.len() >= runs => Some(Cow::Borrowed(v)),
         Some(Series::Numbers(v)) => {
             let mut v = v.clone();
-            while v.len() < runs {
-                v.push(Sample::int(0));
-            }
-            Some(v)
+            v.resize(runs, Sample::int(0));
+            Some(Cow::Owned(v))
         }
         Some(Series::Text) => None,
-        None => Some(vec![Sample::int(0); runs]),
+        None => Some(Cow::Owned(vec![Sample::int(0); runs])),
     }
 }
 
 /// Is `k` a changed stat of `a` (the compared commit) against `b` (the base)?
+#[allow(clippy::too_many_arguments)]
 fn changed(
     k: &str,
+    a_series: Option<&Series>,
+    b_series: Option<&Series>,
     a: &Matrix,
     b: &Matrix,
     incomplete: bool,
@@ -69,16 +72,14 @@ fn changed(
     opts: &SelectOptions,
 ) -> bool {
     let spec = &rules.spec;
-    let a_series = a.stats.get(k);
     if matches!(a_series, Some(Series::Text)) {
         return false;
     }
     if incomplete && !rules.incomplete_run_stats.is_match(k) {
         return false;
     }
-    if !opts.more && !rules.is_reportable(k) {
-        return false;
-    }
+    // The checks below are all conditions of one conjunction; the cheap numeric
+    // ones run before the deny-list regexes, since most stats do not change.
     let failure = rules.is_failure_stat(k);
     let (cols_a, cols_b) = (a.runs(), b.runs());
     if failure {
@@ -102,7 +103,7 @@ fn changed(
         return false;
     }
     // Newly added monitors have nothing to compare in the base.
-    if !b.stats.contains_key(k) && !failure {
+    if b_series.is_none() && !failure {
         let base = stat_base(k);
         let monitored = (base == "lock_stat" || base == "perf-profile")
             && b.stats.keys().any(|bk| stat_base(bk) == base);
@@ -111,7 +112,7 @@ fn changed(
         }
     }
     let max_margin = if failure { 0 } else { 3 };
-    let Some(b_k) = padded(b.stats.get(k), cols_b) else {
+    let Some(b_k) = padded(b_series, cols_b) else {
         return false;
     };
     let Some(summary_b) = Summary::new(&b_k, max_margin) else {
@@ -142,6 +143,9 @@ fn changed(
         (summary_b.min > ma && mb > summary_a.max) || (summary_a.min > mb && ma > summary_b.max)
     };
     if !changed {
+        return false;
+    }
+    if !opts.more && !rules.is_reportable(k) {
         return false;
     }
 
@@ -191,15 +195,31 @@ fn changed_in(
     opts: &SelectOptions,
     out: &mut BTreeSet<String>,
 ) {
-    let keys = a
-        .stats
-        .keys()
-        .chain(b.stats.keys().filter(|k| !a.stats.contains_key(*k)));
-    for k in keys {
-        if out.contains(k) {
-            continue;
-        }
-        if changed(k, a, b, incomplete, rules, opts) {
+    // Both maps are sorted: walk them together instead of looking keys up.
+    let mut ai = a.stats.iter().peekable();
+    let mut bi = b.stats.iter().peekable();
+    loop {
+        let (k, sa, sb) = match (ai.peek(), bi.peek()) {
+            (None, None) => break,
+            (Some((ka, _)), Some((kb, _))) if ka == kb => {
+                let (k, sa) = ai.next().expect("peeked");
+                let (_, sb) = bi.next().expect("peeked");
+                (k, Some(sa), Some(sb))
+            }
+            (Some((ka, _)), Some((kb, _))) if ka < kb => {
+                let (k, sa) = ai.next().expect("peeked");
+                (k, Some(sa), None)
+            }
+            (Some(_), None) => {
+                let (k, sa) = ai.next().expect("peeked");
+                (k, Some(sa), None)
+            }
+            _ => {
+                let (k, sb) = bi.next().expect("peeked");
+                (k, None, Some(sb))
+            }
+        };
+        if !out.contains(k) && changed(k, sa, sb, a, b, incomplete, rules, opts) {
             out.insert(k.clone());
         }
     }

@@ -45,7 +45,6 @@ pub struct Store {
     pub(crate) messages: sled::Tree,
     pub(crate) outbox: sled::Tree,
     pub(crate) outbox_raw: sled::Tree,
-    pub(crate) cursors: sled::Tree,
     pub(crate) meta: sled::Tree,
 }
 
@@ -147,7 +146,6 @@ impl Store {
             messages: db.open_tree("messages")?,
             outbox: db.open_tree("outbox")?,
             outbox_raw: db.open_tree("outbox_raw")?,
-            cursors: db.open_tree("cursors")?,
             meta,
             db,
         })
@@ -296,7 +294,9 @@ impl Store {
     /// Pretend a newer perfbot wrote this database (for tests of the refusal).
     #[doc(hidden)]
     pub fn meta_set_schema_for_test(&self, v: u32) {
-        self.meta.insert("schema", v.to_string().as_bytes()).unwrap();
+        self.meta
+            .insert("schema", v.to_string().as_bytes())
+            .unwrap();
         self.db.flush().unwrap();
     }
 }
