@@ -221,3 +221,28 @@ fn iso_8859_1_body_carries_plus_minus_as_one_byte() {
         assert!(head.contains(h), "missing {h:?} in\n{head}");
     }
 }
+
+/// Values are text, never templates: a commit subject with `{{…}}` and HTML
+/// stays literal in the subject and the body.
+#[test]
+fn template_syntax_in_data_stays_literal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    v["commit"]["subject"] =
+        serde_json::json!("f2fs: {{robot_email}} {{#each test}}x{{/each}} <b>&amp;</b>");
+    let p = dir.path().join("inject.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    let out = prepare(&config(), &p, Some("modern"), false, Utc::now()).unwrap();
+    assert!(
+        out.rendered
+            .body
+            .contains("(\"f2fs: {{robot_email}} {{#each test}}x{{/each}} <b>&amp;</b>\")"),
+        "{}",
+        out.rendered.body
+    );
+    assert!(!out.rendered.body.contains("f2fs: perfbot@localhost"));
+}

@@ -4,6 +4,7 @@
 //! then shows means and standard deviations. That asymmetry is lkp's and is kept.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use super::matrix::{Matrix, Sample, Series};
@@ -199,26 +200,21 @@ fn changed_in(
     let mut ai = a.stats.iter().peekable();
     let mut bi = b.stats.iter().peekable();
     loop {
-        let (k, sa, sb) = match (ai.peek(), bi.peek()) {
+        let order = match (ai.peek(), bi.peek()) {
             (None, None) => break,
-            (Some((ka, _)), Some((kb, _))) if ka == kb => {
-                let (k, sa) = ai.next().expect("peeked");
-                let (_, sb) = bi.next().expect("peeked");
-                (k, Some(sa), Some(sb))
-            }
-            (Some((ka, _)), Some((kb, _))) if ka < kb => {
-                let (k, sa) = ai.next().expect("peeked");
-                (k, Some(sa), None)
-            }
-            (Some(_), None) => {
-                let (k, sa) = ai.next().expect("peeked");
-                (k, Some(sa), None)
-            }
-            _ => {
-                let (k, sb) = bi.next().expect("peeked");
-                (k, None, Some(sb))
-            }
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((ka, _)), Some((kb, _))) => ka.cmp(kb),
         };
+        let (k, sa, sb) = match order {
+            Ordering::Less => ai.next().map(|(k, sa)| (k, Some(sa), None)),
+            Ordering::Greater => bi.next().map(|(k, sb)| (k, None, Some(sb))),
+            Ordering::Equal => ai
+                .next()
+                .zip(bi.next())
+                .map(|((k, sa), (_, sb))| (k, Some(sa), Some(sb))),
+        }
+        .expect("peeked");
         if !out.contains(k) && changed(k, sa, sb, a, b, incomplete, rules, opts) {
             out.insert(k.clone());
         }
