@@ -32,6 +32,13 @@ pub fn stddev(v: &[f64]) -> f64 {
     (1.0 / v.len() as f64 * sum).sqrt()
 }
 
+/// Percent change against `base`; a zero base counts as 1e-100 (lkp's guard
+/// against dividing by zero, which turns 0 → N into a huge percentage).
+pub fn percent_change(base: f64, value: f64) -> f64 {
+    let base = if base == 0.0 { 1e-100 } else { base };
+    100.0 * (value - base) / base
+}
+
 /// One column of a comparison: a commit (or other axis value) and its samples.
 #[derive(Debug, Clone)]
 pub struct Column {
@@ -113,8 +120,7 @@ fn row_for(
             value: if absolute {
                 c.mean - avg0
             } else {
-                let base = if avg0 == 0.0 { 1e-100 } else { avg0 };
-                100.0 * (c.mean - base) / base
+                percent_change(avg0, c.mean)
             },
             absolute,
             printed: None,

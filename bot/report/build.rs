@@ -10,7 +10,7 @@ use super::plot::{Plot, LEGEND};
 use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
 use crate::compare::case_file::axis_text;
 use crate::compare::headline::{analyse, forced, Analysis, Headline, Verdict};
-use crate::compare::{compare_columns, Column, SelectOptions};
+use crate::compare::{compare_columns, percent_change, Column, SelectOptions};
 use crate::config::Config;
 use crate::input::{LoadedInput, Test, TestData};
 
@@ -59,10 +59,7 @@ pub fn test_rows(config: &Config, data: &TestData, hoist: bool) -> Vec<Row> {
                 {
                     Some(p) => p,
                     None if absolute => h - b,
-                    None => {
-                        let base = if b == 0.0 { 1e-100 } else { b };
-                        100.0 * (h - base) / base
-                    }
+                    None => percent_change(b, h),
                 };
                 Row {
                     name: r.metric.clone(),
