@@ -86,3 +86,40 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Hostile input files are errors, never panics.
+    #[test]
+    fn arbitrary_text_never_panics_the_parsers(text in ".{0,300}") {
+        let p = std::path::Path::new("fuzz.json");
+        let _ = Matrix::parse(&text, p);
+        let _ = perfbot::input::LoadedInput::parse(&text, p);
+    }
+
+    #[test]
+    fn arbitrary_json_matrices_never_panic(values in prop::collection::vec(prop_oneof![
+        Just(serde_json::json!(null)),
+        Just(serde_json::json!("text")),
+        Just(serde_json::json!([])),
+        Just(serde_json::json!([1, "x"])),
+        Just(serde_json::json!({"nested": 1})),
+        (-1e300f64..1e300).prop_map(|f| serde_json::json!([f, f])),
+        any::<i64>().prop_map(|i| serde_json::json!([i])),
+    ], 0..6)) {
+        let mut obj = serde_json::Map::new();
+        for (i, v) in values.into_iter().enumerate() {
+            obj.insert(format!("fio.m{i}"), v);
+        }
+        let text = serde_json::Value::Object(obj).to_string();
+        if let Ok(m) = Matrix::parse(&text, std::path::Path::new("m.json")) {
+            static RULES: std::sync::OnceLock<SelectionRules> = std::sync::OnceLock::new();
+            let rules = RULES.get_or_init(SelectionRules::default_rules);
+            let cols = [Column::new("a", m.clone()), Column::new("b", m)];
+            for r in compare_columns(&cols, rules, &SelectOptions::default()) {
+                let _ = r.render();
+            }
+        }
+    }
+}
