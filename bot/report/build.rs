@@ -27,10 +27,13 @@ pub enum ReportError {
     Template(String),
 }
 
-/// How the table of a template orders rows: the 2014-2022 robot put the test's
-/// own metrics first; the 2023+ robot does not.
-pub fn hoists_test_metrics(template: &str) -> bool {
-    template != "modern"
+/// Whether a template (by name or path) has the 2023+ layout: its tables do not
+/// put the test's own metrics first (the 2014-2022 robot did) and its changes
+/// are magnitudes.
+pub fn is_modern_layout(template: &str) -> bool {
+    std::path::Path::new(template)
+        .file_stem()
+        .is_some_and(|s| s == "modern")
 }
 
 /// The rows of one test, sorted.
@@ -392,7 +395,7 @@ pub fn build(
 ) -> Result<Report, ReportError> {
     let i = &input.input;
     let r = &config.file.report;
-    let hoist = hoists_test_metrics(template);
+    let hoist = !is_modern_layout(template);
     let file = input.path.display().to_string();
     let all_rows: Vec<Vec<Row>> = input
         .data
@@ -502,7 +505,7 @@ pub fn build(
             details.push_str(&format!("{}: {}\n", t.tbox_group, t.machine));
             if let Some(h) = &test_headline {
                 let hv = HeadlineView::new(h, None);
-                let change = if template == "modern" {
+                let change = if is_modern_layout(template) {
                     hv.change_magnitude
                 } else {
                     hv.change_classic

@@ -61,12 +61,7 @@ pub fn prepare(
     let name = template.unwrap_or(&config.file.report.template);
     let tpath = config.template_path(name);
     let (body_tpl, subject_tpl) = load(name, &tpath)?;
-    let kind = if name.ends_with("modern") || name.ends_with("modern.hbs") {
-        "modern"
-    } else {
-        name
-    };
-    let report = build(config, &loaded, kind, force)?;
+    let report = build(config, &loaded, name, force)?;
     let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
     let i = &loaded.input;
     let bot = &config.file.bot;
