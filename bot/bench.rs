@@ -106,3 +106,84 @@ pub fn compare_render(
         peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.1} MiB")),
     )
 }
+
+/// Queue `count` distinct reports (seed 002's, each under its own commit and
+/// Message-ID) in a scratch state directory, then deliver them all through the
+/// configured transport with pooled connections.
+pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<String> {
+    use crate::mail::deliver::{send_due, Transport};
+    use crate::mail::message;
+    use crate::mail::MessageId;
+    use crate::report::queue::{prepare, queue};
+    use crate::store::Store;
+    use chrono::Utc;
+
+    let scratch = tempfile_dir()?;
+    let mut config = config.clone();
+    config.file.bot.state_dir = scratch.join("state");
+    config.file.outbound.outbox_dir = scratch.join("outbox");
+    config.file.outbound.stop_file = scratch.join("STOP");
+    config.file.outbound.max_per_hour = 0;
+    config.file.outbound.max_per_day = 0;
+    config.file.outbound.moderation = false;
+    config.file.outbound.redirect_all_to.clear();
+    let store = Store::open(&config.state_dir())?;
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/seed002-xfs-fio-falloc-2022.json");
+    let now = Utc::now();
+    let base = prepare(&config, &example, None, false, now)?;
+    let stamp = now.timestamp_nanos_opt().unwrap_or_default();
+
+    let t0 = Instant::now();
+    for i in 0..count {
+        let mut p = base.clone();
+        // The case id is the key's first 12 digits: make those differ.
+        p.report.case_key = format!("{i:012x}{:052x}", stamp as u64);
+        p.envelope.message_id = MessageId::parse(&format!(
+            "perfbot.bench.{stamp:x}.{i}@{}",
+            config.file.bot.message_id_domain
+        ))
+        .expect("valid id");
+        p.envelope.to = vec![to.to_string()];
+        p.envelope.cc.clear();
+        p.raw = message::build(&p.envelope, &p.rendered.body)?;
+        queue(&config, &store, &p, now)?;
+    }
+    let queued = t0.elapsed();
+
+    let transport = Transport::from_config(&config)?;
+    let t1 = Instant::now();
+    let mut sent = 0;
+    let mut rounds = 0;
+    // Failed sends (a busy server) retry at once here: retry_base_secs is 0.
+    config.file.outbound.retry_base_secs = 0;
+    while sent < count && rounds < 5 {
+        let s = send_due(&config, &store, &transport, Utc::now(), false).await?;
+        sent += s.sent;
+        rounds += 1;
+    }
+    let delivered = t1.elapsed();
+    let bytes = base.raw.len();
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(format!(
+        "deliver: {count} reports of {bytes} bytes via {}, concurrency {}\n\
+         queue:   {:.2} s ({:.0} reports/s, one sled transaction + flush each)\n\
+         deliver: {:.2} s ({:.0} mails/s, {sent} sent in {rounds} round(s))\n",
+        transport.describe(),
+        config.file.outbound.concurrency,
+        queued.as_secs_f64(),
+        count as f64 / queued.as_secs_f64(),
+        delivered.as_secs_f64(),
+        sent as f64 / delivered.as_secs_f64(),
+    ))
+}
+
+fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!(
+        "perfbot-bench-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+    ));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}

@@ -11,9 +11,13 @@ use crate::case::{CaseState, Cause};
 use crate::compare::case_file::CaseFile;
 use crate::compare::SelectOptions;
 use crate::config::Config;
+use crate::mail::deliver::{send_due, SendSummary, Transport};
+use crate::mail::followup::{prepare_followup, FollowUp};
+use crate::mail::{Address, MessageId};
 use crate::report::build::ReportError;
 use crate::report::queue::{prepare, queue, QueueError};
-use crate::store::{Created, Store};
+use crate::store::optout::OptOut;
+use crate::store::{Created, OutboxState, Store};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -44,9 +48,12 @@ pub enum Command {
     /// List, show and decide cases
     #[command(subcommand)]
     Cases(CasesCmd),
-    /// Inspect the outbox
+    /// Inspect and moderate the outbox
     #[command(subcommand)]
     Outbox(OutboxCmd),
+    /// Addresses that never get mail from perfbot
+    #[command(subcommand)]
+    Optout(OptoutCmd),
     /// Measure throughput (figures for BENCHMARKS.md)
     Bench(BenchArgs),
 }
@@ -105,18 +112,72 @@ pub enum CasesCmd {
         #[arg(long)]
         reason: String,
     },
+    /// Queue a mail from the operator in the case's thread (Re: subject, threaded)
+    Reply {
+        id: String,
+        /// File with the body text, or - for standard input
+        #[arg(long)]
+        body: PathBuf,
+        /// Answer this Message-ID of the thread instead of the report
+        #[arg(long)]
+        parent: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OptoutCmd {
+    /// Never send mail to this address again
+    Add {
+        address: String,
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Allow mail to this address again
+    Remove { address: String },
+    /// List opted-out addresses (config and database)
+    List,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum OutboxCmd {
-    /// List queued and sent mail
-    List,
+    /// List mail with its delivery state
+    List {
+        #[arg(long)]
+        state: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print one message as it will be (or was) sent
-    Show { message_id: String },
+    Show {
+        message_id: String,
+        /// Delivery state and history instead of the message
+        #[arg(long)]
+        status: bool,
+    },
+    /// Release a held (moderated) mail for sending
+    Approve { message_id: String },
+    /// Never send this mail (it stays listed as dead, with the reason)
+    Drop {
+        message_id: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Try a failed or dead mail again now, under the same Message-ID
+    Retry { message_id: String },
 }
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
+    /// What to measure: compare (statistics + table), deliver (queue and send
+    /// reports through the configured transport, in a scratch state directory)
+    #[arg(long, default_value = "compare")]
+    pub what: String,
+    /// deliver: how many reports
+    #[arg(long, default_value_t = 1000)]
+    pub count: usize,
+    /// deliver: the recipient of every report
+    #[arg(long, default_value = "bob@example.test")]
+    pub to: String,
     /// Metrics per commit
     #[arg(long, default_value_t = 20_000)]
     pub metrics: usize,
@@ -195,27 +256,63 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Send { dry_run } => {
             let config = load_config(config_path.as_deref())?;
             let store = open_store(&config)?;
-            let s = crate::mail::deliver::send_due(&config, &store, Utc::now(), dry_run)?;
-            for l in &s.lines {
-                eprintln!("{l}");
-            }
-            eprintln!(
-                "sent {}, failed {}, not sent (dry run) {}",
-                s.sent, s.failed, s.skipped
-            );
+            let s = send_now(&config, &store, dry_run)?;
+            eprintln!("{}", s.line());
             Ok(())
         }
         Command::Cases(c) => cases(&load_config(config_path.as_deref())?, c),
         Command::Outbox(c) => outbox(&load_config(config_path.as_deref())?, c),
+        Command::Optout(c) => optout(&load_config(config_path.as_deref())?, c),
         Command::Bench(b) => {
             let config = load_config(config_path.as_deref())?;
-            print!(
-                "{}",
-                crate::bench::compare_render(&config, b.metrics, b.runs, b.commits, b.iterations)
-            );
+            let out = match b.what.as_str() {
+                "compare" => crate::bench::compare_render(
+                    &config,
+                    b.metrics,
+                    b.runs,
+                    b.commits,
+                    b.iterations,
+                ),
+                "deliver" => runtime()?.block_on(crate::bench::deliver(&config, b.count, &b.to))?,
+                other => {
+                    return Err(Failure {
+                        code: 2,
+                        error: anyhow!("unknown benchmark {other:?}: compare or deliver"),
+                    })
+                }
+            };
+            print!("{out}");
             Ok(())
         }
     }
+}
+
+/// A tokio runtime for the async edges (SMTP) of one-shot commands.
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// Deliver what is due through the configured transport; print each outcome.
+fn send_now(config: &Config, store: &Store, dry_run: bool) -> Result<SendSummary, Failure> {
+    // lettre's connection pool lives on the runtime: build and drop it there.
+    let s = runtime()?.block_on(async {
+        let transport = Transport::from_config(config).map_err(|e| Failure {
+            code: 2,
+            error: e.into(),
+        })?;
+        Ok::<_, Failure>(send_due(config, store, &transport, Utc::now(), dry_run).await?)
+    })?;
+    for l in &s.lines {
+        eprintln!("{l}");
+    }
+    Ok(s)
+}
+
+fn who() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "operator".into())
 }
 
 fn compare(config: &Config, a: CompareArgs) -> Result<(), Failure> {
@@ -255,19 +352,28 @@ fn report(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let store = open_store(config)?;
+    let optouts: Vec<Address> = store.optouts()?.into_iter().map(|o| o.address).collect();
+    for p in &mut prepared {
+        p.exclude(&optouts, config.file.outbound.max_recipients)
+            .map_err(queue_failure)?;
+    }
     for p in &prepared {
-        match queue(&store, p, now).map_err(queue_failure)? {
+        match queue(config, &store, p, now).map_err(queue_failure)? {
+            Created::New(c) if config.file.outbound.moderation => {
+                eprintln!(
+                    "case {} queued, mail held for moderation: {}",
+                    c.id, c.subject
+                )
+            }
             Created::New(c) => eprintln!("case {} queued: {}", c.id, c.subject),
             Created::Existing(c) => {
                 eprintln!("case {} exists already ({}): nothing queued", c.id, c.state)
             }
         }
     }
+    // The file outbox is local and instant: write it at once.
     if config.file.outbound.transport == "file" {
-        let s = crate::mail::deliver::send_due(config, &store, Utc::now(), false)?;
-        for l in &s.lines {
-            eprintln!("{l}");
-        }
+        send_now(config, &store, false)?;
     }
     Ok(())
 }
@@ -315,7 +421,7 @@ fn cases(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 code: 2,
                 error: anyhow!("unknown state {state:?}"),
             })?;
-            let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+            let user = who();
             let c = store
                 .set_state(
                     &c.id,
@@ -329,30 +435,215 @@ fn cases(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 .context("setting the state")?;
             eprintln!("case {} is now {}", c.id, c.state);
         }
+        CasesCmd::Reply { id, body, parent } => {
+            let c = store.find_case(&id)?;
+            let text = if body.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin())?
+            } else {
+                std::fs::read_to_string(&body)
+                    .with_context(|| format!("reading {}", body.display()))?
+            };
+            let parent = match parent {
+                Some(p) => {
+                    Some(MessageId::parse(&p).ok_or_else(|| anyhow!("not a Message-ID: {p:?}"))?)
+                }
+                None => None,
+            };
+            let f = FollowUp {
+                kind: "note",
+                body: &text,
+                parent: parent.as_ref(),
+                to: Vec::new(),
+                cc: Vec::new(),
+            };
+            let (entry, raw) = prepare_followup(config, &c, &f, Utc::now())?;
+            let new = store.queue_followup(
+                &entry,
+                &raw,
+                Cause::Cli {
+                    user: who(),
+                    reason: "operator reply".into(),
+                },
+                &format!("operator reply <{}> queued", entry.message_id),
+            )?;
+            if new {
+                eprintln!("queued <{}>: {}", entry.message_id, entry.subject);
+            } else {
+                eprintln!("<{}> is queued already", entry.message_id);
+            }
+        }
     }
     Ok(())
 }
 
+fn parse_id(s: &str) -> Result<MessageId, Failure> {
+    MessageId::parse(s).ok_or_else(|| Failure {
+        code: 2,
+        error: anyhow!("not a Message-ID: {s:?}"),
+    })
+}
+
 fn outbox(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
+    let cli = |reason: &str| Cause::Cli {
+        user: who(),
+        reason: reason.to_string(),
+    };
     match c {
-        OutboxCmd::List => {
-            for e in store.outbox_entries()? {
-                println!(
-                    "{:<7} {:<8} {}  {}  {}",
-                    e.state.as_str(),
-                    e.kind,
-                    e.case_id,
-                    e.message_id,
-                    e.subject
-                );
+        OutboxCmd::List { state, json } => {
+            let list: Vec<_> = store
+                .outbox_entries()?
+                .into_iter()
+                .filter(|e| state.as_deref().is_none_or(|s| e.state.as_str() == s))
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for e in &list {
+                    println!(
+                        "{:<7} {:<10} {}  <{}>  {}{}",
+                        e.state.as_str(),
+                        e.kind,
+                        e.case_id,
+                        e.message_id,
+                        e.subject,
+                        e.last_error
+                            .as_ref()
+                            .map(|r| format!("\n        last error: {r}"))
+                            .unwrap_or_default()
+                    );
+                }
             }
         }
-        OutboxCmd::Show { message_id } => {
-            let id = crate::mail::MessageId::parse(&message_id)
-                .ok_or_else(|| anyhow!("not a Message-ID: {message_id:?}"))?;
-            use std::io::Write;
-            std::io::stdout().write_all(&store.outbox_raw(&id)?)?;
+        OutboxCmd::Show { message_id, status } => {
+            let id = parse_id(&message_id)?;
+            if status {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&store.outbox_entry(&id)?)?
+                );
+            } else {
+                use std::io::Write;
+                std::io::stdout().write_all(&store.outbox_raw(&id)?)?;
+            }
+        }
+        OutboxCmd::Approve { message_id } => {
+            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
+            if e.state != OutboxState::Held {
+                return Err(anyhow!("<{}> is {}, not held", e.message_id, e.state.as_str()).into());
+            }
+            e.state = OutboxState::Queued;
+            e.next_attempt_at = Utc::now();
+            store.outbox_transition(
+                &e,
+                None,
+                cli("approved"),
+                &format!("{} <{}> approved for sending", e.kind, e.message_id),
+            )?;
+            eprintln!("<{}> approved; `perfbot send` delivers it", e.message_id);
+        }
+        OutboxCmd::Drop { message_id, reason } => {
+            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
+            if matches!(e.state, OutboxState::Sent | OutboxState::Sending) {
+                return Err(anyhow!(
+                    "<{}> is {}: too late to drop",
+                    e.message_id,
+                    e.state.as_str()
+                )
+                .into());
+            }
+            e.state = OutboxState::Dead;
+            e.last_error = Some(format!("dropped by {}: {reason}", who()));
+            store.outbox_transition(
+                &e,
+                None,
+                cli(&reason),
+                &format!("{} <{}> dropped", e.kind, e.message_id),
+            )?;
+            eprintln!("<{}> dropped", e.message_id);
+        }
+        OutboxCmd::Retry { message_id } => {
+            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
+            if !matches!(e.state, OutboxState::Failed | OutboxState::Dead) {
+                return Err(anyhow!(
+                    "<{}> is {}, not failed or dead",
+                    e.message_id,
+                    e.state.as_str()
+                )
+                .into());
+            }
+            e.state = OutboxState::Queued;
+            e.attempts = 0;
+            e.next_attempt_at = Utc::now();
+            store.outbox_transition(
+                &e,
+                None,
+                cli("retry"),
+                &format!("{} <{}> queued again", e.kind, e.message_id),
+            )?;
+            eprintln!("<{}> queued again", e.message_id);
+        }
+    }
+    Ok(())
+}
+
+fn optout(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    let addr = |s: &str| {
+        Address::parse(s).ok_or_else(|| Failure {
+            code: 2,
+            error: anyhow!("not an e-mail address: {s:?}"),
+        })
+    };
+    match c {
+        OptoutCmd::Add { address, reason } => {
+            let a = addr(&address)?;
+            let new = store.optout_add(&OptOut {
+                address: a.clone(),
+                added: Utc::now(),
+                by: who(),
+                reason,
+            })?;
+            eprintln!(
+                "{a} {}",
+                if new {
+                    "opted out"
+                } else {
+                    "was opted out already"
+                }
+            );
+        }
+        OptoutCmd::Remove { address } => {
+            let a = addr(&address)?;
+            if store.optout_remove(&a)? {
+                eprintln!("{a} gets mail again");
+            } else if config
+                .file
+                .outbound
+                .optout
+                .iter()
+                .any(|o| Address::parse(o).as_ref() == Some(&a))
+            {
+                return Err(
+                    anyhow!("{a} is opted out in {}; remove it there", config.source).into(),
+                );
+            } else {
+                eprintln!("{a} was not opted out");
+            }
+        }
+        OptoutCmd::List => {
+            for a in &config.file.outbound.optout {
+                println!("{a}\t(config)");
+            }
+            for o in store.optouts()? {
+                println!(
+                    "{}\t{} by {}: {}",
+                    o.address,
+                    o.added.to_rfc3339(),
+                    o.by,
+                    o.reason
+                );
+            }
         }
     }
     Ok(())

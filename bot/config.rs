@@ -109,6 +109,29 @@ pub struct OutboundSection {
     /// `file` (the default: `.eml` files in `outbox_dir`), `smtp` or `stdout`.
     pub transport: String,
     pub outbox_dir: PathBuf,
+    /// Staging: every envelope goes to this one address instead (headers unchanged,
+    /// an `X-Perfbot-Redirected` header says so).
+    pub redirect_all_to: String,
+    /// Most recipients (To + Cc) one mail may have; Cc beyond it is dropped.
+    pub max_recipients: usize,
+    /// Rate limits over all mail perfbot sends (0 = no limit).
+    pub max_per_hour: u32,
+    pub max_per_day: u32,
+    /// Halt all sending (mail is still recorded and queued).
+    pub emergency_stop: bool,
+    /// The same, by creating this file (relative to the config file).
+    pub stop_file: PathBuf,
+    /// Hold new reports until `perfbot outbox approve`.
+    pub moderation: bool,
+    /// Attempts before a mail is given up as dead.
+    pub max_attempts: u32,
+    /// First retry delay; doubled per attempt up to `retry_max_secs`.
+    pub retry_base_secs: u64,
+    pub retry_max_secs: u64,
+    /// Mails sent over SMTP at once (and pooled connections).
+    pub concurrency: usize,
+    /// Addresses that never get mail (joined with `perfbot optout add`).
+    pub optout: Vec<String>,
 }
 
 impl Default for OutboundSection {
@@ -116,6 +139,76 @@ impl Default for OutboundSection {
         OutboundSection {
             transport: "file".into(),
             outbox_dir: "state/outbox".into(),
+            redirect_all_to: String::new(),
+            max_recipients: 25,
+            max_per_hour: 60,
+            max_per_day: 500,
+            emergency_stop: false,
+            stop_file: "state/STOP".into(),
+            moderation: false,
+            max_attempts: 8,
+            retry_base_secs: 60,
+            retry_max_secs: 6 * 3600,
+            concurrency: 4,
+            optout: Vec::new(),
+        }
+    }
+}
+
+/// A password: read from the environment or a file, never printed.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: String) -> Self {
+        Secret(s)
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() {
+            "(none)"
+        } else {
+            "(redacted)"
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SmtpSection {
+    /// `smtp://host:port` (STARTTLS; plain allowed only on loopback when the server
+    /// offers no STARTTLS), `smtp://…?tls=required|none`, or `smtps://host:port`.
+    pub url: String,
+    pub user: String,
+    /// File holding the password; `PERFBOT_SMTP_PASSWORD` wins over it.
+    pub password_file: PathBuf,
+    /// PEM file of a private CA to trust besides the public roots.
+    pub ca_file: PathBuf,
+    pub timeout_secs: u64,
+    /// Envelope sender (MAIL FROM); `bot.email` when empty.
+    pub envelope_from: String,
+    /// Name sent in EHLO; the host name when empty.
+    pub helo_name: String,
+}
+
+impl Default for SmtpSection {
+    fn default() -> Self {
+        SmtpSection {
+            url: "smtp://127.0.0.1:25".into(),
+            user: String::new(),
+            password_file: PathBuf::new(),
+            ca_file: PathBuf::new(),
+            timeout_secs: 30,
+            envelope_from: String::new(),
+            helo_name: String::new(),
         }
     }
 }
@@ -146,6 +239,7 @@ pub struct ConfigFile {
     /// Extra metric directions, consulted before the built-in table.
     pub direction: Vec<DirectionEntry>,
     pub outbound: OutboundSection,
+    pub smtp: SmtpSection,
     pub inbound: InboundSection,
 }
 
@@ -230,6 +324,25 @@ impl Config {
                 file.outbound.transport
             )));
         }
+        let o = &file.outbound;
+        for a in o
+            .optout
+            .iter()
+            .chain(Some(&o.redirect_all_to).filter(|a| !a.is_empty()))
+        {
+            if crate::mail::address::Address::parse(a).is_none() {
+                return Err(invalid(format!("outbound: {a:?} is not an e-mail address")));
+            }
+        }
+        if o.max_attempts == 0 || o.concurrency == 0 || o.max_recipients == 0 {
+            return Err(invalid(
+                "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
+            ));
+        }
+        if file.outbound.transport == "smtp" {
+            crate::mail::smtp::SmtpUrl::parse(&file.smtp.url)
+                .map_err(|e| invalid(format!("smtp.url: {e}")))?;
+        }
         let config = Config {
             source: source.to_string(),
             file,
@@ -263,6 +376,15 @@ impl Config {
         self.resolve(&self.file.outbound.outbox_dir)
     }
 
+    pub fn stop_file(&self) -> PathBuf {
+        self.resolve(&self.file.outbound.stop_file)
+    }
+
+    /// The SMTP password: `PERFBOT_SMTP_PASSWORD`, else `smtp.password_file`.
+    pub fn smtp_password(&self) -> Result<Secret, ConfigError> {
+        secret("PERFBOT_SMTP_PASSWORD", &self.file.smtp.password_file, self)
+    }
+
     /// A template by name (`classic`, `modern`) or path.
     pub fn template_path(&self, name: &str) -> PathBuf {
         if name.ends_with(".hbs") || name.contains('/') {
@@ -272,4 +394,21 @@ impl Config {
                 .join(format!("{name}.hbs"))
         }
     }
+}
+
+/// A secret from the environment variable `var`, else from `file` (trailing
+/// newline dropped). Neither is ever logged.
+pub fn secret(var: &str, file: &Path, config: &Config) -> Result<Secret, ConfigError> {
+    if let Ok(v) = std::env::var(var) {
+        return Ok(Secret(v));
+    }
+    if file.as_os_str().is_empty() {
+        return Ok(Secret::default());
+    }
+    let p = config.resolve(file);
+    let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Invalid {
+        path: config.source.clone(),
+        message: format!("password file {}: {e}", p.display()),
+    })?;
+    Ok(Secret(text.trim_end_matches(['\r', '\n']).to_string()))
 }

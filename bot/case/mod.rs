@@ -124,6 +124,9 @@ pub struct Case {
     pub subsystem: Option<String>,
     pub to: Vec<String>,
     pub cc: Vec<String>,
+    /// The report's own References (the patch thread it answers), oldest first.
+    #[serde(default)]
+    pub references: Vec<MessageId>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }

@@ -54,6 +54,30 @@ pub fn bare_address(mailbox: &str) -> String {
     s.trim().to_ascii_lowercase()
 }
 
+/// A bare e-mail address, lower-cased: what opt-outs, trust and envelopes compare.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Address(String);
+
+impl Address {
+    /// From `Name <addr>` or `addr`; `None` unless it is a valid address.
+    pub fn parse(mailbox: &str) -> Option<Address> {
+        let bare = bare_address(mailbox);
+        bare.parse::<lettre::Address>().ok()?;
+        Some(Address(bare))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +101,12 @@ mod tests {
             "david@fromorbit.com"
         );
         assert_eq!(bare_address("<x@y>"), "x@y");
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(Address::parse("A <B@C.org>").unwrap().as_str(), "b@c.org");
+        assert!(Address::parse("not an address").is_none());
+        assert!(Address::parse("a@b\r\nBcc: x@y").is_none());
     }
 }

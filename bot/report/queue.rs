@@ -13,7 +13,7 @@ use crate::error::InputError;
 use crate::input::LoadedInput;
 use crate::mail::address::bare_address;
 use crate::mail::message::{self, dedup_recipients, BuildError, Envelope};
-use crate::mail::MessageId;
+use crate::mail::{Address, MessageId};
 use crate::store::{Created, OutboxEntry, OutboxState, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +81,14 @@ pub fn prepare(
         cc.push(bot.email.clone());
     }
     let (to, cc) = dedup_recipients(&to, &cc);
+    let optouts: Vec<Address> = config
+        .file
+        .outbound
+        .optout
+        .iter()
+        .filter_map(|a| Address::parse(a))
+        .collect();
+    let (to, cc, _) = apply_policy(to, cc, &optouts, config.file.outbound.max_recipients);
     let patch_id = i
         .patch
         .as_ref()
@@ -110,9 +118,71 @@ pub fn prepare(
     })
 }
 
+/// Drop opted-out addresses, then cap the count (To is kept, Cc cut from the
+/// end). Returns what is left and what was dropped, with the reason.
+pub fn apply_policy(
+    to: Vec<String>,
+    cc: Vec<String>,
+    optouts: &[Address],
+    max: usize,
+) -> (Vec<String>, Vec<String>, Vec<(String, &'static str)>) {
+    let mut dropped = Vec::new();
+    let mut keep = |list: Vec<String>| -> Vec<String> {
+        list.into_iter()
+            .filter(|a| {
+                let out = Address::parse(a).is_some_and(|x| optouts.contains(&x));
+                if out {
+                    dropped.push((a.clone(), "opted out"));
+                }
+                !out
+            })
+            .collect()
+    };
+    let mut to = keep(to);
+    let mut cc = keep(cc);
+    if to.len() > max {
+        for a in to.drain(max..) {
+            dropped.push((a, "over outbound.max_recipients"));
+        }
+    }
+    let room = max - to.len();
+    if cc.len() > room {
+        for a in cc.drain(room..) {
+            dropped.push((a, "over outbound.max_recipients"));
+        }
+    }
+    (to, cc, dropped)
+}
+
+impl Prepared {
+    /// Remove addresses opted out in the state database and rebuild the message.
+    pub fn exclude(&mut self, optouts: &[Address], max: usize) -> Result<(), QueueError> {
+        let (to, cc, dropped) = apply_policy(
+            std::mem::take(&mut self.envelope.to),
+            std::mem::take(&mut self.envelope.cc),
+            optouts,
+            max,
+        );
+        self.envelope.to = to;
+        self.envelope.cc = cc;
+        if !dropped.is_empty() {
+            for (a, why) in &dropped {
+                tracing::info!(address = %a, reason = why, "recipient dropped");
+            }
+            self.raw = message::build(&self.envelope, &self.rendered.body)?;
+        }
+        Ok(())
+    }
+}
+
 /// Record the case and queue its mail. Idempotent: the same input finds the
 /// existing case and queues nothing.
-pub fn queue(store: &Store, p: &Prepared, now: DateTime<Utc>) -> Result<Created, QueueError> {
+pub fn queue(
+    config: &Config,
+    store: &Store,
+    p: &Prepared,
+    now: DateTime<Utc>,
+) -> Result<Created, QueueError> {
     let r = &p.report;
     let id = CaseId::from_key(&r.case_key);
     let case = Case {
@@ -136,6 +206,7 @@ pub fn queue(store: &Store, p: &Prepared, now: DateTime<Utc>) -> Result<Created,
         subsystem: r.view.subsystem.clone(),
         to: p.envelope.to.clone(),
         cc: p.envelope.cc.clone(),
+        references: p.envelope.references.clone(),
         created: now,
         updated: now,
     };
@@ -151,13 +222,18 @@ pub fn queue(store: &Store, p: &Prepared, now: DateTime<Utc>) -> Result<Created,
         case_id: id,
         kind: "report".into(),
         subject: p.rendered.subject.clone(),
-        state: OutboxState::Queued,
+        state: if config.file.outbound.moderation {
+            OutboxState::Held
+        } else {
+            OutboxState::Queued
+        },
         recipients,
         attempts: 0,
         queued_at: now,
         next_attempt_at: now,
         sent_at: None,
         last_error: None,
+        server_reply: None,
     };
     Ok(store.create_case(
         &case,

@@ -1,6 +1,8 @@
 //! sled, the one source of truth: cases, their events, the Message-ID index, the
 //! outbox and mailbox cursors. Multi-tree updates run in one transaction.
 
+pub mod cursor;
+pub mod optout;
 pub mod outbox;
 
 use std::path::Path;
@@ -45,6 +47,8 @@ pub struct Store {
     pub(crate) messages: sled::Tree,
     pub(crate) outbox: sled::Tree,
     pub(crate) outbox_raw: sled::Tree,
+    pub(crate) optout: sled::Tree,
+    pub(crate) cursors: sled::Tree,
     pub(crate) meta: sled::Tree,
 }
 
@@ -71,7 +75,7 @@ pub(crate) fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("records serialise")
 }
 
-fn abort<E: std::fmt::Display>(e: E) -> ConflictableTransactionError<String> {
+pub(crate) fn abort<E: std::fmt::Display>(e: E) -> ConflictableTransactionError<String> {
     ConflictableTransactionError::Abort(e.to_string())
 }
 
@@ -85,7 +89,7 @@ pub(crate) fn tx_err(e: TransactionError<String>) -> StoreError {
     }
 }
 
-fn event_key(case: &CaseId, seq: u64) -> Vec<u8> {
+pub(crate) fn event_key(case: &CaseId, seq: u64) -> Vec<u8> {
     let mut k = case.as_str().as_bytes().to_vec();
     k.push(b'/');
     k.extend_from_slice(&seq.to_be_bytes());
@@ -146,6 +150,8 @@ impl Store {
             messages: db.open_tree("messages")?,
             outbox: db.open_tree("outbox")?,
             outbox_raw: db.open_tree("outbox_raw")?,
+            optout: db.open_tree("optout")?,
+            cursors: db.open_tree("cursors")?,
             meta,
             db,
         })

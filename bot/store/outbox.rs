@@ -4,8 +4,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{decode, encode, Store, StoreError};
-use crate::case::CaseId;
+use sled::Transactional;
+
+use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
+use crate::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::mail::MessageId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +51,9 @@ pub struct OutboxEntry {
     pub next_attempt_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
+    /// What the server said when it took the mail (`250 2.0.0 Ok: queued as …`).
+    #[serde(default)]
+    pub server_reply: Option<String>,
 }
 
 /// What the Message-ID index says about a message.
@@ -105,5 +110,92 @@ impl Store {
     pub fn put_outbox_entry(&self, e: &OutboxEntry) -> Result<(), StoreError> {
         self.outbox.insert(e.message_id.as_str(), encode(e))?;
         self.flush()
+    }
+
+    /// Write an entry back and record what happened as an event of its case, in
+    /// one transaction; when `advance` is `(from, to)` and the case is in `from`,
+    /// the case moves to `to`.
+    pub fn outbox_transition(
+        &self,
+        e: &OutboxEntry,
+        advance: Option<(CaseState, CaseState)>,
+        cause: Cause,
+        note: &str,
+    ) -> Result<(), StoreError> {
+        let seq = self.db.generate_id()?;
+        let now = Utc::now();
+        (&self.outbox, &self.cases, &self.events)
+            .transaction(|(outbox, cases, events)| {
+                outbox.insert(e.message_id.as_str(), encode(e))?;
+                let v = cases
+                    .get(e.case_id.as_str())?
+                    .ok_or_else(|| abort(format!("no case {}", e.case_id)))?;
+                let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                let old = c.state;
+                if let Some((from, to)) = advance {
+                    if c.state == from {
+                        c.state = to;
+                        c.updated = now;
+                        cases.insert(e.case_id.as_str(), encode(&c))?;
+                    }
+                }
+                let ev = Event {
+                    time: now,
+                    cause: cause.clone(),
+                    old: Some(old),
+                    new: c.state,
+                    note: note.to_string(),
+                };
+                events.insert(event_key(&e.case_id, seq), encode(&ev))?;
+                Ok(())
+            })
+            .map_err(tx_err)?;
+        self.flush()
+    }
+
+    /// Queue a follow-up mail in a case's thread (ack, reminder, escalation,
+    /// operator reply). Idempotent by Message-ID: `false` when it exists already.
+    pub fn queue_followup(
+        &self,
+        e: &OutboxEntry,
+        raw: &[u8],
+        cause: Cause,
+        note: &str,
+    ) -> Result<bool, StoreError> {
+        let seq = self.db.generate_id()?;
+        let created = (
+            &self.outbox,
+            &self.outbox_raw,
+            &self.messages,
+            &self.cases,
+            &self.events,
+        )
+            .transaction(|(outbox, outbox_raw, messages, cases, events)| {
+                if outbox.get(e.message_id.as_str())?.is_some() {
+                    return Ok(false);
+                }
+                let v = cases
+                    .get(e.case_id.as_str())?
+                    .ok_or_else(|| abort(format!("no case {}", e.case_id)))?;
+                let c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                outbox.insert(e.message_id.as_str(), encode(e))?;
+                outbox_raw.insert(e.message_id.as_str(), raw)?;
+                messages.insert(
+                    e.message_id.as_str(),
+                    encode(&MessageRef::ours(&e.case_id, &e.kind)),
+                )?;
+                let ev = Event {
+                    time: e.queued_at,
+                    cause: cause.clone(),
+                    old: Some(c.state),
+                    new: c.state,
+                    note: note.to_string(),
+                };
+                events.insert(event_key(&e.case_id, seq), encode(&ev))?;
+                Ok(true)
+            })
+            .map_err(tx_err)?;
+        self.flush()?;
+        Ok(created)
     }
 }

@@ -1,0 +1,387 @@
+//! IMAP access with the `imap` crate over our own rustls stream, so that a
+//! private CA can be trusted. Blocking by nature: callers run it on a thread of
+//! its own (or `spawn_blocking`).
+//!
+//! `imap://host:port` uses STARTTLS (plain text allowed only on a loopback host
+//! whose server offers no STARTTLS), `?tls=required|none` overrides, and
+//! `imaps://` is TLS from the first byte.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+
+use crate::config::Secret;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImapError {
+    #[error("imap url {0}")]
+    Url(String),
+    #[error("connecting to {addr}: {source}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("TLS with {addr}: {why}")]
+    Tls { addr: String, why: String },
+    #[error("login as {user} at {addr} failed: {why}")]
+    Login {
+        user: String,
+        addr: String,
+        why: String,
+    },
+    #[error("imap: {0}")]
+    Protocol(#[from] imap::Error),
+    #[error("CA file {path}: {why}")]
+    Ca { path: String, why: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImapTls {
+    StartTls,
+    Opportunistic,
+    Implicit,
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImapUrl {
+    pub host: String,
+    pub port: u16,
+    pub tls: ImapTls,
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl ImapUrl {
+    pub fn parse(s: &str) -> Result<ImapUrl, ImapError> {
+        let bad = |why: String| ImapError::Url(format!("{s:?}: {why}"));
+        let url = url::Url::parse(s).map_err(|e| bad(e.to_string()))?;
+        let host = url
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| bad("no host".into()))?
+            .to_string();
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad(
+                "put the user in imap.user and the password in PERFBOT_IMAP_PASSWORD or imap.password_file".into(),
+            ));
+        }
+        let (port, mut tls) = match url.scheme() {
+            "imap" if is_loopback(&host) => (143, ImapTls::Opportunistic),
+            "imap" => (143, ImapTls::StartTls),
+            "imaps" => (993, ImapTls::Implicit),
+            other => return Err(bad(format!("scheme {other:?}: use imap:// or imaps://"))),
+        };
+        for (k, v) in url.query_pairs() {
+            match (k.as_ref(), v.as_ref(), url.scheme()) {
+                ("tls", "required", "imap") => tls = ImapTls::StartTls,
+                ("tls", "opportunistic", "imap") => tls = ImapTls::Opportunistic,
+                ("tls", "none", "imap") => tls = ImapTls::None,
+                _ => return Err(bad(format!("unknown option {k}={v}"))),
+            }
+        }
+        Ok(ImapUrl {
+            port: url.port().unwrap_or(port),
+            host,
+            tls,
+        })
+    }
+
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+/// Where to log in.
+#[derive(Debug, Clone)]
+pub struct ImapAccount {
+    pub url: ImapUrl,
+    pub user: String,
+    pub password: Secret,
+    /// PEM of a CA to trust besides the public roots.
+    pub ca_pem: Option<Vec<u8>>,
+    pub timeout: Duration,
+}
+
+/// A plain or TLS connection; one type so that sessions and IDLE work on both.
+#[derive(Debug)]
+pub enum ImapStream {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Read for ImapStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            ImapStream::Plain(s) => s.read(buf),
+            ImapStream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for ImapStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            ImapStream::Plain(s) => s.write(buf),
+            ImapStream::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            ImapStream::Plain(s) => s.flush(),
+            ImapStream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+impl ImapStream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            ImapStream::Plain(s) => s,
+            ImapStream::Tls(s) => s.get_ref(),
+        }
+    }
+}
+
+impl imap::extensions::idle::SetReadTimeout for ImapStream {
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> imap::Result<()> {
+        self.tcp()
+            .set_read_timeout(timeout)
+            .map_err(imap::Error::Io)
+    }
+}
+
+pub type ImapSession = imap::Session<ImapStream>;
+
+fn tls_config(ca_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, ImapError> {
+    let mut roots = RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(pem) = ca_pem {
+        let mut n = 0;
+        for c in CertificateDer::pem_slice_iter(pem) {
+            let c = c.map_err(|e| ImapError::Ca {
+                path: "(ca file)".into(),
+                why: e.to_string(),
+            })?;
+            roots.add(c).map_err(|e| ImapError::Ca {
+                path: "(ca file)".into(),
+                why: e.to_string(),
+            })?;
+            n += 1;
+        }
+        if n == 0 {
+            return Err(ImapError::Ca {
+                path: "(ca file)".into(),
+                why: "no certificate in it".into(),
+            });
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let cfg = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ImapError::Tls {
+            addr: String::new(),
+            why: e.to_string(),
+        })?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(cfg))
+}
+
+fn wrap(tcp: TcpStream, acct: &ImapAccount) -> Result<ImapStream, ImapError> {
+    let addr = acct.url.addr();
+    let cfg = tls_config(acct.ca_pem.as_deref())?;
+    let name = ServerName::try_from(acct.url.host.clone()).map_err(|e| ImapError::Tls {
+        addr: addr.clone(),
+        why: e.to_string(),
+    })?;
+    let conn = ClientConnection::new(cfg, name).map_err(|e| ImapError::Tls {
+        addr: addr.clone(),
+        why: e.to_string(),
+    })?;
+    let mut s = StreamOwned::new(conn, tcp);
+    // Finish the handshake now, so that a bad certificate is reported as such.
+    while s.conn.is_handshaking() {
+        s.conn
+            .complete_io(&mut s.sock)
+            .map_err(|e| ImapError::Tls {
+                addr: addr.clone(),
+                why: e.to_string(),
+            })?;
+    }
+    Ok(ImapStream::Tls(Box::new(s)))
+}
+
+/// Connect, secure the connection as the URL asks, log in.
+pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
+    let addr = acct.url.addr();
+    let cerr = |source| ImapError::Connect {
+        addr: addr.clone(),
+        source,
+    };
+    let sockaddr = addr
+        .to_socket_addrs()
+        .map_err(cerr)?
+        .next()
+        .ok_or_else(|| cerr(std::io::Error::other("no address")))?;
+    let tcp = TcpStream::connect_timeout(&sockaddr, acct.timeout).map_err(cerr)?;
+    tcp.set_read_timeout(Some(acct.timeout)).map_err(cerr)?;
+    tcp.set_write_timeout(Some(acct.timeout)).map_err(cerr)?;
+    let stream = match acct.url.tls {
+        ImapTls::Implicit => wrap(tcp, acct)?,
+        ImapTls::None => ImapStream::Plain(tcp),
+        ImapTls::StartTls | ImapTls::Opportunistic => {
+            let mut tcp = tcp;
+            if starttls(&mut tcp).map_err(cerr)? {
+                let tls = wrap(tcp, acct)?;
+                // The greeting was read before STARTTLS; none follows it.
+                return login(imap::Client::new(tls), acct);
+            }
+            if acct.url.tls == ImapTls::StartTls {
+                return Err(ImapError::Tls {
+                    addr,
+                    why: "the server does not offer STARTTLS".into(),
+                });
+            }
+            return login(imap::Client::new(ImapStream::Plain(tcp)), acct);
+        }
+    };
+    let mut c = imap::Client::new(stream);
+    c.read_greeting()?;
+    login(c, acct)
+}
+
+/// One CRLF-terminated line, read a byte at a time so that nothing past it is
+/// consumed (the TLS handshake follows on the same socket).
+fn read_line(tcp: &mut TcpStream) -> std::io::Result<String> {
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while line.len() < 8192 {
+        if tcp.read(&mut b)? == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "connection closed",
+            ));
+        }
+        line.push(b[0]);
+        if line.ends_with(b"\r\n") {
+            break;
+        }
+    }
+    Ok(String::from_utf8_lossy(&line).into_owned())
+}
+
+/// Read the greeting, ask for capabilities, and start TLS when offered.
+/// `Ok(false)`: the server offers no STARTTLS (the greeting has been read).
+fn starttls(tcp: &mut TcpStream) -> std::io::Result<bool> {
+    let greeting = read_line(tcp)?;
+    if !greeting.starts_with("* OK") {
+        return Err(std::io::Error::other(format!(
+            "unexpected greeting {:?}",
+            greeting.trim_end()
+        )));
+    }
+    tcp.write_all(b"p0 CAPABILITY\r\n")?;
+    let mut offered = false;
+    loop {
+        let l = read_line(tcp)?;
+        if l.starts_with("* CAPABILITY") {
+            offered = l
+                .split_whitespace()
+                .any(|w| w.eq_ignore_ascii_case("STARTTLS"));
+        } else if l.starts_with("p0 ") {
+            break;
+        }
+    }
+    if !offered {
+        return Ok(false);
+    }
+    tcp.write_all(b"p1 STARTTLS\r\n")?;
+    loop {
+        let l = read_line(tcp)?;
+        if l.starts_with("p1 OK") {
+            return Ok(true);
+        }
+        if l.starts_with("p1 ") {
+            return Err(std::io::Error::other(format!(
+                "STARTTLS refused: {}",
+                l.trim_end()
+            )));
+        }
+    }
+}
+
+fn login(c: imap::Client<ImapStream>, acct: &ImapAccount) -> Result<ImapSession, ImapError> {
+    c.login(&acct.user, acct.password.expose())
+        .map_err(|(e, _)| ImapError::Login {
+            user: acct.user.clone(),
+            addr: acct.url.addr(),
+            why: e.to_string(),
+        })
+}
+
+/// One message fetched by UID.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub uid: u32,
+    pub raw: Vec<u8>,
+}
+
+/// Messages with UID greater than `after`, in UID order, at most `limit` of them
+/// (fetched in batches so that a huge mailbox never sits in memory at once).
+pub fn fetch_after(
+    s: &mut ImapSession,
+    after: u32,
+    limit: usize,
+) -> Result<Vec<Fetched>, ImapError> {
+    let mut uids: Vec<u32> = s
+        .uid_search(format!("UID {}:*", after.saturating_add(1)))?
+        .into_iter()
+        .filter(|u| *u > after) // `n:*` always matches the last message
+        .collect();
+    uids.sort_unstable();
+    uids.truncate(limit);
+    if uids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let set: Vec<String> = uids.iter().map(u32::to_string).collect();
+    let fetches = s.uid_fetch(set.join(","), "(UID BODY.PEEK[])")?;
+    let mut out: Vec<Fetched> = fetches
+        .iter()
+        .filter_map(|f| {
+            Some(Fetched {
+                uid: f.uid?,
+                raw: f.body()?.to_vec(),
+            })
+        })
+        .collect();
+    out.sort_by_key(|f| f.uid);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let u = ImapUrl::parse("imap://127.0.0.1:1143").unwrap();
+        assert_eq!((u.port, u.tls), (1143, ImapTls::Opportunistic));
+        let u = ImapUrl::parse("imap://mail.example.org").unwrap();
+        assert_eq!((u.port, u.tls), (143, ImapTls::StartTls));
+        let u = ImapUrl::parse("imaps://mail.example.org").unwrap();
+        assert_eq!((u.port, u.tls), (993, ImapTls::Implicit));
+        assert!(ImapUrl::parse("imap://u:p@h").is_err());
+        assert!(ImapUrl::parse("pop3://h").is_err());
+    }
+}

@@ -1,0 +1,44 @@
+//! Addresses that asked never to get mail from perfbot.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{decode, encode, Store, StoreError};
+use crate::mail::Address;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptOut {
+    pub address: Address,
+    pub added: DateTime<Utc>,
+    pub by: String,
+    pub reason: String,
+}
+
+impl Store {
+    /// Returns false when the address was opted out already.
+    pub fn optout_add(&self, o: &OptOut) -> Result<bool, StoreError> {
+        let old = self.optout.insert(o.address.as_str(), encode(o))?;
+        self.flush()?;
+        Ok(old.is_none())
+    }
+
+    pub fn optout_remove(&self, a: &Address) -> Result<bool, StoreError> {
+        let old = self.optout.remove(a.as_str())?;
+        self.flush()?;
+        Ok(old.is_some())
+    }
+
+    pub fn optouts(&self) -> Result<Vec<OptOut>, StoreError> {
+        self.optout
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                decode("optout", &k, &v)
+            })
+            .collect()
+    }
+
+    pub fn is_opted_out(&self, a: &Address) -> Result<bool, StoreError> {
+        Ok(self.optout.contains_key(a.as_str())?)
+    }
+}

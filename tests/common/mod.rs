@@ -1,0 +1,242 @@
+//! Shared by the integration tests that use the real mail server started by
+//! `.ci/mailserver/start-mail.sh` (Postfix SMTP on 127.0.0.1:2525, Dovecot IMAP
+//! on 1143, users bot/alice/bob/list@example.test, password "secret").
+#![allow(dead_code)]
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use perfbot::config::Secret;
+use perfbot::mail::imap::{connect, ImapAccount, ImapSession, ImapUrl};
+
+pub const SMTP_PORT: u16 = 2525;
+pub const SUBMISSION_PORT: u16 = 1587;
+pub const IMAP_PORT: u16 = 1143;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn mail_dir() -> PathBuf {
+    PathBuf::from(std::env::var("MAIL_TEST_DIR").unwrap_or_else(|_| "/tmp/mailtest".into()))
+}
+
+pub fn ca_file() -> PathBuf {
+    mail_dir().join("ca.pem")
+}
+
+/// The mail server must be up: these tests never pass by skipping. Set
+/// `PERFBOT_SKIP_MAIL_TESTS=1` to leave them out on purpose (they then say so).
+pub fn mail_server() -> bool {
+    if std::env::var("PERFBOT_SKIP_MAIL_TESTS").is_ok_and(|v| v == "1") {
+        eprintln!("mail server tests skipped (PERFBOT_SKIP_MAIL_TESTS=1)");
+        return false;
+    }
+    for port in [SMTP_PORT, IMAP_PORT] {
+        if TcpStream::connect(("127.0.0.1", port)).is_err() {
+            panic!(
+                "no mail server on 127.0.0.1:{port}: start it with `sudo .ci/mailserver/start-mail.sh` \
+                 (or set PERFBOT_SKIP_MAIL_TESTS=1)"
+            );
+        }
+    }
+    true
+}
+
+/// A token unique to this test run and call, for Message-IDs and subjects.
+pub fn token() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{:x}{:x}{:x}",
+        t,
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// A 40-hex "commit" that makes a new case (and Message-ID) every time.
+pub fn fresh_sha() -> String {
+    use std::fmt::Write;
+    let t = token();
+    let mut s = String::new();
+    for b in t.bytes().cycle().take(20) {
+        write!(s, "{:02x}", b).unwrap();
+    }
+    // Mix in the token itself so two tokens never give one sha.
+    let tail = format!("{t:0>12}");
+    format!("{}{}", &s[..28], &tail[tail.len() - 12..])
+}
+
+/// Seed 002's input, as a new case, addressed to test users.
+pub fn input(dir: &Path, to: &str, cc: &[&str]) -> PathBuf {
+    let text =
+        std::fs::read_to_string(root().join("examples/seed002-xfs-fio-falloc-2022.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["commit"]["sha"] = fresh_sha().into();
+    let (name, email) = match to.split_once('<') {
+        Some((n, e)) => (n.trim().to_string(), e.trim_end_matches('>').to_string()),
+        None => ("Test Author".to_string(), to.to_string()),
+    };
+    v["commit"]["author"] = serde_json::json!({ "name": name, "email": email });
+    v["recipients"] = serde_json::json!({ "cc": cc });
+    let p = dir.join(format!("input-{}.json", token()));
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+/// A config for the test: state in `dir`, SMTP through `smtp_url`, plus `extra`
+/// TOML appended to the `[outbound]` section.
+pub fn config(dir: &Path, smtp_url: &str, outbound_extra: &str, smtp_extra: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[bot]
+state_dir = {state:?}
+name = "kernel test robot"
+email = "bot@example.test"
+message_id_domain = "{domain}"
+
+[report]
+templates_dir = {templates:?}
+cc = []
+cc_self = false
+
+[outbound]
+transport = "smtp"
+outbox_dir = {outbox:?}
+stop_file = {stop:?}
+retry_base_secs = 0
+{outbound_extra}
+
+[smtp]
+url = {smtp_url:?}
+ca_file = {ca:?}
+timeout_secs = 10
+{smtp_extra}
+"#,
+        domain = id_domain(dir),
+        state = dir.join("state"),
+        templates = root().join("templates"),
+        outbox = dir.join("state/outbox"),
+        stop = dir.join("STOP"),
+        ca = ca_file(),
+    );
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The Message-ID domain of a test's config: unique to its directory, so that
+/// one IMAP search finds every mail of that test.
+pub fn id_domain(dir: &Path) -> String {
+    let name: String = dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    format!("{}.perfbot.test", name.to_ascii_lowercase())
+}
+
+/// How many mails in `user`'s INBOX have a Message-ID containing `part`.
+pub fn count_matching(user: &str, part: &str) -> usize {
+    let mut s = imap(user);
+    let n = s
+        .uid_search(format!("HEADER Message-ID \"{part}\""))
+        .unwrap()
+        .len();
+    let _ = s.logout();
+    n
+}
+
+pub fn perfbot(config: &Path, args: &[&str]) -> Output {
+    perfbot_env(config, args, &[])
+}
+
+pub fn perfbot_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"));
+    c.arg("--config").arg(config).args(args).current_dir(root());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "perfbot failed: {}", stderr(o));
+    stderr(o)
+}
+
+pub fn imap(user: &str) -> ImapSession {
+    let acct = ImapAccount {
+        url: ImapUrl::parse(&format!("imap://127.0.0.1:{IMAP_PORT}")).unwrap(),
+        user: format!("{user}@example.test"),
+        password: Secret::new("secret".into()),
+        ca_pem: Some(std::fs::read(ca_file()).unwrap()),
+        timeout: Duration::from_secs(10),
+    };
+    let mut s = connect(&acct).unwrap();
+    s.select("INBOX").unwrap();
+    s
+}
+
+/// Every copy of the message with this Message-ID in `user`'s INBOX.
+pub fn copies(user: &str, message_id: &str) -> Vec<Vec<u8>> {
+    let mut s = imap(user);
+    let uids = s
+        .uid_search(format!("HEADER Message-ID \"{message_id}\""))
+        .unwrap();
+    let mut out = Vec::new();
+    for u in uids {
+        for f in s.uid_fetch(u.to_string(), "BODY.PEEK[]").unwrap().iter() {
+            out.push(f.body().unwrap().to_vec());
+        }
+    }
+    let _ = s.logout();
+    out
+}
+
+/// Wait (with a deadline, not a sleep) until `user` has `n` copies.
+pub fn wait_copies(user: &str, message_id: &str, n: usize) -> Vec<Vec<u8>> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let c = copies(user, message_id);
+        if c.len() >= n || Instant::now() > deadline {
+            return c;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The value of header `name` in a raw message (first occurrence, unfolded).
+pub fn header(raw: &[u8], name: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(raw);
+    let head = text.split("\r\n\r\n").next().unwrap_or("");
+    let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
+    unfolded.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+    })
+}
+
+/// `perfbot outbox list --json`.
+pub fn outbox(config: &Path) -> Vec<serde_json::Value> {
+    let o = perfbot(config, &["outbox", "list", "--json"]);
+    ok(&o);
+    serde_json::from_slice::<serde_json::Value>(&o.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}

@@ -1,0 +1,595 @@
+//! Delivery through a real SMTP server (Postfix on loopback), read back over
+//! real IMAP (Dovecot). Needs `.ci/mailserver/start-mail.sh`.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::*;
+
+fn smtp_url() -> String {
+    format!("smtp://127.0.0.1:{SMTP_PORT}")
+}
+
+/// Report one fresh case; return its Message-ID.
+fn report(cfg: &Path, dir: &Path, to: &str, cc: &[&str]) -> String {
+    let input = input(dir, to, cc);
+    ok(&perfbot(cfg, &["report", input.to_str().unwrap()]));
+    let o = perfbot(cfg, &["cases", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v.as_array().unwrap().last().unwrap()["message_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn state_of(cfg: &Path, id: &str) -> serde_json::Value {
+    outbox(cfg)
+        .into_iter()
+        .find(|e| e["message_id"] == id)
+        .unwrap_or_else(|| panic!("{id} not in the outbox"))
+}
+
+#[test]
+fn report_arrives_once_with_the_right_headers() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    let id = report(
+        &cfg,
+        tmp.path(),
+        "Alice Author <alice@example.test>",
+        &["list@example.test"],
+    );
+    // Over SMTP nothing leaves until `send`.
+    assert_eq!(state_of(&cfg, &id)["state"], "queued");
+    let err = ok(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 1,"), "{err}");
+    let got = wait_copies("alice", &id, 1);
+    assert_eq!(got.len(), 1);
+    let raw = &got[0];
+    assert_eq!(header(raw, "Message-ID").unwrap(), format!("<{id}>"));
+    assert!(header(raw, "From").unwrap().contains("<bot@example.test>"));
+    assert!(header(raw, "To").unwrap().contains("alice@example.test"));
+    assert!(header(raw, "Cc").unwrap().contains("list@example.test"));
+    assert!(header(raw, "Subject").unwrap().contains("fio.write_iops"));
+    assert!(header(raw, "X-Perfbot-Case").is_some());
+    assert_eq!(
+        header(raw, "Content-Type").unwrap(),
+        "text/plain; charset=\"iso-8859-1\""
+    );
+    // The list copy too, once.
+    assert_eq!(wait_copies("list", &id, 1).len(), 1);
+
+    // Sending again sends nothing; the case says it was reported.
+    let err = ok(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 0,"), "{err}");
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "sent");
+    assert!(e["server_reply"].as_str().unwrap().starts_with("250"));
+    let o = perfbot(&cfg, &["cases", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["state"], "reported");
+    let o = ok(&perfbot(
+        &cfg,
+        &["cases", "show", v[0]["id"].as_str().unwrap()],
+    ));
+    let _ = o;
+    assert_eq!(copies("alice", &id).len(), 1);
+}
+
+#[test]
+fn server_down_then_retried_later_nothing_lost() {
+    if !mail_server() {
+        return;
+    }
+    // A port with nobody listening.
+    let dead = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(
+        tmp.path(),
+        &format!("smtp://127.0.0.1:{port}"),
+        "max_attempts = 5",
+        "",
+    );
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("failed 1"), "{err}");
+    assert!(err.contains(&id), "the log names the mail: {err}");
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "failed");
+    assert_eq!(e["attempts"], 1);
+    assert!(
+        e["last_error"].as_str().unwrap().contains("temporary"),
+        "{e}"
+    );
+
+    // The server is back: the same mail goes, under the same Message-ID.
+    let cfg = config(tmp.path(), &smtp_url(), "max_attempts = 5", "");
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+    let e = state_of(&cfg, &id);
+    assert_eq!(
+        (e["state"].as_str(), e["attempts"].as_u64()),
+        (Some("sent"), Some(2))
+    );
+}
+
+#[test]
+fn bounded_attempts_end_dead_with_the_reason() {
+    if !mail_server() {
+        return;
+    }
+    let dead = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(
+        tmp.path(),
+        &format!("smtp://127.0.0.1:{port}"),
+        "max_attempts = 2",
+        "",
+    );
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    perfbot(&cfg, &["send"]);
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("dead 1"), "{err}");
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "dead");
+    assert!(
+        e["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("Connection refused"),
+        "{e}"
+    );
+    // An operator can send it again once the cause is fixed.
+    let cfg = config(tmp.path(), &smtp_url(), "max_attempts = 2", "");
+    ok(&perfbot(&cfg, &["outbox", "retry", &id]));
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+}
+
+/// A TCP relay in front of the real server that cuts the first connection in
+/// the middle of the message body (after DATA), like a network failure.
+fn cutting_proxy() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let cut_done = Arc::new(AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for client in l.incoming() {
+            let Ok(client) = client else { continue };
+            let server = TcpStream::connect(("127.0.0.1", SMTP_PORT)).unwrap();
+            let cut = !cut_done.swap(true, Ordering::SeqCst);
+            let (mut c_r, mut s_w) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut s_r, mut c_w) = (server, client);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = s_r.read(&mut buf) {
+                    if n == 0 || c_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = c_w.shutdown(Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                let mut after_data = 0usize;
+                let mut buf = [0u8; 512];
+                while let Ok(n) = c_r.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    let in_data = seen.windows(6).any(|w| w == b"DATA\r\n");
+                    if cut && in_data {
+                        after_data += n;
+                        // Part of the body has gone through: cut both ways.
+                        if after_data > 600 {
+                            let _ = s_w.shutdown(Shutdown::Both);
+                            let _ = c_r.shutdown(Shutdown::Both);
+                            break;
+                        }
+                    }
+                    if s_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = s_w.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn connection_dropped_during_data_is_retried_with_the_same_message_id() {
+    if !mail_server() {
+        return;
+    }
+    let port = cutting_proxy();
+    let tmp = tempfile::tempdir().unwrap();
+    // No TLS through the proxy, so that it can see where DATA starts.
+    let cfg = config(
+        tmp.path(),
+        &format!("smtp://127.0.0.1:{port}?tls=none"),
+        "",
+        "",
+    );
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("failed 1"), "{err}");
+    assert_eq!(
+        copies("alice", &id).len(),
+        0,
+        "a cut message must not arrive"
+    );
+    let err = ok(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 1"), "{err}");
+    let got = wait_copies("alice", &id, 1);
+    assert_eq!(got.len(), 1);
+    assert_eq!(header(&got[0], "Message-ID").unwrap(), format!("<{id}>"));
+    assert_eq!(state_of(&cfg, &id)["attempts"], 2);
+}
+
+#[test]
+fn a_rejected_recipient_kills_that_mail_only() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    let bad = report(&cfg, tmp.path(), "nobody@example.test", &[]);
+    let good = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 1, failed 0, dead 1"), "{err}");
+    let e = state_of(&cfg, &bad);
+    assert_eq!(e["state"], "dead");
+    let why = e["last_error"].as_str().unwrap();
+    assert!(why.contains("permanent") && why.contains("550"), "{why}");
+    assert!(err.contains(&bad) && err.contains("550"), "{err}");
+    assert_eq!(wait_copies("alice", &good, 1).len(), 1);
+}
+
+#[test]
+fn rate_limit_holds_and_emergency_stop_halts() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "max_per_hour = 2", "");
+    let ids: Vec<String> = (0..3)
+        .map(|_| report(&cfg, tmp.path(), "alice@example.test", &[]))
+        .collect();
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(
+        err.contains("sent 2, failed 0, dead 0, deferred by rate limit 1"),
+        "{err}"
+    );
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(
+        err.contains("sent 0,") && err.contains("deferred by rate limit 1"),
+        "{err}"
+    );
+    assert_eq!(wait_copies("alice", &ids[1], 1).len(), 1);
+    assert_eq!(copies("alice", &ids[2]).len(), 0);
+
+    // Emergency stop: the stop file halts sending; reports are still recorded.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    std::fs::write(tmp.path().join("STOP"), "incident 42").unwrap();
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(
+        err.contains("emergency stop") && err.contains("STOP"),
+        "{err}"
+    );
+    assert_eq!(state_of(&cfg, &id)["state"], "queued");
+    std::fs::remove_file(tmp.path().join("STOP")).unwrap();
+    // The config flag does the same.
+    let cfg = config(tmp.path(), &smtp_url(), "emergency_stop = true", "");
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("emergency_stop"), "{err}");
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+}
+
+#[test]
+fn moderation_holds_until_approved() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "moderation = true", "");
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    assert_eq!(state_of(&cfg, &id)["state"], "held");
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 0"), "{err}");
+    ok(&perfbot(&cfg, &["outbox", "approve", &id]));
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+    // Dropping: a second held mail never goes.
+    let id2 = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    ok(&perfbot(
+        &cfg,
+        &["outbox", "drop", &id2, "--reason", "bogus result"],
+    ));
+    ok(&perfbot(&cfg, &["send"]));
+    let e = state_of(&cfg, &id2);
+    assert_eq!(e["state"], "dead");
+    assert!(e["last_error"].as_str().unwrap().contains("bogus result"));
+    assert_eq!(copies("alice", &id2).len(), 0);
+}
+
+#[test]
+fn optout_and_redirect() {
+    if !mail_server() {
+        return;
+    }
+    // Opted out before the report: not in the headers, not in the envelope.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    ok(&perfbot(
+        &cfg,
+        &[
+            "optout",
+            "add",
+            "Bob <BOB@example.test>",
+            "--reason",
+            "asked",
+        ],
+    ));
+    let list = ok(&perfbot(&cfg, &["optout", "list"]));
+    let _ = list;
+    let id = report(
+        &cfg,
+        tmp.path(),
+        "alice@example.test",
+        &["bob@example.test"],
+    );
+    ok(&perfbot(&cfg, &["send"]));
+    let got = wait_copies("alice", &id, 1);
+    assert!(!header(&got[0], "Cc").unwrap_or_default().contains("bob@"));
+    // Opted out after queueing: left out of the envelope at send time.
+    ok(&perfbot(&cfg, &["optout", "remove", "bob@example.test"]));
+    let id2 = report(
+        &cfg,
+        tmp.path(),
+        "alice@example.test",
+        &["bob@example.test"],
+    );
+    ok(&perfbot(&cfg, &["optout", "add", "bob@example.test"]));
+    ok(&perfbot(&cfg, &["send"]));
+    let got = wait_copies("alice", &id2, 1);
+    assert!(header(&got[0], "Cc").unwrap().contains("bob@example.test"));
+    assert_eq!(copies("bob", &id).len() + copies("bob", &id2).len(), 0);
+
+    // Staging: the envelope goes to the redirect address only, headers unchanged.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(
+        tmp.path(),
+        &smtp_url(),
+        "redirect_all_to = \"bob@example.test\"",
+        "",
+    );
+    let id = report(
+        &cfg,
+        tmp.path(),
+        "alice@example.test",
+        &["list@example.test"],
+    );
+    ok(&perfbot(&cfg, &["send"]));
+    let got = wait_copies("bob", &id, 1);
+    assert_eq!(got.len(), 1);
+    assert!(header(&got[0], "To")
+        .unwrap()
+        .contains("alice@example.test"));
+    let redirected = header(&got[0], "X-Perfbot-Redirected").unwrap();
+    assert!(redirected.contains("alice@example.test") && redirected.contains("list@example.test"));
+    assert_eq!(copies("alice", &id).len(), 0);
+    assert_eq!(copies("list", &id).len(), 0);
+}
+
+#[test]
+fn followups_are_threaded_under_the_report() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    let id = report(
+        &cfg,
+        tmp.path(),
+        "alice@example.test",
+        &["list@example.test"],
+    );
+    let o = perfbot(&cfg, &["cases", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let case = v[0]["id"].as_str().unwrap().to_string();
+    let subject = v[0]["subject"].as_str().unwrap().to_string();
+    let body = tmp.path().join("body.txt");
+    std::fs::write(&body, "Any news on this one?\n").unwrap();
+    ok(&perfbot(
+        &cfg,
+        &["cases", "reply", &case, "--body", body.to_str().unwrap()],
+    ));
+    // Queued twice, sent once.
+    let err = ok(&perfbot(
+        &cfg,
+        &["cases", "reply", &case, "--body", body.to_str().unwrap()],
+    ));
+    assert!(err.contains("already"), "{err}");
+    ok(&perfbot(&cfg, &["send"]));
+    let notes: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "note")
+        .collect();
+    assert_eq!(notes.len(), 1);
+    let nid = notes[0]["message_id"].as_str().unwrap();
+    let got = wait_copies("list", nid, 1);
+    assert_eq!(got.len(), 1);
+    assert_eq!(header(&got[0], "In-Reply-To").unwrap(), format!("<{id}>"));
+    assert!(header(&got[0], "References")
+        .unwrap()
+        .contains(&format!("<{id}>")));
+    assert_eq!(
+        header(&got[0], "Subject").unwrap(),
+        format!("Re: {subject}")
+    );
+    let shown = ok(&perfbot(&cfg, &["cases", "show", &case]));
+    let _ = shown;
+}
+
+#[test]
+fn tls_and_auth_failures_are_clear_and_secrets_stay_out_of_logs() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // Submission with STARTTLS required, a private CA and AUTH: works.
+    let url = format!("smtp://127.0.0.1:{SUBMISSION_PORT}?tls=required");
+    let cfg = config(tmp.path(), &url, "", "user = \"bot@example.test\"");
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let o = perfbot_env(
+        &cfg,
+        &["send"],
+        &[("PERFBOT_SMTP_PASSWORD", "secret"), ("RUST_LOG", "trace")],
+    );
+    let err = ok(&o);
+    assert!(err.contains("sent 1"), "{err}");
+    // Neither the word nor its AUTH PLAIN encoding (rustls' own trace lines
+    // say "extended_master_secret", hence the word boundaries).
+    let word = regex::Regex::new(r"\bsecret\b").unwrap();
+    assert!(
+        !word.is_match(&err),
+        "the password must not be logged:\n{err}"
+    );
+    assert!(!err.contains("AGJvdEBleGFtcGxlLnRlc3QAc2VjcmV0"), "{err}");
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+
+    // Wrong password: failed with the server's words; nothing lost.
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let o = perfbot_env(
+        &cfg,
+        &["send"],
+        &[
+            ("PERFBOT_SMTP_PASSWORD", "wrong-pw-123"),
+            ("RUST_LOG", "trace"),
+        ],
+    );
+    let err = stderr(&o);
+    assert!(
+        !err.contains("wrong-pw-123"),
+        "the password must not be logged"
+    );
+    let e = state_of(&cfg, &id);
+    assert_ne!(e["state"], "sent");
+    assert!(e["last_error"].as_str().unwrap().contains("535"), "{e}");
+
+    // The password from a file works too.
+    let pw = tmp.path().join("pw");
+    std::fs::write(&pw, "secret\n").unwrap();
+    let cfg = config(
+        tmp.path(),
+        &url,
+        "",
+        &format!("user = \"bot@example.test\"\npassword_file = {pw:?}"),
+    );
+    ok(&perfbot(&cfg, &["outbox", "retry", &id]));
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+
+    // TLS failure: implicit TLS against a plain-text port.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(
+        tmp.path(),
+        &format!("smtps://127.0.0.1:{SMTP_PORT}"),
+        "",
+        "",
+    );
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("failed 1"), "{err}");
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "failed");
+    // And STARTTLS without trusting the private CA: a certificate error.
+    let cfg = config(tmp.path(), &format!("{}?tls=required", smtp_url()), "", "").to_path_buf();
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace(&format!("ca_file = {:?}", ca_file()), "");
+    std::fs::write(&cfg, text).unwrap();
+    ok(&perfbot(&cfg, &["outbox", "retry", &id]));
+    perfbot(&cfg, &["send"]);
+    let e = state_of(&cfg, &id);
+    let why = e["last_error"].as_str().unwrap().to_lowercase();
+    assert!(why.contains("certificate") || why.contains("tls"), "{why}");
+}
+
+#[test]
+fn kill_9_while_sending_loses_nothing_and_never_changes_a_message_id() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "concurrency = 1", "");
+    let ids: Vec<String> = (0..24)
+        .map(|_| report(&cfg, tmp.path(), "alice@example.test", &[]))
+        .collect();
+    // Kill the sender at a few different instants, then let a last run finish.
+    let mut progress = Vec::new();
+    let domain = id_domain(tmp.path());
+    for target in [1usize, 8, 16] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .arg("send")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill as soon as the server has taken `target` of them: mid-run.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while count_matching("alice", &domain) < target && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let states: Vec<String> = outbox(&cfg)
+            .iter()
+            .map(|e| e["state"].as_str().unwrap().to_string())
+            .collect();
+        eprintln!("killed after {target} arrived: {states:?}");
+        progress.push(states.iter().filter(|s| *s == "sent").count());
+    }
+    // The kills landed in the middle of the work, not before or after it.
+    assert!(progress.iter().any(|n| *n > 0 && *n < 24), "{progress:?}");
+    ok(&perfbot(&cfg, &["send"]));
+    let entries = outbox(&cfg);
+    assert_eq!(entries.len(), 24);
+    let mut dupes = 0;
+    for id in &ids {
+        let got = wait_copies("alice", id, 1);
+        assert!(!got.is_empty(), "{id} was lost");
+        // At most the one unavoidable resend, and always under the same id.
+        assert!(got.len() <= 2, "{id} arrived {} times", got.len());
+        dupes += got.len() - 1;
+        for raw in &got {
+            assert_eq!(header(raw, "Message-ID").unwrap(), format!("<{id}>"));
+        }
+        let e = entries
+            .iter()
+            .find(|e| e["message_id"] == *id.as_str())
+            .unwrap();
+        assert_eq!(e["state"], "sent");
+    }
+    // Each kill can hit the window at most once.
+    assert!(dupes <= 3, "{dupes} duplicates");
+}
