@@ -54,6 +54,11 @@ pub enum Command {
     /// Addresses that never get mail from perfbot
     #[command(subcommand)]
     Optout(OptoutCmd),
+    /// Read mail and record what belongs to case threads
+    Ingest(IngestArgs),
+    /// Messages that could not be read, kept with the reason
+    #[command(subcommand)]
+    Quarantine(QuarantineCmd),
     /// Measure throughput (figures for BENCHMARKS.md)
     Bench(BenchArgs),
 }
@@ -122,6 +127,33 @@ pub enum CasesCmd {
         #[arg(long)]
         parent: Option<String>,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// Read this maildir instead of the configured source
+    #[arg(long, conflicts_with_all = ["mbox", "stdin"])]
+    pub maildir: Option<PathBuf>,
+    /// Read these mbox files (gzip too) instead of the configured source
+    #[arg(long, num_args = 1.., conflicts_with = "stdin")]
+    pub mbox: Vec<PathBuf>,
+    /// Read one message from standard input
+    #[arg(long)]
+    pub stdin: bool,
+    /// Keep following the configured IMAP mailbox (IDLE or polling) until stopped
+    #[arg(long)]
+    pub follow: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum QuarantineCmd {
+    /// List quarantined messages
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a quarantined message's raw bytes
+    Show { hash: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -263,6 +295,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Cases(c) => cases(&load_config(config_path.as_deref())?, c),
         Command::Outbox(c) => outbox(&load_config(config_path.as_deref())?, c),
         Command::Optout(c) => optout(&load_config(config_path.as_deref())?, c),
+        Command::Ingest(a) => ingest(&load_config(config_path.as_deref())?, a),
+        Command::Quarantine(c) => quarantine(&load_config(config_path.as_deref())?, c),
         Command::Bench(b) => {
             let config = load_config(config_path.as_deref())?;
             let out = match b.what.as_str() {
@@ -309,6 +343,22 @@ fn send_now(config: &Config, store: &Store, dry_run: bool) -> Result<SendSummary
         eprintln!("{l}");
     }
     Ok(s)
+}
+
+/// SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
 }
 
 fn who() -> String {
@@ -406,13 +456,21 @@ fn cases(config: &Config, c: CasesCmd) -> Result<(), Failure> {
         CasesCmd::Show { id, json } => {
             let c = store.find_case(&id)?;
             let events = store.events(&c.id)?;
+            let ours: Vec<_> = store
+                .outbox_entries()?
+                .into_iter()
+                .filter(|e| e.case_id == c.id)
+                .collect();
+            let timeline = crate::case::view::timeline(&ours, &store.thread(&c.id)?);
             if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&crate::case::view::show_json(&c, &events))?
+                    serde_json::to_string_pretty(&crate::case::view::show_json(
+                        &c, &events, &timeline
+                    ))?
                 );
             } else {
-                print!("{}", crate::case::view::show_text(&c, &events));
+                print!("{}", crate::case::view::show_text(&c, &events, &timeline));
             }
         }
         CasesCmd::Set { id, state, reason } => {
@@ -644,6 +702,126 @@ fn optout(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
                     o.reason
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+fn ingest(config: &Config, a: IngestArgs) -> Result<(), Failure> {
+    use crate::inbound::imap_source::ImapInbox;
+    use crate::inbound::sources::{ingest_maildir, ingest_mbox, ingest_stdin};
+    use crate::inbound::Ingestor;
+
+    let store = open_store(config)?;
+    let mut ing = Ingestor::new(config, &store)?;
+    let t0 = std::time::Instant::now();
+    let mut errors = Vec::new();
+    if a.stdin {
+        ingest_stdin(&mut ing)?;
+    } else if !a.mbox.is_empty() {
+        for f in &a.mbox {
+            // A broken file is reported; the other files are still read.
+            if let Err(e) = ingest_mbox(&mut ing, f) {
+                eprintln!("perfbot: {e}");
+                errors.push(e.to_string());
+            }
+        }
+    } else if let Some(dir) = &a.maildir {
+        ingest_maildir(&mut ing, dir)?;
+    } else {
+        match config.file.inbound.source.as_str() {
+            "imap" => {
+                let mut inbox = ImapInbox::new(config).map_err(|e| Failure {
+                    code: 2,
+                    error: e.into(),
+                })?;
+                if a.follow {
+                    let stop = std::sync::atomic::AtomicBool::new(false);
+                    let every = std::time::Duration::from_secs(config.file.imap.poll_secs.max(1));
+                    let rt = runtime()?;
+                    std::thread::scope(|scope| {
+                        let stop = &stop;
+                        let worker = scope.spawn(|| {
+                            inbox.follow(&mut ing, every, stop, |ing, n| {
+                                if n > 0 {
+                                    eprintln!("{}", ing.stats.line());
+                                }
+                            })
+                        });
+                        rt.block_on(shutdown_signal());
+                        eprintln!("stopping");
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        let _ = worker.join();
+                    });
+                } else {
+                    inbox.poll(&mut ing).map_err(anyhow::Error::from)?;
+                    inbox.disconnect();
+                }
+            }
+            "maildir" => ingest_maildir(&mut ing, &config.maildir())?,
+            _ => {
+                eprintln!("inbound.source is none: nothing to read");
+            }
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "{} ({:.1} MB in {:.2} s)",
+        ing.stats.line(),
+        ing.stats.bytes as f64 / 1e6,
+        secs
+    );
+    if !errors.is_empty() {
+        return Err(anyhow!("{} source(s) could not be read to the end", errors.len()).into());
+    }
+    Ok(())
+}
+
+fn quarantine(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    match c {
+        QuarantineCmd::List { json } => {
+            let list = store.quarantined()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for q in &list {
+                    println!(
+                        "{}  {}  {} bytes  {}\n    {}{}",
+                        q.time.format("%Y-%m-%d %H:%M:%S"),
+                        &q.hash[..16],
+                        q.size,
+                        q.reason,
+                        q.source,
+                        q.message_id
+                            .as_ref()
+                            .map(|m| format!(" <{m}>"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        QuarantineCmd::Show { hash } => {
+            let q = store
+                .quarantined()?
+                .into_iter()
+                .find(|q| q.hash.starts_with(&hash.to_ascii_lowercase()))
+                .ok_or_else(|| anyhow!("no quarantined message {hash}"))?;
+            let p = store
+                .dir
+                .join("quarantine")
+                .join(format!("{}_quarantine.eml", q.hash));
+            let p = if p.exists() {
+                p
+            } else {
+                store
+                    .dir
+                    .join("quarantine")
+                    .join(format!("{}@quarantine.eml", q.hash))
+            };
+            use std::io::Write;
+            std::io::stdout()
+                .write_all(&std::fs::read(&p).with_context(|| p.display().to_string())?)?;
         }
     }
     Ok(())

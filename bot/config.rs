@@ -216,9 +216,19 @@ impl Default for SmtpSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct InboundSection {
-    /// `maildir` (the default) or `imap`.
+    /// `maildir` (the default), `imap`, or `none`.
     pub source: String,
     pub maildir: PathBuf,
+    /// Messages bigger than this are matched by their headers only.
+    pub max_message_bytes: usize,
+    /// More MIME parts than this and a message is quarantined.
+    pub max_mime_parts: usize,
+    /// References kept per message (the first ten and the most recent).
+    pub max_references: usize,
+    /// Text kept of a reply's body.
+    pub max_text_bytes: usize,
+    /// Addresses or name fragments of robots besides the built-in list.
+    pub robots: Vec<String>,
 }
 
 impl Default for InboundSection {
@@ -226,6 +236,47 @@ impl Default for InboundSection {
         InboundSection {
             source: "maildir".into(),
             maildir: "state/inbox".into(),
+            max_message_bytes: 16 << 20,
+            max_mime_parts: 200,
+            max_references: 200,
+            max_text_bytes: 64 << 10,
+            robots: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImapSection {
+    /// `imap://host:port` (STARTTLS; plain text only on loopback when the server
+    /// offers no STARTTLS), `?tls=required|none`, or `imaps://host:port`.
+    pub url: String,
+    pub user: String,
+    /// File holding the password; `PERFBOT_IMAP_PASSWORD` wins over it.
+    pub password_file: PathBuf,
+    pub ca_file: PathBuf,
+    pub mailbox: String,
+    /// Wait for new mail with IDLE when the server offers it.
+    pub idle: bool,
+    /// Poll interval without IDLE, and the longest IDLE before a re-check.
+    pub poll_secs: u64,
+    pub timeout_secs: u64,
+    /// Messages fetched per round trip.
+    pub batch: usize,
+}
+
+impl Default for ImapSection {
+    fn default() -> Self {
+        ImapSection {
+            url: "imap://127.0.0.1:143".into(),
+            user: String::new(),
+            password_file: PathBuf::new(),
+            ca_file: PathBuf::new(),
+            mailbox: "INBOX".into(),
+            idle: true,
+            poll_secs: 300,
+            timeout_secs: 30,
+            batch: 200,
         }
     }
 }
@@ -241,6 +292,7 @@ pub struct ConfigFile {
     pub outbound: OutboundSection,
     pub smtp: SmtpSection,
     pub inbound: InboundSection,
+    pub imap: ImapSection,
 }
 
 /// The validated configuration, with paths resolved and rules compiled.
@@ -339,6 +391,16 @@ impl Config {
                 "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
             ));
         }
+        if !matches!(file.inbound.source.as_str(), "maildir" | "imap" | "none") {
+            return Err(invalid(format!(
+                "inbound.source {:?}: use maildir, imap or none",
+                file.inbound.source
+            )));
+        }
+        if file.inbound.source == "imap" {
+            crate::mail::imap::ImapUrl::parse(&file.imap.url)
+                .map_err(|e| invalid(format!("imap.url: {e}")))?;
+        }
         if file.outbound.transport == "smtp" {
             crate::mail::smtp::SmtpUrl::parse(&file.smtp.url)
                 .map_err(|e| invalid(format!("smtp.url: {e}")))?;
@@ -378,6 +440,15 @@ impl Config {
 
     pub fn stop_file(&self) -> PathBuf {
         self.resolve(&self.file.outbound.stop_file)
+    }
+
+    pub fn maildir(&self) -> PathBuf {
+        self.resolve(&self.file.inbound.maildir)
+    }
+
+    /// The IMAP password: `PERFBOT_IMAP_PASSWORD`, else `imap.password_file`.
+    pub fn imap_password(&self) -> Result<Secret, ConfigError> {
+        secret("PERFBOT_IMAP_PASSWORD", &self.file.imap.password_file, self)
     }
 
     /// The SMTP password: `PERFBOT_SMTP_PASSWORD`, else `smtp.password_file`.

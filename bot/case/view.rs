@@ -3,6 +3,54 @@
 use serde_json::{json, Value};
 
 use super::{Case, Cause, Event};
+use crate::store::thread::ThreadEntry;
+use crate::store::OutboxEntry;
+
+/// One line of a case's thread timeline: perfbot's mail and everyone else's.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TimelineItem {
+    pub time: chrono::DateTime<chrono::Utc>,
+    pub message_id: String,
+    pub from: String,
+    /// `perfbot` for our mail, else `person`, `bot` or `own`.
+    pub sender: String,
+    pub subject: String,
+    /// The sender's own words (replies) or the mail's kind and state (ours).
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub understanding: Option<Value>,
+}
+
+/// The thread in time order: perfbot's outbox mail and the recorded replies.
+pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineItem> {
+    let mut items: Vec<TimelineItem> = outbox
+        .iter()
+        .map(|e| TimelineItem {
+            time: e.sent_at.unwrap_or(e.queued_at),
+            message_id: e.message_id.to_string(),
+            from: "perfbot".into(),
+            sender: "perfbot".into(),
+            subject: e.subject.clone(),
+            text: format!("{} ({})", e.kind, e.state.as_str()),
+            understanding: None,
+        })
+        .chain(thread.iter().map(|t| TimelineItem {
+            time: t.date.unwrap_or(t.received),
+            message_id: t.message_id.to_string(),
+            from: if t.from_name.is_empty() {
+                t.from.clone()
+            } else {
+                format!("{} <{}>", t.from_name, t.from)
+            },
+            sender: t.sender.clone(),
+            subject: t.subject.clone(),
+            text: t.text.clone(),
+            understanding: t.understanding.clone(),
+        }))
+        .collect();
+    items.sort_by_key(|i| i.time);
+    items
+}
 
 /// One case in `cases list --json` (a stable, documented shape).
 pub fn list_json(c: &Case) -> Value {
@@ -21,8 +69,9 @@ pub fn list_json(c: &Case) -> Value {
     })
 }
 
-pub fn show_json(c: &Case, events: &[Event]) -> Value {
+pub fn show_json(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Value {
     let mut v = list_json(c);
+    v["thread"] = json!(timeline);
     v["to"] = json!(c.to);
     v["cc"] = json!(c.cc);
     v["commit_subject"] = json!(c.commit_subject);
@@ -47,7 +96,7 @@ fn cause_text(c: &Cause) -> String {
     }
 }
 
-pub fn show_text(c: &Case, events: &[Event]) -> String {
+pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> String {
     let mut out = String::new();
     out.push_str(&format!("case {}  [{}]\n", c.id, c.state));
     out.push_str(&format!("subject:    {}\n", c.subject));
@@ -62,6 +111,38 @@ pub fn show_text(c: &Case, events: &[Event]) -> String {
     ));
     out.push_str(&format!("to:         {}\n", c.to.join(", ")));
     out.push_str(&format!("cc:         {}\n", c.cc.join(", ")));
+    if !timeline.is_empty() {
+        out.push_str("thread:\n");
+        for t in timeline {
+            out.push_str(&format!(
+                "  {}  {}  <{}>\n      {}\n",
+                t.time.format("%Y-%m-%d %H:%M"),
+                t.from,
+                t.message_id,
+                t.subject
+            ));
+            if let Some(u) = &t.understanding {
+                out.push_str(&format!(
+                    "      understood: {} ({})\n",
+                    u["intent"].as_str().unwrap_or("?"),
+                    u["confidence"]
+                ));
+            }
+            if t.sender != "perfbot" {
+                for l in t.text.lines().take(12) {
+                    out.push_str(&format!("      | {l}\n"));
+                }
+                if t.sender != "person" {
+                    out.push_str(&format!(
+                        "      ({} mail: recorded, not acted on)\n",
+                        t.sender
+                    ));
+                }
+            } else {
+                out.push_str(&format!("      {}\n", t.text));
+            }
+        }
+    }
     out.push_str("history:\n");
     for e in events {
         let change = match e.old {

@@ -4,6 +4,7 @@
 pub mod cursor;
 pub mod optout;
 pub mod outbox;
+pub mod thread;
 
 use std::path::Path;
 
@@ -49,7 +50,11 @@ pub struct Store {
     pub(crate) outbox_raw: sled::Tree,
     pub(crate) optout: sled::Tree,
     pub(crate) cursors: sled::Tree,
+    pub(crate) thread: sled::Tree,
+    pub(crate) quarantine: sled::Tree,
     pub(crate) meta: sled::Tree,
+    /// The state directory (for files kept beside the database).
+    pub dir: std::path::PathBuf,
 }
 
 /// What `Store::create_case` did.
@@ -152,7 +157,10 @@ impl Store {
             outbox_raw: db.open_tree("outbox_raw")?,
             optout: db.open_tree("optout")?,
             cursors: db.open_tree("cursors")?,
+            thread: db.open_tree("thread")?,
+            quarantine: db.open_tree("quarantine")?,
             meta,
+            dir: state_dir.to_path_buf(),
             db,
         })
     }

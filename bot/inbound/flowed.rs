@@ -1,0 +1,73 @@
+//! RFC 3676 format=flowed: a line ending in a space continues on the next line
+//! of the same quote depth. mail-parser decodes the body but leaves it flowed.
+
+/// Split a line into its quote depth and content (space-stuffing removed).
+fn depth(line: &str) -> (usize, &str) {
+    let n = line.bytes().take_while(|b| *b == b'>').count();
+    let rest = &line[n..];
+    (n, rest.strip_prefix(' ').unwrap_or(rest))
+}
+
+/// Join flowed lines back into paragraphs. With `delsp`, the trailing space of
+/// a flowed line is a soft break and is removed.
+pub fn unflow(text: &str, delsp: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut open: Option<usize> = None; // depth of the paragraph being joined
+    for line in text.split('\n') {
+        let (d, content) = depth(line);
+        // The signature separator is never flowed.
+        let flowed = content.ends_with(' ') && content != "-- ";
+        if open.is_some_and(|o| o != d) {
+            out.push('\n');
+            open = None;
+        }
+        if open.is_none() {
+            for _ in 0..d {
+                out.push('>');
+            }
+            if d > 0 {
+                out.push(' ');
+            }
+        }
+        let piece = if flowed && delsp {
+            &content[..content.len() - 1]
+        } else {
+            content
+        };
+        out.push_str(piece);
+        if flowed {
+            open = Some(d);
+        } else {
+            out.push('\n');
+            open = None;
+        }
+    }
+    if open.is_some() {
+        out.push('\n');
+    }
+    // `split` yields one empty piece after a final newline.
+    if out.ends_with("\n\n") && !text.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unflow;
+
+    #[test]
+    fn table() {
+        let cases = [
+            ("a \nb\n", false, "a b\n"),
+            ("a \nb\n", true, "ab\n"),
+            ("> x \n> y\nz\n", false, "> x y\nz\n"),
+            ("a \n> b\n", false, "a \n> b\n"),
+            ("-- \nDave\n", false, "-- \nDave\n"),
+            ("plain\nlines\n", false, "plain\nlines\n"),
+        ];
+        for (input, delsp, want) in cases {
+            assert_eq!(unflow(input, delsp), want, "{input:?}");
+        }
+    }
+}

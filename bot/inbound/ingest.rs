@@ -1,0 +1,232 @@
+//! One message in, recorded at most once: matched to its case (or counted and
+//! skipped after a look at its headers), quarantined when unreadable.
+
+use std::collections::HashMap;
+
+use chrono::Utc;
+use sha2::{Digest, Sha256};
+
+use super::parse::{parse, parse_head, Head, Limits};
+use super::sender::{classify, Identity, SenderKind};
+use super::thread::{match_case, MatchedBy, SubjectIndex};
+use crate::case::CaseId;
+use crate::config::Config;
+use crate::mail::{Address, MessageId};
+use crate::reply::quote::own_words;
+use crate::store::thread::{Quarantined, ThreadEntry};
+use crate::store::{Store, StoreError};
+
+/// What happened to the messages of one ingestion run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stats {
+    pub read: usize,
+    pub bytes: u64,
+    /// Belongs to a case thread (new or not).
+    pub matched: usize,
+    /// Recorded for the first time.
+    pub new: usize,
+    /// Seen before (or perfbot's own mail coming back).
+    pub duplicates: usize,
+    /// About no case.
+    pub unmatched: usize,
+    pub quarantined: usize,
+    /// New thread messages from robots (recorded, never acted on).
+    pub bots: usize,
+    /// Cut by a limit.
+    pub limited: usize,
+}
+
+impl Stats {
+    pub fn line(&self) -> String {
+        format!(
+            "read {}, matched {}, new {}, duplicates {}, unmatched {}, quarantined {}",
+            self.read, self.matched, self.new, self.duplicates, self.unmatched, self.quarantined
+        )
+    }
+
+    pub fn add(&mut self, o: &Stats) {
+        self.read += o.read;
+        self.bytes += o.bytes;
+        self.matched += o.matched;
+        self.new += o.new;
+        self.duplicates += o.duplicates;
+        self.unmatched += o.unmatched;
+        self.quarantined += o.quarantined;
+        self.bots += o.bots;
+        self.limited += o.limited;
+    }
+}
+
+/// The fate of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Recorded in a case's thread for the first time.
+    New {
+        case: CaseId,
+        entry: Box<ThreadEntry>,
+        sender: SenderKind,
+    },
+    Duplicate,
+    Unmatched,
+    Quarantined(String),
+}
+
+pub struct Ingestor<'a> {
+    pub config: &'a Config,
+    pub store: &'a Store,
+    known: HashMap<MessageId, CaseId>,
+    subjects: SubjectIndex,
+    identity: Identity,
+    limits: Limits,
+    pub stats: Stats,
+}
+
+impl<'a> Ingestor<'a> {
+    /// Load the thread index (every Message-ID of every case) and the cases'
+    /// commits, so that a message about no case costs one header parse.
+    pub fn new(config: &'a Config, store: &'a Store) -> Result<Ingestor<'a>, StoreError> {
+        let known = store.known_message_ids()?.into_iter().collect();
+        let subjects = SubjectIndex::new(&store.cases()?);
+        let i = &config.file.inbound;
+        let mut own = vec![];
+        own.extend(Address::parse(&config.file.bot.email));
+        own.extend(Address::parse(&config.file.smtp.envelope_from));
+        Ok(Ingestor {
+            config,
+            store,
+            known,
+            subjects,
+            identity: Identity {
+                own_addresses: own,
+                message_id_domain: config.file.bot.message_id_domain.clone(),
+                robots: i.robots.iter().map(|r| r.to_ascii_lowercase()).collect(),
+            },
+            limits: Limits {
+                max_bytes: i.max_message_bytes,
+                max_parts: i.max_mime_parts,
+                max_references: i.max_references,
+                max_text: i.max_text_bytes,
+            },
+            stats: Stats::default(),
+        })
+    }
+
+    /// A case created after this ingestor was: index it too.
+    pub fn refresh(&mut self) -> Result<(), StoreError> {
+        self.known = self.store.known_message_ids()?.into_iter().collect();
+        self.subjects = SubjectIndex::new(&self.store.cases()?);
+        Ok(())
+    }
+
+    fn quarantine(
+        &mut self,
+        raw: &[u8],
+        source: &str,
+        reason: String,
+        message_id: Option<&MessageId>,
+    ) -> Result<Outcome, StoreError> {
+        let hash: String = Sha256::digest(raw)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        tracing::warn!(%source, message_id = ?message_id.map(MessageId::as_str), %reason, "message quarantined");
+        self.store.quarantine(
+            &Quarantined {
+                hash,
+                reason: reason.clone(),
+                source: source.to_string(),
+                size: raw.len(),
+                message_id: message_id.map(|m| m.to_string()),
+                time: Utc::now(),
+            },
+            raw,
+        )?;
+        self.stats.quarantined += 1;
+        Ok(Outcome::Quarantined(reason))
+    }
+
+    fn lookup(&self, head: &Head) -> Option<(CaseId, MatchedBy)> {
+        match_case(head, |id| self.known.get(id).cloned(), &self.subjects)
+    }
+
+    /// Take one raw message from `source` (for logs: a file, a UID, an offset).
+    pub fn ingest(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
+        self.stats.read += 1;
+        self.stats.bytes += raw.len() as u64;
+        let head = match parse_head(raw, &self.limits) {
+            Ok(h) => h,
+            Err(e) => return self.quarantine(raw, source, e.to_string(), None),
+        };
+        if self.known.contains_key(&head.message_id) {
+            self.stats.duplicates += 1;
+            self.stats.matched += 1;
+            return Ok(Outcome::Duplicate);
+        }
+        let Some((case, how)) = self.lookup(&head) else {
+            self.stats.unmatched += 1;
+            return Ok(Outcome::Unmatched);
+        };
+        self.stats.matched += 1;
+        let msg = match parse(raw, &self.limits) {
+            Ok(m) => m,
+            Err(e) => {
+                let id = head.message_id.clone();
+                return self.quarantine(raw, source, e.to_string(), Some(&id));
+            }
+        };
+        if let Some(why) = &msg.limited {
+            self.stats.limited += 1;
+            tracing::warn!(%source, message_id = %head.message_id, limit = %why, "message limited");
+        }
+        let sender = classify(&head, &self.identity);
+        let entry = ThreadEntry {
+            message_id: head.message_id.clone(),
+            from: head
+                .from
+                .as_ref()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            from_name: head.from_name.clone(),
+            date: head.date,
+            received: Utc::now(),
+            subject: head.subject.clone(),
+            text: own_words(&msg.text),
+            sender: sender.as_str().into(),
+            sender_note: match &sender {
+                SenderKind::Bot(why) => why.clone(),
+                _ => String::new(),
+            },
+            matched_by: how.as_str().into(),
+            in_reply_to: head.in_reply_to.first().cloned(),
+            source: source.to_string(),
+            limited: msg.limited.clone(),
+            understanding: None,
+        };
+        let who = if entry.from_name.is_empty() {
+            entry.from.clone()
+        } else {
+            format!("{} <{}>", entry.from_name, entry.from)
+        };
+        let note = match &sender {
+            SenderKind::Person => format!("reply from {who}"),
+            SenderKind::Own => "perfbot's own mail, back from the list".to_string(),
+            SenderKind::Bot(why) => format!("automatic mail from {who} ({why}): not acted on"),
+        };
+        if !self.store.record_thread_message(&case, &entry, &note)? {
+            self.stats.duplicates += 1;
+            self.known.insert(head.message_id, case);
+            return Ok(Outcome::Duplicate);
+        }
+        self.known.insert(head.message_id.clone(), case.clone());
+        self.stats.new += 1;
+        if matches!(sender, SenderKind::Bot(_)) {
+            self.stats.bots += 1;
+        }
+        tracing::info!(case = %case, message_id = %head.message_id, sender = sender.as_str(), matched_by = how.as_str(), %source, "thread message recorded");
+        Ok(Outcome::New {
+            case,
+            entry: Box::new(entry),
+            sender,
+        })
+    }
+}

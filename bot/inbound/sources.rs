@@ -1,0 +1,171 @@
+//! Local sources of mail: a maildir (`new/` and `cur/`), mbox files (plain or
+//! gzip, as lore exports threads and lists), one message on standard input.
+//! Each message goes through the `Ingestor`; a read error stops that source
+//! with a message that says where, and everything before it is kept.
+
+use std::fs::File;
+use std::io::{BufReader, IsTerminal, Read};
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::ingest::Ingestor;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{path}: {why}")]
+    Read { path: String, why: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A reader that counts what it has read (for the progress bar and offsets).
+struct Counting<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+fn progress(len: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// Ingest every message of an mbox file (gzip detected by its magic bytes).
+pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
+    let shown = path.display().to_string();
+    let err = |why: String| SourceError::Read {
+        path: shown.clone(),
+        why,
+    };
+    let mut f = File::open(path).map_err(|e| err(e.to_string()))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut magic = [0u8; 2];
+    let gz = f.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    drop(f);
+    let f = File::open(path).map_err(|e| err(e.to_string()))?;
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let file = Counting {
+        inner: f,
+        count: count.clone(),
+    };
+    let reader: Box<dyn Read> = if gz {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            file,
+        )))
+    } else {
+        Box::new(file)
+    };
+    // Offsets are of the decompressed stream for gzip files.
+    let decoded = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let reader = Counting {
+        inner: reader,
+        count: decoded.clone(),
+    };
+    let pb = progress(len, &shown);
+    let mut n = 0usize;
+    let mut last_tick = 0u64;
+    for m in
+        mail_parser::mailbox::mbox::MessageIterator::new(BufReader::with_capacity(1 << 18, reader))
+    {
+        let at = decoded.load(std::sync::atomic::Ordering::Relaxed);
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(err(format!(
+                    "read error after {n} message(s), near byte {at}{}: {e} (the messages before it are kept)",
+                    if gz { " of the decompressed data" } else { "" }
+                )));
+            }
+        };
+        n += 1;
+        let source = format!("mbox {shown} message {n} (read up to byte {at})");
+        ing.ingest(m.contents(), &source)?;
+        let c = count.load(std::sync::atomic::Ordering::Relaxed);
+        if c - last_tick > (1 << 20) {
+            pb.set_position(c);
+            last_tick = c;
+        }
+    }
+    pb.finish_and_clear();
+    Ok(())
+}
+
+/// Ingest a maildir: `new/` first, each message then moved to `cur/` marked
+/// seen (as a mail reader does); `cur/` messages are read too (and deduplicated).
+pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError> {
+    let shown = dir.display().to_string();
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| SourceError::Read {
+            path: shown.clone(),
+            why: e.to_string(),
+        })?;
+    }
+    let it = mail_parser::mailbox::maildir::MessageIterator::new(dir).map_err(|e| {
+        SourceError::Read {
+            path: shown.clone(),
+            why: e.to_string(),
+        }
+    })?;
+    for m in it {
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(maildir = %shown, error = %e, "unreadable maildir entry skipped");
+                continue;
+            }
+        };
+        let path = m.path().to_path_buf();
+        let source = format!("maildir {}", path.display());
+        ing.ingest(m.contents(), &source)?;
+        // Recorded (or found irrelevant): mark it read by moving it to cur/.
+        if path.parent().and_then(|p| p.file_name()) == Some("new".as_ref()) {
+            if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                let target = dir.join("cur").join(if name.contains(":2,") {
+                    name.to_string()
+                } else {
+                    format!("{name}:2,S")
+                });
+                if let Err(e) = std::fs::rename(&path, &target) {
+                    tracing::warn!(from = %path.display(), error = %e, "could not move to cur/");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One message on standard input.
+pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut raw)
+        .map_err(|e| SourceError::Read {
+            path: "standard input".into(),
+            why: e.to_string(),
+        })?;
+    ing.ingest(&raw, "standard input")?;
+    Ok(())
+}

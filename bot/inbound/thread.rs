@@ -1,0 +1,152 @@
+//! Which case a message belongs to: by In-Reply-To, then References, then the
+//! commit id and metric in a reply's subject (`Re: [xfs] b027d4c97b: fio…`).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::parse::Head;
+use crate::case::{Case, CaseId};
+use crate::mail::MessageId;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchedBy {
+    InReplyTo,
+    References,
+    Subject,
+}
+
+impl MatchedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchedBy::InReplyTo => "in-reply-to",
+            MatchedBy::References => "references",
+            MatchedBy::Subject => "subject",
+        }
+    }
+}
+
+/// Reply and forward prefixes in the languages kernel developers' mailers use,
+/// and list tags, repeated: `Re: AW: [PATCH] Fwd:`.
+static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:(?:re|aw|sv|vs|antw|wg|fw|fwd|tr|r)\s*(?:\[\d+\]|\(\d+\))?\s*:\s*)+")
+        .unwrap()
+});
+
+/// A commit id and the metric after it, as in perfbot's subjects.
+static COMMIT_METRIC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b([0-9a-f]{10,40}):\s+(\S+)").unwrap());
+
+/// The subject without reply/forward prefixes, if it had any.
+pub fn strip_reply_prefix(subject: &str) -> Option<&str> {
+    let m = PREFIX.find(subject)?;
+    (m.end() > 0).then(|| &subject[m.end()..])
+}
+
+/// Commit id (lower case) and metric named by a reply's subject.
+pub fn subject_key(subject: &str) -> Option<(String, String)> {
+    let rest = strip_reply_prefix(subject)?;
+    let c = COMMIT_METRIC.captures(rest)?;
+    let metric = c[2].trim_end_matches([',', ';', ':']).to_string();
+    Some((c[1].to_ascii_lowercase(), metric))
+}
+
+/// Cases by the first ten digits of their commit, for the subject fallback.
+#[derive(Debug, Default, Clone)]
+pub struct SubjectIndex {
+    by_commit: HashMap<String, Vec<(String, String, CaseId)>>,
+}
+
+impl SubjectIndex {
+    pub fn new(cases: &[Case]) -> Self {
+        let mut idx = SubjectIndex::default();
+        for c in cases {
+            idx.add(c);
+        }
+        idx
+    }
+
+    pub fn add(&mut self, c: &Case) {
+        if c.commit.len() >= 10 {
+            self.by_commit
+                .entry(c.commit[..10].to_ascii_lowercase())
+                .or_default()
+                .push((
+                    c.commit.to_ascii_lowercase(),
+                    c.headline_metric.clone(),
+                    c.id.clone(),
+                ));
+        }
+    }
+
+    /// The one case whose commit starts with `commit` and whose headline metric
+    /// is `metric`; none when that is ambiguous.
+    pub fn find(&self, commit: &str, metric: &str) -> Option<CaseId> {
+        if commit.len() < 10 {
+            return None;
+        }
+        let list = self.by_commit.get(&commit[..10])?;
+        let mut hits = list
+            .iter()
+            .filter(|(sha, m, _)| sha.starts_with(commit) && m == metric);
+        let first = hits.next()?;
+        hits.next().is_none().then(|| first.2.clone())
+    }
+}
+
+/// Match a message to a case. `known` answers for Message-IDs of case threads.
+pub fn match_case(
+    head: &Head,
+    known: impl Fn(&MessageId) -> Option<CaseId>,
+    subjects: &SubjectIndex,
+) -> Option<(CaseId, MatchedBy)> {
+    for id in &head.in_reply_to {
+        if let Some(c) = known(id) {
+            return Some((c, MatchedBy::InReplyTo));
+        }
+    }
+    // The nearest ancestor first.
+    for id in head.references.iter().rev() {
+        if let Some(c) = known(id) {
+            return Some((c, MatchedBy::References));
+        }
+    }
+    let (commit, metric) = subject_key(&head.subject)?;
+    subjects
+        .find(&commit, &metric)
+        .map(|c| (c, MatchedBy::Subject))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects() {
+        let cases: &[(&str, Option<(&str, &str)>)] = &[
+            (
+                "Re: [xfs] b027d4c97b: fio.write_iops -19.6% regression",
+                Some(("b027d4c97b", "fio.write_iops")),
+            ),
+            (
+                "AW: Re: [lkp-robot] [f2fs]  84b89e5d94:  aim7.jobs-per-min 91.4% improvement",
+                Some(("84b89e5d94", "aim7.jobs-per-min")),
+            ),
+            (
+                "Fwd: [linus:master] [mm]  0123456789abcdef: will-it-scale.per_process_ops -5.2% regression",
+                Some(("0123456789abcdef", "will-it-scale.per_process_ops")),
+            ),
+            ("RE[2]: x 0123456789: m", Some(("0123456789", "m"))),
+            // Not a reply: a new thread is never matched by its subject.
+            ("[xfs] b027d4c97b: fio.write_iops -19.6% regression", None),
+            ("Re: [PATCH] xfs: fix the thing", None),
+            ("Re: ", None),
+        ];
+        for (s, want) in cases {
+            let got = subject_key(s);
+            let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
+            assert_eq!(got, want, "{s}");
+        }
+    }
+}

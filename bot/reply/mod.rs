@@ -1,0 +1,3 @@
+//! Understanding replies: the replier's own words first.
+
+pub mod quote;

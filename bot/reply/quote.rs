@@ -1,0 +1,238 @@
+//! The replier's own words: a reply without what it quotes, its attribution
+//! lines, the quoted original of a top-posted reply, its signature and the
+//! list's footer. The robot's report quoted in a reply is full of the word
+//! "regression"; none of it may reach the classifier.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:",
+/// "Dave Chinner <david@fromorbit.com> writes:", "Am 05.06.2018 schrieb X:",
+/// "Le 05/06/2018, X a écrit :", "[Jaegeuk Kim]" style name tags are handled
+/// apart. Matched on lines that end an attribution (possibly wrapped).
+static ATTRIBUTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)
+        (?:\b(?:wrote|writes|said|schrieb|a\s+écrit|escribió|scrisse|napisał)\s*:\s*$)
+        | (?:^\s*(?:on|am|le|el|il)\s.*(?:\d{1,2}:\d{2}|\d{4}).*(?:wrote|schrieb|écrit|escribió)?\s*:?\s*$)
+        ",
+    )
+    .unwrap()
+});
+
+/// The start of a quoted original in Outlook and friends (everything after it
+/// is the original).
+static ORIGINAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*(?:-{2,}\s*(?:original message|forwarded message|ursprüngliche nachricht|message d'origine)\s*-{2,}|_{10,}\s*$|begin forwarded message:)",
+    )
+    .unwrap()
+});
+
+/// An Outlook header block of the quoted original: From:, Sent:, To:, Subject:.
+static HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*\*?(?:from|sent|to|cc|subject|date|von|gesendet|an|betreff)\s*:\*?\s")
+        .unwrap()
+});
+
+/// List footers (majordomo, mailman, Google groups, vger).
+static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*(?:to unsubscribe|unsubscribe:|--\s*to unsubscribe|you received this message because|more majordomo info|please read the faq|_______________________________________________\s*$|mailing list\s*$)",
+    )
+    .unwrap()
+});
+
+/// Closing words that start a sign-off ("Cheers,\nDave.").
+static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*(?:cheers|thanks|thank you|thx|regards|best regards|kind regards|best|br|rgds|greetings|ciao|-\s*\w+|thanks and regards|many thanks)[,.!]?\s*$",
+    )
+    .unwrap()
+});
+
+fn is_quote(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with('>') || t.starts_with("|>")
+}
+
+/// "[Jaegeuk Kim]"-style tag that some mailers put before an inline reply
+/// chunk, or a bare name line ("Dave Chinner:") ending an attribution.
+fn is_name_tag(line: &str) -> bool {
+    let t = line.trim();
+    t.len() < 60
+        && t.starts_with('[')
+        && t.ends_with(']')
+        && !t.contains("PATCH")
+        && t.chars().filter(|c| c.is_whitespace()).count() <= 4
+        && t.chars().nth(1).is_some_and(|c| c.is_uppercase())
+}
+
+/// The replier's own text, paragraphs kept, everything quoted or automatic gone.
+pub fn own_words(body: &str) -> String {
+    let body = body.replace("\r\n", "\n");
+    let lines: Vec<&str> = body.lines().collect();
+    let mut keep: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        let t = l.trim_end();
+        // The signature: "-- " (and the common mangled "--") to the end.
+        if t == "--" || l == "-- " {
+            break;
+        }
+        if ORIGINAL.is_match(t) || FOOTER.is_match(t) {
+            break;
+        }
+        // An Outlook header block (From: … then Sent:/To:/Subject:) starts the
+        // original of a top-posted reply.
+        if HEADER_LINE.is_match(t)
+            && lines[i + 1..]
+                .iter()
+                .take(4)
+                .filter(|n| HEADER_LINE.is_match(n))
+                .count()
+                >= 2
+        {
+            break;
+        }
+        if is_quote(t) || is_name_tag(t) {
+            i += 1;
+            continue;
+        }
+        // Attribution: a line (or the end of a wrapped one) introducing a quote.
+        if ATTRIBUTION.is_match(t) && next_is_quote(&lines, i) {
+            // A wrapped attribution: drop its first half too.
+            if keep.last().is_some_and(|p| {
+                !p.trim().is_empty() && p.trim_start().to_lowercase().starts_with("on ")
+            }) {
+                keep.pop();
+            }
+            i += 1;
+            continue;
+        }
+        keep.push(t);
+        i += 1;
+    }
+    strip_signoff(&mut keep);
+    // Collapse runs of blank lines; trim.
+    let mut out = String::new();
+    let mut blank = true;
+    for l in keep {
+        if l.trim().is_empty() {
+            if !blank {
+                out.push('\n');
+            }
+            blank = true;
+        } else {
+            out.push_str(l);
+            out.push('\n');
+            blank = false;
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Is the next non-blank line a quote (so line `i` introduces it)?
+fn next_is_quote(lines: &[&str], i: usize) -> bool {
+    lines[i + 1..]
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .is_none_or(|l| is_quote(l))
+}
+
+/// Remove a trailing sign-off: a closing word followed by at most two short
+/// name lines, at the very end.
+fn strip_signoff(keep: &mut Vec<&str>) {
+    while keep.last().is_some_and(|l| l.trim().is_empty()) {
+        keep.pop();
+    }
+    let n = keep.len();
+    for back in 1..=3.min(n) {
+        let idx = n - back;
+        if CLOSING.is_match(keep[idx]) && keep[idx + 1..].iter().all(|l| l.trim().len() <= 30) {
+            // Only when something stays: "Thanks!" alone is the whole reply.
+            if keep[..idx].iter().any(|l| !l.trim().is_empty()) {
+                keep.truncate(idx);
+            }
+            return;
+        }
+    }
+    // A bare name as the last line after a blank ("\nDave.") is a sign-off too.
+    if n >= 2 && keep[n - 2].trim().is_empty() {
+        let last = keep[n - 1].trim();
+        if last.len() <= 25
+            && last.split_whitespace().count() <= 3
+            && last.chars().next().is_some_and(char::is_uppercase)
+            && !last.ends_with('?')
+        {
+            keep.truncate(n - 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_words;
+
+    #[test]
+    fn table() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "inline reply with attribution and signature",
+                "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:\n> FYI, we noticed a -19.6% regression\n> of fio.write_iops\n\nThis is not a regression.\n\nCheers,\n\nDave.\n-- \nDave Chinner\ndavid@fromorbit.com\n",
+                "This is not a regression.",
+            ),
+            (
+                "wrapped attribution",
+                "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test\nrobot wrote:\n> regression\nOk.",
+                "Ok.",
+            ),
+            (
+                "quotes without a space and nested",
+                ">>regression\n>regression\nI'll revert this patch.\n",
+                "I'll revert this patch.",
+            ),
+            (
+                "interleaved",
+                "> first quoted\nanswer one\n> second quoted\nanswer two\n",
+                "answer one\nanswer two",
+            ),
+            (
+                "top-posted outlook",
+                "Will look into it.\n\n-----Original Message-----\nFrom: kernel test robot\nSent: Monday\nSubject: regression\n\nregression regression\n",
+                "Will look into it.",
+            ),
+            (
+                "top-posted header block",
+                "Thanks, applied.\n\nFrom: kernel test robot <lkp@intel.com>\nSent: Monday, June 4, 2018\nTo: Dave\nSubject: [xfs] regression\n\nthe report\n",
+                "Thanks, applied.",
+            ),
+            (
+                "list footer",
+                "Fixed in v2.\n_______________________________________________\nLinux-nvme mailing list\n",
+                "Fixed in v2.",
+            ),
+            (
+                "name tags",
+                "[Jaegeuk Kim]\n> quoted\nI'll revert it.\n",
+                "I'll revert it.",
+            ),
+            ("thanks alone stays", "Thanks!\n", "Thanks!"),
+            (
+                "question stays",
+                "Where do I find the test?\n",
+                "Where do I find the test?",
+            ),
+            (
+                "signature with --",
+                "Looks like noise.\n--\nsent from my phone\n",
+                "Looks like noise.",
+            ),
+        ];
+        for (name, input, want) in cases {
+            assert_eq!(own_words(input), *want, "{name}");
+        }
+    }
+}

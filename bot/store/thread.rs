@@ -1,0 +1,190 @@
+//! The messages of each case's thread (other than perfbot's own, which are in
+//! the outbox), and the quarantine of messages that could not be read.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sled::Transactional;
+
+use super::outbox::MessageRef;
+use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
+use crate::case::{Case, CaseId, Cause, Event};
+use crate::mail::MessageId;
+
+/// One message of a case's thread, as the timeline shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadEntry {
+    pub message_id: MessageId,
+    pub from: String,
+    pub from_name: String,
+    pub date: Option<DateTime<Utc>>,
+    pub received: DateTime<Utc>,
+    pub subject: String,
+    /// The sender's own words (quotes, signature and footers removed).
+    pub text: String,
+    /// `person`, `bot` or `own`.
+    pub sender: String,
+    /// Why it is not a person, for bots.
+    #[serde(default)]
+    pub sender_note: String,
+    /// `in-reply-to`, `references` or `subject`.
+    pub matched_by: String,
+    /// The message it answers, if known.
+    #[serde(default)]
+    pub in_reply_to: Option<MessageId>,
+    /// Where it was read from (`imap://…/INBOX uid 42`, `mbox FILE`, …).
+    pub source: String,
+    /// A limit that cut it, if any.
+    #[serde(default)]
+    pub limited: Option<String>,
+    /// What the reply was understood to say (set by `reply`), if anything.
+    #[serde(default)]
+    pub understanding: Option<serde_json::Value>,
+}
+
+/// A message that could not be read, kept with the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quarantined {
+    /// SHA-256 of the raw bytes (also the name of the file that holds them).
+    pub hash: String,
+    pub reason: String,
+    pub source: String,
+    pub size: usize,
+    pub message_id: Option<String>,
+    pub time: DateTime<Utc>,
+}
+
+impl Store {
+    /// The case a Message-ID of a thread belongs to.
+    pub fn message_case(&self, id: &MessageId) -> Result<Option<CaseId>, StoreError> {
+        Ok(self.message(id)?.map(|r| r.case_id))
+    }
+
+    /// Record a message of a case's thread and its timeline event, once: `false`
+    /// (and nothing written) when the Message-ID is known already.
+    pub fn record_thread_message(
+        &self,
+        case: &CaseId,
+        entry: &ThreadEntry,
+        note: &str,
+    ) -> Result<bool, StoreError> {
+        let seq = self.db.generate_id()?;
+        let added = (&self.messages, &self.thread, &self.cases, &self.events)
+            .transaction(|(messages, thread, cases, events)| {
+                if messages.get(entry.message_id.as_str())?.is_some() {
+                    return Ok(false);
+                }
+                let v = cases
+                    .get(case.as_str())?
+                    .ok_or_else(|| abort(format!("no case {case}")))?;
+                let c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                messages.insert(
+                    entry.message_id.as_str(),
+                    encode(&MessageRef {
+                        case_id: case.clone(),
+                        direction: "theirs".into(),
+                        kind: entry.sender.clone(),
+                    }),
+                )?;
+                thread.insert(event_key(case, seq), encode(entry))?;
+                let ev = Event {
+                    time: entry.received,
+                    cause: Cause::Message {
+                        message_id: entry.message_id.clone(),
+                        from: entry.from.clone(),
+                        quote: entry.text.chars().take(2000).collect(),
+                    },
+                    old: Some(c.state),
+                    new: c.state,
+                    note: note.to_string(),
+                };
+                events.insert(event_key(case, seq), encode(&ev))?;
+                Ok(true)
+            })
+            .map_err(tx_err)?;
+        if added {
+            self.flush()?;
+        }
+        Ok(added)
+    }
+
+    /// Update the stored thread entry of a message (its understanding).
+    pub fn update_thread_entry(
+        &self,
+        case: &CaseId,
+        entry: &ThreadEntry,
+    ) -> Result<(), StoreError> {
+        let mut prefix = case.as_str().as_bytes().to_vec();
+        prefix.push(b'/');
+        for kv in self.thread.scan_prefix(&prefix) {
+            let (k, v) = kv?;
+            let e: ThreadEntry = decode("thread", &k, &v)?;
+            if e.message_id == entry.message_id {
+                self.thread.insert(k, encode(entry))?;
+                return self.flush();
+            }
+        }
+        Ok(())
+    }
+
+    /// A case's thread in arrival order.
+    pub fn thread(&self, case: &CaseId) -> Result<Vec<ThreadEntry>, StoreError> {
+        let mut prefix = case.as_str().as_bytes().to_vec();
+        prefix.push(b'/');
+        self.thread
+            .scan_prefix(prefix)
+            .map(|kv| {
+                let (k, v) = kv?;
+                decode("thread", &k, &v)
+            })
+            .collect()
+    }
+
+    /// Every Message-ID perfbot knows to belong to a case thread.
+    pub fn known_message_ids(&self) -> Result<Vec<(MessageId, CaseId)>, StoreError> {
+        self.messages
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                let r: MessageRef = decode("messages", &k, &v)?;
+                let id = MessageId::parse(&String::from_utf8_lossy(&k)).ok_or_else(|| {
+                    StoreError::Record {
+                        tree: "messages",
+                        key: String::from_utf8_lossy(&k).into_owned(),
+                        why: "not a Message-ID".into(),
+                    }
+                })?;
+                Ok((id, r.case_id))
+            })
+            .collect()
+    }
+
+    /// Keep an unreadable message: its bytes in `state/quarantine/<hash>.eml`,
+    /// its record here. `false` when it was quarantined before.
+    pub fn quarantine(&self, q: &Quarantined, raw: &[u8]) -> Result<bool, StoreError> {
+        if self.quarantine.contains_key(&q.hash)? {
+            return Ok(false);
+        }
+        let dir = self.dir.join("quarantine");
+        let id = MessageId::parse(&format!("{}@quarantine", q.hash)).expect("hex is an id");
+        crate::mail::transport::deliver_file(&dir, &id, raw).map_err(|e| StoreError::Corrupt {
+            path: dir.display().to_string(),
+            why: e.to_string(),
+        })?;
+        self.quarantine.insert(q.hash.as_str(), encode(q))?;
+        self.flush()?;
+        Ok(true)
+    }
+
+    pub fn quarantined(&self) -> Result<Vec<Quarantined>, StoreError> {
+        let mut v: Vec<Quarantined> = self
+            .quarantine
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                decode("quarantine", &k, &v)
+            })
+            .collect::<Result<_, _>>()?;
+        v.sort_by_key(|q| q.time);
+        Ok(v)
+    }
+}

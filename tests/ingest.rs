@@ -1,0 +1,383 @@
+//! Reading threads from local sources (maildir, mbox, gzip mbox, stdin) with
+//! the real binary and a real sled database: matching, idempotence, own and
+//! robot mail, quarantine, limits, and the case timeline.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file-outbox config in `dir`, with small limits where a test needs them.
+fn setup(dir: &Path, inbound_extra: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[bot]
+state_dir = {state:?}
+email = "perfbot@ci.example"
+message_id_domain = "perfbot.ci.example"
+
+[report]
+templates_dir = {templates:?}
+cc = ["oe-lkp@lists.linux.dev"]
+
+[outbound]
+outbox_dir = {outbox:?}
+
+[inbound]
+maildir = {inbox:?}
+{inbound_extra}
+"#,
+        state = dir.join("state"),
+        templates = root().join("templates"),
+        outbox = dir.join("state/outbox"),
+        inbox = dir.join("inbox"),
+    );
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn perfbot(config: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn stdin_perfbot(config: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(input).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "perfbot failed: {}", err(o));
+    err(o)
+}
+
+struct Case {
+    id: String,
+    message_id: String,
+    subject: String,
+}
+
+fn report(cfg: &Path) -> Case {
+    ok(&perfbot(
+        cfg,
+        &["report", "examples/seed002-xfs-fio-falloc-2022.json"],
+    ));
+    let o = perfbot(cfg, &["cases", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &v[0];
+    Case {
+        id: c["id"].as_str().unwrap().into(),
+        message_id: c["message_id"].as_str().unwrap().into(),
+        subject: c["subject"].as_str().unwrap().into(),
+    }
+}
+
+fn show(cfg: &Path, id: &str) -> serde_json::Value {
+    let o = perfbot(cfg, &["cases", "show", id, "--json"]);
+    ok(&o);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A reply: headers given, then a body that quotes the robot.
+fn reply(headers: &str, own: &str) -> String {
+    format!(
+        "{headers}\r\nDate: Tue, 5 Jun 2018 17:31:14 +1000\r\n\r\n\
+         On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:\r\n\
+         > FYI, we noticed a -19.6% regression of fio.write_iops\r\n\
+         > regression regression regression\r\n\r\n{own}\r\n\r\nCheers,\r\n\r\nDave.\r\n"
+    )
+}
+
+fn mbox(messages: &[String]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for m in messages {
+        out.extend_from_slice(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n");
+        out.extend_from_slice(m.replace("\r\n", "\n").as_bytes());
+        out.extend_from_slice(b"\n");
+    }
+    out
+}
+
+fn stats(stderr: &str) -> String {
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("read "))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn maildir_reply_matched_once_and_moved_to_cur() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let new = tmp.path().join("inbox/new");
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::create_dir_all(tmp.path().join("inbox/cur")).unwrap();
+    let r = reply(
+        &format!(
+            "From: Dave Chinner <david@fromorbit.com>\r\nSubject: Re: {}\r\nMessage-ID: <r1@dastard>\r\nIn-Reply-To: <{}>",
+            c.subject, c.message_id
+        ),
+        "This is not a regression. The histogram moved.",
+    );
+    std::fs::write(new.join("1700000000.r1.host"), &r).unwrap();
+    let e = ok(&perfbot(&cfg, &["ingest"]));
+    assert!(
+        stats(&e).starts_with("read 1, matched 1, new 1, duplicates 0"),
+        "{e}"
+    );
+    assert!(std::fs::read_dir(&new).unwrap().next().is_none());
+    let cur: Vec<_> = std::fs::read_dir(tmp.path().join("inbox/cur"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(cur, ["1700000000.r1.host:2,S"]);
+    // Again: seen, nothing changes.
+    let e = ok(&perfbot(&cfg, &["ingest"]));
+    assert!(
+        stats(&e).starts_with("read 1, matched 1, new 0, duplicates 1"),
+        "{e}"
+    );
+    // The same message from an mbox (another source): still nothing new.
+    let f = tmp.path().join("same.mbox");
+    std::fs::write(&f, mbox(std::slice::from_ref(&r))).unwrap();
+    let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
+    assert!(stats(&e).contains("new 0, duplicates 1"), "{e}");
+
+    let v = show(&cfg, &c.id);
+    let thread = v["thread"].as_array().unwrap();
+    let replies: Vec<_> = thread.iter().filter(|t| t["sender"] == "person").collect();
+    assert_eq!(replies.len(), 1);
+    // The replier's own words only: not the quoted robot, not the sign-off.
+    assert_eq!(
+        replies[0]["text"],
+        "This is not a regression. The histogram moved."
+    );
+    assert_eq!(replies[0]["message_id"], "r1@dastard");
+    let events = v["events"].as_array().unwrap();
+    let msg_events: Vec<_> = events
+        .iter()
+        .filter(|e| e["cause"]["kind"] == "message")
+        .collect();
+    assert_eq!(msg_events.len(), 1);
+    assert_eq!(msg_events[0]["cause"]["message_id"], "r1@dastard");
+    assert!(msg_events[0]["cause"]["quote"]
+        .as_str()
+        .unwrap()
+        .contains("not a regression"));
+    let text =
+        String::from_utf8_lossy(&perfbot(&cfg, &["cases", "show", &c.id]).stdout).into_owned();
+    assert!(
+        text.contains("thread:") && text.contains("| This is not a regression."),
+        "{text}"
+    );
+}
+
+#[test]
+fn mbox_matching_bots_own_mail_and_quarantine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(
+        tmp.path(),
+        "max_mime_parts = 50\nmax_message_bytes = 1000000",
+    );
+    let c = report(&cfg);
+    let sha10 = c
+        .subject
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':');
+    let mut deep = format!(
+        "From: x@y.org\r\nMessage-ID: <deep@x>\r\nIn-Reply-To: <{}>\r\n",
+        c.message_id
+    );
+    for i in 0..1000 {
+        deep.push_str(&format!(
+            "Content-Type: multipart/mixed; boundary=b{i}\r\n\r\n--b{i}\r\n"
+        ));
+    }
+    let big_refs: String = (0..10_000).map(|i| format!(" <ref{i}@x>")).collect();
+    let attachment = "QUFB".repeat(2_000_000 / 4 * 3 / 3); // ~2 MB of base64, over the 1 MB limit
+    let messages = vec![
+        // 1. by References only (nearest known ancestor)
+        reply(
+            &format!("From: Alice <alice@kernel.example>\r\nSubject: Re: something\r\nMessage-ID: <r-refs@x>\r\nReferences: <unknown@x> <{}>", c.message_id),
+            "Where do I find the test?",
+        ),
+        // 2. by subject fallback: no threading headers
+        reply(
+            &format!("From: Bob <bob@kernel.example>\r\nSubject: AW: Re: [xfs] {sha10}: fio.write_iops -9.0% regression\r\nMessage-ID: <r-subject@x>"),
+            "I'll revert this patch.",
+        ),
+        // 3. unrelated list traffic
+        "From: someone@x.org\r\nSubject: [PATCH] mm: something\r\nMessage-ID: <patch@x>\r\n\r\nA patch.\r\n".to_string(),
+        // 4. perfbot's own report coming back from the list
+        format!("From: kernel test robot <perfbot@ci.example>\r\nSubject: {}\r\nMessage-ID: <{}>\r\n\r\nthe report\r\n", c.subject, c.message_id),
+        // 5. another robot answering in the thread
+        reply(
+            &format!("From: syzbot <syzbot@syzkaller.example>\r\nSubject: Re: x\r\nMessage-ID: <bot@x>\r\nIn-Reply-To: <{}>\r\nAuto-Submitted: auto-generated", c.message_id),
+            "#syz test",
+        ),
+        // 6. 1,000-level MIME nesting in the thread: quarantined with its id
+        deep,
+        // 7. 10,000 References, the report among the last ones
+        reply(
+            &format!("From: Carol <carol@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <r-many@x>\r\nReferences:{big_refs} <{}>", c.message_id),
+            "Looking into it.",
+        ),
+        // 8. a big attachment: matched by headers, body not read
+        format!("From: Dan <dan@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <r-big@x>\r\nIn-Reply-To: <{}>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n--zz\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n{attachment}\r\n--zz--\r\n", c.message_id),
+        // 9. NUL bytes and invalid UTF-8 in a reply
+        format!("From: Eve <eve@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <r-nul@x>\r\nIn-Reply-To: <{}>\r\n\r\nbad \0 bytes \u{FFFD} here\r\n", c.message_id),
+    ];
+    let mut data = mbox(&messages);
+    // Invalid UTF-8 in the last message.
+    data.extend_from_slice(b"From x\nFrom: f@x.org\nMessage-ID: <r-utf@x>\nIn-Reply-To: <");
+    data.extend_from_slice(c.message_id.as_bytes());
+    data.extend_from_slice(b">\n\n\xff\xfe caf\xe9\n");
+    let f = tmp.path().join("list.mbox");
+    std::fs::write(&f, &data).unwrap();
+    let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
+    assert!(
+        stats(&e)
+            .starts_with("read 10, matched 9, new 7, duplicates 1, unmatched 1, quarantined 1 "),
+        "{e}"
+    );
+    assert!(
+        e.contains("deep@x"),
+        "the log names the quarantined message: {e}"
+    );
+
+    let v = show(&cfg, &c.id);
+    let thread = v["thread"].as_array().unwrap();
+    let by_id = |id: &str| {
+        thread
+            .iter()
+            .find(|t| t["message_id"] == id)
+            .unwrap_or_else(|| panic!("{id} not in the thread"))
+            .clone()
+    };
+    assert_eq!(by_id("r-refs@x")["text"], "Where do I find the test?");
+    assert_eq!(by_id("r-subject@x")["text"], "I'll revert this patch.");
+    assert_eq!(by_id("bot@x")["sender"], "bot");
+    assert_eq!(by_id("r-many@x")["text"], "Looking into it.");
+    assert!(by_id("r-nul@x")["text"].as_str().unwrap().contains("bad"));
+    assert!(by_id("r-utf@x")["text"].as_str().unwrap().contains("caf"));
+    // The big one is recorded, its body left unread.
+    let big = by_id("r-big@x");
+    assert_eq!(big["text"], "");
+    // perfbot's own mail is never a reply.
+    assert_eq!(
+        thread
+            .iter()
+            .filter(|t| t["message_id"] == c.message_id.as_str())
+            .count(),
+        1
+    );
+    // Quarantine keeps the bytes and the reason.
+    let o = perfbot(&cfg, &["quarantine", "list", "--json"]);
+    let q: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(q.as_array().unwrap().len(), 1);
+    assert_eq!(q[0]["message_id"], "deep@x");
+    assert!(q[0]["reason"].as_str().unwrap().contains("MIME parts"));
+    let o = perfbot(
+        &cfg,
+        &["quarantine", "show", &q[0]["hash"].as_str().unwrap()[..12]],
+    );
+    assert!(o.stdout.starts_with(b"From: x@y.org"));
+
+    // Overlapping files (the same list again, gzip this time): nothing new.
+    let gz = tmp.path().join("list.mbox.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&data).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let e = ok(&perfbot(&cfg, &["ingest", "--mbox", gz.to_str().unwrap()]));
+    assert!(stats(&e).contains("new 0,"), "{e}");
+    let after = show(&cfg, &c.id);
+    assert_eq!(after["events"], v["events"]);
+}
+
+#[test]
+fn truncated_gzip_keeps_what_came_before_and_says_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let mut messages: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "From: a@x.org\r\nSubject: s\r\nMessage-ID: <n{i}@x>\r\n\r\n{}\r\n",
+                "text ".repeat(200)
+            )
+        })
+        .collect();
+    messages.insert(
+        3,
+        reply(
+            &format!("From: Dave <david@fromorbit.com>\r\nSubject: Re: x\r\nMessage-ID: <early@x>\r\nIn-Reply-To: <{}>", c.message_id),
+            "Early reply.",
+        ),
+    );
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&mbox(&messages)).unwrap();
+    let gz = enc.finish().unwrap();
+    let f = tmp.path().join("cut.mbox.gz");
+    std::fs::write(&f, &gz[..gz.len() / 2]).unwrap();
+    let o = perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let e = err(&o);
+    assert!(
+        e.contains("cut.mbox.gz") && e.contains("near byte") && e.contains("kept"),
+        "{e}"
+    );
+    assert!(stats(&e).contains("new 1,"), "{e}");
+    let v = show(&cfg, &c.id);
+    assert!(v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["message_id"] == "early@x"));
+}
+
+#[test]
+fn one_message_on_stdin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let r = reply(
+        &format!("From: Jaegeuk Kim <jaegeuk@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <stdin@x>\r\nIn-Reply-To: <{}>", c.message_id),
+        "I'll revert this patch.",
+    );
+    let e = ok(&stdin_perfbot(&cfg, &["ingest", "--stdin"], r.as_bytes()));
+    assert!(stats(&e).starts_with("read 1, matched 1, new 1"), "{e}");
+    // Junk on stdin: quarantined, not a crash.
+    let e = ok(&stdin_perfbot(
+        &cfg,
+        &["ingest", "--stdin"],
+        b"\0\0\0 not mail",
+    ));
+    assert!(stats(&e).contains("quarantined 1"), "{e}");
+}
