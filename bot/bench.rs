@@ -187,3 +187,198 @@ fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
     std::fs::create_dir_all(&d)?;
     Ok(d)
 }
+
+/// Write a synthetic LKML-like mbox: `messages` messages, header blocks with
+/// Received chains, bodies of 0.5–60 KB (patches long, replies short), a MIME
+/// mix (plain, quoted-printable ISO-8859-1, base64 attachments, HTML-only,
+/// multipart/alternative), and about 1% replies to `parents`. Streamed to the
+/// file, so the generator holds one message at a time.
+pub fn write_synthetic_mbox(
+    path: &std::path::Path,
+    messages: usize,
+    parents: &[String],
+) -> std::io::Result<u64> {
+    use std::io::Write;
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let mut written = 0u64;
+    let words = [
+        "the",
+        "page",
+        "cache",
+        "lock",
+        "we",
+        "should",
+        "not",
+        "regression",
+        "patch",
+        "commit",
+        "this",
+        "memory",
+        "scheduler",
+        "xfs",
+        "inode",
+        "revert",
+        "fix",
+        "test",
+    ];
+    let text = |rng: &mut Rng, bytes: usize| {
+        let mut s = String::with_capacity(bytes + 80);
+        let mut col = 0;
+        while s.len() < bytes {
+            let w = words[(rng.next() * words.len() as f64) as usize % words.len()];
+            s.push_str(w);
+            col += w.len() + 1;
+            if col > 70 {
+                s.push('\n');
+                col = 0;
+            } else {
+                s.push(' ');
+            }
+        }
+        s.push('\n');
+        s
+    };
+    for i in 0..messages {
+        let reply = !parents.is_empty() && rng.next() < 0.01;
+        let kind = rng.next();
+        // Sizes: mostly short mails, some long patches.
+        let body_len = if rng.next() < 0.15 {
+            8_000 + (rng.next() * 52_000.0) as usize
+        } else {
+            500 + (rng.next() * 4_000.0) as usize
+        };
+        let mut m = String::with_capacity(body_len + 2048);
+        m.push_str(&format!(
+            "From list-owner@vger.example Mon Jan  1 00:00:{:02} 2024\n",
+            i % 60
+        ));
+        for hop in 0..4 {
+            m.push_str(&format!(
+                "Received: from mx{hop}.vger.example (mx{hop}.vger.example [10.0.{hop}.{}])\n\tby lists.example with ESMTP id {i:x}{hop}\n\tfor <linux-kernel@vger.example>; Mon, 1 Jan 2024 00:00:00 +0000\n",
+                i % 250
+            ));
+        }
+        m.push_str(&format!(
+            "From: Developer {} <dev{}@kernel.example>\nTo: linux-kernel@vger.example\nDate: Mon, 1 Jan 2024 00:{:02}:00 +0000\nMessage-ID: <bench.{i}@kernel.example>\nList-Id: <linux-kernel.vger.example>\nMIME-Version: 1.0\n",
+            i % 977,
+            i % 977,
+            i % 60
+        ));
+        if reply {
+            let p = &parents[i % parents.len()];
+            m.push_str(&format!(
+                "Subject: Re: [xfs] regression report {i}\nIn-Reply-To: <{p}>\nReferences: <{p}>\n"
+            ));
+        } else if i > 0 && rng.next() < 0.6 {
+            // Replies in other threads (their roots are not in this file, so
+            // the 1% of replies to perfbot's cases stay 1%).
+            m.push_str(&format!(
+                "Subject: Re: [PATCH v{}] mm: change {i}\nIn-Reply-To: <patch.{}@kernel.example>\nReferences: <patch.{}@kernel.example> <patch.{}@kernel.example>\n",
+                i % 5,
+                i / 3,
+                i / 9,
+                i / 3
+            ));
+        } else {
+            m.push_str(&format!("Subject: [PATCH v{}] mm: change {i}\n", i % 5));
+        }
+        let body = text(&mut rng, body_len);
+        if reply || kind < 0.70 {
+            m.push_str("Content-Type: text/plain; charset=us-ascii\n\n");
+            if reply {
+                m.push_str("On Mon, Jan 1, 2024, kernel test robot wrote:\n> regression\n\nThis is not a regression.\n");
+            }
+            m.push_str(&body);
+        } else if kind < 0.80 {
+            m.push_str("Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\n");
+            m.push_str(&body.replace("the", "th=E9"));
+        } else if kind < 0.90 {
+            m.push_str("Content-Type: multipart/mixed; boundary=\"bnd\"\n\n--bnd\nContent-Type: text/plain\n\nsee attached\n--bnd\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n");
+            let raw = body.as_bytes();
+            for chunk in raw.chunks(57) {
+                let mut line = String::new();
+                for c in chunk.chunks(3) {
+                    let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+                    const T: &[u8] =
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+                    line.push(T[(b[0] >> 2) as usize] as char);
+                    line.push(T[(((b[0] & 3) << 4) | (b[1] >> 4)) as usize] as char);
+                    line.push(T[(((b[1] & 15) << 2) | (b[2] >> 6)) as usize] as char);
+                    line.push(T[(b[2] & 63) as usize] as char);
+                }
+                m.push_str(&line);
+                m.push('\n');
+            }
+            m.push_str("--bnd--\n");
+        } else if kind < 0.95 {
+            m.push_str("Content-Type: text/html; charset=utf-8\n\n<html><body><p>");
+            m.push_str(&body);
+            m.push_str("</p></body></html>\n");
+        } else {
+            m.push_str("Content-Type: multipart/alternative; boundary=\"alt\"\n\n--alt\nContent-Type: text/plain\n\n");
+            m.push_str(&body);
+            m.push_str("--alt\nContent-Type: text/html\n\n<p>html</p>\n--alt--\n");
+        }
+        m.push('\n');
+        out.write_all(m.as_bytes())?;
+        written += m.len() as u64;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+/// Ingest a synthetic `messages`-message mbox into a scratch state directory
+/// holding ten reported cases.
+pub fn ingest(config: &Config, messages: usize) -> anyhow::Result<String> {
+    use crate::inbound::sources::ingest_mbox;
+    use crate::inbound::Ingestor;
+    use crate::report::queue::{prepare, queue};
+    use crate::store::Store;
+    use chrono::Utc;
+
+    let scratch = tempfile_dir()?;
+    let mut config = config.clone();
+    config.file.bot.state_dir = scratch.join("state");
+    config.file.outbound.outbox_dir = scratch.join("outbox");
+    let store = Store::open(&config.state_dir())?;
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/seed002-xfs-fio-falloc-2022.json");
+    let now = Utc::now();
+    let base = prepare(&config, &example, None, false, now)?;
+    let mut parents = Vec::new();
+    for i in 0..10 {
+        let mut p = base.clone();
+        p.report.case_key = format!("{i:012x}{:052x}", 7);
+        p.envelope.message_id =
+            crate::mail::MessageId::parse(&format!("bench.case{i}@perfbot")).expect("valid");
+        parents.push(p.envelope.message_id.to_string());
+        queue(&config, &store, &p, now)?;
+    }
+    let path = scratch.join("lkml.mbox");
+    let t = Instant::now();
+    let bytes = write_synthetic_mbox(&path, messages, &parents)?;
+    let generated = t.elapsed();
+    let rss_before = peak_rss_mib().unwrap_or(0.0);
+    let mut ing = Ingestor::new(&config, &store)?;
+    let t = Instant::now();
+    ingest_mbox(&mut ing, &path)?;
+    let took = t.elapsed().as_secs_f64();
+    let rss = peak_rss_mib().unwrap_or(0.0);
+    let s = ing.stats.clone();
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(format!(
+        "ingest: {messages} messages, {:.1} MB mbox (generated in {:.1} s)\n\
+         {}\n\
+         time {:.2} s: {:.0} MB/s, {:.0} messages/s (one thread)\n\
+         peak RSS {:.1} MiB (before ingesting: {:.1} MiB)\n",
+        bytes as f64 / 1e6,
+        generated.as_secs_f64(),
+        s.line(),
+        took,
+        bytes as f64 / 1e6 / took,
+        messages as f64 / took,
+        rss,
+        rss_before,
+    ))
+}

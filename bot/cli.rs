@@ -201,10 +201,11 @@ pub enum OutboxCmd {
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// What to measure: compare (statistics + table), deliver (queue and send
-    /// reports through the configured transport, in a scratch state directory)
+    /// reports through the configured transport, in a scratch state directory),
+    /// ingest (a synthetic LKML-like mbox of --count messages)
     #[arg(long, default_value = "compare")]
     pub what: String,
-    /// deliver: how many reports
+    /// deliver: how many reports; ingest: how many messages
     #[arg(long, default_value_t = 1000)]
     pub count: usize,
     /// deliver: the recipient of every report
@@ -308,10 +309,11 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                     b.iterations,
                 ),
                 "deliver" => runtime()?.block_on(crate::bench::deliver(&config, b.count, &b.to))?,
+                "ingest" => crate::bench::ingest(&config, b.count)?,
                 other => {
                     return Err(Failure {
                         code: 2,
-                        error: anyhow!("unknown benchmark {other:?}: compare or deliver"),
+                        error: anyhow!("unknown benchmark {other:?}: compare, deliver or ingest"),
                     })
                 }
             };

@@ -135,6 +135,7 @@ impl ImapInbox {
             // Recorded (each flushed): only now may the cursor move past them.
             cursor.last_uid = got.last().map(|f| f.uid).unwrap_or(cursor.last_uid);
             store.set_cursor(&key, cursor)?;
+            tracing::info!(mailbox = %key, last_uid = cursor.last_uid, read, "batch recorded");
         }
         // A fresh cursor is saved even for an empty mailbox.
         store.set_cursor(&key, cursor)?;

@@ -94,6 +94,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
             Ok(m) => m,
             Err(e) => {
                 pb.finish_and_clear();
+                ing.store.flush()?;
                 return Err(err(format!(
                     "read error after {n} message(s), near byte {at}{}: {e} (the messages before it are kept)",
                     if gz { " of the decompressed data" } else { "" }
@@ -103,6 +104,9 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
         n += 1;
         let source = format!("mbox {shown} message {n} (read up to byte {at})");
         ing.ingest(m.contents(), &source)?;
+        if n.is_multiple_of(10_000) {
+            ing.store.flush()?;
+        }
         let c = count.load(std::sync::atomic::Ordering::Relaxed);
         if c - last_tick > (1 << 20) {
             pb.set_position(c);
@@ -110,6 +114,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
         }
     }
     pb.finish_and_clear();
+    ing.store.flush()?;
     Ok(())
 }
 
@@ -140,6 +145,8 @@ pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError>
         let path = m.path().to_path_buf();
         let source = format!("maildir {}", path.display());
         ing.ingest(m.contents(), &source)?;
+        // Durable before the file is marked read.
+        ing.store.flush()?;
         // Recorded (or found irrelevant): mark it read by moving it to cur/.
         if path.parent().and_then(|p| p.file_name()) == Some("new".as_ref()) {
             if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
@@ -167,5 +174,6 @@ pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
             why: e.to_string(),
         })?;
     ing.ingest(&raw, "standard input")?;
+    ing.store.flush()?;
     Ok(())
 }

@@ -112,8 +112,11 @@ impl Store {
                 why: "the directory has no sled files".into(),
             });
         }
+        // sled's page cache defaults to 1 GB; perfbot's working set is small,
+        // and a long backfill must not grow the process.
         let db = sled::Config::new()
             .path(&path)
+            .cache_capacity(32 << 20)
             .open()
             .map_err(|source| StoreError::Open {
                 path: shown.clone(),

@@ -60,7 +60,9 @@ impl Store {
     }
 
     /// Record a message of a case's thread and its timeline event, once: `false`
-    /// (and nothing written) when the Message-ID is known already.
+    /// (and nothing written) when the Message-ID is known already. Not flushed:
+    /// a source makes it durable at its own checkpoints (an IMAP cursor move, the
+    /// end of a file), and a message lost to a crash before that is read again.
     pub fn record_thread_message(
         &self,
         case: &CaseId,
@@ -101,9 +103,6 @@ impl Store {
                 Ok(true)
             })
             .map_err(tx_err)?;
-        if added {
-            self.flush()?;
-        }
         Ok(added)
     }
 

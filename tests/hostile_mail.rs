@@ -1,0 +1,62 @@
+//! Fuzz-style property tests of everything that reads mail: arbitrary bytes and
+//! mail-shaped junk never panic the parser, the flowed decoder, the quote
+//! stripper or the thread matcher. (cargo-fuzz needs a nightly toolchain, which
+//! CI machines do not have; proptest runs on stable, in every test run.)
+
+use perfbot::inbound::flowed::unflow;
+use perfbot::inbound::parse::{parse, parse_head, Limits};
+use perfbot::inbound::thread::subject_key;
+use perfbot::reply::quote::own_words;
+use proptest::prelude::*;
+
+/// Pieces that make parsers take unusual paths.
+fn mailish() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b"Message-ID: <".to_vec()),
+        Just(b">\r\n".to_vec()),
+        Just(b"In-Reply-To: (c) <a@b> junk\r\n".to_vec()),
+        Just(b"References: <x@y>\r\n\t<".to_vec()),
+        Just(b"Content-Type: multipart/mixed; boundary=".to_vec()),
+        Just(b"Content-Transfer-Encoding: base64\r\n".to_vec()),
+        Just(b"Content-Transfer-Encoding: quoted-printable\r\n".to_vec()),
+        Just(b"Content-Type: text/plain; format=flowed; delsp=yes\r\n".to_vec()),
+        Just(b"Subject: =?utf-8?b?w6k=?= =?iso-8859-1?q?=E9?=\r\n".to_vec()),
+        Just(b"\r\n\r\n".to_vec()),
+        Just(b"--".to_vec()),
+        Just(b"> ".to_vec()),
+        Just(b"=\r\n".to_vec()),
+        Just(b"\0".to_vec()),
+        Just(b"\xff\xfe".to_vec()),
+        Just(b"<html><p>".to_vec()),
+        prop::collection::vec(any::<u8>(), 0..40),
+    ];
+    prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn parser_never_panics_on_bytes(raw in prop::collection::vec(any::<u8>(), 0..2000)) {
+        let _ = parse(&raw, &Limits::default());
+    }
+
+    #[test]
+    fn parser_never_panics_on_mailish_junk(raw in mailish()) {
+        let limits = Limits { max_bytes: 1500, max_parts: 5, max_references: 3, max_text: 100 };
+        if let Ok(m) = parse(&raw, &limits) {
+            prop_assert!(m.head.references.len() <= 3);
+            prop_assert!(m.text.len() <= 100);
+        }
+        let _ = parse_head(&raw, &Limits::default());
+    }
+
+    #[test]
+    fn text_helpers_never_panic(s in "(?s).{0,400}", delsp in any::<bool>()) {
+        let _ = unflow(&s, delsp);
+        let w = own_words(&s);
+        // The replier's words never include a quoted line.
+        prop_assert!(w.lines().all(|l| !l.trim_start().starts_with('>')));
+        let _ = subject_key(&s);
+    }
+}
