@@ -54,6 +54,17 @@ pub enum Command {
     /// Addresses that never get mail from perfbot
     #[command(subcommand)]
     Optout(OptoutCmd),
+    /// Say what a reply means: intent, confidence, evidence
+    Classify {
+        /// A raw RFC 5322 message or plain text; - (the default) for standard input
+        #[arg(default_value = "-")]
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Also print the replier's own words, as the classifier read them
+        #[arg(long)]
+        words: bool,
+    },
     /// Read mail and record what belongs to case threads
     Ingest(IngestArgs),
     /// Messages that could not be read, kept with the reason
@@ -296,6 +307,9 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Cases(c) => cases(&load_config(config_path.as_deref())?, c),
         Command::Outbox(c) => outbox(&load_config(config_path.as_deref())?, c),
         Command::Optout(c) => optout(&load_config(config_path.as_deref())?, c),
+        Command::Classify { file, json, words } => {
+            classify(&load_config(config_path.as_deref())?, &file, json, words)
+        }
         Command::Ingest(a) => ingest(&load_config(config_path.as_deref())?, a),
         Command::Quarantine(c) => quarantine(&load_config(config_path.as_deref())?, c),
         Command::Bench(b) => {
@@ -824,6 +838,43 @@ fn quarantine(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
             use std::io::Write;
             std::io::stdout()
                 .write_all(&std::fs::read(&p).with_context(|| p.display().to_string())?)?;
+        }
+    }
+    Ok(())
+}
+
+fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(), Failure> {
+    use std::io::Read;
+    let mut raw = Vec::new();
+    if file.as_os_str() == "-" {
+        std::io::stdin().read_to_end(&mut raw)?;
+    } else {
+        raw = std::fs::read(file).with_context(|| file.display().to_string())?;
+    }
+    let body = crate::reply::body_of(&raw);
+    let u = crate::reply::understand(&body, &config.intent_rules);
+    if words {
+        eprintln!(
+            "--- own words\n{}\n---",
+            crate::reply::quote::own_words(&body)
+        );
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "intent": u.intent,
+                "confidence": u.confidence,
+                "evidence": u.evidence,
+                "secondary": u.secondary,
+                "tags": u.tags,
+                "rule": u.rule,
+            }))?
+        );
+    } else {
+        println!("{} ({:.2}): {}", u.intent, u.confidence, u.evidence);
+        for s in &u.secondary {
+            println!("  also {} ({:.2})", s.intent, s.confidence);
         }
     }
     Ok(())

@@ -293,6 +293,15 @@ pub struct ConfigFile {
     pub smtp: SmtpSection,
     pub inbound: InboundSection,
     pub imap: ImapSection,
+    pub reply: ReplySection,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReplySection {
+    /// Extra intent rules, or replacements of built-in ones by id
+    /// (format of `bot/rules/intents.toml`).
+    pub rule: Vec<crate::reply::rules::RuleSpec>,
 }
 
 /// The validated configuration, with paths resolved and rules compiled.
@@ -303,6 +312,7 @@ pub struct Config {
     pub base_dir: PathBuf,
     pub selection: SelectionRules,
     pub directions: DirectionTable,
+    pub intent_rules: crate::reply::rules::Rules,
 }
 
 impl Config {
@@ -405,8 +415,11 @@ impl Config {
             crate::mail::smtp::SmtpUrl::parse(&file.smtp.url)
                 .map_err(|e| invalid(format!("smtp.url: {e}")))?;
         }
+        let intent_rules = crate::reply::rules::Rules::with_overrides(&file.reply.rule)
+            .map_err(|e| invalid(e.to_string()))?;
         let config = Config {
             source: source.to_string(),
+            intent_rules,
             file,
             base_dir,
             selection,

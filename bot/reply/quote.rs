@@ -101,8 +101,10 @@ pub fn own_words(body: &str) -> String {
             i += 1;
             continue;
         }
-        // Attribution: a line (or the end of a wrapped one) introducing a quote.
-        if ATTRIBUTION.is_match(t) && next_is_quote(&lines, i) {
+        // Attribution: a line (or the end of a wrapped one) introducing a quote;
+        // one that ends in "wrote:" is never the replier's words, quote or not.
+        let says = t.ends_with("wrote:") || t.ends_with("writes:") || t.ends_with("schrieb:");
+        if ATTRIBUTION.is_match(t) && (says || next_is_quote(&lines, i)) {
             // A wrapped attribution: drop its first half too.
             if keep.last().is_some_and(|p| {
                 !p.trim().is_empty() && p.trim_start().to_lowercase().starts_with("on ")
@@ -164,8 +166,12 @@ fn strip_signoff(keep: &mut Vec<&str>) {
         let last = keep[n - 1].trim();
         if last.len() <= 25
             && last.split_whitespace().count() <= 3
-            && last.chars().next().is_some_and(char::is_uppercase)
-            && !last.ends_with('?')
+            && last.split_whitespace().all(|w| {
+                w.chars()
+                    .next()
+                    .is_some_and(|c| c.is_uppercase() || c == '-')
+            })
+            && !last.ends_with(['?', '!'])
         {
             keep.truncate(n - 1);
         }
@@ -220,6 +226,11 @@ mod tests {
                 "I'll revert it.",
             ),
             ("thanks alone stays", "Thanks!\n", "Thanks!"),
+            (
+                "attribution without a quote",
+                "On Wed, Jun 26, 2024 at 02:11:11PM +0800, Oliver Sang wrote:\n\nThanks for testing!\n",
+                "Thanks for testing!",
+            ),
             (
                 "question stays",
                 "Where do I find the test?\n",

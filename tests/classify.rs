@@ -1,0 +1,154 @@
+//! The classifier on real and written replies: the 39 labelled replies to
+//! kernel-test-robot reports (`fixtures/replies/dev`, labels from
+//! `labels.jsonl`; `alt_labels` are defensible second readings), the three seed
+//! replies, and a table of replies written for this test. Each must be read
+//! right, and none may be read as a decision the replier did not make.
+
+use std::path::PathBuf;
+
+use perfbot::reply::rules::Rules;
+use perfbot::reply::{body_of, understand, Intent};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replies")
+}
+
+/// (name, wanted, also right, got, evidence)
+type Row = (String, String, Vec<String>, Intent, String);
+
+fn check(rows: &[Row]) {
+    let mut wrong = Vec::new();
+    let mut wrong_closures = Vec::new();
+    for (name, want, alt, got, evidence) in rows {
+        let right = got.as_str() == want || alt.iter().any(|a| a == got.as_str());
+        if !right {
+            let line = format!("{name}: want {want} {alt:?}, got {got} ({evidence})");
+            if got.is_decisive() {
+                wrong_closures.push(line);
+            } else {
+                wrong.push(line);
+            }
+        }
+    }
+    assert!(
+        wrong_closures.is_empty(),
+        "decisions the repliers did not make:\n{}",
+        wrong_closures.join("\n")
+    );
+    assert!(wrong.is_empty(), "misread:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn labelled_dev_replies() {
+    let labels = std::fs::read_to_string(fixtures().join("dev/labels.jsonl")).unwrap();
+    let mut rows = Vec::new();
+    for line in labels.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = v["id"].as_str().unwrap();
+        let path = ["eml", "txt"]
+            .iter()
+            .map(|e| fixtures().join(format!("dev/{id}.{e}")))
+            .find(|p| p.exists())
+            .unwrap();
+        let raw = std::fs::read(&path).unwrap();
+        let u = understand(&body_of(&raw), Rules::builtin());
+        let alt = v["alt_labels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        rows.push((
+            id.to_string(),
+            v["label"].as_str().unwrap().to_string(),
+            alt,
+            u.intent,
+            u.evidence,
+        ));
+    }
+    assert_eq!(rows.len(), 39);
+    check(&rows);
+}
+
+#[test]
+fn seed_replies() {
+    let cases = [
+        (
+            "seed000-dave-chinner.txt",
+            Intent::NotARegression,
+            "This is not a regression.",
+        ),
+        (
+            "seed001-jaegeuk-kim.txt",
+            Intent::WillRevert,
+            "I'll revert this patch.",
+        ),
+        (
+            "seed003-kent-overstreet.txt",
+            Intent::Question,
+            "where do I find the test?",
+        ),
+    ];
+    for (file, want, evidence) in cases {
+        let raw = std::fs::read(fixtures().join(file)).unwrap();
+        let u = understand(&body_of(&raw), Rules::builtin());
+        assert_eq!(u.intent, want, "{file}: {u:?}");
+        assert!(u.evidence.contains(evidence), "{file}: {}", u.evidence);
+        assert!(u.confidence >= 0.7, "{file}: {u:?}");
+        // The robot's quoted report never counts as evidence.
+        assert!(!u.evidence.contains("FYI, we noticed"), "{file}");
+    }
+}
+
+#[test]
+fn written_table() {
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        text: String,
+        intent: String,
+        #[serde(default)]
+        alt: Vec<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Table {
+        reply: Vec<Entry>,
+    }
+    let t: Table =
+        toml::from_str(&std::fs::read_to_string(fixtures().join("table.toml")).unwrap()).unwrap();
+    assert!(t.reply.len() >= 60);
+    let rows: Vec<Row> = t
+        .reply
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let u = understand(&e.text, Rules::builtin());
+            let name = format!("#{i} {:?}", e.text.chars().take(50).collect::<String>());
+            (name, e.intent.clone(), e.alt.clone(), u.intent, u.evidence)
+        })
+        .collect();
+    check(&rows);
+}
+
+#[test]
+fn decisions_carry_their_evidence_and_confidence() {
+    let u = understand(
+        "On Tue, Jun 05, 2018, kernel test robot wrote:\n> FYI, we noticed a regression\n\nThis is not a regression. The 4ms bin shrank.\n\nCheers,\nDave.\n",
+        Rules::builtin(),
+    );
+    assert_eq!(u.intent, Intent::NotARegression);
+    assert_eq!(u.evidence, "This is not a regression.");
+    assert!(u.confidence > 0.8);
+    // Hedged and conditional decisions are not decisions.
+    for text in [
+        "I'm not sure we should revert this.",
+        "We could revert if nobody fixes it.",
+        "Maybe we should revert?",
+        "If this is not a regression, fine.",
+    ] {
+        let u = understand(text, Rules::builtin());
+        assert!(
+            !u.intent.is_decisive() || u.confidence < 0.6,
+            "{text}: {u:?}"
+        );
+    }
+}
