@@ -852,7 +852,7 @@ fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(),
         raw = std::fs::read(file).with_context(|| file.display().to_string())?;
     }
     let body = crate::reply::body_of(&raw);
-    let u = crate::reply::understand(&body, &config.intent_rules);
+    let u = crate::reply::understand(&body, config.intent_rules());
     if words {
         eprintln!(
             "--- own words\n{}\n---",

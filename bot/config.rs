@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::compare::rules::{DirectionEntry, DirectionTable, RulesError, SelectionRules};
+use crate::mail::Address;
 
 /// The repository's default config, built in so that the binary runs anywhere.
 pub const DEFAULT_CONFIG: &str = include_str!("../config.toml");
@@ -294,6 +295,85 @@ pub struct ConfigFile {
     pub inbound: InboundSection,
     pub imap: ImapSection,
     pub reply: ReplySection,
+    pub trust: TrustSection,
+    pub acks: AcksSection,
+    pub escalation: EscalationSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrustSection {
+    /// perfbot's operators: they may always decide, and get escalations.
+    pub operators: Vec<String>,
+    /// Maintainers' addresses, besides those of `maintainers_file`.
+    pub maintainers: Vec<String>,
+    /// A kernel MAINTAINERS file: every `M:` address is a maintainer.
+    pub maintainers_file: PathBuf,
+    /// Roles whose prose may move a case (author, committer, maintainer,
+    /// operator, other).
+    pub free_text: Vec<String>,
+    /// Roles whose `#perfbot` commands are obeyed.
+    pub commands: Vec<String>,
+    /// Decisions read with less confidence go to a human.
+    pub min_confidence: f64,
+}
+
+impl Default for TrustSection {
+    fn default() -> Self {
+        let roles = ["author", "committer", "maintainer", "operator"]
+            .map(String::from)
+            .to_vec();
+        TrustSection {
+            operators: Vec::new(),
+            maintainers: Vec::new(),
+            maintainers_file: PathBuf::new(),
+            free_text: roles.clone(),
+            commands: roles,
+            min_confidence: 0.6,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AcksSection {
+    /// Send a short in-thread acknowledgement of a settled decision.
+    pub enabled: bool,
+    /// For which decisions.
+    pub intents: Vec<String>,
+    /// Template name in `templates/` (or a path to a `.hbs`).
+    pub template: String,
+}
+
+impl Default for AcksSection {
+    fn default() -> Self {
+        AcksSection {
+            enabled: false,
+            intents: vec![
+                "not-a-regression".into(),
+                "will-revert".into(),
+                "wont-fix".into(),
+            ],
+            template: "ack".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EscalationSection {
+    /// Who gets "needs a human" mail; `trust.operators` when empty.
+    pub to: Vec<String>,
+    pub template: String,
+}
+
+impl Default for EscalationSection {
+    fn default() -> Self {
+        EscalationSection {
+            to: Vec::new(),
+            template: "escalation".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -312,7 +392,10 @@ pub struct Config {
     pub base_dir: PathBuf,
     pub selection: SelectionRules,
     pub directions: DirectionTable,
-    pub intent_rules: crate::reply::rules::Rules,
+    /// Compiled at start-up only when the config changes them; the built-in
+    /// rules compile on first use (most commands never classify).
+    intent_rules: Option<crate::reply::rules::Rules>,
+    pub policy: crate::reply::trust::Policy,
 }
 
 impl Config {
@@ -415,11 +498,29 @@ impl Config {
             crate::mail::smtp::SmtpUrl::parse(&file.smtp.url)
                 .map_err(|e| invalid(format!("smtp.url: {e}")))?;
         }
-        let intent_rules = crate::reply::rules::Rules::with_overrides(&file.reply.rule)
-            .map_err(|e| invalid(e.to_string()))?;
+        let intent_rules = if file.reply.rule.is_empty() {
+            None
+        } else {
+            Some(
+                crate::reply::rules::Rules::with_overrides(&file.reply.rule)
+                    .map_err(|e| invalid(e.to_string()))?,
+            )
+        };
+        let policy = trust_policy(&file.trust, &base_dir).map_err(invalid)?;
+        for i in &file.acks.intents {
+            if crate::reply::Intent::parse(i).is_none() {
+                return Err(invalid(format!("acks.intents: unknown intent {i:?}")));
+            }
+        }
+        for a in file.escalation.to.iter() {
+            if Address::parse(a).is_none() {
+                return Err(invalid(format!("escalation.to: {a:?} is not an address")));
+            }
+        }
         let config = Config {
             source: source.to_string(),
             intent_rules,
+            policy,
             file,
             base_dir,
             selection,
@@ -464,6 +565,22 @@ impl Config {
         secret("PERFBOT_IMAP_PASSWORD", &self.file.imap.password_file, self)
     }
 
+    /// The intent rules in force.
+    pub fn intent_rules(&self) -> &crate::reply::rules::Rules {
+        self.intent_rules
+            .as_ref()
+            .unwrap_or_else(|| crate::reply::rules::Rules::builtin())
+    }
+
+    /// Who gets escalations: `escalation.to`, else the operators.
+    pub fn escalation_to(&self) -> Vec<String> {
+        if self.file.escalation.to.is_empty() {
+            self.file.trust.operators.clone()
+        } else {
+            self.file.escalation.to.clone()
+        }
+    }
+
     /// The SMTP password: `PERFBOT_SMTP_PASSWORD`, else `smtp.password_file`.
     pub fn smtp_password(&self) -> Result<Secret, ConfigError> {
         secret("PERFBOT_SMTP_PASSWORD", &self.file.smtp.password_file, self)
@@ -478,6 +595,52 @@ impl Config {
                 .join(format!("{name}.hbs"))
         }
     }
+}
+
+fn trust_policy(t: &TrustSection, base: &Path) -> Result<crate::reply::trust::Policy, String> {
+    use crate::reply::trust::{load_maintainers, Policy, Role};
+    let addr = |list: &[String], what: &str| -> Result<Vec<Address>, String> {
+        list.iter()
+            .map(|a| Address::parse(a).ok_or(format!("trust.{what}: {a:?} is not an address")))
+            .collect()
+    };
+    let roles = |list: &[String], what: &str| -> Result<Vec<Role>, String> {
+        list.iter()
+            .map(|r| {
+                Role::parse(r).ok_or(format!(
+                    "trust.{what}: unknown role {r:?} (author, committer, maintainer, operator, other)"
+                ))
+            })
+            .collect()
+    };
+    let mut maintainers: std::collections::HashSet<Address> =
+        addr(&t.maintainers, "maintainers")?.into_iter().collect();
+    if !t.maintainers_file.as_os_str().is_empty() {
+        let p = if t.maintainers_file.is_absolute() {
+            t.maintainers_file.clone()
+        } else {
+            base.join(&t.maintainers_file)
+        };
+        maintainers.extend(
+            load_maintainers(&p)
+                .map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?,
+        );
+    }
+    if !(0.0..=1.0).contains(&t.min_confidence) {
+        return Err("trust.min_confidence must be between 0 and 1".into());
+    }
+    let free_text = roles(&t.free_text, "free_text")?;
+    let commands = roles(&t.commands, "commands")?;
+    if free_text.contains(&Role::Bot) || commands.contains(&Role::Bot) {
+        return Err("trust: robots may never decide".into());
+    }
+    Ok(Policy {
+        operators: addr(&t.operators, "operators")?,
+        maintainers,
+        free_text,
+        commands,
+        min_confidence: t.min_confidence,
+    })
 }
 
 /// A secret from the environment variable `var`, else from `file` (trailing

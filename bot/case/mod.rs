@@ -127,6 +127,11 @@ pub struct Case {
     /// The report's own References (the patch thread it answers), oldest first.
     #[serde(default)]
     pub references: Vec<MessageId>,
+    /// The commit's author and committer (who may decide by free text).
+    #[serde(default)]
+    pub author: Option<String>,
+    #[serde(default)]
+    pub committer: Option<String>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::parse::{parse, parse_head, Head, Limits};
 use super::sender::{classify, Identity, SenderKind};
-use super::thread::{match_case, MatchedBy, SubjectIndex};
+use super::thread::{match_case, reverted_cases, trailer_ids, MatchedBy, SubjectIndex};
 use crate::case::CaseId;
 use crate::config::Config;
 use crate::mail::{Address, MessageId};
@@ -34,6 +34,8 @@ pub struct Stats {
     pub bots: usize,
     /// Cut by a limit.
     pub limited: usize,
+    /// People's replies understood and applied to their case.
+    pub handled: usize,
 }
 
 impl Stats {
@@ -54,17 +56,20 @@ impl Stats {
         self.quarantined += o.quarantined;
         self.bots += o.bots;
         self.limited += o.limited;
+        self.handled += o.handled;
     }
 }
 
 /// The fate of one message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Outcome {
     /// Recorded in a case's thread for the first time.
     New {
         case: CaseId,
         entry: Box<ThreadEntry>,
         sender: SenderKind,
+        /// What the reply did (people's replies only).
+        handled: Option<Box<crate::reply::handle::Handled>>,
     },
     Duplicate,
     Unmatched,
@@ -149,6 +154,33 @@ impl<'a> Ingestor<'a> {
         match_case(head, |id| self.known.get(id).cloned(), &self.subjects)
     }
 
+    /// Messages outside the thread that still concern a case: a revert of its
+    /// commit, or a patch whose trailer closes the report. Checked only when
+    /// the raw bytes hint at it (a cheap substring search), so unrelated mail
+    /// stays cheap.
+    fn lookup_body(&self, raw: &[u8], head: &Head) -> Option<(CaseId, MatchedBy)> {
+        let revert = head.subject.contains("Revert \"")
+            || memchr::memmem::find(raw, b"This reverts commit ").is_some();
+        let domain = format!("@{}", self.config.file.bot.message_id_domain);
+        let trailer = memchr::memmem::find(raw, domain.as_bytes()).is_some()
+            || memchr::memmem::find(raw, b"Closes: ").is_some();
+        if !revert && !trailer {
+            return None;
+        }
+        let msg = parse(raw, &self.limits).ok()?;
+        if revert {
+            let cases = reverted_cases(&head.subject, &msg.text, &self.subjects);
+            if cases.len() == 1 {
+                return Some((cases[0].clone(), MatchedBy::Revert));
+            }
+        }
+        let t = crate::reply::command::trailers(&msg.text, &[]);
+        trailer_ids(&t.links)
+            .iter()
+            .find_map(|id| self.known.get(id).cloned())
+            .map(|c| (c, MatchedBy::Trailer))
+    }
+
     /// Take one raw message from `source` (for logs: a file, a UID, an offset).
     pub fn ingest(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
         self.stats.read += 1;
@@ -162,7 +194,11 @@ impl<'a> Ingestor<'a> {
             self.stats.matched += 1;
             return Ok(Outcome::Duplicate);
         }
-        let Some((case, how)) = self.lookup(&head) else {
+        let found = match self.lookup(&head) {
+            Some(f) => Some(f),
+            None => self.lookup_body(raw, &head),
+        };
+        let Some((case, how)) = found else {
             self.stats.unmatched += 1;
             return Ok(Outcome::Unmatched);
         };
@@ -223,10 +259,31 @@ impl<'a> Ingestor<'a> {
             self.stats.bots += 1;
         }
         tracing::info!(case = %case, message_id = %head.message_id, sender = sender.as_str(), matched_by = how.as_str(), %source, "thread message recorded");
+        // Only a person's mail is ever acted on.
+        let handled = if sender == SenderKind::Person {
+            // Durable before anything follows from it.
+            self.store.flush()?;
+            let c = self.store.case(&case)?;
+            match crate::reply::handle::handle_reply(self.config, self.store, &c, &entry, &msg.text)
+            {
+                Ok(h) => {
+                    self.stats.handled += 1;
+                    Some(Box::new(h))
+                }
+                Err(crate::reply::handle::HandleError::Store(e)) => return Err(e),
+                Err(e) => {
+                    tracing::error!(case = %case, message_id = %head.message_id, error = %e, "reply recorded but not handled");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         Ok(Outcome::New {
             case,
             entry: Box::new(entry),
             sender,
+            handled,
         })
     }
 }

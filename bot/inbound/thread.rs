@@ -15,6 +15,10 @@ pub enum MatchedBy {
     InReplyTo,
     References,
     Subject,
+    /// A revert of the case's commit, posted anywhere.
+    Revert,
+    /// A patch whose `Closes:`/`Link:` trailer points at the report.
+    Trailer,
 }
 
 impl MatchedBy {
@@ -23,6 +27,8 @@ impl MatchedBy {
             MatchedBy::InReplyTo => "in-reply-to",
             MatchedBy::References => "references",
             MatchedBy::Subject => "subject",
+            MatchedBy::Revert => "revert",
+            MatchedBy::Trailer => "trailer",
         }
     }
 }
@@ -56,6 +62,7 @@ pub fn subject_key(subject: &str) -> Option<(String, String)> {
 #[derive(Debug, Default, Clone)]
 pub struct SubjectIndex {
     by_commit: HashMap<String, Vec<(String, String, CaseId)>>,
+    by_commit_subject: HashMap<String, Vec<CaseId>>,
 }
 
 impl SubjectIndex {
@@ -68,6 +75,12 @@ impl SubjectIndex {
     }
 
     pub fn add(&mut self, c: &Case) {
+        if !c.commit_subject.is_empty() {
+            self.by_commit_subject
+                .entry(c.commit_subject.trim().to_string())
+                .or_default()
+                .push(c.id.clone());
+        }
         if c.commit.len() >= 10 {
             self.by_commit
                 .entry(c.commit[..10].to_ascii_lowercase())
@@ -93,6 +106,68 @@ impl SubjectIndex {
         let first = hits.next()?;
         hits.next().is_none().then(|| first.2.clone())
     }
+}
+
+impl SubjectIndex {
+    /// Cases of the commit `sha` (a prefix of at least ten digits).
+    pub fn by_sha(&self, sha: &str) -> Vec<CaseId> {
+        let sha = sha.to_ascii_lowercase();
+        if sha.len() < 10 {
+            return Vec::new();
+        }
+        self.by_commit
+            .get(&sha[..10])
+            .map(|l| {
+                l.iter()
+                    .filter(|(full, _, _)| full.starts_with(&sha) || sha.starts_with(full.as_str()))
+                    .map(|(_, _, id)| id.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Cases whose commit has this subject line.
+    pub fn by_commit_subject(&self, subject: &str) -> Vec<CaseId> {
+        self.by_commit_subject
+            .get(subject.trim())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+static REVERTS_COMMIT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)this reverts commit ([0-9a-f]{10,40})").unwrap());
+static REVERT_SUBJECT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^(?:\[[^\]]*\]\s*)*Revert "(.+)"\s*$"#).unwrap());
+
+/// Cases a revert patch reverts: by "This reverts commit <sha>" in the body,
+/// else by `Revert "<commit subject>"`.
+pub fn reverted_cases(subject: &str, body: &str, idx: &SubjectIndex) -> Vec<CaseId> {
+    let mut out: Vec<CaseId> = REVERTS_COMMIT
+        .captures_iter(body)
+        .flat_map(|c| idx.by_sha(&c[1]))
+        .collect();
+    if out.is_empty() {
+        if let Some(c) = REVERT_SUBJECT.captures(subject.trim()) {
+            out = idx.by_commit_subject(&c[1]);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Message-IDs named by `Closes:`/`Link:` URLs (their last path segment).
+pub fn trailer_ids(links: &[String]) -> Vec<MessageId> {
+    links
+        .iter()
+        .filter_map(|l| {
+            let l = l.trim().trim_end_matches('/');
+            let seg = l.rsplit('/').next()?;
+            let seg = seg.replace("%40", "@");
+            MessageId::parse(&seg).filter(|m| m.as_str().contains('@'))
+        })
+        .collect()
 }
 
 /// Match a message to a case. `known` answers for Message-IDs of case threads.

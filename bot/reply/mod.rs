@@ -4,9 +4,12 @@
 
 pub mod classify;
 pub mod command;
+pub mod effect;
+pub mod handle;
 pub mod intent;
 pub mod quote;
 pub mod rules;
+pub mod trust;
 
 pub use classify::{understand, Understanding};
 pub use intent::Intent;

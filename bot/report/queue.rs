@@ -36,6 +36,9 @@ pub struct Prepared {
     pub envelope: Envelope,
     pub raw: Vec<u8>,
     pub input: String,
+    /// The commit's author and committer addresses (for sender trust).
+    pub author: Option<String>,
+    pub committer: Option<String>,
 }
 
 fn input_date(s: &str, path: &Path) -> Result<DateTime<Utc>, InputError> {
@@ -115,6 +118,8 @@ pub fn prepare(
         envelope,
         raw,
         input: path.display().to_string(),
+        author: i.commit.author.as_ref().map(|a| a.email.clone()),
+        committer: i.commit.committer.as_ref().map(|a| a.email.clone()),
     })
 }
 
@@ -207,6 +212,8 @@ pub fn queue(
         to: p.envelope.to.clone(),
         cc: p.envelope.cc.clone(),
         references: p.envelope.references.clone(),
+        author: p.author.clone(),
+        committer: p.committer.clone(),
         created: now,
         updated: now,
     };

@@ -1,0 +1,427 @@
+//! What replies do to cases, end to end through `perfbot ingest`: decisions by
+//! trusted people move the case with the evidence on record; questions,
+//! untrusted or contradicting decisions go to a human (with an escalation mail);
+//! robots and perfbot's own mail do nothing; commands, reverts and `Closes:`
+//! trailers; acks at most once per case.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn setup(dir: &Path, extra: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[bot]
+state_dir = {state:?}
+email = "perfbot@ci.example"
+message_id_domain = "perfbot.ci.example"
+
+[report]
+templates_dir = {templates:?}
+cc = ["oe-lkp@lists.linux.dev"]
+
+[outbound]
+transport = "stdout"
+outbox_dir = {outbox:?}
+
+[trust]
+operators = ["ops@ci.example"]
+maintainers = ["maint@kernel.example"]
+
+{extra}
+"#,
+        state = dir.join("state"),
+        templates = root().join("templates"),
+        outbox = dir.join("state/outbox"),
+    );
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run(cfg: &Path, args: &[&str], input: Option<&[u8]>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(cfg)
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    if let Some(i) = input {
+        stdin.write_all(i).unwrap();
+    }
+    drop(stdin);
+    let o = c.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "perfbot {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+struct Case {
+    id: String,
+    message_id: String,
+}
+
+fn report(cfg: &Path) -> Case {
+    run(
+        cfg,
+        &["report", "examples/seed002-xfs-fio-falloc-2022.json"],
+        None,
+    );
+    // Sent (to standard output): the case is "reported" when replies come.
+    run(cfg, &["send"], None);
+    let o = run(cfg, &["cases", "list", "--json"], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    Case {
+        id: v[0]["id"].as_str().unwrap().into(),
+        message_id: v[0]["message_id"].as_str().unwrap().into(),
+    }
+}
+
+fn mail(from: &str, id: &str, parent: &str, extra_headers: &str, body: &str) -> Vec<u8> {
+    format!(
+        "From: {from}\r\nSubject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression\r\nMessage-ID: <{id}>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>\r\nDate: Tue, 5 Jun 2018 17:31:14 +1000\r\n{extra_headers}\r\n\
+         On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:\r\n> FYI, we noticed a -9.0% regression of fio.write_iops\r\n> regression regression\r\n\r\n{body}\r\n"
+    )
+    .into_bytes()
+}
+
+fn ingest(cfg: &Path, raw: &[u8]) {
+    run(cfg, &["ingest", "--stdin"], Some(raw));
+}
+
+fn show(cfg: &Path, id: &str) -> serde_json::Value {
+    let o = run(cfg, &["cases", "show", id, "--json"], None);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn outbox(cfg: &Path) -> Vec<serde_json::Value> {
+    let o = run(cfg, &["outbox", "list", "--json"], None);
+    serde_json::from_slice::<serde_json::Value>(&o.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn raw_of(cfg: &Path, id: &str) -> String {
+    String::from_utf8(run(cfg, &["outbox", "show", id], None).stdout).unwrap()
+}
+
+const DAVE: &str = "Dave Chinner <dchinner@xfs.example>";
+
+#[test]
+fn the_authors_not_a_regression_closes_the_case_with_the_evidence_and_one_ack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "[acks]\nenabled = true\n");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(
+            DAVE,
+            "r1@dastard",
+            &c.message_id,
+            "",
+            "This is not a regression. The histogram moved.\r\n\r\nCheers,\r\n\r\nDave.",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "not-a-regression");
+    let ev = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["new"] == "not-a-regression")
+        .unwrap()
+        .clone();
+    assert_eq!(ev["cause"]["kind"], "message");
+    assert_eq!(ev["cause"]["message_id"], "r1@dastard");
+    assert_eq!(ev["cause"]["quote"], "This is not a regression.");
+    assert_eq!(ev["old"], "reported");
+    let t = v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["message_id"] == "r1@dastard")
+        .unwrap()
+        .clone();
+    assert_eq!(t["understanding"]["intent"], "not-a-regression");
+    assert_eq!(t["understanding"]["role"], "author");
+
+    // One ack, in the thread, to Dave with the lists in Cc.
+    let acks: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "ack")
+        .collect();
+    assert_eq!(acks.len(), 1);
+    let raw = raw_of(&cfg, acks[0]["message_id"].as_str().unwrap());
+    assert!(raw.contains("In-Reply-To: <r1@dastard>"), "{raw}");
+    assert!(raw.contains("To: dchinner@xfs.example"), "{raw}");
+    assert!(raw.contains("Subject: Re: "), "{raw}");
+    assert!(raw.contains("> This is not a regression."), "{raw}");
+    assert!(raw.contains("Auto-Submitted: auto-replied"), "{raw}");
+    // Another decision in the thread: never a second ack.
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "r2@x",
+            "r1@dastard",
+            "",
+            "Agreed, this is not a regression.",
+        ),
+    );
+    let acks = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "ack")
+        .count();
+    assert_eq!(acks, 1);
+}
+
+#[test]
+fn a_question_escalates_to_the_operators() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(
+            "Kent <kent@bcache.example>",
+            "q1@x",
+            &c.message_id,
+            "",
+            "I'm trying to figure out how to parse this - where do I find the test?",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human");
+    let esc: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "escalation")
+        .collect();
+    assert_eq!(esc.len(), 1);
+    assert_eq!(esc[0]["recipients"], serde_json::json!(["ops@ci.example"]));
+    let raw = raw_of(&cfg, esc[0]["message_id"].as_str().unwrap());
+    assert!(raw.contains("where do I find the test?"), "{raw}");
+    assert!(
+        raw.contains(&format!("https://lore.kernel.org/oe-lkp/{}", c.message_id)),
+        "{raw}"
+    );
+    assert!(raw.contains("In-Reply-To: <q1@x>"), "{raw}");
+}
+
+#[test]
+fn untrusted_unsure_and_contradicting_decisions_go_to_a_human() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    // A stranger's decision.
+    ingest(
+        &cfg,
+        &mail(
+            "Random <random@else.example>",
+            "u1@x",
+            &c.message_id,
+            "",
+            "This is not a regression.",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human");
+    let note = v["events"].as_array().unwrap().last().unwrap()["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        note.contains("other") && note.contains("free text"),
+        "{note}"
+    );
+
+    // The author decides; then a maintainer contradicts.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(
+            DAVE,
+            "a1@x",
+            &c.message_id,
+            "",
+            "Not sure, so, at this moment, I'll revert this patch.",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "awaiting-revert");
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "a2@x",
+            "a1@x",
+            "",
+            "This is not a regression, no need.",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human");
+    let note = v["events"].as_array().unwrap().last().unwrap()["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(note.contains("contradicts"), "{note}");
+}
+
+#[test]
+fn robots_and_own_mail_never_move_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "[acks]\nenabled = true\n");
+    let c = report(&cfg);
+    let before = show(&cfg, &c.id)["state"].clone();
+    ingest(
+        &cfg,
+        &mail(
+            "syzbot <syzbot@syzkaller.example>",
+            "b1@x",
+            &c.message_id,
+            "Auto-Submitted: auto-generated\r\n",
+            "This is not a regression.",
+        ),
+    );
+    ingest(
+        &cfg,
+        &mail(
+            "kernel test robot <perfbot@ci.example>",
+            "o1@perfbot.ci.example",
+            &c.message_id,
+            "",
+            "#perfbot invalid",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], before);
+    assert_eq!(
+        v["thread"].as_array().unwrap().len(),
+        3,
+        "both recorded in the thread"
+    );
+    assert_eq!(
+        outbox(&cfg).len(),
+        1,
+        "only the report: no ack, no answer to a robot"
+    );
+}
+
+#[test]
+fn commands_good_and_bad() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "c1@x",
+            &c.message_id,
+            "",
+            "#perfbot frobnicate",
+        ),
+    );
+    let errs: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "command-error")
+        .collect();
+    assert_eq!(errs.len(), 1);
+    assert_eq!(
+        errs[0]["recipients"],
+        serde_json::json!(["maint@kernel.example"])
+    );
+    let raw = raw_of(&cfg, errs[0]["message_id"].as_str().unwrap());
+    assert!(
+        raw.contains("unknown command") && raw.contains("In-Reply-To: <c1@x>"),
+        "{raw}"
+    );
+    // A stranger's command is refused, and told so.
+    ingest(
+        &cfg,
+        &mail(
+            "x@else.example",
+            "c2@x",
+            &c.message_id,
+            "",
+            "#perfbot invalid",
+        ),
+    );
+    assert_ne!(show(&cfg, &c.id)["state"], "not-a-regression");
+    // A maintainer's command is obeyed.
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "c3@x",
+            &c.message_id,
+            "",
+            "#perfbot wontfix\r\n\r\nWe accept this.",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "wont-fix");
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "c4@x",
+            &c.message_id,
+            "",
+            "#perfbot reopen",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "reopened");
+}
+
+#[test]
+fn reverts_and_closing_trailers_on_the_list() {
+    // A revert posted as a new thread.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let revert = b"From: Dave Chinner <dchinner@xfs.example>\r\nSubject: [PATCH] Revert \"xfs: set prealloc flag in xfs_alloc_file_space()\"\r\nMessage-ID: <rev@x>\r\n\r\nThis reverts commit 0b02c8c0d75a738c98c35f02efb36217c170d78c.\r\n\r\nIt regressed fio.\r\n";
+    ingest(&cfg, revert);
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "reverted");
+    assert_eq!(
+        v["events"].as_array().unwrap().last().unwrap()["cause"]["message_id"],
+        "rev@x"
+    );
+
+    // A fix that closes the report, then "applied" in its thread.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let fix = format!(
+        "From: Someone <someone@kernel.example>\r\nSubject: [PATCH] xfs: restore the fast path\r\nMessage-ID: <fix@x>\r\n\r\nThe prealloc flag made us slow.\r\n\r\nFixes: 0b02c8c0d75a (\"xfs: set prealloc flag in xfs_alloc_file_space()\")\r\nReported-by: kernel test robot <perfbot@ci.example>\r\nCloses: https://lore.kernel.org/oe-lkp/{}\r\nSigned-off-by: Someone <someone@kernel.example>\r\n",
+        c.message_id
+    );
+    ingest(&cfg, fix.as_bytes());
+    assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "ap@x",
+            "fix@x",
+            "",
+            "Applied to for-next, thanks!",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "fixed");
+}
