@@ -212,12 +212,22 @@ mod tests {
         }
     }
 
+    /// (state, intent, confidence, tags, role) -> new state, escalated
+    type Row = (
+        CaseState,
+        Intent,
+        f64,
+        &'static [&'static str],
+        Role,
+        Option<CaseState>,
+        bool,
+    );
+
     #[test]
     fn table() {
         use CaseState as S;
         use Intent as I;
-        // (state, intent, confidence, tags, role) -> new state, escalated
-        let cases: &[(S, I, f64, &[&str], Role, Option<S>, bool)] = &[
+        let cases: &[Row] = &[
             (
                 S::Reported,
                 I::NotARegression,
