@@ -7,6 +7,8 @@ use perfbot::inbound::flowed::unflow;
 use perfbot::inbound::parse::{parse, parse_head, Limits};
 use perfbot::inbound::thread::subject_key;
 use perfbot::reply::quote::own_words;
+use perfbot::reply::rules::Rules;
+use perfbot::reply::understand;
 use proptest::prelude::*;
 
 /// Pieces that make parsers take unusual paths.
@@ -58,5 +60,31 @@ proptest! {
         // The replier's words never include a quoted line.
         prop_assert!(w.lines().all(|l| !l.trim_start().starts_with('>')));
         let _ = subject_key(&s);
+        let u = understand(&s, Rules::builtin());
+        prop_assert!((0.0..=1.0).contains(&u.confidence));
+    }
+
+    #[test]
+    fn classifier_never_panics_on_mailish_text(raw in mailish()) {
+        let text = String::from_utf8_lossy(&raw);
+        let _ = understand(&text, Rules::builtin());
+    }
+}
+
+/// Pathological inputs finish (linear-time regexes, bounded work per
+/// sentence); no timing is asserted, only that they end with a sane answer.
+#[test]
+fn pathological_replies_finish() {
+    let cases = [
+        "a ".repeat(1_000_000),
+        "revert ".repeat(200_000),
+        ">".repeat(500_000) + " not a regression",
+        "this is not a regression. ".repeat(40_000),
+        "(((((((((((".repeat(50_000),
+        "\n".repeat(300_000) + "I'll revert it.",
+    ];
+    for c in &cases {
+        let u = understand(c, Rules::builtin());
+        assert!((0.0..=1.0).contains(&u.confidence));
     }
 }

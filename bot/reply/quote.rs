@@ -78,6 +78,11 @@ pub fn own_words(body: &str) -> String {
     while i < lines.len() {
         let l = lines[i];
         let t = l.trim_end();
+        // Quoted lines first: the bulk of a long reply, and cheap to skip.
+        if is_quote(t) || is_name_tag(t) {
+            i += 1;
+            continue;
+        }
         // The signature: "-- " (and the common mangled "--") to the end.
         if t == "--" || l == "-- " {
             break;
@@ -96,10 +101,6 @@ pub fn own_words(body: &str) -> String {
                 >= 2
         {
             break;
-        }
-        if is_quote(t) || is_name_tag(t) {
-            i += 1;
-            continue;
         }
         // Attribution: a line (or the end of a wrapped one) introducing a quote;
         // one that ends in "wrote:" is never the replier's words, quote or not.
