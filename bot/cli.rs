@@ -65,6 +65,25 @@ pub enum Command {
         #[arg(long)]
         words: bool,
     },
+    /// Run the whole job: ingest, deliver, remind, digest, dashboard (until SIGTERM)
+    Run,
+    /// The thread-status digest
+    Digest {
+        /// text (an e-mail), html (the dashboard page) or json
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Closed cases since: 7d, 36h, 2w
+        #[arg(long, default_value = "7d")]
+        since: String,
+        /// Queue it as a mail to the operators (digest.to)
+        #[arg(long)]
+        send: bool,
+    },
+    /// Queue the reminders that are due, mark stale cases
+    Remind {
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Read mail and record what belongs to case threads
     Ingest(IngestArgs),
     /// Messages that could not be read, kept with the reason
@@ -307,6 +326,20 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Cases(c) => cases(&load_config(config_path.as_deref())?, c),
         Command::Outbox(c) => outbox(&load_config(config_path.as_deref())?, c),
         Command::Optout(c) => optout(&load_config(config_path.as_deref())?, c),
+        Command::Run => run_daemon(load_config(config_path.as_deref())?),
+        Command::Digest {
+            format,
+            since,
+            send,
+        } => digest(&load_config(config_path.as_deref())?, &format, &since, send),
+        Command::Remind { dry_run } => {
+            let config = load_config(config_path.as_deref())?;
+            let store = open_store(&config)?;
+            for l in crate::remind::run(&config, &store, Utc::now(), dry_run)? {
+                eprintln!("{l}");
+            }
+            Ok(())
+        }
         Command::Classify { file, json, words } => {
             classify(&load_config(config_path.as_deref())?, &file, json, words)
         }
@@ -420,7 +453,11 @@ fn report(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let store = open_store(config)?;
+    let store = match Store::open(&config.state_dir()) {
+        Ok(s) => s,
+        Err(crate::store::StoreError::Locked { .. }) => return spool(config, &a.inputs),
+        Err(e) => return Err(e.into()),
+    };
     let optouts: Vec<Address> = store.optouts()?.into_iter().map(|o| o.address).collect();
     for p in &mut prepared {
         p.exclude(&optouts, config.file.outbound.max_recipients)
@@ -443,6 +480,32 @@ fn report(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     // The file outbox is local and instant: write it at once.
     if config.file.outbound.transport == "file" {
         send_now(config, &store, false)?;
+    }
+    Ok(())
+}
+
+/// The daemon holds the database: hand the (already validated) inputs to it
+/// through its spool directory.
+fn spool(config: &Config, inputs: &[PathBuf]) -> Result<(), Failure> {
+    let dir = config.spool_dir();
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    for i in inputs {
+        // A pointer to the input, not a copy: inputs may name matrix files
+        // relative to themselves.
+        let abs = std::fs::canonicalize(i).with_context(|| i.display().to_string())?;
+        let name = format!(
+            "{}-{}.ref",
+            Utc::now().format("%Y%m%d%H%M%S%f"),
+            i.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, abs.to_string_lossy().as_bytes())?;
+        std::fs::rename(&tmp, dir.join(&name))?;
+        eprintln!(
+            "perfbot run holds the database: {} handed to it through {}",
+            i.display(),
+            dir.display()
+        );
     }
     Ok(())
 }
@@ -878,6 +941,58 @@ fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(),
         println!("{} ({:.2}): {}", u.intent, u.confidence, u.evidence);
         for s in &u.secondary {
             println!("  also {} ({:.2})", s.intent, s.confidence);
+        }
+    }
+    Ok(())
+}
+
+fn run_daemon(config: Config) -> Result<(), Failure> {
+    let store = open_store(&config)?;
+    let config = std::sync::Arc::new(config);
+    runtime()?.block_on(crate::daemon::run(config, store))?;
+    Ok(())
+}
+
+fn digest(config: &Config, format: &str, since: &str, send: bool) -> Result<(), Failure> {
+    let back = crate::digest::parse_since(since).ok_or_else(|| Failure {
+        code: 2,
+        error: anyhow!("--since {since:?}: use e.g. 7d, 36h, 2w"),
+    })?;
+    let store = open_store(config)?;
+    let now = Utc::now();
+    let d = crate::digest::from_store(&store, now, now - back, config.digest_thresholds())?;
+    match format {
+        "json" => println!("{}", serde_json::to_string_pretty(&d)?),
+        "text" => print!(
+            "{}",
+            crate::digest::render_text(config, &d).map_err(anyhow::Error::msg)?
+        ),
+        "html" => {
+            let hb = crate::web::templates(config).map_err(anyhow::Error::msg)?;
+            let content = hb.render("digest", &crate::digest::view(&d))?;
+            print!(
+                "{}",
+                hb.render(
+                    "layout",
+                    &serde_json::json!({"title": "Digest", "content": content})
+                )?
+            );
+        }
+        other => {
+            return Err(Failure {
+                code: 2,
+                error: anyhow!("--format {other:?}: use text, html or json"),
+            })
+        }
+    }
+    if send {
+        match crate::digest::queue_mail(config, &store, &d).map_err(anyhow::Error::msg)? {
+            Some(id) => eprintln!("digest queued as <{id}>; `perfbot send` delivers it"),
+            None => {
+                return Err(
+                    anyhow!("nobody gets the digest: set digest.to or trust.operators").into(),
+                )
+            }
         }
     }
     Ok(())

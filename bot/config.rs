@@ -298,6 +298,108 @@ pub struct ConfigFile {
     pub trust: TrustSection,
     pub acks: AcksSection,
     pub escalation: EscalationSection,
+    pub digest: DigestSection,
+    pub reminders: RemindersSection,
+    pub web: WebSection,
+    pub run: RunSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DigestSection {
+    /// awaiting-revert / awaiting-fix longer than this is overdue.
+    pub awaiting_days: i64,
+    /// A report with no reply for longer than this is overdue.
+    pub no_reply_days: i64,
+    /// The daemon mails the digest every this many hours (0: never).
+    pub every_hours: u64,
+    /// Recipients; the operators when empty.
+    pub to: Vec<String>,
+    pub template: String,
+}
+
+impl Default for DigestSection {
+    fn default() -> Self {
+        DigestSection {
+            awaiting_days: 14,
+            no_reply_days: 7,
+            every_hours: 0,
+            to: Vec::new(),
+            template: "digest".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemindersSection {
+    pub enabled: bool,
+    /// A report with no reply after this many days gets a polite ping.
+    pub no_reply_days: i64,
+    /// awaiting-revert with no revert seen after this many days gets a ping.
+    pub awaiting_revert_days: i64,
+    /// At most this many pings per case.
+    pub max_pings: u32,
+    /// An open case with no activity for this many days becomes stale (0: never).
+    pub stale_days: i64,
+    pub template: String,
+}
+
+impl Default for RemindersSection {
+    fn default() -> Self {
+        RemindersSection {
+            enabled: false,
+            no_reply_days: 7,
+            awaiting_revert_days: 14,
+            max_pings: 2,
+            stale_days: 90,
+            template: "reminder".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebSection {
+    pub enabled: bool,
+    /// Read-only dashboard; loopback by default.
+    pub listen: String,
+    pub templates_dir: PathBuf,
+}
+
+impl Default for WebSection {
+    fn default() -> Self {
+        WebSection {
+            enabled: true,
+            listen: "127.0.0.1:8080".into(),
+            templates_dir: "templates/web".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Report inputs dropped here are queued by the daemon (then moved to
+    /// `done/` or `failed/`), since the CLI cannot open the database it holds.
+    pub spool_dir: PathBuf,
+    /// Delivery loop period.
+    pub send_every_secs: u64,
+    /// Maildir and spool poll period.
+    pub poll_every_secs: u64,
+    /// Scheduler (reminders, digest) period.
+    pub schedule_every_secs: u64,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            spool_dir: "state/spool".into(),
+            send_every_secs: 30,
+            poll_every_secs: 2,
+            schedule_every_secs: 3600,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -570,6 +672,26 @@ impl Config {
         self.intent_rules
             .as_ref()
             .unwrap_or_else(|| crate::reply::rules::Rules::builtin())
+    }
+
+    pub fn spool_dir(&self) -> PathBuf {
+        self.resolve(&self.file.run.spool_dir)
+    }
+
+    pub fn digest_thresholds(&self) -> crate::digest::Thresholds {
+        crate::digest::Thresholds {
+            awaiting_days: self.file.digest.awaiting_days,
+            no_reply_days: self.file.digest.no_reply_days,
+        }
+    }
+
+    /// Who gets the digest: `digest.to`, else the operators.
+    pub fn digest_to(&self) -> Vec<String> {
+        if self.file.digest.to.is_empty() {
+            self.file.trust.operators.clone()
+        } else {
+            self.file.digest.to.clone()
+        }
     }
 
     /// Who gets escalations: `escalation.to`, else the operators.

@@ -23,6 +23,11 @@ impl CaseId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The id under which perfbot files mail that is about no case (digests).
+    pub fn system() -> CaseId {
+        CaseId("000000000000".into())
+    }
 }
 
 impl fmt::Display for CaseId {
@@ -132,6 +137,9 @@ pub struct Case {
     pub author: Option<String>,
     #[serde(default)]
     pub committer: Option<String>,
+    /// Bisect samples, for plots.
+    #[serde(default)]
+    pub bisect: Vec<crate::report::build::BisectSeries>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }

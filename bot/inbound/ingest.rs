@@ -84,6 +84,10 @@ pub struct Ingestor<'a> {
     identity: Identity,
     limits: Limits,
     pub stats: Stats,
+    /// Bumped by whoever creates cases while this ingestor runs (the daemon's
+    /// spool): the indexes are reloaded before the next message.
+    pub generation: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    seen_generation: u64,
 }
 
 impl<'a> Ingestor<'a> {
@@ -113,6 +117,8 @@ impl<'a> Ingestor<'a> {
                 max_text: i.max_text_bytes,
             },
             stats: Stats::default(),
+            generation: None,
+            seen_generation: 0,
         })
     }
 
@@ -183,6 +189,13 @@ impl<'a> Ingestor<'a> {
 
     /// Take one raw message from `source` (for logs: a file, a UID, an offset).
     pub fn ingest(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
+        if let Some(g) = &self.generation {
+            let now = g.load(std::sync::atomic::Ordering::Acquire);
+            if now != self.seen_generation {
+                self.seen_generation = now;
+                self.refresh()?;
+            }
+        }
         self.stats.read += 1;
         self.stats.bytes += raw.len() as u64;
         let head = match parse_head(raw, &self.limits) {
@@ -268,6 +281,10 @@ impl<'a> Ingestor<'a> {
             {
                 Ok(h) => {
                     self.stats.handled += 1;
+                    // Replies to what it queued belong to this case too.
+                    for id in &h.queued {
+                        self.known.insert(id.clone(), case.clone());
+                    }
                     Some(Box::new(h))
                 }
                 Err(crate::reply::handle::HandleError::Store(e)) => return Err(e),

@@ -121,6 +121,16 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
 /// Ingest a maildir: `new/` first, each message then moved to `cur/` marked
 /// seen (as a mail reader does); `cur/` messages are read too (and deduplicated).
 pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError> {
+    ingest_maildir_with(ing, dir, true)
+}
+
+/// Like `ingest_maildir`; with `include_cur` false only `new/` is read (a
+/// follower that has read `cur/` once need not read it again).
+pub fn ingest_maildir_with(
+    ing: &mut Ingestor,
+    dir: &Path,
+    include_cur: bool,
+) -> Result<(), SourceError> {
     let shown = dir.display().to_string();
     for sub in ["new", "cur", "tmp"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| SourceError::Read {
@@ -143,6 +153,10 @@ pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError>
             }
         };
         let path = m.path().to_path_buf();
+        let in_new = path.parent().and_then(|p| p.file_name()) == Some("new".as_ref());
+        if !include_cur && !in_new {
+            continue;
+        }
         let source = format!("maildir {}", path.display());
         ing.ingest(m.contents(), &source)?;
         // Durable before the file is marked read.

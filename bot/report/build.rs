@@ -241,6 +241,16 @@ pub struct Report {
     pub view: ReportView,
     pub analysis: Analysis,
     pub headline: Headline,
+    /// Bisect samples per plotted metric (for the dashboard's SVG plots).
+    pub bisect: Vec<BisectSeries>,
+}
+
+/// The samples of one metric along a bisection: good and bad commits.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BisectSeries {
+    pub metric: String,
+    pub good: Vec<f64>,
+    pub bad: Vec<f64>,
 }
 
 /// `xfs` from `xfs: don't retry …`; `None` when the subject has no prefix.
@@ -484,6 +494,7 @@ pub fn build(
         format!("{} (\"{}\")", sha10(&i.commit.sha), i.commit.subject),
     ];
     let mut details = String::new();
+    let mut bisect: Vec<BisectSeries> = Vec::new();
     let mut blocks = Vec::new();
     for (n, (t, rows)) in i.tests.iter().zip(&all_rows).enumerate() {
         let table = Table {
@@ -524,6 +535,22 @@ pub fn build(
             }
         }
         details.push_str(&table.render());
+        if let Some(b) = &t.bisect {
+            let mut metrics: Vec<&str> = test_headline.iter().map(|h| h.metric.as_str()).collect();
+            metrics.extend(b.plot.iter().map(String::as_str));
+            for m in metrics {
+                if bisect.iter().any(|s: &BisectSeries| s.metric == m) {
+                    continue;
+                }
+                if let Some((good, bad)) = bisect_series(t, m) {
+                    bisect.push(BisectSeries {
+                        metric: m.to_string(),
+                        good,
+                        bad,
+                    });
+                }
+            }
+        }
         let plots = plots_for(t, test_headline.as_ref().map(|h| h.metric.as_str()));
         if !plots.is_empty() {
             details.push('\n');
@@ -581,5 +608,6 @@ pub fn build(
         view,
         analysis,
         headline,
+        bisect,
     })
 }

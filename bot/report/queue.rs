@@ -214,6 +214,7 @@ pub fn queue(
         references: p.envelope.references.clone(),
         author: p.author.clone(),
         committer: p.committer.clone(),
+        bisect: r.bisect.clone(),
         created: now,
         updated: now,
     };

@@ -23,6 +23,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum StoreError {
     #[error("state database {path}: {source}")]
     Open { path: String, source: sled::Error },
+    #[error("state database {path} is in use by another perfbot process (is `perfbot run` running? Its dashboard serves the same data; reports can go to its spool directory)")]
+    Locked { path: String },
     #[error("state database: {0}")]
     Sled(#[from] sled::Error),
     #[error("state database {path} was written by a newer perfbot (schema {found}, this one knows {SCHEMA_VERSION}); refusing to touch it")]
@@ -118,9 +120,17 @@ impl Store {
             .path(&path)
             .cache_capacity(32 << 20)
             .open()
-            .map_err(|source| StoreError::Open {
-                path: shown.clone(),
-                source,
+            .map_err(|source| {
+                let locked = matches!(&source, sled::Error::Io(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+                    || source.to_string().contains("lock");
+                if locked {
+                    StoreError::Locked { path: shown.clone() }
+                } else {
+                    StoreError::Open {
+                        path: shown.clone(),
+                        source,
+                    }
+                }
             })?;
         let meta = db.open_tree("meta")?;
         match meta.get("schema")? {
@@ -304,6 +314,21 @@ impl Store {
             Some(v) => Ok(Some(decode("messages", id.as_str().as_bytes(), &v)?)),
             None => Ok(None),
         }
+    }
+}
+
+impl Store {
+    /// A small value of perfbot's own (e.g. when the digest last went out).
+    pub fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .meta
+            .get(key)?
+            .map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    pub fn meta_set(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.meta.insert(key, value.as_bytes())?;
+        self.flush()
     }
 }
 

@@ -127,9 +127,10 @@ impl Store {
         (&self.outbox, &self.cases, &self.events)
             .transaction(|(outbox, cases, events)| {
                 outbox.insert(e.message_id.as_str(), encode(e))?;
-                let v = cases
-                    .get(e.case_id.as_str())?
-                    .ok_or_else(|| abort(format!("no case {}", e.case_id)))?;
+                // Mail about no case (a digest) has no history to write to.
+                let Some(v) = cases.get(e.case_id.as_str())? else {
+                    return Ok(());
+                };
                 let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
                 let old = c.state;
                 if let Some((from, to)) = advance {
@@ -151,6 +152,22 @@ impl Store {
             })
             .map_err(tx_err)?;
         self.flush()
+    }
+
+    /// Queue mail that is about no case (the digest). Idempotent by Message-ID.
+    pub fn queue_system_mail(&self, e: &OutboxEntry, raw: &[u8]) -> Result<bool, StoreError> {
+        let created = (&self.outbox, &self.outbox_raw)
+            .transaction(|(outbox, outbox_raw)| {
+                if outbox.get(e.message_id.as_str())?.is_some() {
+                    return Ok(false);
+                }
+                outbox.insert(e.message_id.as_str(), encode(e))?;
+                outbox_raw.insert(e.message_id.as_str(), raw)?;
+                Ok(true)
+            })
+            .map_err(tx_err)?;
+        self.flush()?;
+        Ok(created)
     }
 
     /// Queue a follow-up mail in a case's thread (ack, reminder, escalation,

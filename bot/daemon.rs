@@ -1,0 +1,337 @@
+//! `perfbot run`: the whole job in one process. Loops on tokio — delivery,
+//! the report spool, the scheduler (reminders, digest), the dashboard — and
+//! the blocking ingest loop (IMAP IDLE or a polled maildir) on a thread of its
+//! own. SIGTERM/SIGINT stop it: loops finish the item in hand (a mail being
+//! sent is either recorded as sent or stays "sending", to be resent under the
+//! same Message-ID), the database is flushed, and the process exits 0.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::Notify;
+
+use crate::config::Config;
+use crate::inbound::imap_source::ImapInbox;
+use crate::inbound::sources::ingest_maildir_with;
+use crate::inbound::Ingestor;
+use crate::mail::deliver::{send_due, Transport};
+use crate::report::queue::{prepare, queue};
+use crate::store::Store;
+use crate::web::{AppState, Metrics};
+
+/// Shared between the loops.
+struct Shared {
+    config: Arc<Config>,
+    store: Arc<Store>,
+    metrics: Arc<Metrics>,
+    stop: AtomicBool,
+    /// Wakes the delivery loop when something was queued.
+    wake: Notify,
+    /// Bumped when the spool creates a case (ingestion reloads its index).
+    generation: Arc<AtomicU64>,
+}
+
+/// Sleep up to `d`, waking early on stop or `notify`.
+async fn nap(s: &Shared, d: Duration, notify: Option<&Notify>) {
+    let step = async {
+        match notify {
+            Some(n) => {
+                let _ = tokio::time::timeout(d, n.notified()).await;
+            }
+            None => tokio::time::sleep(d).await,
+        }
+    };
+    tokio::select! {
+        _ = step => {}
+        _ = async { while !s.stop.load(Ordering::Relaxed) { tokio::time::sleep(Duration::from_millis(200)).await } } => {}
+    }
+}
+
+async fn delivery_loop(s: Arc<Shared>) {
+    let transport = match Transport::from_config(&s.config) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::error!(error = %e, "delivery disabled");
+            return;
+        }
+    };
+    tracing::info!(transport = %transport.describe(), "delivery loop started");
+    let every = Duration::from_secs(s.config.file.run.send_every_secs.max(1));
+    while !s.stop.load(Ordering::Relaxed) {
+        match send_due(&s.config, &s.store, &transport, Utc::now(), false).await {
+            Ok(sum) => {
+                Metrics::add(&s.metrics.mails_sent, sum.sent as u64);
+                Metrics::add(&s.metrics.mails_failed, (sum.failed + sum.dead) as u64);
+                if sum.sent + sum.failed + sum.dead > 0 {
+                    tracing::info!("{}", sum.line());
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "delivery failed"),
+        }
+        nap(&s, every, Some(&s.wake)).await;
+    }
+}
+
+/// Queue the report inputs dropped in the spool directory; move each to
+/// `done/` or `failed/` (with a `.error` file saying why).
+fn drain_spool(s: &Shared) -> usize {
+    let dir = s.config.spool_dir();
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return 0;
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "ref"))
+        .collect();
+    files.sort();
+    let mut n = 0;
+    for f in files {
+        let now = Utc::now();
+        // `.ref`: a pointer to an input elsewhere (written by `perfbot report`).
+        let input = if f.extension().is_some_and(|e| e == "ref") {
+            match std::fs::read_to_string(&f) {
+                Ok(p) => PathBuf::from(p.trim()),
+                Err(_) => continue,
+            }
+        } else {
+            f.clone()
+        };
+        let result = prepare(&s.config, &input, None, false, now)
+            .and_then(|p| queue(&s.config, &s.store, &p, now));
+        let name = f.file_name().unwrap_or_default().to_owned();
+        match result {
+            Ok(created) => {
+                if let crate::store::Created::New(c) = created {
+                    tracing::info!(case = %c.id, subject = %c.subject, input = %f.display(), "report queued from the spool");
+                    Metrics::add(&s.metrics.reports_queued, 1);
+                    n += 1;
+                }
+                move_to(&f, &dir.join("done"), &name);
+            }
+            Err(e) => {
+                tracing::warn!(input = %f.display(), error = %e, "spooled report refused");
+                let failed = dir.join("failed");
+                move_to(&f, &failed, &name);
+                let _ = std::fs::write(
+                    failed.join(format!("{}.error", name.to_string_lossy())),
+                    e.to_string(),
+                );
+            }
+        }
+    }
+    if n > 0 {
+        s.generation.fetch_add(1, Ordering::Release);
+        s.wake.notify_one();
+    }
+    n
+}
+
+fn move_to(f: &Path, dir: &Path, name: &std::ffi::OsStr) {
+    let _ = std::fs::create_dir_all(dir);
+    if let Err(e) = std::fs::rename(f, dir.join(name)) {
+        tracing::warn!(file = %f.display(), error = %e, "could not move spooled file");
+    }
+}
+
+async fn spool_loop(s: Arc<Shared>) {
+    let every = Duration::from_secs(s.config.file.run.poll_every_secs.max(1));
+    let _ = std::fs::create_dir_all(s.config.spool_dir());
+    while !s.stop.load(Ordering::Relaxed) {
+        let s2 = s.clone();
+        let _ = tokio::task::spawn_blocking(move || drain_spool(&s2)).await;
+        nap(&s, every, None).await;
+    }
+}
+
+async fn scheduler_loop(s: Arc<Shared>) {
+    let every = Duration::from_secs(s.config.file.run.schedule_every_secs.max(1));
+    while !s.stop.load(Ordering::Relaxed) {
+        let s2 = s.clone();
+        let _ = tokio::task::spawn_blocking(move || schedule_once(&s2)).await;
+        nap(&s, every, None).await;
+    }
+}
+
+fn schedule_once(s: &Shared) {
+    let now = Utc::now();
+    if s.config.file.reminders.enabled {
+        match crate::remind::run(&s.config, &s.store, now, false) {
+            Ok(lines) => {
+                for l in &lines {
+                    tracing::info!("{l}");
+                }
+                if !lines.is_empty() {
+                    s.wake.notify_one();
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "reminders failed"),
+        }
+    }
+    let hours = s.config.file.digest.every_hours;
+    if hours > 0 {
+        let last = s
+            .store
+            .meta_get("last_digest")
+            .ok()
+            .flatten()
+            .and_then(|v| chrono::DateTime::parse_from_rfc3339(&v).ok());
+        let due = last
+            .is_none_or(|l| now - l.with_timezone(&Utc) >= chrono::Duration::hours(hours as i64));
+        if due {
+            let since = now - chrono::Duration::hours(hours as i64);
+            match crate::digest::from_store(&s.store, now, since, s.config.digest_thresholds())
+                .map_err(|e| e.to_string())
+                .and_then(|d| crate::digest::queue_mail(&s.config, &s.store, &d))
+            {
+                Ok(Some(id)) => {
+                    tracing::info!(message_id = %id, "digest queued");
+                    let _ = s.store.meta_set("last_digest", &now.to_rfc3339());
+                    s.wake.notify_one();
+                }
+                Ok(None) => {
+                    tracing::warn!("digest due, but nobody gets it (digest.to, trust.operators)")
+                }
+                Err(e) => tracing::error!(error = %e, "digest failed"),
+            }
+        }
+    }
+}
+
+/// The blocking ingest loop: IMAP (IDLE or polling) or the maildir.
+fn ingest_thread(s: Arc<Shared>) {
+    let config = s.config.clone();
+    let store = s.store.clone();
+    let mut ing = match Ingestor::new(&config, &store) {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::error!(error = %e, "ingestion disabled");
+            return;
+        }
+    };
+    ing.generation = Some(s.generation.clone());
+    let report = |ing: &mut Ingestor, before: &crate::inbound::Stats| {
+        let st = &ing.stats;
+        Metrics::add(&s.metrics.messages_ingested, (st.read - before.read) as u64);
+        Metrics::add(
+            &s.metrics.messages_quarantined,
+            (st.quarantined - before.quarantined) as u64,
+        );
+        Metrics::add(
+            &s.metrics.replies_handled,
+            (st.handled - before.handled) as u64,
+        );
+        if st.read > before.read {
+            tracing::info!("{}", st.line());
+        }
+        if st.handled > before.handled {
+            s.wake.notify_one();
+        }
+    };
+    match config.file.inbound.source.as_str() {
+        "imap" => {
+            let mut inbox = match ImapInbox::new(&config) {
+                Ok(i) => i,
+                Err(e) => {
+                    tracing::error!(error = %e, "ingestion disabled");
+                    return;
+                }
+            };
+            let every = Duration::from_secs(config.file.imap.poll_secs.max(1));
+            let mut before = ing.stats.clone();
+            inbox.follow(&mut ing, every, &s.stop, |ing, _| {
+                report(ing, &before);
+                before = ing.stats.clone();
+            });
+        }
+        "maildir" => {
+            let dir = config.maildir();
+            let every = Duration::from_secs(config.file.run.poll_every_secs.max(1));
+            let mut first = true;
+            while !s.stop.load(Ordering::Relaxed) {
+                let before = ing.stats.clone();
+                // cur/ once at start, then only what arrives in new/.
+                if let Err(e) = ingest_maildir_with(&mut ing, &dir, first) {
+                    tracing::warn!(error = %e, "maildir");
+                }
+                report(&mut ing, &before);
+                first = false;
+                let until = std::time::Instant::now() + every;
+                while !s.stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+        _ => tracing::info!("inbound.source is none: not reading mail"),
+    }
+}
+
+/// Run until SIGTERM/SIGINT.
+pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
+    let store = Arc::new(store);
+    let metrics = Arc::new(Metrics::default());
+    let s = Arc::new(Shared {
+        config: config.clone(),
+        store: store.clone(),
+        metrics: metrics.clone(),
+        stop: AtomicBool::new(false),
+        wake: Notify::new(),
+        generation: Arc::new(AtomicU64::new(0)),
+    });
+
+    let mut web = None;
+    if config.file.web.enabled {
+        let state = Arc::new(
+            AppState::new(config.clone(), store.clone(), metrics.clone())
+                .map_err(anyhow::Error::msg)?,
+        );
+        let listener = tokio::net::TcpListener::bind(&config.file.web.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("web.listen {}: {e}", config.file.web.listen))?;
+        tracing::info!(listen = %listener.local_addr()?, "dashboard");
+        let s2 = s.clone();
+        web = Some(tokio::spawn(async move {
+            let stop = async move {
+                while !s2.stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            };
+            if let Err(e) = axum::serve(listener, crate::web::router(state))
+                .with_graceful_shutdown(stop)
+                .await
+            {
+                tracing::error!(error = %e, "dashboard");
+            }
+        }));
+    }
+    let ingest = {
+        let s2 = s.clone();
+        std::thread::Builder::new()
+            .name("ingest".into())
+            .spawn(move || ingest_thread(s2))?
+    };
+    let loops = vec![
+        tokio::spawn(delivery_loop(s.clone())),
+        tokio::spawn(spool_loop(s.clone())),
+        tokio::spawn(scheduler_loop(s.clone())),
+    ];
+    tracing::info!(state = %config.state_dir().display(), "perfbot running");
+
+    crate::cli::shutdown_signal().await;
+    tracing::info!("stopping: finishing the work in hand");
+    s.stop.store(true, Ordering::Relaxed);
+    s.wake.notify_waiters();
+    for l in loops {
+        let _ = l.await;
+    }
+    if let Some(w) = web {
+        let _ = w.await;
+    }
+    let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
+    store.flush()?;
+    tracing::info!("stopped");
+    Ok(())
+}
