@@ -422,3 +422,153 @@ pub fn classify(config: &Config, iterations: usize) -> String {
         big.len()
     )
 }
+
+/// `perfbot run` under load, against the local test mail server: ten reported
+/// cases, then `count` replies to them dropped at once into the bot's mailbox
+/// (`$MAIL_TEST_DIR/mail/example.test/bot/Maildir/new`, as a local delivery
+/// agent would); time until the daemon has applied them all (IMAP IDLE wakes
+/// it), then its CPU use over ten idle seconds.
+pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
+    use crate::report::queue::{prepare, queue};
+    use crate::store::Store;
+    use chrono::Utc;
+    use std::time::Duration;
+
+    let mail_dir = std::path::PathBuf::from(
+        std::env::var("MAIL_TEST_DIR").unwrap_or_else(|_| "/tmp/mailtest".into()),
+    );
+    let maildir = mail_dir.join("mail/example.test/bot/Maildir/new");
+    anyhow::ensure!(
+        maildir.exists(),
+        "{} not found: start the test mail server (.ci/mailserver/start-mail.sh) first",
+        maildir.display()
+    );
+    let scratch = tempfile_dir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let domain = format!("bench{}.perfbot.test", std::process::id());
+    let cfg_path = scratch.join("config.toml");
+    let text = format!(
+        "[bot]\nstate_dir = {state:?}\nemail = \"bot@example.test\"\nmessage_id_domain = \"{domain}\"\n\
+         [report]\ntemplates_dir = {tpl:?}\ncc = []\ncc_self = false\n\
+         [outbound]\ntransport = \"file\"\noutbox_dir = {outbox:?}\n\
+         [inbound]\nsource = \"imap\"\n\
+         [imap]\nurl = \"imap://127.0.0.1:1143\"\nuser = \"bot@example.test\"\nca_file = {ca:?}\npoll_secs = 120\nbatch = 500\n\
+         [web]\nlisten = \"127.0.0.1:{port}\"\n\
+         [run]\nsend_every_secs = 5\n",
+        state = scratch.join("state"),
+        tpl = config.resolve(&config.file.report.templates_dir),
+        outbox = scratch.join("outbox"),
+        ca = mail_dir.join("ca.pem"),
+    );
+    std::fs::write(&cfg_path, text)?;
+    let cfg = Config::load(Some(&cfg_path))?;
+    let mut parents = Vec::new();
+    {
+        let store = Store::open(&cfg.state_dir())?;
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/seed002-xfs-fio-falloc-2022.json");
+        let now = Utc::now();
+        let base = prepare(&cfg, &example, None, false, now)?;
+        for i in 0..10 {
+            let mut p = base.clone();
+            p.report.case_key = format!("{i:012x}{:052x}", std::process::id());
+            p.envelope.message_id =
+                crate::mail::MessageId::parse(&format!("case{i}@{domain}")).expect("valid");
+            parents.push(p.envelope.message_id.to_string());
+            queue(&cfg, &store, &p, now)?;
+        }
+    }
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .arg("--config")
+        .arg(&cfg_path)
+        .arg("run")
+        .env("PERFBOT_IMAP_PASSWORD", "secret")
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let health = || -> Option<serde_json::Value> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        write!(
+            s,
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
+    };
+    let wait = |f: &dyn Fn(&serde_json::Value) -> bool, secs: u64| -> Option<serde_json::Value> {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            if let Some(v) = health().filter(|v| f(v)) {
+                return Some(v);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        None
+    };
+    // Up, and caught up with what the mailbox held before.
+    wait(&|_| true, 30).ok_or_else(|| anyhow::anyhow!("the daemon did not come up"))?;
+    std::thread::sleep(Duration::from_secs(3));
+    let before = health()
+        .map(|v| v["replies_handled"].as_u64().unwrap_or(0))
+        .unwrap_or(0);
+    // Written to tmp/ then renamed into new/, as a delivery agent does.
+    let tmp = maildir.with_file_name("tmp");
+    let stamp = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let mut files = Vec::new();
+    for i in 0..count {
+        let name = format!("{stamp}.{i}.perfbot-bench");
+        let body = format!(
+            "From: Developer {i} <dev{i}@kernel.example>\r\nTo: bot@example.test\r\nSubject: Re: report\r\nMessage-ID: <bench.{stamp}.{i}@kernel.example>\r\nIn-Reply-To: <{p}>\r\nReferences: <{p}>\r\n\r\n> kernel test robot noticed a regression\r\n\r\nLooking into it, thanks.\r\n",
+            p = parents[i % parents.len()]
+        );
+        std::fs::write(tmp.join(&name), body)?;
+        files.push(name);
+    }
+    let _ = std::process::Command::new("chown")
+        .args(["-R", "mail:mail"])
+        .arg(&tmp)
+        .status();
+    let t0 = Instant::now();
+    for f in &files {
+        std::fs::rename(tmp.join(f), maildir.join(f))?;
+    }
+    let target = before + count as u64;
+    let done = wait(
+        &|v| v["replies_handled"].as_u64().unwrap_or(0) >= target,
+        120,
+    );
+    let took = t0.elapsed().as_secs_f64();
+    // Idle CPU over ten seconds.
+    let ticks = || -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/stat", child.id()))
+            .ok()
+            .and_then(|s| {
+                let rest = s.rsplit_once(')')?.1.to_string();
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+            })
+            .unwrap_or(0)
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let (c0, i0) = (ticks(), Instant::now());
+    std::thread::sleep(Duration::from_secs(10));
+    let cpu = (ticks() - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let handled = done
+        .as_ref()
+        .and_then(|v| v["replies_handled"].as_u64())
+        .map_or(0, |n| n - before);
+    Ok(format!(
+        "daemon: {count} replies dropped at once into the bot's mailbox\n\
+         applied {handled} in {took:.2} s (IMAP IDLE wake-up, fetch, parse, classify, record)\n\
+         idle CPU afterwards: {cpu:.2}% of one core over 10 s\n"
+    ))
+}

@@ -358,14 +358,13 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 "deliver" => runtime()?.block_on(crate::bench::deliver(&config, b.count, &b.to))?,
                 "ingest" => crate::bench::ingest(&config, b.count)?,
                 "classify" => crate::bench::classify(&config, b.iterations.max(100)),
-                other => {
-                    return Err(Failure {
-                        code: 2,
-                        error: anyhow!(
-                            "unknown benchmark {other:?}: compare, deliver, ingest or classify"
-                        ),
-                    })
-                }
+                "daemon" => crate::bench::daemon(&config, b.count)?,
+                other => return Err(Failure {
+                    code: 2,
+                    error: anyhow!(
+                        "unknown benchmark {other:?}: compare, deliver, ingest, classify or daemon"
+                    ),
+                }),
             };
             print!("{out}");
             Ok(())

@@ -425,3 +425,41 @@ fn reverts_and_closing_trailers_on_the_list() {
     );
     assert_eq!(show(&cfg, &c.id)["state"], "fixed");
 }
+
+#[test]
+fn reminders_ping_in_thread_at_most_max_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(
+        tmp.path(),
+        "[reminders]\nenabled = true\nno_reply_days = 0\nmax_pings = 2\n",
+    );
+    let c = report(&cfg);
+    let o = run(&cfg, &["remind", "--dry-run"], None);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("reminder 1 of 2"));
+    assert!(
+        outbox(&cfg).iter().all(|e| e["kind"] != "reminder"),
+        "dry run queues nothing"
+    );
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        run(&cfg, &["remind"], None);
+    }
+    let pings: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "reminder")
+        .collect();
+    assert_eq!(pings.len(), 2, "at most max_pings");
+    let raw = raw_of(&cfg, pings[0]["message_id"].as_str().unwrap());
+    assert!(
+        raw.contains(&format!("In-Reply-To: <{}>", c.message_id)),
+        "{raw}"
+    );
+    assert!(raw.contains("Subject: Re: "), "{raw}");
+    assert!(raw.contains("Auto-Submitted: auto-replied"), "{raw}");
+    // A reply stops the pings.
+    ingest(
+        &cfg,
+        &mail(DAVE, "busy@x", &c.message_id, "", "Looking into it."),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "investigating");
+}
