@@ -359,12 +359,14 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 "ingest" => crate::bench::ingest(&config, b.count)?,
                 "classify" => crate::bench::classify(&config, b.iterations.max(100)),
                 "daemon" => crate::bench::daemon(&config, b.count)?,
-                other => return Err(Failure {
-                    code: 2,
-                    error: anyhow!(
+                other => {
+                    return Err(Failure {
+                        code: 2,
+                        error: anyhow!(
                         "unknown benchmark {other:?}: compare, deliver, ingest, classify or daemon"
                     ),
-                }),
+                    })
+                }
             };
             print!("{out}");
             Ok(())
