@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::ingest::Ingestor;
 use crate::config::{Config, ConfigError};
-use crate::mail::imap::{connect, fetch_after, ImapAccount, ImapError, ImapSession, ImapUrl};
+use crate::mail::imap::{
+    connect, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession, ImapUrl,
+};
 use crate::store::cursor::Cursor;
 use crate::store::StoreError;
 
@@ -123,8 +125,27 @@ impl ImapInbox {
             },
         };
         let mut read = 0;
+        // With UIDNEXT known, walk UID ranges (no search result of the whole
+        // rest of the mailbox per batch); else search.
+        let uid_next = mb.uid_next;
         loop {
-            let got = fetch_after(s, cursor.last_uid, batch)?;
+            let got = match uid_next {
+                Some(next) => {
+                    let from = cursor.last_uid.saturating_add(1);
+                    if from >= next {
+                        break;
+                    }
+                    let to = from.saturating_add(batch as u32 - 1).min(next - 1);
+                    let got = fetch_range(s, from, to)?;
+                    if got.is_empty() {
+                        // A gap of expunged UIDs: step over it.
+                        cursor.last_uid = to;
+                        continue;
+                    }
+                    got
+                }
+                None => fetch_after(s, cursor.last_uid, batch)?,
+            };
             if got.is_empty() {
                 break;
             }

@@ -228,7 +228,7 @@ impl<'a> Ingestor<'a> {
             tracing::warn!(%source, message_id = %head.message_id, limit = %why, "message limited");
         }
         let sender = classify(&head, &self.identity);
-        let entry = ThreadEntry {
+        let mut entry = ThreadEntry {
             message_id: head.message_id.clone(),
             from: head
                 .from
@@ -250,6 +250,7 @@ impl<'a> Ingestor<'a> {
             source: source.to_string(),
             limited: msg.limited.clone(),
             understanding: None,
+            seq: 0,
         };
         let who = if entry.from_name.is_empty() {
             entry.from.clone()
@@ -261,7 +262,7 @@ impl<'a> Ingestor<'a> {
             SenderKind::Own => "perfbot's own mail, back from the list".to_string(),
             SenderKind::Bot(why) => format!("automatic mail from {who} ({why}): not acted on"),
         };
-        if !self.store.record_thread_message(&case, &entry, &note)? {
+        if !self.store.record_thread_message(&case, &mut entry, &note)? {
             self.stats.duplicates += 1;
             self.known.insert(head.message_id, case);
             return Ok(Outcome::Duplicate);
@@ -274,8 +275,6 @@ impl<'a> Ingestor<'a> {
         tracing::info!(case = %case, message_id = %head.message_id, sender = sender.as_str(), matched_by = how.as_str(), %source, "thread message recorded");
         // Only a person's mail is ever acted on.
         let handled = if sender == SenderKind::Person {
-            // Durable before anything follows from it.
-            self.store.flush()?;
             let c = self.store.case(&case)?;
             match crate::reply::handle::handle_reply(self.config, self.store, &c, &entry, &msg.text)
             {

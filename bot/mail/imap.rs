@@ -337,6 +337,28 @@ pub struct Fetched {
     pub raw: Vec<u8>,
 }
 
+/// Messages with UIDs in `from..=to`, in UID order (a UID range costs the
+/// server and the parser only the messages that exist in it).
+pub fn fetch_range(s: &mut ImapSession, from: u32, to: u32) -> Result<Vec<Fetched>, ImapError> {
+    if from > to {
+        return Ok(Vec::new());
+    }
+    let fetches = s.uid_fetch(format!("{from}:{to}"), "(UID BODY.PEEK[])")?;
+    let mut out: Vec<Fetched> = fetches
+        .iter()
+        .filter_map(|f| {
+            Some(Fetched {
+                uid: f.uid?,
+                raw: f.body()?.to_vec(),
+            })
+        })
+        // `n:m` may answer with the last message even when it is below `n`.
+        .filter(|f| f.uid >= from && f.uid <= to)
+        .collect();
+    out.sort_by_key(|f| f.uid);
+    Ok(out)
+}
+
 /// Messages with UID greater than `after`, in UID order, at most `limit` of them
 /// (fetched in batches so that a huge mailbox never sits in memory at once).
 pub fn fetch_after(

@@ -99,7 +99,7 @@ fn queue(
 ) -> Result<Option<MessageId>, HandleError> {
     let (entry, raw) = prepare_followup(config, case, &f, Utc::now())?;
     let id = entry.message_id.clone();
-    let new = store.queue_followup(
+    let new = store.queue_followup_deferred(
         &entry,
         &raw,
         Cause::System {
@@ -247,7 +247,7 @@ pub fn handle_reply(
     store.update_thread_entry(&case.id, &e2)?;
 
     if let Some(new) = effect.state {
-        store.set_state(
+        store.set_state_deferred(
             &case.id,
             new,
             Cause::Message {

@@ -278,6 +278,21 @@ impl Store {
         cause: Cause,
         note: &str,
     ) -> Result<Case, StoreError> {
+        let c = self.set_state_deferred(id, new, cause, note)?;
+        self.flush()?;
+        Ok(c)
+    }
+
+    /// `set_state` without the flush, for callers that make a batch durable at
+    /// their own checkpoint (ingestion: before its cursor moves; a crash before
+    /// that re-reads the message, and handling it again changes nothing).
+    pub fn set_state_deferred(
+        &self,
+        id: &CaseId,
+        new: CaseState,
+        cause: Cause,
+        note: &str,
+    ) -> Result<Case, StoreError> {
         let seq = self.db.generate_id()?;
         let now = Utc::now();
         let result = (&self.cases, &self.events).transaction(|(cases, events)| {
@@ -304,7 +319,7 @@ impl Store {
             }
             e => tx_err(e),
         })?;
-        self.flush()?;
+
         Ok(c)
     }
 

@@ -179,6 +179,20 @@ impl Store {
         cause: Cause,
         note: &str,
     ) -> Result<bool, StoreError> {
+        let created = self.queue_followup_deferred(e, raw, cause, note)?;
+        self.flush()?;
+        Ok(created)
+    }
+
+    /// `queue_followup` without the flush (ingestion's batch; delivery flushes
+    /// before it sends anything, which covers it).
+    pub fn queue_followup_deferred(
+        &self,
+        e: &OutboxEntry,
+        raw: &[u8],
+        cause: Cause,
+        note: &str,
+    ) -> Result<bool, StoreError> {
         let seq = self.db.generate_id()?;
         let created = (
             &self.outbox,
@@ -212,7 +226,7 @@ impl Store {
                 Ok(true)
             })
             .map_err(tx_err)?;
-        self.flush()?;
+
         Ok(created)
     }
 }

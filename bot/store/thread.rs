@@ -39,6 +39,9 @@ pub struct ThreadEntry {
     /// What the reply was understood to say (set by `reply`), if anything.
     #[serde(default)]
     pub understanding: Option<serde_json::Value>,
+    /// Its place in the case's thread (the record's key), once recorded.
+    #[serde(default)]
+    pub seq: u64,
 }
 
 /// A message that could not be read, kept with the reason.
@@ -66,10 +69,12 @@ impl Store {
     pub fn record_thread_message(
         &self,
         case: &CaseId,
-        entry: &ThreadEntry,
+        entry: &mut ThreadEntry,
         note: &str,
     ) -> Result<bool, StoreError> {
         let seq = self.db.generate_id()?;
+        entry.seq = seq;
+        let entry = &*entry;
         let added = (&self.messages, &self.thread, &self.cases, &self.events)
             .transaction(|(messages, thread, cases, events)| {
                 if messages.get(entry.message_id.as_str())?.is_some() {
@@ -106,21 +111,16 @@ impl Store {
         Ok(added)
     }
 
-    /// Update the stored thread entry of a message (its understanding).
+    /// Update the stored thread entry of a message (its understanding). Not
+    /// flushed: part of ingestion's batch (see `record_thread_message`).
     pub fn update_thread_entry(
         &self,
         case: &CaseId,
         entry: &ThreadEntry,
     ) -> Result<(), StoreError> {
-        let mut prefix = case.as_str().as_bytes().to_vec();
-        prefix.push(b'/');
-        for kv in self.thread.scan_prefix(&prefix) {
-            let (k, v) = kv?;
-            let e: ThreadEntry = decode("thread", &k, &v)?;
-            if e.message_id == entry.message_id {
-                self.thread.insert(k, encode(entry))?;
-                return self.flush();
-            }
+        let key = event_key(case, entry.seq);
+        if self.thread.contains_key(&key)? {
+            self.thread.insert(key, encode(entry))?;
         }
         Ok(())
     }
