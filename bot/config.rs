@@ -418,6 +418,10 @@ pub struct TrustSection {
     pub commands: Vec<String>,
     /// Decisions read with less confidence go to a human.
     pub min_confidence: f64,
+    /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
+    pub dkim: bool,
+    /// DKIM keys known without DNS: `"sel._domainkey.example.org" = "v=DKIM1; k=…; p=…"`.
+    pub dkim_keys: std::collections::HashMap<String, String>,
 }
 
 impl Default for TrustSection {
@@ -432,6 +436,8 @@ impl Default for TrustSection {
             free_text: roles.clone(),
             commands: roles,
             min_confidence: 0.6,
+            dkim: false,
+            dkim_keys: std::collections::HashMap::new(),
         }
     }
 }
@@ -747,6 +753,13 @@ fn trust_policy(t: &TrustSection, base: &Path) -> Result<crate::reply::trust::Po
             load_maintainers(&p)
                 .map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?,
         );
+    }
+    for (name, record) in &t.dkim_keys {
+        if !name.contains("._domainkey.") || !record.contains("p=") {
+            return Err(format!(
+                "trust.dkim_keys: {name:?} = {record:?} is not \"selector._domainkey.domain\" = \"v=DKIM1; k=…; p=…\""
+            ));
+        }
     }
     if !(0.0..=1.0).contains(&t.min_confidence) {
         return Err("trust.min_confidence must be between 0 and 1".into());

@@ -463,3 +463,127 @@ fn reminders_ping_in_thread_at_most_max_times() {
     );
     assert_eq!(show(&cfg, &c.id)["state"], "investigating");
 }
+
+/// Standard base64, for the test's DKIM public key record.
+fn b64(data: &[u8]) -> String {
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in data.chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_failed_dkim_signature_lowers_trust() {
+    use mail_auth::common::crypto::Ed25519Key;
+    use mail_auth::common::headers::HeaderWriter;
+    use mail_auth::dkim::DkimSigner;
+
+    let pkcs8 = Ed25519Key::generate_pkcs8().unwrap();
+    let key = Ed25519Key::from_pkcs8_der(&pkcs8).unwrap();
+    let public = b64(&key.public_key());
+    let sign = |raw: &[u8]| -> Vec<u8> {
+        let k = Ed25519Key::from_pkcs8_der(&pkcs8).unwrap();
+        let sig = DkimSigner::from_key(k)
+            .domain("xfs.example")
+            .selector("sel")
+            .headers(["From", "Subject", "Message-ID", "In-Reply-To"])
+            .sign(raw)
+            .unwrap();
+        let mut out = sig.to_header().into_bytes();
+        out.extend_from_slice(raw);
+        out
+    };
+    // The default [trust] table of setup() is replaced by one with DKIM on.
+    let make = |dir: &Path| -> PathBuf {
+        let cfg = setup(dir, "");
+        let text = std::fs::read_to_string(&cfg).unwrap().replace(
+            "[trust]\noperators = [\"ops@ci.example\"]\nmaintainers = [\"maint@kernel.example\"]\n",
+            "",
+        );
+        std::fs::write(
+            &cfg,
+            format!(
+                "{text}\n[trust]\ndkim = true\noperators = [\"ops@ci.example\"]\n[trust.dkim_keys]\n\"sel._domainkey.xfs.example\" = \"v=DKIM1; k=ed25519; p={public}\"\n"
+            ),
+        )
+        .unwrap();
+        cfg
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = make(tmp.path());
+
+    // Signed by the author's domain, intact: the author decides.
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &sign(&mail(
+            DAVE,
+            "good@x",
+            &c.message_id,
+            "",
+            "This is not a regression.",
+        )),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "not-a-regression");
+    let t = v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["message_id"] == "good@x")
+        .unwrap()
+        .clone();
+    assert!(
+        t["understanding"]["dkim"]
+            .as_str()
+            .unwrap()
+            .starts_with("pass"),
+        "{t}"
+    );
+
+    // Signed, then altered on the way: the same words decide nothing.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg2 = make(tmp.path());
+    let c = report(&cfg2);
+    let mut forged = sign(&mail(
+        DAVE,
+        "forged@x",
+        &c.message_id,
+        "",
+        "I am looking into it.",
+    ));
+    let at = forged
+        .windows(12)
+        .position(|w| w == b"I am looking")
+        .unwrap();
+    let old = "I am looking into it.".len();
+    forged.splice(at..at + old, b"This is not a regression.".iter().copied());
+    ingest(&cfg2, &forged);
+    let v = show(&cfg2, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    let t = v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["message_id"] == "forged@x")
+        .unwrap()
+        .clone();
+    assert!(
+        t["understanding"]["dkim"]
+            .as_str()
+            .unwrap()
+            .starts_with("fail"),
+        "{t}"
+    );
+    assert_eq!(t["understanding"]["role"], "other");
+}

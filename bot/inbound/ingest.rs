@@ -88,6 +88,8 @@ pub struct Ingestor<'a> {
     /// spool): the indexes are reloaded before the next message.
     pub generation: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     seen_generation: u64,
+    /// DKIM verification of people's replies (`trust.dkim`).
+    dkim: Option<crate::reply::dkim::Checker>,
 }
 
 impl<'a> Ingestor<'a> {
@@ -119,6 +121,17 @@ impl<'a> Ingestor<'a> {
             stats: Stats::default(),
             generation: None,
             seen_generation: 0,
+            dkim: if config.file.trust.dkim {
+                match crate::reply::dkim::Checker::new(&config.file.trust.dkim_keys) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        tracing::error!(error = %e, "DKIM verification unavailable: every sender is treated as unverified");
+                        None
+                    }
+                }
+            } else {
+                None
+            },
         })
     }
 
@@ -276,8 +289,15 @@ impl<'a> Ingestor<'a> {
         // Only a person's mail is ever acted on.
         let handled = if sender == SenderKind::Person {
             let c = self.store.case(&case)?;
-            match crate::reply::handle::handle_reply(self.config, self.store, &c, &entry, &msg.text)
-            {
+            let dkim = self.dkim.as_ref().map(|d| (d, raw));
+            match crate::reply::handle::handle_reply(
+                self.config,
+                self.store,
+                &c,
+                &entry,
+                &msg.text,
+                dkim,
+            ) {
                 Ok(h) => {
                     self.stats.handled += 1;
                     // Replies to what it queued belong to this case too.

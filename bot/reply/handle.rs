@@ -147,9 +147,19 @@ pub fn handle_reply(
     case: &Case,
     entry: &ThreadEntry,
     body: &str,
+    dkim: Option<(&super::dkim::Checker, &[u8])>,
 ) -> Result<Handled, HandleError> {
     let from = Address::parse(&entry.from);
-    let who = role(from.as_ref(), false, case, &config.policy);
+    let mut who = role(from.as_ref(), false, case, &config.policy);
+    // A failed DKIM check: the sender may not be who they say.
+    let dkim_verdict = dkim.map(|(c, raw)| c.check(raw));
+    if let Some(super::dkim::Verdict::Fail(why)) = &dkim_verdict {
+        if who != Role::Other {
+            tracing::warn!(case = %case.id, message_id = %entry.message_id, from = %entry.from, %why,
+                "DKIM check failed: the sender is treated as untrusted");
+            who = Role::Other;
+        }
+    }
     let mut queued = Vec::new();
 
     // Bad commands get a short answer, to the sender only.
@@ -243,6 +253,11 @@ pub fn handle_reply(
         "secondary": u.secondary,
         "role": who,
         "effect": effect.note,
+        "dkim": dkim_verdict.as_ref().map(|v| match v {
+            super::dkim::Verdict::Pass(d) => format!("pass ({d})"),
+            super::dkim::Verdict::Fail(w) => format!("fail: {w}"),
+            super::dkim::Verdict::Unsigned(w) => format!("none: {w}"),
+        }),
     }));
     store.update_thread_entry(&case.id, &e2)?;
 

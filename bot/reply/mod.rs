@@ -4,6 +4,7 @@
 
 pub mod classify;
 pub mod command;
+pub mod dkim;
 pub mod effect;
 pub mod handle;
 pub mod intent;
