@@ -660,6 +660,16 @@ impl Config {
         self.resolve(&self.file.outbound.outbox_dir)
     }
 
+    /// The opt-outs listed in the config (the database has more).
+    pub fn optout_addresses(&self) -> Vec<Address> {
+        self.file
+            .outbound
+            .optout
+            .iter()
+            .filter_map(|a| Address::parse(a))
+            .collect()
+    }
+
     pub fn stop_file(&self) -> PathBuf {
         self.resolve(&self.file.outbound.stop_file)
     }

@@ -78,26 +78,6 @@ poll_every_secs = 1
     p
 }
 
-/// A plain HTTP GET on loopback (the dashboard is HTTP/1.1).
-fn get(port: u16, path: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let (head, body) = out.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        eprintln!("GET {path}: {head}\n{body}");
-        return None;
-    }
-    Some(body.to_string())
-}
-
 /// Kills the daemon if a test fails before stopping it.
 struct Daemon(Option<Child>);
 
@@ -111,7 +91,7 @@ impl Drop for Daemon {
 }
 
 fn get_json(port: u16, path: &str) -> Option<serde_json::Value> {
-    serde_json::from_str(&get(port, path)?).ok()
+    serde_json::from_str(&http_get(port, path)?).ok()
 }
 
 fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
@@ -138,25 +118,8 @@ fn start(cfg: &Path, port: u16) -> Daemon {
         .spawn()
         .unwrap();
     let d = Daemon(Some(child));
-    wait_for("the dashboard", 30, || get(port, "/healthz"));
+    wait_for("the dashboard", 30, || http_get(port, "/healthz"));
     d
-}
-
-fn smtp_to_bot(raw: &str) {
-    let cfg = perfbot::config::Config::parse(
-        &format!(
-            "[bot]\nemail = \"alice@example.test\"\n[smtp]\nurl = \"smtp://127.0.0.1:{SMTP_PORT}\"\nca_file = {:?}\n",
-            ca_file()
-        ),
-        "test",
-        root(),
-    )
-    .unwrap();
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let s = perfbot::mail::smtp::SmtpSender::from_config(&cfg).unwrap();
-        let to = [perfbot::mail::Address::parse("bot@example.test").unwrap()];
-        s.send(&to, raw.as_bytes()).await.unwrap();
-    });
 }
 
 fn reply(id: &str, parent: &str, text: &str) -> String {
@@ -227,7 +190,7 @@ fn report_reply_close_and_escalate_with_the_daemon_running() {
         .unwrap()
         .contains("This is not a regression"));
     // On the dashboard, the evidence is highlighted in the thread.
-    let page = get(port, &format!("/case/{id1}")).unwrap();
+    let page = http_get(port, &format!("/case/{id1}")).unwrap();
     assert!(
         page.contains("<mark class=\"evidence\">This is not a regression"),
         "{page}"
@@ -241,7 +204,7 @@ fn report_reply_close_and_escalate_with_the_daemon_running() {
             .unwrap()
             .contains("This is not a regression")
         && c["who"] == "alice@example.test"));
-    assert!(get(port, "/digest")
+    assert!(http_get(port, "/digest")
         .unwrap()
         .contains("This is not a regression"));
 

@@ -75,25 +75,6 @@ fn reply_to(parent: &str, id: &str, text: &str) -> String {
     )
 }
 
-/// Send a message to the bot's mailbox over SMTP (Postfix on 2525).
-fn smtp_to_bot(raw: &str) {
-    let cfg = perfbot::config::Config::parse(
-        &format!(
-            "[bot]\nemail = \"alice@example.test\"\n[smtp]\nurl = \"smtp://127.0.0.1:{SMTP_PORT}\"\nca_file = {:?}\n",
-            ca_file()
-        ),
-        "test",
-        root(),
-    )
-    .unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let s = perfbot::mail::smtp::SmtpSender::from_config(&cfg).unwrap();
-        let to = [perfbot::mail::Address::parse("bot@example.test").unwrap()];
-        s.send(&to, raw.as_bytes()).await.unwrap();
-    });
-}
-
 fn doveadm(args: &[&str], stdin: Option<&[u8]>) {
     let conf = mail_dir().join("dovecot.conf");
     let mut c = Command::new("doveadm")

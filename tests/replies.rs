@@ -587,3 +587,47 @@ fn a_failed_dkim_signature_lowers_trust() {
     );
     assert_eq!(t["understanding"]["role"], "other");
 }
+
+#[test]
+fn digest_in_three_formats_and_mailed_to_the_operators() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(DAVE, "d1@x", &c.message_id, "", "This is not a regression."),
+    );
+    let text = String::from_utf8(run(&cfg, &["digest"], None).stdout).unwrap();
+    assert!(text.contains("== Closed recently (1)"), "{text}");
+    assert!(
+        text.contains("by dchinner@xfs.example: \"This is not a regression.\""),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(&cfg, &["digest", "--format", "json"], None).stdout).unwrap();
+    assert_eq!(json["recently_closed"][0]["case"]["id"], c.id.as_str());
+    let html = String::from_utf8(run(&cfg, &["digest", "--format", "html"], None).stdout).unwrap();
+    assert!(
+        html.contains("<q class=\"evidence\">This is not a regression.</q>"),
+        "{html}"
+    );
+    run(&cfg, &["digest", "--send"], None);
+    let d: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "digest")
+        .collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["recipients"], serde_json::json!(["ops@ci.example"]));
+    let raw = raw_of(&cfg, d[0]["message_id"].as_str().unwrap());
+    assert!(
+        raw.contains("Subject: [perfbot] digest") && raw.contains("This is not a regression."),
+        "{raw}"
+    );
+    // It is sent like any mail (standard output transport here).
+    run(&cfg, &["send"], None);
+    let d: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "digest")
+        .collect();
+    assert_eq!(d[0]["state"], "sent");
+}

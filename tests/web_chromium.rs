@@ -3,13 +3,13 @@
 //! the mail runs as script (a reply full of `<script>` and `onerror=` shows as
 //! text). Needs Debian's `chromium` (installed by `.ci/test`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::root;
 
 fn chromium() -> Option<PathBuf> {
     if std::env::var("PERFBOT_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
@@ -54,20 +54,6 @@ impl Drop for Daemon {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn get(port: u16, path: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let (head, body) = out.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
 }
 
 #[test]
@@ -155,7 +141,7 @@ send_every_secs = 1
     );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let closed = get(port, &format!("/api/cases/{id}"))
+        let closed = common::http_get(port, &format!("/api/cases/{id}"))
             .and_then(|b| serde_json::from_str::<serde_json::Value>(&b).ok())
             .is_some_and(|v| v["case"]["state"] == "not-a-regression");
         if closed {

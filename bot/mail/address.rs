@@ -54,6 +54,15 @@ pub fn bare_address(mailbox: &str) -> String {
     s.trim().to_ascii_lowercase()
 }
 
+/// `localhost` or a loopback IP: where plain-text mail protocols are allowed.
+pub fn is_loopback_host(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// A bare e-mail address, lower-cased: what opt-outs, trust and envelopes compare.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]

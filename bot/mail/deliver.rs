@@ -109,13 +109,7 @@ fn due(e: &OutboxEntry, now: DateTime<Utc>) -> bool {
 
 /// Everything the opt-out checks need: config addresses and the database's.
 fn optouts(config: &Config, store: &Store) -> Result<Vec<Address>, StoreError> {
-    let mut v: Vec<Address> = config
-        .file
-        .outbound
-        .optout
-        .iter()
-        .filter_map(|a| Address::parse(a))
-        .collect();
+    let mut v = config.optout_addresses();
     v.extend(store.optouts()?.into_iter().map(|o| o.address));
     Ok(v)
 }

@@ -54,14 +54,6 @@ pub struct ImapUrl {
     pub tls: ImapTls,
 }
 
-fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 impl ImapUrl {
     pub fn parse(s: &str) -> Result<ImapUrl, ImapError> {
         let bad = |why: String| ImapError::Url(format!("{s:?}: {why}"));
@@ -77,7 +69,9 @@ impl ImapUrl {
             ));
         }
         let (port, mut tls) = match url.scheme() {
-            "imap" if is_loopback(&host) => (143, ImapTls::Opportunistic),
+            "imap" if crate::mail::address::is_loopback_host(&host) => {
+                (143, ImapTls::Opportunistic)
+            }
             "imap" => (143, ImapTls::StartTls),
             "imaps" => (993, ImapTls::Implicit),
             other => return Err(bad(format!("scheme {other:?}: use imap:// or imaps://"))),

@@ -36,14 +36,6 @@ pub struct SmtpUrl {
     pub tls: TlsMode,
 }
 
-fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 impl SmtpUrl {
     pub fn parse(s: &str) -> Result<SmtpUrl, String> {
         let url = url::Url::parse(s).map_err(|e| format!("{s:?}: {e}"))?;
@@ -61,7 +53,7 @@ impl SmtpUrl {
         let (default_port, mut tls) = match url.scheme() {
             "smtp" => (
                 587,
-                if is_loopback(&host) {
+                if crate::mail::address::is_loopback_host(&host) {
                     TlsMode::Opportunistic
                 } else {
                     TlsMode::StartTls

@@ -84,14 +84,12 @@ pub fn prepare(
         cc.push(bot.email.clone());
     }
     let (to, cc) = dedup_recipients(&to, &cc);
-    let optouts: Vec<Address> = config
-        .file
-        .outbound
-        .optout
-        .iter()
-        .filter_map(|a| Address::parse(a))
-        .collect();
-    let (to, cc, _) = apply_policy(to, cc, &optouts, config.file.outbound.max_recipients);
+    let (to, cc, _) = apply_policy(
+        to,
+        cc,
+        &config.optout_addresses(),
+        config.file.outbound.max_recipients,
+    );
     let patch_id = i
         .patch
         .as_ref()

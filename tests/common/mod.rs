@@ -240,3 +240,42 @@ pub fn outbox(config: &Path) -> Vec<serde_json::Value> {
         .unwrap()
         .clone()
 }
+
+/// Send `raw` to the bot's mailbox over SMTP (Postfix on 2525), as a
+/// maintainer's mail client would.
+pub fn smtp_to_bot(raw: &str) {
+    let cfg = perfbot::config::Config::parse(
+        &format!(
+            "[bot]\nemail = \"alice@example.test\"\n[smtp]\nurl = \"smtp://127.0.0.1:{SMTP_PORT}\"\nca_file = {:?}\n",
+            ca_file()
+        ),
+        "test",
+        root(),
+    )
+    .unwrap();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let s = perfbot::mail::smtp::SmtpSender::from_config(&cfg).unwrap();
+        let to = [perfbot::mail::Address::parse("bot@example.test").unwrap()];
+        s.send(&to, raw.as_bytes()).await.unwrap();
+    });
+}
+
+/// A plain HTTP GET on loopback (the dashboard); the body of a 200 answer.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (head, body) = out.split_once("\r\n\r\n")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        eprintln!("GET {path}: {head}\n{body}");
+        return None;
+    }
+    Some(body.to_string())
+}
