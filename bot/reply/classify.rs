@@ -49,8 +49,17 @@ const MAX_SENTENCE: usize = 600;
 
 /// Hedges damp a decision made in the same sentence.
 static HEDGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:maybe|perhaps|possibly|might|not sure|unsure|i wonder|wondering|unless|whether|i guess|would it make sense|shall we|should we|do we want)\b").unwrap()
+    Regex::new(r"\b(?:maybe|perhaps|possibly|might|not sure|unsure|i wonder|wondering|unless|whether|i guess|i suspect|suspect|could be|may be|would it make sense|shall we|should we|do we want|per se)\b").unwrap()
 });
+
+/// Opinions held firmly enough to count, a little less than a flat statement.
+static OPINION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:i think|i believe|i'd say|probably|likely|most likely|in my opinion|imo)\b")
+        .unwrap()
+});
+
+/// Below this, a decisive reading is a hint, not the reply's intent.
+const DECISIVE_FLOOR: f64 = 0.5;
 
 /// Where one clause ends and the next begins, for the scope of a hedge: "Not
 /// sure, so, at this moment, I'll revert this patch" decides in its last clause.
@@ -204,8 +213,11 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
                     .iter()
                     .find_map(|p| p.find(&s))
                     .map_or(0, |m| m.start());
-                if HEDGE.is_match(clause_at(&s, at)) {
+                let clause = clause_at(&s, at);
+                if HEDGE.is_match(clause) {
                     w *= 0.5;
+                } else if OPINION.is_match(clause) {
+                    w *= 0.8;
                 }
             }
             let h = hits.entry(r.intent).or_insert(Hit {
@@ -263,6 +275,32 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.0.is_decisive().cmp(&b.0.is_decisive()))
     });
+    // A decision read only faintly (hedged, asked) does not make the reply a
+    // decision: the strongest undecided reading wins, the decision stays a
+    // secondary hint.
+    if ranked
+        .first()
+        .is_some_and(|(i, h)| i.is_decisive() && h.score < DECISIVE_FLOOR)
+    {
+        match ranked.iter().position(|(i, _)| !i.is_decisive()) {
+            Some(p) => {
+                let undecided = ranked.remove(p);
+                ranked.insert(0, undecided);
+            }
+            None => {
+                let mut u = fallback(&sents);
+                u.secondary = ranked
+                    .iter()
+                    .map(|(i, h)| Secondary {
+                        intent: *i,
+                        confidence: round(h.score),
+                    })
+                    .collect();
+                u.vetoed = vetoed;
+                return u;
+            }
+        }
+    }
     let Some((top, hit)) = ranked.first().cloned() else {
         let mut u = fallback(&sents);
         u.vetoed = vetoed;
