@@ -7,10 +7,9 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
-use crate::case::{Case, CaseState, Cause, Event};
+use crate::case::{entered, CaseRecord, CaseState, Cause};
 use crate::config::{Config, RemindersSection};
 use crate::mail::followup::{prepare_followup, FollowUp};
-use crate::store::thread::ThreadEntry;
 use crate::store::{OutboxEntry, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,17 +28,9 @@ pub enum Action {
     },
 }
 
-fn entered(events: &[Event], s: CaseState) -> Option<DateTime<Utc>> {
-    events
-        .iter()
-        .rev()
-        .find(|e| e.new == s && e.old != Some(s))
-        .map(|e| e.time)
-}
-
 /// What is due at `now`.
 pub fn due(
-    records: &[(Case, Vec<Event>, Vec<ThreadEntry>)],
+    records: &[CaseRecord],
     outbox: &[OutboxEntry],
     now: DateTime<Utc>,
     r: &RemindersSection,
@@ -79,7 +70,7 @@ pub fn due(
             CaseState::AwaitingRevert => (r.awaiting_revert_days, true),
             _ => continue,
         };
-        let since = entered(events, c.state).unwrap_or(c.created);
+        let since = entered(events, c.state).map_or(c.created, |e| e.time);
         let from = last_ping.map_or(since, |p| p.max(since));
         if now - from > Duration::days(wait) {
             out.push(Action::Ping {
@@ -102,12 +93,7 @@ pub fn run(
     dry_run: bool,
 ) -> anyhow::Result<Vec<String>> {
     let r = &config.file.reminders;
-    let mut records = Vec::new();
-    for c in store.cases()? {
-        let ev = store.events(&c.id)?;
-        let th = store.thread(&c.id)?;
-        records.push((c, ev, th));
-    }
+    let records = store.case_records()?;
     let outbox = store.outbox_entries()?;
     let mut lines = Vec::new();
     for a in due(&records, &outbox, now, r) {
@@ -182,33 +168,12 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::CaseId;
+    use crate::case::{Case, CaseId};
     use crate::mail::MessageId;
     use crate::store::OutboxState;
 
     fn case(state: CaseState, created: DateTime<Utc>) -> Case {
-        Case {
-            id: CaseId::parse("aaaaaaaaaaaa").unwrap(),
-            key: "a".repeat(64),
-            state,
-            subject: "s".into(),
-            message_id: MessageId::parse("r@x").unwrap(),
-            commit: "c".repeat(40),
-            commit_subject: String::new(),
-            testcase: String::new(),
-            headline_metric: String::new(),
-            headline_change: String::new(),
-            verdict: String::new(),
-            subsystem: None,
-            to: vec![],
-            cc: vec![],
-            references: vec![],
-            author: None,
-            committer: None,
-            bisect: vec![],
-            created,
-            updated: created,
-        }
+        Case::sample("aaaaaaaaaaaa", state, created)
     }
 
     fn ping(at: DateTime<Utc>) -> OutboxEntry {

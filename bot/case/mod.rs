@@ -171,4 +171,45 @@ pub struct Event {
     pub note: String,
 }
 
+#[cfg(test)]
+impl Case {
+    /// A reported xfs fio case, for tests of what reads cases.
+    pub fn sample(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
+        Case {
+            id: CaseId::parse(id).expect("12 hex digits"),
+            key: id.repeat(5),
+            state,
+            subject: format!("[xfs] {id}: fio.write_iops -9% regression"),
+            message_id: MessageId::parse(&format!("{id}@perfbot")).expect("valid id"),
+            commit: "0b02c8c0d75a738c98c35f02efb36217c170d78c".into(),
+            commit_subject: "xfs: x".into(),
+            testcase: "fio-basic".into(),
+            headline_metric: "fio.write_iops".into(),
+            headline_change: "-9.0%".into(),
+            verdict: "regression".into(),
+            subsystem: Some("xfs".into()),
+            to: vec![],
+            cc: vec![],
+            references: vec![],
+            author: None,
+            committer: None,
+            bisect: vec![],
+            created,
+            updated: created,
+        }
+    }
+}
+
+/// The event that last moved a case into `state` (not a note while in it).
+pub fn entered(events: &[Event], state: CaseState) -> Option<&Event> {
+    events
+        .iter()
+        .rev()
+        .find(|e| e.new == state && e.old != Some(state))
+}
+
+/// A case with its history and its thread: what the digest and the
+/// reminders look at.
+pub type CaseRecord = (Case, Vec<Event>, Vec<crate::store::thread::ThreadEntry>);
+
 pub mod view;

@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::case::{Case, CaseState, Cause, Event};
-use crate::store::thread::ThreadEntry;
+use crate::case::{entered, Case, CaseRecord, CaseState, Cause};
 use crate::store::{OutboxEntry, OutboxState, Store, StoreError};
 
 /// Thresholds, from `[digest]` and `[reminders]`.
@@ -97,14 +96,6 @@ pub struct Digest {
     pub recently_closed: Vec<Closed>,
 }
 
-/// The last event that moved the case into its present state.
-fn entered(events: &[Event], state: CaseState) -> Option<&Event> {
-    events
-        .iter()
-        .rev()
-        .find(|e| e.new == state && e.old != Some(state))
-}
-
 fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
     match c {
         Cause::Message {
@@ -126,7 +117,7 @@ fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
 
 /// Build the digest. `records` gives each case with its events and thread.
 pub fn build(
-    records: &[(Case, Vec<Event>, Vec<ThreadEntry>)],
+    records: &[CaseRecord],
     outbox: &[OutboxEntry],
     now: DateTime<Utc>,
     since: DateTime<Utc>,
@@ -225,13 +216,13 @@ pub fn from_store(
     since: DateTime<Utc>,
     t: Thresholds,
 ) -> Result<Digest, StoreError> {
-    let mut records = Vec::new();
-    for c in store.cases()? {
-        let ev = store.events(&c.id)?;
-        let th = store.thread(&c.id)?;
-        records.push((c, ev, th));
-    }
-    Ok(build(&records, &store.outbox_entries()?, now, since, t))
+    Ok(build(
+        &store.case_records()?,
+        &store.outbox_entries()?,
+        now,
+        since,
+        t,
+    ))
 }
 
 /// `7d`, `36h`, `2w` → a duration.
@@ -333,32 +324,11 @@ pub fn queue_mail(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::CaseId;
+    use crate::case::Event;
     use crate::mail::MessageId;
 
     fn case(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
-        Case {
-            id: CaseId::parse(id).unwrap(),
-            key: id.repeat(5),
-            state,
-            subject: format!("[xfs] {id}: fio.write_iops -9% regression"),
-            message_id: MessageId::parse(&format!("{id}@perfbot")).unwrap(),
-            commit: "0b02c8c0d75a738c98c35f02efb36217c170d78c".into(),
-            commit_subject: "xfs: x".into(),
-            testcase: "fio-basic".into(),
-            headline_metric: "fio.write_iops".into(),
-            headline_change: "-9.0%".into(),
-            verdict: "regression".into(),
-            subsystem: Some("xfs".into()),
-            to: vec![],
-            cc: vec![],
-            references: vec![],
-            author: None,
-            committer: None,
-            bisect: vec![],
-            created,
-            updated: created,
-        }
+        Case::sample(id, state, created)
     }
 
     fn ev(t: DateTime<Utc>, old: CaseState, new: CaseState, cause: Cause, note: &str) -> Event {

@@ -138,6 +138,17 @@ impl Store {
             .collect()
     }
 
+    /// Every case with its events and thread.
+    pub fn case_records(&self) -> Result<Vec<crate::case::CaseRecord>, StoreError> {
+        let mut out = Vec::new();
+        for c in self.cases()? {
+            let ev = self.events(&c.id)?;
+            let th = self.thread(&c.id)?;
+            out.push((c, ev, th));
+        }
+        Ok(out)
+    }
+
     /// Every Message-ID perfbot knows to belong to a case thread.
     pub fn known_message_ids(&self) -> Result<Vec<(MessageId, CaseId)>, StoreError> {
         self.messages
