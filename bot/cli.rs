@@ -539,12 +539,7 @@ fn cases(config: &Config, c: CasesCmd) -> Result<(), Failure> {
         CasesCmd::Show { id, json } => {
             let c = store.find_case(&id)?;
             let events = store.events(&c.id)?;
-            let ours: Vec<_> = store
-                .outbox_entries()?
-                .into_iter()
-                .filter(|e| e.case_id == c.id)
-                .collect();
-            let timeline = crate::case::view::timeline(&ours, &store.thread(&c.id)?);
+            let timeline = crate::case::view::timeline_of(&store, &c.id)?;
             if json {
                 println!(
                     "{}",

@@ -21,6 +21,14 @@ pub struct TimelineItem {
     pub understanding: Option<Value>,
 }
 
+/// A case's thread as stored: its outbox mail and its recorded replies.
+pub fn timeline_of(
+    store: &crate::store::Store,
+    case: &super::CaseId,
+) -> Result<Vec<TimelineItem>, crate::store::StoreError> {
+    Ok(timeline(&store.case_outbox(case)?, &store.thread(case)?))
+}
+
 /// The thread in time order: perfbot's outbox mail and the recorded replies.
 pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineItem> {
     let mut items: Vec<TimelineItem> = outbox

@@ -318,10 +318,7 @@ pub fn handle_reply(
         && acks.intents.iter().any(|i| i == u.intent.as_str())
         && u.rule.as_deref() != Some("fact")
     {
-        let already = store
-            .outbox_entries()?
-            .iter()
-            .any(|o| o.case_id == case.id && o.kind == "ack");
+        let already = store.case_outbox(&case.id)?.iter().any(|o| o.kind == "ack");
         if let (false, Some(addr)) = (already, from.as_ref()) {
             let case_now = store.case(&case.id)?;
             let first = entry

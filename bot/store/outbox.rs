@@ -90,6 +90,13 @@ impl Store {
         Ok(out)
     }
 
+    /// The mail perfbot queued or sent about one case, oldest first.
+    pub fn case_outbox(&self, case: &CaseId) -> Result<Vec<OutboxEntry>, StoreError> {
+        let mut v = self.outbox_entries()?;
+        v.retain(|e| &e.case_id == case);
+        Ok(v)
+    }
+
     pub fn outbox_entry(&self, id: &MessageId) -> Result<OutboxEntry, StoreError> {
         let v = self
             .outbox

@@ -227,15 +227,7 @@ fn case_data(s: &AppState, id: &str) -> Result<Value, WebError> {
         .find_case(id)
         .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
     let events = s.store.events(&c.id).map_err(internal)?;
-    let ours: Vec<_> = s
-        .store
-        .outbox_entries()
-        .map_err(internal)?
-        .into_iter()
-        .filter(|e| e.case_id == c.id)
-        .collect();
-    let thread = s.store.thread(&c.id).map_err(internal)?;
-    let timeline = crate::case::view::timeline(&ours, &thread);
+    let timeline = crate::case::view::timeline_of(&s.store, &c.id).map_err(internal)?;
     let report = s
         .store
         .outbox_raw(&c.message_id)
