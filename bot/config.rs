@@ -599,11 +599,11 @@ impl Config {
             )));
         }
         if file.inbound.source == "imap" {
-            crate::mail::imap::ImapUrl::parse(&file.imap.url)
+            crate::mail::server_url::ServerUrl::imap(&file.imap.url)
                 .map_err(|e| invalid(format!("imap.url: {e}")))?;
         }
         if file.outbound.transport == "smtp" {
-            crate::mail::smtp::SmtpUrl::parse(&file.smtp.url)
+            crate::mail::server_url::ServerUrl::smtp(&file.smtp.url)
                 .map_err(|e| invalid(format!("smtp.url: {e}")))?;
         }
         let intent_rules = if file.reply.rule.is_empty() {

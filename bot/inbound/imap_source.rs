@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::ingest::Ingestor;
 use crate::config::{Config, ConfigError};
-use crate::mail::imap::{
-    connect, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession, ImapUrl,
-};
+use crate::mail::imap::{connect, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession};
 use crate::store::cursor::Cursor;
 use crate::store::StoreError;
 
@@ -37,7 +35,8 @@ pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
         path: config.source.clone(),
         message,
     };
-    let url = ImapUrl::parse(&s.url).map_err(|e| invalid(format!("imap.url: {e}")))?;
+    let url = crate::mail::server_url::ServerUrl::imap(&s.url)
+        .map_err(|e| invalid(format!("imap.url: {e}")))?;
     let ca_pem = if s.ca_file.as_os_str().is_empty() {
         None
     } else {

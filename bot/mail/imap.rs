@@ -14,6 +14,7 @@ use std::time::Duration;
 use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
+use super::server_url::{ServerUrl, TlsMode};
 use crate::config::Secret;
 
 #[derive(Debug, thiserror::Error)]
@@ -39,67 +40,10 @@ pub enum ImapError {
     Ca { path: String, why: String },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImapTls {
-    StartTls,
-    Opportunistic,
-    Implicit,
-    None,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImapUrl {
-    pub host: String,
-    pub port: u16,
-    pub tls: ImapTls,
-}
-
-impl ImapUrl {
-    pub fn parse(s: &str) -> Result<ImapUrl, ImapError> {
-        let bad = |why: String| ImapError::Url(format!("{s:?}: {why}"));
-        let url = url::Url::parse(s).map_err(|e| bad(e.to_string()))?;
-        let host = url
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| bad("no host".into()))?
-            .to_string();
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad(
-                "put the user in imap.user and the password in PERFBOT_IMAP_PASSWORD or imap.password_file".into(),
-            ));
-        }
-        let (port, mut tls) = match url.scheme() {
-            "imap" if crate::mail::address::is_loopback_host(&host) => {
-                (143, ImapTls::Opportunistic)
-            }
-            "imap" => (143, ImapTls::StartTls),
-            "imaps" => (993, ImapTls::Implicit),
-            other => return Err(bad(format!("scheme {other:?}: use imap:// or imaps://"))),
-        };
-        for (k, v) in url.query_pairs() {
-            match (k.as_ref(), v.as_ref(), url.scheme()) {
-                ("tls", "required", "imap") => tls = ImapTls::StartTls,
-                ("tls", "opportunistic", "imap") => tls = ImapTls::Opportunistic,
-                ("tls", "none", "imap") => tls = ImapTls::None,
-                _ => return Err(bad(format!("unknown option {k}={v}"))),
-            }
-        }
-        Ok(ImapUrl {
-            port: url.port().unwrap_or(port),
-            host,
-            tls,
-        })
-    }
-
-    pub fn addr(&self) -> String {
-        format!("{}:{}", self.host, self.port)
-    }
-}
-
 /// Where to log in.
 #[derive(Debug, Clone)]
 pub struct ImapAccount {
-    pub url: ImapUrl,
+    pub url: ServerUrl,
     pub user: String,
     pub password: Secret,
     /// PEM of a CA to trust besides the public roots.
@@ -232,16 +176,16 @@ pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
     tcp.set_read_timeout(Some(acct.timeout)).map_err(cerr)?;
     tcp.set_write_timeout(Some(acct.timeout)).map_err(cerr)?;
     let stream = match acct.url.tls {
-        ImapTls::Implicit => wrap(tcp, acct)?,
-        ImapTls::None => ImapStream::Plain(tcp),
-        ImapTls::StartTls | ImapTls::Opportunistic => {
+        TlsMode::Implicit => wrap(tcp, acct)?,
+        TlsMode::None => ImapStream::Plain(tcp),
+        TlsMode::StartTls | TlsMode::Opportunistic => {
             let mut tcp = tcp;
             if starttls(&mut tcp).map_err(cerr)? {
                 let tls = wrap(tcp, acct)?;
                 // The greeting was read before STARTTLS; none follows it.
                 return login(imap::Client::new(tls), acct);
             }
-            if acct.url.tls == ImapTls::StartTls {
+            if acct.url.tls == TlsMode::StartTls {
                 return Err(ImapError::Tls {
                     addr,
                     why: "the server does not offer STARTTLS".into(),
@@ -331,13 +275,13 @@ pub struct Fetched {
     pub raw: Vec<u8>,
 }
 
-/// Messages with UIDs in `from..=to`, in UID order (a UID range costs the
-/// server and the parser only the messages that exist in it).
-pub fn fetch_range(s: &mut ImapSession, from: u32, to: u32) -> Result<Vec<Fetched>, ImapError> {
-    if from > to {
-        return Ok(Vec::new());
-    }
-    let fetches = s.uid_fetch(format!("{from}:{to}"), "(UID BODY.PEEK[])")?;
+/// Fetch the messages of a UID set, keeping those `keep` accepts, in UID order.
+fn fetch_set(
+    s: &mut ImapSession,
+    set: &str,
+    keep: impl Fn(u32) -> bool,
+) -> Result<Vec<Fetched>, ImapError> {
+    let fetches = s.uid_fetch(set, "(UID BODY.PEEK[])")?;
     let mut out: Vec<Fetched> = fetches
         .iter()
         .filter_map(|f| {
@@ -346,15 +290,24 @@ pub fn fetch_range(s: &mut ImapSession, from: u32, to: u32) -> Result<Vec<Fetche
                 raw: f.body()?.to_vec(),
             })
         })
-        // `n:m` may answer with the last message even when it is below `n`.
-        .filter(|f| f.uid >= from && f.uid <= to)
+        .filter(|f| keep(f.uid))
         .collect();
     out.sort_by_key(|f| f.uid);
     Ok(out)
 }
 
+/// Messages with UIDs in `from..=to`, in UID order (a UID range costs the
+/// server and the parser only the messages that exist in it).
+pub fn fetch_range(s: &mut ImapSession, from: u32, to: u32) -> Result<Vec<Fetched>, ImapError> {
+    if from > to {
+        return Ok(Vec::new());
+    }
+    // `n:m` may answer with the last message even when it is below `n`.
+    fetch_set(s, &format!("{from}:{to}"), |u| u >= from && u <= to)
+}
+
 /// Messages with UID greater than `after`, in UID order, at most `limit` of them
-/// (fetched in batches so that a huge mailbox never sits in memory at once).
+/// (for servers that do not say UIDNEXT).
 pub fn fetch_after(
     s: &mut ImapSession,
     after: u32,
@@ -371,33 +324,5 @@ pub fn fetch_after(
         return Ok(Vec::new());
     }
     let set: Vec<String> = uids.iter().map(u32::to_string).collect();
-    let fetches = s.uid_fetch(set.join(","), "(UID BODY.PEEK[])")?;
-    let mut out: Vec<Fetched> = fetches
-        .iter()
-        .filter_map(|f| {
-            Some(Fetched {
-                uid: f.uid?,
-                raw: f.body()?.to_vec(),
-            })
-        })
-        .collect();
-    out.sort_by_key(|f| f.uid);
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls() {
-        let u = ImapUrl::parse("imap://127.0.0.1:1143").unwrap();
-        assert_eq!((u.port, u.tls), (1143, ImapTls::Opportunistic));
-        let u = ImapUrl::parse("imap://mail.example.org").unwrap();
-        assert_eq!((u.port, u.tls), (143, ImapTls::StartTls));
-        let u = ImapUrl::parse("imaps://mail.example.org").unwrap();
-        assert_eq!((u.port, u.tls), (993, ImapTls::Implicit));
-        assert!(ImapUrl::parse("imap://u:p@h").is_err());
-        assert!(ImapUrl::parse("pop3://h").is_err());
-    }
+    fetch_set(s, &set.join(","), |_| true)
 }

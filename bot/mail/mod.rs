@@ -6,6 +6,7 @@ pub mod followup;
 pub mod guard;
 pub mod imap;
 pub mod message;
+pub mod server_url;
 pub mod smtp;
 pub mod transport;
 

@@ -1,9 +1,7 @@
 //! SMTP delivery with lettre's pooled async transport.
 //!
-//! The URL says where and how: `smtp://host:port` asks for STARTTLS (and, on a
-//! loopback host only, falls back to plain text when the server offers none),
-//! `?tls=required` or `?tls=none` override that, `smtps://` is implicit TLS. A
-//! private CA (`smtp.ca_file`) is trusted besides the public roots.
+//! Where and how (TLS) comes from `smtp.url` (see `server_url`). A private CA
+//! (`smtp.ca_file`) is trusted besides the public roots.
 
 use std::time::Duration;
 
@@ -15,68 +13,8 @@ use lettre::transport::smtp::PoolConfig;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use crate::config::{Config, ConfigError};
+use crate::mail::server_url::{ServerUrl, TlsMode};
 use crate::mail::Address;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsMode {
-    /// STARTTLS, required.
-    StartTls,
-    /// STARTTLS when offered (loopback hosts only).
-    Opportunistic,
-    /// TLS from the first byte (`smtps://`).
-    Implicit,
-    /// Plain text (`?tls=none`).
-    None,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SmtpUrl {
-    pub host: String,
-    pub port: u16,
-    pub tls: TlsMode,
-}
-
-impl SmtpUrl {
-    pub fn parse(s: &str) -> Result<SmtpUrl, String> {
-        let url = url::Url::parse(s).map_err(|e| format!("{s:?}: {e}"))?;
-        let host = url
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| format!("{s:?} has no host"))?
-            .to_string();
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(
-                "put the user in smtp.user and the password in PERFBOT_SMTP_PASSWORD or smtp.password_file, not in the URL"
-                    .into(),
-            );
-        }
-        let (default_port, mut tls) = match url.scheme() {
-            "smtp" => (
-                587,
-                if crate::mail::address::is_loopback_host(&host) {
-                    TlsMode::Opportunistic
-                } else {
-                    TlsMode::StartTls
-                },
-            ),
-            "smtps" => (465, TlsMode::Implicit),
-            other => return Err(format!("scheme {other:?}: use smtp:// or smtps://")),
-        };
-        for (k, v) in url.query_pairs() {
-            match (k.as_ref(), v.as_ref(), url.scheme()) {
-                ("tls", "required", "smtp") => tls = TlsMode::StartTls,
-                ("tls", "opportunistic", "smtp") => tls = TlsMode::Opportunistic,
-                ("tls", "none", "smtp") => tls = TlsMode::None,
-                _ => return Err(format!("unknown URL option {k}={v}")),
-            }
-        }
-        Ok(SmtpUrl {
-            port: url.port().unwrap_or(default_port),
-            host,
-            tls,
-        })
-    }
-}
 
 /// Why one mail did not go out. Permanent errors (5xx) are not retried.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +52,7 @@ fn describe(e: &lettre::transport::smtp::Error) -> String {
 pub struct SmtpSender {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Address,
-    pub url: SmtpUrl,
+    pub url: ServerUrl,
 }
 
 impl SmtpSender {
@@ -124,7 +62,7 @@ impl SmtpSender {
             path: config.source.clone(),
             message,
         };
-        let url = SmtpUrl::parse(&sec.url).map_err(|e| invalid(format!("smtp.url: {e}")))?;
+        let url = ServerUrl::smtp(&sec.url).map_err(|e| invalid(format!("smtp.url: {e}")))?;
         let mut tls = TlsParameters::builder(url.host.clone());
         if !sec.ca_file.as_os_str().is_empty() {
             let p = config.resolve(&sec.ca_file);
@@ -194,26 +132,5 @@ impl SmtpSender {
             Err(e) if e.is_permanent() => Err(SendError::Permanent(describe(&e))),
             Err(e) => Err(SendError::Transient(describe(&e))),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls() {
-        let u = SmtpUrl::parse("smtp://127.0.0.1:2525").unwrap();
-        assert_eq!((u.port, u.tls), (2525, TlsMode::Opportunistic));
-        let u = SmtpUrl::parse("smtp://mail.example.org").unwrap();
-        assert_eq!((u.port, u.tls), (587, TlsMode::StartTls));
-        let u = SmtpUrl::parse("smtps://mail.example.org").unwrap();
-        assert_eq!((u.port, u.tls), (465, TlsMode::Implicit));
-        let u = SmtpUrl::parse("smtp://localhost:25?tls=required").unwrap();
-        assert_eq!(u.tls, TlsMode::StartTls);
-        assert!(SmtpUrl::parse("smtp://u:pw@host").is_err());
-        assert!(SmtpUrl::parse("http://host").is_err());
-        assert!(SmtpUrl::parse("smtp://host?tls=maybe").is_err());
-        assert!(SmtpUrl::parse("smtps://host?tls=none").is_err());
     }
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use perfbot::config::Secret;
-use perfbot::mail::imap::{connect, ImapAccount, ImapSession, ImapUrl};
+use perfbot::mail::imap::{connect, ImapAccount, ImapSession};
+use perfbot::mail::server_url::ServerUrl;
 
 pub const SMTP_PORT: u16 = 2525;
 pub const SUBMISSION_PORT: u16 = 1587;
@@ -180,7 +181,7 @@ pub fn ok(o: &Output) -> String {
 
 pub fn imap(user: &str) -> ImapSession {
     let acct = ImapAccount {
-        url: ImapUrl::parse(&format!("imap://127.0.0.1:{IMAP_PORT}")).unwrap(),
+        url: ServerUrl::imap(&format!("imap://127.0.0.1:{IMAP_PORT}")).unwrap(),
         user: format!("{user}@example.test"),
         password: Secret::new("secret".into()),
         ca_pem: Some(std::fs::read(ca_file()).unwrap()),
