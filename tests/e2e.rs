@@ -7,18 +7,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn daemon_config(dir: &Path, web_port: u16) -> PathBuf {
     let text = format!(
@@ -76,18 +68,6 @@ poll_every_secs = 1
     let p = dir.join("config.toml");
     std::fs::write(&p, text).unwrap();
     p
-}
-
-/// Kills the daemon if a test fails before stopping it.
-struct Daemon(Option<Child>);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 fn get_json(port: u16, path: &str) -> Option<serde_json::Value> {

@@ -2,13 +2,12 @@
 //! the real binary and a real sled database: matching, idempotence, own and
 //! robot mail, quarantine, limits, and the case timeline.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{ok, perfbot, perfbot_stdin, root, show, stderr as err};
 
 /// A file-outbox config in `dir`, with small limits where a test needs them.
 fn setup(dir: &Path, inbound_extra: &str) -> PathBuf {
@@ -40,39 +39,6 @@ maildir = {inbox:?}
     p
 }
 
-fn perfbot(config: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(config)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap()
-}
-
-fn stdin_perfbot(config: &Path, args: &[&str], input: &[u8]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(config)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(input).unwrap();
-    c.wait_with_output().unwrap()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "perfbot failed: {}", err(o));
-    err(o)
-}
-
 struct Case {
     id: String,
     message_id: String,
@@ -92,12 +58,6 @@ fn report(cfg: &Path) -> Case {
         message_id: c["message_id"].as_str().unwrap().into(),
         subject: c["subject"].as_str().unwrap().into(),
     }
-}
-
-fn show(cfg: &Path, id: &str) -> serde_json::Value {
-    let o = perfbot(cfg, &["cases", "show", id, "--json"]);
-    ok(&o);
-    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 /// A reply: headers given, then a body that quotes the robot.
@@ -376,13 +336,17 @@ fn one_message_on_stdin() {
         &format!("From: Jaegeuk Kim <jaegeuk@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <stdin@x>\r\nIn-Reply-To: <{}>", c.message_id),
         "I'll revert this patch.",
     );
-    let e = ok(&stdin_perfbot(&cfg, &["ingest", "--stdin"], r.as_bytes()));
-    assert!(stats(&e).starts_with("read 1, matched 1, new 1"), "{e}");
-    // Junk on stdin: quarantined, not a crash.
-    let e = ok(&stdin_perfbot(
+    let e = ok(&perfbot_stdin(
         &cfg,
         &["ingest", "--stdin"],
-        b"\0\0\0 not mail",
+        Some(r.as_bytes()),
+    ));
+    assert!(stats(&e).starts_with("read 1, matched 1, new 1"), "{e}");
+    // Junk on stdin: quarantined, not a crash.
+    let e = ok(&perfbot_stdin(
+        &cfg,
+        &["ingest", "--stdin"],
+        Some(b"\0\0\0 not mail"),
     ));
     assert!(stats(&e).contains("quarantined 1"), "{e}");
 }

@@ -4,13 +4,12 @@
 //! robots and perfbot's own mail do nothing; commands, reverts and `Closes:`
 //! trailers; acks at most once per case.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{ok, outbox, perfbot_stdin, root, show};
 
 fn setup(dir: &Path, extra: &str) -> PathBuf {
     let text = format!(
@@ -44,27 +43,8 @@ maintainers = ["maint@kernel.example"]
 }
 
 fn run(cfg: &Path, args: &[&str], input: Option<&[u8]>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(cfg)
-        .args(args)
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = c.stdin.take().unwrap();
-    if let Some(i) = input {
-        stdin.write_all(i).unwrap();
-    }
-    drop(stdin);
-    let o = c.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "perfbot {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = perfbot_stdin(cfg, args, input);
+    ok(&o);
     o
 }
 
@@ -99,20 +79,6 @@ fn mail(from: &str, id: &str, parent: &str, extra_headers: &str, body: &str) -> 
 
 fn ingest(cfg: &Path, raw: &[u8]) {
     run(cfg, &["ingest", "--stdin"], Some(raw));
-}
-
-fn show(cfg: &Path, id: &str) -> serde_json::Value {
-    let o = run(cfg, &["cases", "show", id, "--json"], None);
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
-fn outbox(cfg: &Path) -> Vec<serde_json::Value> {
-    let o = run(cfg, &["outbox", "list", "--json"], None);
-    serde_json::from_slice::<serde_json::Value>(&o.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 fn raw_of(cfg: &Path, id: &str) -> String {

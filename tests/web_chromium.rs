@@ -6,10 +6,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::root;
+use common::{free_port, root, Daemon};
 
 fn chromium() -> Option<PathBuf> {
     if std::env::var("PERFBOT_SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
@@ -48,23 +48,11 @@ fn dump_dom(chrome: &Path, profile: &Path, url: &str) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-struct Daemon(Child);
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn dashboard_in_headless_chromium_shows_evidence_and_runs_no_mail_script() {
     let Some(chrome) = chromium() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let cfg = tmp.path().join("config.toml");
     std::fs::write(
         &cfg,
@@ -130,7 +118,7 @@ send_every_secs = 1
         ),
     )
     .unwrap();
-    let daemon = Daemon(
+    let daemon = Daemon(Some(
         Command::new(env!("CARGO_BIN_EXE_perfbot"))
             .arg("--config")
             .arg(&cfg)
@@ -138,7 +126,7 @@ send_every_secs = 1
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),
-    );
+    ));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let closed = common::http_get(port, &format!("/api/cases/{id}"))

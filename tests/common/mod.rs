@@ -170,6 +170,55 @@ pub fn perfbot_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output
     c.output().unwrap()
 }
 
+/// `perfbot` with `input` on standard input (none: an empty one).
+pub fn perfbot_stdin(config: &Path, args: &[&str], input: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .current_dir(root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    if let Some(i) = input {
+        stdin.write_all(i).unwrap();
+    }
+    drop(stdin);
+    c.wait_with_output().unwrap()
+}
+
+/// `perfbot cases show ID --json`.
+pub fn show(config: &Path, id: &str) -> serde_json::Value {
+    let o = perfbot(config, &["cases", "show", id, "--json"]);
+    ok(&o);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A TCP port nobody listens on (for the dashboard, or a server that is down).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A `perfbot run` child, killed if a test fails before stopping it.
+pub struct Daemon(pub Option<std::process::Child>);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
