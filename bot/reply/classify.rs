@@ -412,9 +412,14 @@ fn inline_fix(body: &str) -> Option<String> {
 /// Classify a whole reply body (quotes included): own words first, then, for a
 /// bare agreement, the proposal it agrees with.
 pub fn understand(body: &str, rules: &Rules) -> Understanding {
-    let words = own_words(body);
+    understand_words(body, &own_words(body), rules)
+}
+
+/// `understand`, for a caller that has the replier's own words of `body`
+/// already (ingestion keeps them for the timeline).
+pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding {
     // An explicit command says it all.
-    if let Some((line, Ok(cmd))) = super::command::commands(&words)
+    if let Some((line, Ok(cmd))) = super::command::commands(words)
         .into_iter()
         .find(|(_, c)| c.is_ok())
     {
@@ -432,7 +437,7 @@ pub fn understand(body: &str, rules: &Rules) -> Understanding {
             vetoed: Vec::new(),
         };
     }
-    let mut u = classify_words(&words, rules);
+    let mut u = classify_words(words, rules);
     if !u.vetoed.contains(&Intent::FixPosted)
         && (!u.intent.is_decisive() || u.intent == Intent::FixPosted)
     {
@@ -454,7 +459,7 @@ pub fn understand(body: &str, rules: &Rules) -> Understanding {
         }
     }
     let short = words.len() < 200;
-    if short && !u.intent.is_decisive() && AGREE.is_match(&normalise(&words)) {
+    if short && !u.intent.is_decisive() && AGREE.is_match(&normalise(words)) {
         if let Some(q) = quoted_before_reply(body) {
             let proposal = classify_words(&q, rules);
             if proposal.intent.is_decisive() {
@@ -478,7 +483,7 @@ pub fn understand(body: &str, rules: &Rules) -> Understanding {
         && u.rule.is_none()
         && short
         && !words.is_empty()
-        && AGREE.is_match(&normalise(&words))
+        && AGREE.is_match(&normalise(words))
     {
         u.intent = Intent::ThanksOnly;
         u.confidence = 0.4;

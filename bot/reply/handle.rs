@@ -7,7 +7,7 @@ use chrono::Utc;
 use handlebars::Handlebars;
 use serde_json::json;
 
-use super::classify::{understand, Understanding};
+use super::classify::{understand_words, Understanding};
 use super::command::{commands, Command, USAGE};
 use super::effect::{decide, Effect};
 use super::intent::Intent;
@@ -163,8 +163,9 @@ pub fn handle_reply(
     let mut queued = Vec::new();
 
     // Bad commands get a short answer, to the sender only.
-    let words = super::quote::own_words(body);
-    for (line, parsed) in commands(&words) {
+    // The replier's own words of `body`, as ingestion recorded them.
+    let words = &entry.text;
+    for (line, parsed) in commands(words) {
         let problem = match parsed {
             Err(e) => Some(e),
             Ok(Command::Dup(ref other)) => match store.find_case(other) {
@@ -209,7 +210,7 @@ pub fn handle_reply(
         }
     }
 
-    let u = fact(entry).unwrap_or_else(|| understand(body, config.intent_rules()));
+    let u = fact(entry).unwrap_or_else(|| understand_words(body, words, config.intent_rules()));
     let mut effect = if u.rule.as_deref() == Some("fact") {
         // A posted revert or a patch closing the report is a fact, whoever
         // posted it; it still must not contradict an earlier decision.
