@@ -298,23 +298,16 @@ pub fn queue_mail(
         extra: vec![("Auto-Submitted".into(), "auto-generated".into())],
     };
     let raw = build_mail(&env, &body).map_err(|e| e.to_string())?;
-    let entry = crate::store::OutboxEntry {
-        message_id: id.clone(),
-        case_id: crate::case::CaseId::system(),
-        kind: "digest".into(),
+    let entry = crate::store::OutboxEntry::queued(
+        id.clone(),
+        crate::case::CaseId::system(),
+        "digest",
         subject,
-        state: OutboxState::Queued,
-        recipients: to
-            .iter()
+        to.iter()
             .map(|a| crate::mail::address::bare_address(a))
             .collect(),
-        attempts: 0,
-        queued_at: d.generated,
-        next_attempt_at: d.generated,
-        sent_at: None,
-        last_error: None,
-        server_reply: None,
-    };
+        d.generated,
+    );
     store
         .queue_system_mail(&entry, &raw)
         .map_err(|e| e.to_string())?;

@@ -11,7 +11,7 @@ use super::message::{self, dedup_recipients, BuildError, Envelope};
 use super::MessageId;
 use crate::case::Case;
 use crate::config::Config;
-use crate::store::{OutboxEntry, OutboxState};
+use crate::store::OutboxEntry;
 
 /// What to say, to whom, under which message of the thread.
 #[derive(Debug, Clone)]
@@ -112,20 +112,14 @@ pub fn prepare_followup(
         },
     };
     let raw = message::build(&env, f.body)?;
-    let entry = OutboxEntry {
-        message_id: id,
-        case_id: case.id.clone(),
-        kind: f.kind.to_string(),
-        subject: env.subject.clone(),
-        state: OutboxState::Queued,
-        recipients: to.iter().chain(&cc).map(|a| bare_address(a)).collect(),
-        attempts: 0,
-        queued_at: now,
-        next_attempt_at: now,
-        sent_at: None,
-        last_error: None,
-        server_reply: None,
-    };
+    let entry = OutboxEntry::queued(
+        id,
+        case.id.clone(),
+        f.kind,
+        env.subject.clone(),
+        to.iter().chain(&cc).map(|a| bare_address(a)).collect(),
+        now,
+    );
     Ok((entry, raw))
 }
 

@@ -223,24 +223,17 @@ pub fn queue(
         .chain(&p.envelope.cc)
         .map(|a| bare_address(a))
         .collect();
-    let entry = OutboxEntry {
-        message_id: p.envelope.message_id.clone(),
-        case_id: id,
-        kind: "report".into(),
-        subject: p.rendered.subject.clone(),
-        state: if config.file.outbound.moderation {
-            OutboxState::Held
-        } else {
-            OutboxState::Queued
-        },
+    let mut entry = OutboxEntry::queued(
+        p.envelope.message_id.clone(),
+        id,
+        "report",
+        p.rendered.subject.clone(),
         recipients,
-        attempts: 0,
-        queued_at: now,
-        next_attempt_at: now,
-        sent_at: None,
-        last_error: None,
-        server_reply: None,
-    };
+        now,
+    );
+    if config.file.outbound.moderation {
+        entry.state = OutboxState::Held;
+    }
     Ok(store.create_case(
         &case,
         Cause::Report {

@@ -56,6 +56,33 @@ pub struct OutboxEntry {
     pub server_reply: Option<String>,
 }
 
+impl OutboxEntry {
+    /// A mail just queued: due at `now`, no attempt yet.
+    pub fn queued(
+        message_id: MessageId,
+        case_id: CaseId,
+        kind: &str,
+        subject: String,
+        recipients: Vec<String>,
+        now: DateTime<Utc>,
+    ) -> OutboxEntry {
+        OutboxEntry {
+            message_id,
+            case_id,
+            kind: kind.to_string(),
+            subject,
+            state: OutboxState::Queued,
+            recipients,
+            attempts: 0,
+            queued_at: now,
+            next_attempt_at: now,
+            sent_at: None,
+            last_error: None,
+            server_reply: None,
+        }
+    }
+}
+
 /// What the Message-ID index says about a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageRef {
