@@ -297,8 +297,12 @@ fn load_config(path: Option<&Path>) -> Result<Config, Failure> {
     })
 }
 
+/// How long a command waits for another perfbot command to release the
+/// database before it gives up (the daemon's hold is reported at once).
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn open_store(config: &Config) -> Result<Store, Failure> {
-    Ok(Store::open(&config.state_dir())?)
+    Ok(Store::open_waiting(&config.state_dir(), LOCK_WAIT)?)
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -454,9 +458,14 @@ fn report(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let store = match Store::open(&config.state_dir()) {
+    let store = match Store::open_waiting(&config.state_dir(), LOCK_WAIT) {
         Ok(s) => s,
-        Err(crate::store::StoreError::Locked { .. }) => return spool(config, &a.inputs),
+        // Only the daemon's hold means "hand it over": it drains the spool.
+        Err(crate::store::StoreError::Locked { .. })
+            if crate::store::daemon_running(&config.state_dir()) =>
+        {
+            return spool(config, &a.inputs)
+        }
         Err(e) => return Err(e.into()),
     };
     let optouts: Vec<Address> = store.optouts()?.into_iter().map(|o| o.address).collect();
@@ -943,7 +952,15 @@ fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(),
 }
 
 fn run_daemon(config: Config) -> Result<(), Failure> {
-    let store = open_store(&config)?;
+    let dir = config.state_dir();
+    let _lock = crate::store::DaemonLock::acquire(&dir).map_err(|e| match e {
+        crate::store::StoreError::Locked { path } => {
+            anyhow!("another perfbot run holds {path}: only one daemon per state directory")
+        }
+        e => e.into(),
+    })?;
+    // A command that had the database when the daemon started finishes first.
+    let store = Store::open_waiting_unless(&dir, LOCK_WAIT, || false)?;
     let config = std::sync::Arc::new(config);
     runtime()?.block_on(crate::daemon::run(config, store))?;
     Ok(())

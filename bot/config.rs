@@ -420,6 +420,9 @@ pub struct TrustSection {
     pub min_confidence: f64,
     /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
     pub dkim: bool,
+    /// Decisions (by prose or command) need a DKIM signature that verifies and
+    /// aligns with the From domain; others go to a human.
+    pub require_dkim: bool,
     /// DKIM keys known without DNS: `"sel._domainkey.example.org" = "v=DKIM1; k=…; p=…"`.
     pub dkim_keys: std::collections::HashMap<String, String>,
 }
@@ -437,6 +440,7 @@ impl Default for TrustSection {
             commands: roles,
             min_confidence: 0.6,
             dkim: false,
+            require_dkim: false,
             dkim_keys: std::collections::HashMap::new(),
         }
     }
@@ -484,12 +488,24 @@ impl Default for EscalationSection {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReplySection {
     /// Extra intent rules, or replacements of built-in ones by id
     /// (format of `bot/rules/intents.toml`).
     pub rule: Vec<crate::reply::rules::RuleSpec>,
+    /// Automatic answers (acks, command errors) one sender gets per hour at
+    /// most; more bad commands are recorded and not answered.
+    pub max_answers_per_sender_hour: usize,
+}
+
+impl Default for ReplySection {
+    fn default() -> Self {
+        ReplySection {
+            rule: Vec::new(),
+            max_answers_per_sender_hour: 3,
+        }
+    }
 }
 
 /// The validated configuration, with paths resolved and rules compiled.
@@ -634,11 +650,18 @@ impl Config {
             selection,
             directions,
         };
-        let t = config.template_path(&config.file.report.template);
-        if !crate::report::render::is_builtin(&config.file.report.template) && !t.exists() {
+        let name = &config.file.report.template;
+        let t = config.template_path(name);
+        if crate::templates::is_path(name) {
+            if !t.exists() {
+                return Err(invalid(format!(
+                    "report.template: {} does not exist",
+                    t.display()
+                )));
+            }
+        } else if !crate::templates::REPORT_TEMPLATES.contains(&name.as_str()) {
             return Err(invalid(format!(
-                "report.template: {} does not exist",
-                t.display()
+                "report.template {name:?}: use classic, modern or a .hbs path"
             )));
         }
         Ok(config)
@@ -726,12 +749,21 @@ impl Config {
 
     /// A template by name (`classic`, `modern`) or path.
     pub fn template_path(&self, name: &str) -> PathBuf {
-        if name.ends_with(".hbs") || name.contains('/') {
-            PathBuf::from(name)
-        } else {
-            self.resolve(&self.file.report.templates_dir)
-                .join(format!("{name}.hbs"))
-        }
+        crate::templates::path_of(&self.templates_dir(), name)
+    }
+
+    /// Where the operator's own templates are (each falls back to the built-in copy).
+    pub fn templates_dir(&self) -> PathBuf {
+        self.resolve(&self.file.report.templates_dir)
+    }
+
+    /// Render mail template `name` (from `templates_dir`, else built in).
+    pub fn render_template(
+        &self,
+        name: &str,
+        data: &impl serde::Serialize,
+    ) -> Result<String, crate::templates::TemplateError> {
+        crate::templates::render_named(&self.templates_dir(), name, data)
     }
 }
 
@@ -770,6 +802,9 @@ fn trust_policy(t: &TrustSection, base: &Path) -> Result<crate::reply::trust::Po
                 "trust.dkim_keys: {name:?} = {record:?} is not \"selector._domainkey.domain\" = \"v=DKIM1; k=…; p=…\""
             ));
         }
+    }
+    if t.require_dkim && !t.dkim {
+        return Err("trust.require_dkim needs trust.dkim = true".into());
     }
     if !(0.0..=1.0).contains(&t.min_confidence) {
         return Err("trust.min_confidence must be between 0 and 1".into());

@@ -19,4 +19,5 @@ pub mod remind;
 pub mod reply;
 pub mod report;
 pub mod store;
+pub mod templates;
 pub mod web;

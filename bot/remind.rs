@@ -130,8 +130,7 @@ pub fn run(
                 if dry_run {
                     continue;
                 }
-                let body = crate::reply::handle::render(
-                    config,
+                let body = config.render_template(
                     &r.template,
                     &json!({
                         "awaiting_revert": awaiting_revert,

@@ -254,7 +254,8 @@ pub fn view(d: &Digest) -> serde_json::Value {
 pub fn render_text(config: &crate::config::Config, d: &Digest) -> Result<String, String> {
     let mut v = view(d);
     v["signature"] = config.file.report.signature.clone().into();
-    crate::reply::handle::render(config, &config.file.digest.template, &v)
+    config
+        .render_template(&config.file.digest.template, &v)
         .map_err(|e| e.to_string())
 }
 

@@ -275,46 +275,56 @@ impl<'a> Ingestor<'a> {
             SenderKind::Own => "perfbot's own mail, back from the list".to_string(),
             SenderKind::Bot(why) => format!("automatic mail from {who} ({why}): not acted on"),
         };
-        if !self.store.record_thread_message(&case, &mut entry, &note)? {
+        // Only a person's mail is ever acted on; the message and what it
+        // does are recorded in one write.
+        let mut handled = None;
+        let recorded = if sender == SenderKind::Person {
+            match crate::reply::handle::handle_reply(
+                self.config,
+                self.store,
+                &case,
+                crate::reply::handle::Incoming {
+                    entry: &mut entry,
+                    body: &msg.text,
+                    raw,
+                    note: &note,
+                },
+                self.dkim.as_ref(),
+            ) {
+                Ok(Some(h)) => {
+                    self.stats.handled += 1;
+                    handled = Some(Box::new(h));
+                    true
+                }
+                Ok(None) => false,
+                Err(crate::reply::handle::HandleError::Store(e)) => return Err(e),
+                Err(e) => {
+                    // Kept, with the reason it could not be acted on.
+                    tracing::error!(case = %case, message_id = %head.message_id, error = %e, "reply recorded but not handled");
+                    let note = format!("{note}; not handled: {e}");
+                    self.store.record_thread_message(&case, &mut entry, &note)?
+                }
+            }
+        } else {
+            self.store.record_thread_message(&case, &mut entry, &note)?
+        };
+        if !recorded {
             self.stats.duplicates += 1;
             self.known.insert(head.message_id, case);
             return Ok(Outcome::Duplicate);
         }
         self.known.insert(head.message_id.clone(), case.clone());
+        if let Some(h) = &handled {
+            // Replies to what it queued belong to this case too.
+            for id in &h.queued {
+                self.known.insert(id.clone(), case.clone());
+            }
+        }
         self.stats.new += 1;
         if matches!(sender, SenderKind::Bot(_)) {
             self.stats.bots += 1;
         }
         tracing::info!(case = %case, message_id = %head.message_id, sender = sender.as_str(), matched_by = how.as_str(), %source, "thread message recorded");
-        // Only a person's mail is ever acted on.
-        let handled = if sender == SenderKind::Person {
-            let c = self.store.case(&case)?;
-            let dkim = self.dkim.as_ref().map(|d| (d, raw));
-            match crate::reply::handle::handle_reply(
-                self.config,
-                self.store,
-                &c,
-                &entry,
-                &msg.text,
-                dkim,
-            ) {
-                Ok(h) => {
-                    self.stats.handled += 1;
-                    // Replies to what it queued belong to this case too.
-                    for id in &h.queued {
-                        self.known.insert(id.clone(), case.clone());
-                    }
-                    Some(Box::new(h))
-                }
-                Err(crate::reply::handle::HandleError::Store(e)) => return Err(e),
-                Err(e) => {
-                    tracing::error!(case = %case, message_id = %head.message_id, error = %e, "reply recorded but not handled");
-                    None
-                }
-            }
-        } else {
-            None
-        };
         Ok(Outcome::New {
             case,
             entry: Box::new(entry),

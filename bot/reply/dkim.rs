@@ -1,7 +1,13 @@
-//! Optional DKIM verification of replies (mail-auth). A signature that fails
-//! lowers the sender's trust: their words are recorded and understood, but they
-//! cannot decide the case. Keys come from DNS, or from `[trust] dkim_keys`
-//! (selector._domainkey.domain → TXT record) for private or offline setups.
+//! Optional DKIM verification of replies (mail-auth). A signature counts for
+//! the sender only when it verifies *and* its `d=` domain aligns with the From
+//! domain (relaxed alignment in the sense of RFC 7489 §3.1.1: the same
+//! organizational domain, found with the Public Suffix List): anyone can sign
+//! a forged `From: author@kernel.org` with their own domain's key.
+//!
+//! A signature that fails lowers the sender's trust: their words are recorded
+//! and understood, but they cannot decide the case. Keys come from DNS, or from
+//! `[trust] dkim_keys` (selector._domainkey.domain → TXT record) for private or
+//! offline setups.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -17,12 +23,57 @@ use mail_auth::{
 /// What the DKIM check said about a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// At least one valid signature (by this domain).
-    Pass(String),
+    /// A valid signature by a domain aligned with the From domain: the mail
+    /// comes from that domain.
+    Aligned(String),
+    /// Valid signatures, none by the From domain (a list or a forwarder
+    /// re-signed it, or someone signed a forged From with their own key): no
+    /// evidence about the author, like an unsigned mail.
+    Unaligned(String),
     /// Signed, and no signature verifies (the reason).
     Fail(String),
     /// Not signed (or keys could not be fetched): no evidence either way.
     Unsigned(String),
+}
+
+impl Verdict {
+    /// For the timeline and logs.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Aligned(d) => format!("pass ({d})"),
+            Verdict::Unaligned(d) => format!("pass by {d}, not the From domain: unverified"),
+            Verdict::Fail(w) => format!("fail: {w}"),
+            Verdict::Unsigned(w) => format!("none: {w}"),
+        }
+    }
+
+    /// The sender is who the From header says (an aligned pass).
+    pub fn verified(&self) -> bool {
+        matches!(self, Verdict::Aligned(_))
+    }
+}
+
+/// The organizational domain of `domain` (lower case): its registrable part
+/// under the Public Suffix List, or the name itself when it has none.
+pub fn organizational_domain(domain: &str) -> String {
+    let d = domain.trim_end_matches('.').to_ascii_lowercase();
+    match psl::domain_str(&d) {
+        Some(org) => org.to_string(),
+        None => d,
+    }
+}
+
+/// Relaxed DKIM alignment (RFC 7489 §3.1.1): the signing domain and the From
+/// domain have the same organizational domain.
+pub fn aligned(signing_domain: &str, from_domain: &str) -> bool {
+    let (s, f) = (
+        signing_domain.trim_end_matches('.').to_ascii_lowercase(),
+        from_domain.trim_end_matches('.').to_ascii_lowercase(),
+    );
+    if s.is_empty() || f.is_empty() {
+        return false;
+    }
+    s == f || organizational_domain(&s) == organizational_domain(&f)
 }
 
 /// TXT records given in the config, answered before DNS.
@@ -76,8 +127,9 @@ impl Checker {
         })
     }
 
-    /// Verify `raw`. Blocking: call it from a plain thread (ingestion's).
-    pub fn check(&self, raw: &[u8]) -> Verdict {
+    /// Verify `raw`, whose From address is in `from_domain`. Blocking: call it
+    /// from a plain thread (ingestion's).
+    pub fn check(&self, raw: &[u8], from_domain: &str) -> Verdict {
         let Some(msg) = AuthenticatedMessage::parse(raw) else {
             return Verdict::Unsigned("not parseable for DKIM".into());
         };
@@ -89,11 +141,15 @@ impl Checker {
             return Verdict::Unsigned("no DKIM signature".into());
         }
         let mut why = Vec::new();
+        let mut unaligned = Vec::new();
         for o in &out {
             match o.result() {
                 DkimResult::Pass => {
                     let d = o.signature().map(|s| s.d.to_string()).unwrap_or_default();
-                    return Verdict::Pass(d);
+                    if aligned(&d, from_domain) {
+                        return Verdict::Aligned(d);
+                    }
+                    unaligned.push(d);
                 }
                 DkimResult::Fail(e) | DkimResult::PermError(e) | DkimResult::Neutral(e) => {
                     why.push(e.to_string())
@@ -104,10 +160,35 @@ impl Checker {
                 DkimResult::None => {}
             }
         }
-        if why.is_empty() {
+        if !unaligned.is_empty() {
+            Verdict::Unaligned(format!("d={}", unaligned.join(", d=")))
+        } else if why.is_empty() {
             Verdict::Unsigned("no DKIM signature".into())
         } else {
             Verdict::Fail(why.join("; "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment() {
+        let cases = [
+            ("kernel.org", "kernel.org", true),
+            ("kernel.org", "vger.kernel.org", true),
+            ("mail.example.co.uk", "example.co.uk", true),
+            ("attacker.test", "kernel.org", false),
+            ("co.uk", "example.co.uk", false),
+            ("user1.github.io", "user2.github.io", false),
+            ("gmail.com", "googlemail.com", false),
+            ("", "kernel.org", false),
+            ("KERNEL.ORG.", "kernel.org", true),
+        ];
+        for (d, from, want) in cases {
+            assert_eq!(aligned(d, from), want, "d={d} from={from}");
         }
     }
 }

@@ -22,7 +22,7 @@ pub struct Effect {
 }
 
 impl Effect {
-    fn none(note: impl Into<String>) -> Effect {
+    pub(crate) fn none(note: impl Into<String>) -> Effect {
         Effect {
             state: None,
             note: note.into(),
@@ -30,7 +30,7 @@ impl Effect {
             decided: false,
         }
     }
-    fn human(why: String) -> Effect {
+    pub(crate) fn human(why: String) -> Effect {
         Effect {
             state: Some(CaseState::NeedsHuman),
             note: why.clone(),

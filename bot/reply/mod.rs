@@ -8,6 +8,7 @@ pub mod dkim;
 pub mod effect;
 pub mod handle;
 pub mod intent;
+pub mod policy;
 pub mod quote;
 pub mod rules;
 pub mod trust;

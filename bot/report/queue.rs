@@ -62,8 +62,7 @@ pub fn prepare(
         None => now,
     };
     let name = template.unwrap_or(&config.file.report.template);
-    let tpath = config.template_path(name);
-    let (body_tpl, subject_tpl) = load(name, &tpath)?;
+    let (body_tpl, subject_tpl) = load(&config.templates_dir(), name)?;
     let report = build(config, &loaded, name, force)?;
     let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
     let i = &loaded.input;

@@ -5,46 +5,27 @@
 
 use std::path::Path;
 
-use handlebars::Handlebars;
-
 use super::build::{ReportError, ReportView};
 
-const BUILTIN: &[(&str, &str, &str)] = &[
-    (
-        "classic",
-        include_str!("../../templates/classic.hbs"),
-        include_str!("../../templates/classic.subject.hbs"),
-    ),
-    (
-        "modern",
-        include_str!("../../templates/modern.hbs"),
-        include_str!("../../templates/modern.subject.hbs"),
-    ),
-];
-
-pub fn is_builtin(name: &str) -> bool {
-    BUILTIN.iter().any(|(n, _, _)| *n == name)
-}
-
-/// Subject and body template text: from `path` when it exists, else built in.
-pub fn load(name: &str, path: &Path) -> Result<(String, String), ReportError> {
-    if path.exists() {
-        let body = std::fs::read_to_string(path)
-            .map_err(|e| ReportError::Template(format!("{}: {e}", path.display())))?;
-        let subject_path = path.with_extension("subject.hbs");
+/// Subject and body template text of report template `name` (`classic`,
+/// `modern`, or a `.hbs` path with its `.subject.hbs` beside it).
+pub fn load(dir: &Path, name: &str) -> Result<(String, String), ReportError> {
+    let err = |e: crate::templates::TemplateError| ReportError::Template(e.to_string());
+    if crate::templates::is_path(name) {
+        let body = crate::templates::text(dir, name).map_err(err)?;
+        let subject_path = crate::templates::path_of(dir, name).with_extension("subject.hbs");
         let subject = std::fs::read_to_string(&subject_path)
             .map_err(|e| ReportError::Template(format!("{}: {e}", subject_path.display())))?;
         return Ok((body, subject));
     }
-    BUILTIN
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, b, s)| (b.to_string(), s.to_string()))
-        .ok_or_else(|| {
-            ReportError::Template(format!(
-                "unknown template {name:?}: use classic, modern or a .hbs path"
-            ))
-        })
+    if !crate::templates::REPORT_TEMPLATES.contains(&name) {
+        return Err(ReportError::Template(format!(
+            "unknown template {name:?}: use classic, modern or a .hbs path"
+        )));
+    }
+    let body = crate::templates::text(dir, name).map_err(err)?;
+    let subject = crate::templates::text(dir, &format!("{name}.subject")).map_err(err)?;
+    Ok((body, subject))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -58,9 +39,7 @@ pub fn render(
     body_tpl: &str,
     subject_tpl: &str,
 ) -> Result<Rendered, ReportError> {
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
+    let mut hb = crate::templates::plain();
     hb.register_template_string("body", body_tpl)
         .map_err(|e| ReportError::Template(e.to_string()))?;
     hb.register_template_string("subject", subject_tpl)

@@ -25,10 +25,24 @@ pub enum StoreError {
     Open { path: String, source: sled::Error },
     #[error("state database {path} is in use by another perfbot process (is `perfbot run` running? Its dashboard serves the same data; reports can go to its spool directory)")]
     Locked { path: String },
+    #[error("state database {path} is still in use by another perfbot command after waiting {secs} s; try again when it has finished")]
+    Busy { path: String, secs: u64 },
     #[error("state database: {0}")]
     Sled(#[from] sled::Error),
     #[error("state database {path} was written by a newer perfbot (schema {found}, this one knows {SCHEMA_VERSION}); refusing to touch it")]
     Newer { path: String, found: u32 },
+    #[error("state database {path} is missing, but {marker} says one was created there on {created}; restore db/ from a backup (or move {marker} aside to start a new, empty database)")]
+    Missing {
+        path: String,
+        marker: String,
+        created: String,
+    },
+    #[error("state database {path} is empty or damaged, but {marker} says a database was created there on {created}; perfbot will not start afresh on top of it. Restore db/ from a backup (or move db/ and {marker} aside to start a new, empty database)")]
+    Emptied {
+        path: String,
+        marker: String,
+        created: String,
+    },
     #[error("state database {path} is not a perfbot database or is damaged: {why}")]
     Corrupt { path: String, why: String },
     #[error("record {key} in {tree} is damaged: {why}")]
@@ -103,36 +117,146 @@ pub(crate) fn event_key(case: &CaseId, seq: u64) -> Vec<u8> {
     k
 }
 
+/// The identity card kept beside the database (`state/db.marker`), written once
+/// when the database is created. sled opens a missing, emptied or damaged young
+/// database as a new empty one; the marker is how perfbot knows one existed,
+/// and refuses to carry on from an empty database in its place (the next
+/// `report` would otherwise send every report a second time).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Marker {
+    /// Random id, also stored inside the database (`meta/id`).
+    pub id: String,
+    pub created: chrono::DateTime<Utc>,
+    #[serde(default)]
+    pub note: String,
+}
+
+pub const MARKER_FILE: &str = "db.marker";
+
+fn new_db_id(path: &Path) -> String {
+    let mut h = sha2::Sha256::new();
+    use sha2::Digest;
+    h.update(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
+            .to_le_bytes(),
+    );
+    h.update(std::process::id().to_le_bytes());
+    h.update(path.as_os_str().as_encoded_bytes());
+    h.finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn read_marker(path: &Path) -> Result<Option<Marker>, StoreError> {
+    let shown = path.display().to_string();
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                path: shown,
+                why: format!("the database marker is unreadable ({e}); restore it from a backup, or move the state directory aside to start afresh"),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::Corrupt {
+            path: shown,
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// Write the marker atomically (temporary file, fsync, rename, fsync of the
+/// directory): it exists whole or not at all.
+fn write_marker(path: &Path, m: &Marker) -> Result<(), StoreError> {
+    use std::io::Write;
+    let err = |e: std::io::Error| StoreError::Corrupt {
+        path: path.display().to_string(),
+        why: format!("writing the database marker: {e}"),
+    };
+    let tmp = path.with_extension("marker.tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(err)?;
+    f.write_all(&serde_json::to_vec_pretty(m).expect("marker serialises"))
+        .map_err(err)?;
+    f.sync_all().map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)?;
+    if let Some(dir) = path.parent() {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+/// Open sled, turning its panics on damaged files into an error.
+fn open_sled(path: &Path, shown: &str) -> Result<sled::Db, StoreError> {
+    let opened = std::panic::catch_unwind(|| {
+        // sled's page cache defaults to 1 GB; perfbot's working set is small,
+        // and a long backfill must not grow the process.
+        sled::Config::new()
+            .path(path)
+            .cache_capacity(32 << 20)
+            .open()
+    });
+    let opened = opened.map_err(|_| StoreError::Corrupt {
+        path: shown.to_string(),
+        why: "sled could not read it (it panicked while opening)".into(),
+    })?;
+    opened.map_err(|source| {
+        let locked = matches!(&source, sled::Error::Io(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+            || source.to_string().contains("lock");
+        if locked {
+            StoreError::Locked {
+                path: shown.to_string(),
+            }
+        } else if matches!(source, sled::Error::Corruption { .. }) {
+            StoreError::Corrupt {
+                path: shown.to_string(),
+                why: format!("{source}; restore db/ from a backup"),
+            }
+        } else {
+            StoreError::Open {
+                path: shown.to_string(),
+                source,
+            }
+        }
+    })
+}
+
 impl Store {
     /// Open (or create) the database in `state_dir/db`.
+    ///
+    /// A new database is created only where none existed: when the marker
+    /// beside it says one was created here, an empty database (emptied,
+    /// truncated or replaced files) is refused, never taken for a new one.
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
         let path = state_dir.join("db");
+        let marker_path = state_dir.join(MARKER_FILE);
         let shown = path.display().to_string();
+        let marker = read_marker(&marker_path)?;
         if path.exists() && !path.join("conf").exists() && !path.join("db").exists() {
             return Err(StoreError::Corrupt {
                 path: shown,
                 why: "the directory has no sled files".into(),
             });
         }
-        // sled's page cache defaults to 1 GB; perfbot's working set is small,
-        // and a long backfill must not grow the process.
-        let db = sled::Config::new()
-            .path(&path)
-            .cache_capacity(32 << 20)
-            .open()
-            .map_err(|source| {
-                let locked = matches!(&source, sled::Error::Io(e) if e.kind() == std::io::ErrorKind::WouldBlock)
-                    || source.to_string().contains("lock");
-                if locked {
-                    StoreError::Locked { path: shown.clone() }
-                } else {
-                    StoreError::Open {
-                        path: shown.clone(),
-                        source,
-                    }
-                }
-            })?;
+        if !path.exists() {
+            if let Some(m) = &marker {
+                return Err(StoreError::Missing {
+                    path: shown,
+                    marker: marker_path.display().to_string(),
+                    created: m.created.to_rfc3339(),
+                });
+            }
+        }
+        let db = open_sled(&path, &shown)?;
         let meta = db.open_tree("meta")?;
+        let stored_id = meta
+            .get("id")?
+            .map(|v| String::from_utf8_lossy(&v).into_owned());
         match meta.get("schema")? {
             Some(v) => {
                 let found: u32 = std::str::from_utf8(&v)
@@ -158,9 +282,61 @@ impl Store {
                         why: "no schema version".into(),
                     });
                 }
+                if let Some(m) = &marker {
+                    return Err(StoreError::Emptied {
+                        path: shown,
+                        marker: marker_path.display().to_string(),
+                        created: m.created.to_rfc3339(),
+                    });
+                }
                 meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
-                db.flush()?;
             }
+        }
+        let id = match (stored_id, &marker) {
+            (Some(id), Some(m)) if id != m.id => {
+                return Err(StoreError::Corrupt {
+                    path: shown,
+                    why: format!(
+                        "it is not the database {} was written for (id {id}, the marker says {}): was it replaced?",
+                        marker_path.display(),
+                        m.id
+                    ),
+                })
+            }
+            (Some(id), _) => id,
+            (None, Some(m)) => {
+                // The schema is there but the id is not: a database from
+                // before markers with a marker? Only a damaged one.
+                return Err(StoreError::Corrupt {
+                    path: shown,
+                    why: format!(
+                        "it has no id although {} says one was created there on {}",
+                        marker_path.display(),
+                        m.created.to_rfc3339()
+                    ),
+                });
+            }
+            (None, None) => {
+                // A new database, or one written before markers existed.
+                let id = new_db_id(&path);
+                meta.insert("id", id.as_bytes())?;
+                id
+            }
+        };
+        db.flush()?;
+        if marker.is_none() {
+            // Flushed before the marker is written: a crash in between leaves
+            // a database with an id and no marker, which the next open adopts.
+            write_marker(
+                &marker_path,
+                &Marker {
+                    id,
+                    created: Utc::now(),
+                    note: "Written by perfbot when it created db/. Keep it with db/: \
+                        without it perfbot cannot tell a damaged database from a new one."
+                        .into(),
+                },
+            )?;
         }
         Ok(Store {
             cases: db.open_tree("cases")?,
@@ -176,6 +352,39 @@ impl Store {
             dir: state_dir.to_path_buf(),
             db,
         })
+    }
+
+    /// `open`, waiting up to `wait` while another short-lived perfbot command
+    /// holds the database. When the daemon holds it (`daemon_running`), the
+    /// wait is pointless and `Locked` comes back at once.
+    pub fn open_waiting(state_dir: &Path, wait: std::time::Duration) -> Result<Store, StoreError> {
+        Self::open_waiting_unless(state_dir, wait, || daemon_running(state_dir))
+    }
+
+    /// `open_waiting` for the daemon itself, which holds the daemon lock.
+    pub fn open_waiting_unless(
+        state_dir: &Path,
+        wait: std::time::Duration,
+        give_up: impl Fn() -> bool,
+    ) -> Result<Store, StoreError> {
+        let start = std::time::Instant::now();
+        loop {
+            match Store::open(state_dir) {
+                Err(StoreError::Locked { path }) => {
+                    if give_up() {
+                        return Err(StoreError::Locked { path });
+                    }
+                    if start.elapsed() >= wait {
+                        return Err(StoreError::Busy {
+                            path,
+                            secs: wait.as_secs(),
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
     }
 
     pub fn flush(&self) -> Result<(), StoreError> {
@@ -356,4 +565,47 @@ impl Store {
             .unwrap();
         self.db.flush().unwrap();
     }
+}
+
+/// The file `perfbot run` keeps locked while it runs (beside the database).
+pub const DAEMON_LOCK: &str = "daemon.lock";
+
+/// Held by the daemon for its lifetime: tells other commands that the
+/// database is the daemon's (hand reports to its spool) rather than briefly
+/// another command's (wait for it).
+pub struct DaemonLock {
+    _file: std::fs::File,
+}
+
+impl DaemonLock {
+    pub fn acquire(state_dir: &Path) -> Result<DaemonLock, StoreError> {
+        let path = state_dir.join(DAEMON_LOCK);
+        let shown = path.display().to_string();
+        let _ = std::fs::create_dir_all(state_dir);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StoreError::Corrupt {
+                path: shown.clone(),
+                why: e.to_string(),
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(DaemonLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked { path: shown }),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::Corrupt {
+                path: shown,
+                why: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// Whether a `perfbot run` holds this state directory right now.
+pub fn daemon_running(state_dir: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(state_dir.join(DAEMON_LOCK)) else {
+        return false;
+    };
+    matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
 }

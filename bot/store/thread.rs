@@ -3,11 +3,12 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sled::transaction::TransactionError;
 use sled::Transactional;
 
 use super::outbox::MessageRef;
 use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
-use crate::case::{Case, CaseId, Cause, Event};
+use crate::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::mail::MessageId;
 
 /// One message of a case's thread, as the timeline shows it.
@@ -44,6 +45,38 @@ pub struct ThreadEntry {
     pub seq: u64,
 }
 
+/// What a reply does, for `Store::record_reply`.
+pub struct Reply<'a> {
+    /// The note of the message's own timeline event.
+    pub note: &'a str,
+    /// The case state the decision was made against (`None`: no decision).
+    pub expect: Option<CaseState>,
+    /// The case's move: new state, cause (the Message-ID and the quoted
+    /// evidence), note.
+    pub change: Option<(CaseState, Cause, String)>,
+    /// Mails queued because of it (escalation, ack, command error).
+    pub mails: &'a [QueuedMail],
+}
+
+/// A follow-up mail ready to queue.
+#[derive(Debug, Clone)]
+pub struct QueuedMail {
+    pub entry: super::OutboxEntry,
+    pub raw: Vec<u8>,
+    pub cause: Cause,
+    pub note: String,
+}
+
+/// What `Store::record_reply` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    New,
+    /// The Message-ID was known: nothing written.
+    Duplicate,
+    /// The case is no longer in the expected state: nothing written.
+    Conflict(CaseState),
+}
+
 /// A message that could not be read, kept with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quarantined {
@@ -72,18 +105,65 @@ impl Store {
         entry: &mut ThreadEntry,
         note: &str,
     ) -> Result<bool, StoreError> {
+        let r = self.record_reply(
+            case,
+            entry,
+            &Reply {
+                note,
+                expect: None,
+                change: None,
+                mails: &[],
+            },
+        )?;
+        Ok(matches!(r, Recorded::New))
+    }
+
+    /// Record a person's reply together with everything it does — its thread
+    /// entry (with what it was understood to say), the case's move, and the
+    /// mails that follow from it — in one transaction: after a crash either
+    /// all of it is on disk or none of it, and a reply read again is then
+    /// handled again (never "stored, but its decision lost"). Not flushed (see
+    /// `record_thread_message`).
+    ///
+    /// `reply.expect` is the case state the decision was made against; if the
+    /// case moved meanwhile, nothing is written and `Conflict` says where it
+    /// is now, so the caller can decide again.
+    pub fn record_reply(
+        &self,
+        case: &CaseId,
+        entry: &mut ThreadEntry,
+        reply: &Reply,
+    ) -> Result<Recorded, StoreError> {
         let seq = self.db.generate_id()?;
         entry.seq = seq;
+        let change_seq = self.db.generate_id()?;
+        let mail_seqs = reply
+            .mails
+            .iter()
+            .map(|_| self.db.generate_id())
+            .collect::<Result<Vec<u64>, _>>()?;
+        let now = Utc::now();
         let entry = &*entry;
-        let added = (&self.messages, &self.thread, &self.cases, &self.events)
-            .transaction(|(messages, thread, cases, events)| {
+        let trees = (
+            &self.messages,
+            &self.thread,
+            &self.cases,
+            &self.events,
+            &self.outbox,
+            &self.outbox_raw,
+        );
+        trees
+            .transaction(|(messages, thread, cases, events, outbox, outbox_raw)| {
                 if messages.get(entry.message_id.as_str())?.is_some() {
-                    return Ok(false);
+                    return Ok(Recorded::Duplicate);
                 }
                 let v = cases
                     .get(case.as_str())?
                     .ok_or_else(|| abort(format!("no case {case}")))?;
-                let c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                if reply.expect.is_some_and(|e| e != c.state) {
+                    return Ok(Recorded::Conflict(c.state));
+                }
                 messages.insert(
                     entry.message_id.as_str(),
                     encode(&MessageRef {
@@ -102,13 +182,47 @@ impl Store {
                     },
                     old: Some(c.state),
                     new: c.state,
-                    note: note.to_string(),
+                    note: reply.note.to_string(),
                 };
                 events.insert(event_key(case, seq), encode(&ev))?;
-                Ok(true)
+                if let Some((new, cause, note)) = &reply.change {
+                    let ev = Event {
+                        time: now,
+                        cause: cause.clone(),
+                        old: Some(c.state),
+                        new: *new,
+                        note: note.clone(),
+                    };
+                    c.state = *new;
+                    c.updated = now;
+                    cases.insert(case.as_str(), encode(&c))?;
+                    events.insert(event_key(case, change_seq), encode(&ev))?;
+                }
+                for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
+                    let id = m.entry.message_id.as_str();
+                    if outbox.get(id)?.is_some() {
+                        continue;
+                    }
+                    outbox.insert(id, encode(&m.entry))?;
+                    outbox_raw.insert(id, m.raw.as_slice())?;
+                    messages.insert(id, encode(&MessageRef::ours(case, &m.entry.kind)))?;
+                    let ev = Event {
+                        time: m.entry.queued_at,
+                        cause: m.cause.clone(),
+                        old: Some(c.state),
+                        new: c.state,
+                        note: m.note.clone(),
+                    };
+                    events.insert(event_key(case, *mseq), encode(&ev))?;
+                }
+                Ok(Recorded::New)
             })
-            .map_err(tx_err)?;
-        Ok(added)
+            .map_err(|e| match e {
+                TransactionError::Abort(s) if s.starts_with("no case") => {
+                    StoreError::NoCase(case.to_string())
+                }
+                e => tx_err(e),
+            })
     }
 
     /// Update the stored thread entry of a message (its understanding). Not

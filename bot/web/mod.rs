@@ -52,26 +52,11 @@ pub struct AppState {
     hb: Handlebars<'static>,
 }
 
-const BUILTIN: &[(&str, &str)] = &[
-    ("layout", include_str!("../../templates/web/layout.hbs")),
-    ("list", include_str!("../../templates/web/list.hbs")),
-    ("case", include_str!("../../templates/web/case.hbs")),
-    ("digest", include_str!("../../templates/web/digest.hbs")),
-];
-
 /// The page templates: from `web.templates_dir` when present, else built in.
 /// HTML escaping stays on (handlebars' default).
 pub fn templates(config: &Config) -> Result<Handlebars<'static>, String> {
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(false);
-    let dir = config.resolve(&config.file.web.templates_dir);
-    for (name, builtin) in BUILTIN {
-        let p = dir.join(format!("{name}.hbs"));
-        let text = std::fs::read_to_string(&p).unwrap_or_else(|_| builtin.to_string());
-        hb.register_template_string(name, text)
-            .map_err(|e| format!("web template {name}: {e}"))?;
-    }
-    Ok(hb)
+    crate::templates::web(&config.resolve(&config.file.web.templates_dir))
+        .map_err(|e| e.to_string())
 }
 
 impl AppState {

@@ -1,0 +1,173 @@
+//! Every Handlebars template perfbot renders, in one place: the built-in copies
+//! (so the binary works with a config anywhere), the lookup of an operator's
+//! own copy (`templates_dir/<name>.hbs`, or a path), and the two ways they are
+//! rendered: plain text for mail (strict, nothing escaped, values never
+//! re-parsed) and HTML for the dashboard (escaped).
+
+use std::path::{Path, PathBuf};
+
+use handlebars::Handlebars;
+
+/// The built-in copy of each template, by name.
+const BUILTIN: &[(&str, &str)] = &[
+    ("classic", include_str!("../templates/classic.hbs")),
+    (
+        "classic.subject",
+        include_str!("../templates/classic.subject.hbs"),
+    ),
+    ("modern", include_str!("../templates/modern.hbs")),
+    (
+        "modern.subject",
+        include_str!("../templates/modern.subject.hbs"),
+    ),
+    ("ack", include_str!("../templates/ack.hbs")),
+    ("escalation", include_str!("../templates/escalation.hbs")),
+    (
+        "command-error",
+        include_str!("../templates/command-error.hbs"),
+    ),
+    ("digest", include_str!("../templates/digest.hbs")),
+    ("reminder", include_str!("../templates/reminder.hbs")),
+    ("web/layout", include_str!("../templates/web/layout.hbs")),
+    ("web/list", include_str!("../templates/web/list.hbs")),
+    ("web/case", include_str!("../templates/web/case.hbs")),
+    ("web/digest", include_str!("../templates/web/digest.hbs")),
+];
+
+/// The report templates a config may name without a path.
+pub const REPORT_TEMPLATES: &[&str] = &["classic", "modern"];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("template {name:?}: {why}")]
+    Missing { name: String, why: String },
+    #[error("template {name:?}: {why}")]
+    Syntax { name: String, why: String },
+    #[error("template {name:?}: {why}")]
+    Render { name: String, why: String },
+}
+
+/// The built-in text of `name`, if there is one.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Whether `name` is a path to a template file rather than a template name.
+pub fn is_path(name: &str) -> bool {
+    name.ends_with(".hbs") || (name.contains('/') && builtin(name).is_none())
+}
+
+/// Where an operator's copy of `name` would be: the path itself, or
+/// `dir/<name>.hbs`.
+pub fn path_of(dir: &Path, name: &str) -> PathBuf {
+    if is_path(name) {
+        PathBuf::from(name)
+    } else {
+        dir.join(format!("{name}.hbs"))
+    }
+}
+
+/// The text of template `name`: the operator's copy in `dir` when it exists,
+/// else the built-in one. A path that does not exist is an error.
+pub fn text(dir: &Path, name: &str) -> Result<String, TemplateError> {
+    let p = path_of(dir, name);
+    match std::fs::read_to_string(&p) {
+        Ok(t) => Ok(t),
+        Err(e) if is_path(name) || builtin(name).is_none() => Err(TemplateError::Missing {
+            name: name.to_string(),
+            why: format!("{}: {e}", p.display()),
+        }),
+        Err(_) => Ok(builtin(name).expect("checked above").to_string()),
+    }
+}
+
+/// A Handlebars registry for mail: strict (a missing field is an error, not an
+/// empty string) and without escaping (mail is plain text).
+pub fn plain() -> Handlebars<'static> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    hb
+}
+
+/// Render template text `tpl` (named `name` for errors) as plain text.
+pub fn render_plain(
+    name: &str,
+    tpl: &str,
+    data: &impl serde::Serialize,
+) -> Result<String, TemplateError> {
+    plain()
+        .render_template(tpl, data)
+        .map_err(|e| TemplateError::Render {
+            name: name.to_string(),
+            why: e.to_string(),
+        })
+}
+
+/// Look up `name` in `dir` (or built in) and render it as plain text.
+pub fn render_named(
+    dir: &Path,
+    name: &str,
+    data: &impl serde::Serialize,
+) -> Result<String, TemplateError> {
+    render_plain(name, &text(dir, name)?, data)
+}
+
+/// The dashboard's registry (HTML-escaped): `layout`, `list`, `case`,
+/// `digest`, each from `dir` when there, else built in.
+pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(false);
+    for page in ["layout", "list", "case", "digest"] {
+        let p = dir.join(format!("{page}.hbs"));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|_| {
+            builtin(&format!("web/{page}"))
+                .expect("built in")
+                .to_string()
+        });
+        hb.register_template_string(page, text)
+            .map_err(|e| TemplateError::Syntax {
+                name: format!("web/{page}"),
+                why: e.to_string(),
+            })?;
+    }
+    Ok(hb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup() {
+        let none = Path::new("/nonexistent-perfbot-templates");
+        // Every template has a built-in copy: a config anywhere works.
+        for name in [
+            "classic",
+            "modern",
+            "ack",
+            "escalation",
+            "command-error",
+            "digest",
+            "reminder",
+        ] {
+            assert!(text(none, name).is_ok(), "{name}");
+        }
+        assert!(matches!(
+            text(none, "nosuch"),
+            Err(TemplateError::Missing { .. })
+        ));
+        assert!(matches!(
+            text(none, "/nonexistent/x.hbs"),
+            Err(TemplateError::Missing { .. })
+        ));
+        assert!(web(none).is_ok());
+    }
+
+    #[test]
+    fn plain_text_is_not_escaped_nor_reparsed() {
+        let s = render_plain("t", "{{a}}", &serde_json::json!({"a": "<b> & {{c}}"})).unwrap();
+        assert_eq!(s, "<b> & {{c}}");
+        assert!(render_plain("t", "{{missing}}", &serde_json::json!({})).is_err());
+    }
+}
