@@ -93,6 +93,22 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
+impl Command {
+    /// Commands whose job is to print (tables, mails, listings) and that talk
+    /// to no server: they may end quietly on a closed pipe.
+    pub fn prints_for_a_pipe(&self) -> bool {
+        match self {
+            Command::Compare(_) | Command::Classify { .. } | Command::Quarantine(_) => true,
+            Command::Report(a) => a.print,
+            Command::Cases(c) => matches!(c, CasesCmd::List { .. } | CasesCmd::Show { .. }),
+            Command::Outbox(c) => matches!(c, OutboxCmd::List { .. } | OutboxCmd::Show { .. }),
+            Command::Optout(c) => matches!(c, OptoutCmd::List),
+            Command::Digest { send, .. } => !send,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// A case file, or two or more lkp matrix.json files (the base first)
@@ -299,10 +315,12 @@ fn load_config(path: Option<&Path>) -> Result<Config, Failure> {
 
 /// How long a command waits for another perfbot command to release the
 /// database before it gives up (the daemon's hold is reported at once).
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+fn lock_wait(config: &Config) -> std::time::Duration {
+    std::time::Duration::from_secs(config.file.run.lock_wait_secs)
+}
 
 fn open_store(config: &Config) -> Result<Store, Failure> {
-    Ok(Store::open_waiting(&config.state_dir(), LOCK_WAIT)?)
+    Ok(Store::open_waiting(&config.state_dir(), lock_wait(config))?)
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -325,6 +343,20 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             let store = open_store(&config)?;
             let s = send_now(&config, &store, dry_run)?;
             eprintln!("{}", s.line());
+            if let Some(why) = &s.operator_error {
+                return Err(anyhow!(
+                    "nothing more was sent: the mail server refused perfbot ({why}); the mail stays queued"
+                )
+                .into());
+            }
+            if s.trouble() {
+                return Err(anyhow!(
+                    "{} mail(s) failed (retried later) and {} given up in this run: `perfbot outbox list` says why",
+                    s.failed,
+                    s.dead
+                )
+                .into());
+            }
             Ok(())
         }
         Command::Cases(c) => cases(&load_config(config_path.as_deref())?, c),
@@ -458,7 +490,7 @@ fn report(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let store = match Store::open_waiting(&config.state_dir(), LOCK_WAIT) {
+    let store = match Store::open_waiting(&config.state_dir(), lock_wait(config)) {
         Ok(s) => s,
         // Only the daemon's hold means "hand it over": it drains the spool.
         Err(crate::store::StoreError::Locked { .. })
@@ -474,6 +506,9 @@ fn report(config: &Config, a: ReportArgs) -> Result<(), Failure> {
             .map_err(queue_failure)?;
     }
     for p in &prepared {
+        for (a, why) in &p.dropped {
+            eprintln!("{}: {a} left out: {why}", p.input);
+        }
         match queue(config, &store, p, now).map_err(queue_failure)? {
             Created::New(c) if config.file.outbound.moderation => {
                 eprintln!(
@@ -539,6 +574,11 @@ fn cases(config: &Config, c: CasesCmd) -> Result<(), Failure> {
             if json {
                 let v: Vec<_> = list.iter().map(crate::case::view::list_json).collect();
                 println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if list.is_empty() {
+                println!(
+                    "no cases{}",
+                    state.map(|s| format!(" in state {s}")).unwrap_or_default()
+                );
             } else {
                 for c in &list {
                     println!("{}  {:<16}  {}", c.id, c.state, c.subject);
@@ -643,6 +683,8 @@ fn outbox(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
                 .collect();
             if json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                println!("no mail in the outbox");
             } else {
                 for e in &list {
                     println!(
@@ -777,6 +819,10 @@ fn optout(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
             }
         }
         OptoutCmd::List => {
+            let stored = store.optouts()?;
+            if stored.is_empty() && config.file.outbound.optout.is_empty() {
+                println!("no opt-outs");
+            }
             for a in &config.file.outbound.optout {
                 println!("{a}\t(config)");
             }
@@ -871,6 +917,8 @@ fn quarantine(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
             let list = store.quarantined()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                println!("nothing quarantined");
             } else {
                 for q in &list {
                     println!(
@@ -960,7 +1008,7 @@ fn run_daemon(config: Config) -> Result<(), Failure> {
         e => e.into(),
     })?;
     // A command that had the database when the daemon started finishes first.
-    let store = Store::open_waiting_unless(&dir, LOCK_WAIT, || false)?;
+    let store = Store::open_waiting_unless(&dir, lock_wait(&config), || false)?;
     let config = std::sync::Arc::new(config);
     runtime()?.block_on(crate::daemon::run(config, store))?;
     Ok(())

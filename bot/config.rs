@@ -26,7 +26,7 @@ pub enum ConfigError {
 pub struct BotSection {
     /// Where sled keeps cases, threads and the outbox.
     pub state_dir: PathBuf,
-    /// Display name of the sender (`kernel test robot`).
+    /// Display name of the sender (`perfbot`; the 0-day robot's is `kernel test robot`).
     pub name: String,
     /// The sender's address; also the Reported-by identity.
     pub email: String,
@@ -38,7 +38,7 @@ impl Default for BotSection {
     fn default() -> Self {
         BotSection {
             state_dir: "state".into(),
-            name: "kernel test robot".into(),
+            name: "perfbot".into(),
             email: "perfbot@localhost".into(),
             message_id_domain: "perfbot.localhost".into(),
         }
@@ -389,6 +389,10 @@ pub struct RunSection {
     pub poll_every_secs: u64,
     /// Scheduler (reminders, digest) period.
     pub schedule_every_secs: u64,
+    /// How long a command waits for another perfbot command to release the
+    /// state database before it gives up (exit 1). The daemon's hold is told
+    /// at once instead.
+    pub lock_wait_secs: u64,
 }
 
 impl Default for RunSection {
@@ -398,6 +402,7 @@ impl Default for RunSection {
             send_every_secs: 30,
             poll_every_secs: 2,
             schedule_every_secs: 3600,
+            lock_wait_secs: 60,
         }
     }
 }
@@ -421,8 +426,10 @@ pub struct TrustSection {
     /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
     pub dkim: bool,
     /// Decisions (by prose or command) need a DKIM signature that verifies and
-    /// aligns with the From domain; others go to a human.
-    pub require_dkim: bool,
+    /// aligns with the From domain; others go to a human. Defaults to `dkim`:
+    /// once signatures are checked, an unsigned or foreign-signed decision is
+    /// not believed; `false` only distrusts signatures that fail.
+    pub require_dkim: Option<bool>,
     /// DKIM keys known without DNS: `"sel._domainkey.example.org" = "v=DKIM1; k=…; p=…"`.
     pub dkim_keys: std::collections::HashMap<String, String>,
 }
@@ -440,7 +447,7 @@ impl Default for TrustSection {
             commands: roles,
             min_confidence: 0.6,
             dkim: false,
-            require_dkim: false,
+            require_dkim: None,
             dkim_keys: std::collections::HashMap::new(),
         }
     }
@@ -631,6 +638,27 @@ impl Config {
             )
         };
         let policy = trust_policy(&file.trust, &base_dir).map_err(invalid)?;
+        let max_days = crate::digest::MAX_DAYS;
+        for (name, v) in [
+            ("digest.awaiting_days", file.digest.awaiting_days),
+            ("digest.no_reply_days", file.digest.no_reply_days),
+            ("reminders.no_reply_days", file.reminders.no_reply_days),
+            (
+                "reminders.awaiting_revert_days",
+                file.reminders.awaiting_revert_days,
+            ),
+            ("reminders.stale_days", file.reminders.stale_days),
+            (
+                "digest.every_hours / 24",
+                (file.digest.every_hours / 24) as i64,
+            ),
+        ] {
+            if !(0..=max_days).contains(&v) {
+                return Err(invalid(format!(
+                    "{name} must be between 0 and {max_days} days"
+                )));
+            }
+        }
         for i in &file.acks.intents {
             if crate::reply::Intent::parse(i).is_none() {
                 return Err(invalid(format!("acks.intents: unknown intent {i:?}")));
@@ -733,6 +761,11 @@ impl Config {
         }
     }
 
+    /// Decisions need an aligned DKIM pass (`trust.require_dkim`, default `trust.dkim`).
+    pub fn require_dkim(&self) -> bool {
+        self.file.trust.dkim && self.file.trust.require_dkim.unwrap_or(true)
+    }
+
     /// Who gets escalations: `escalation.to`, else the operators.
     pub fn escalation_to(&self) -> Vec<String> {
         if self.file.escalation.to.is_empty() {
@@ -803,7 +836,7 @@ fn trust_policy(t: &TrustSection, base: &Path) -> Result<crate::reply::trust::Po
             ));
         }
     }
-    if t.require_dkim && !t.dkim {
+    if t.require_dkim == Some(true) && !t.dkim {
         return Err("trust.require_dkim needs trust.dkim = true".into());
     }
     if !(0.0..=1.0).contains(&t.min_confidence) {

@@ -79,8 +79,14 @@ async fn delivery_loop(s: Arc<Shared>) {
 /// `done/` or `failed/` (with a `.error` file saying why).
 fn drain_spool(s: &Shared) -> usize {
     let dir = s.config.spool_dir();
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return 0;
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::error!(spool = %dir.display(), error = %e, "cannot read the spool directory");
+            }
+            return 0;
+        }
     };
     let mut files: Vec<PathBuf> = rd
         .flatten()
@@ -100,8 +106,13 @@ fn drain_spool(s: &Shared) -> usize {
         } else {
             f.clone()
         };
-        let result = prepare(&s.config, &input, None, false, now)
-            .and_then(|p| queue(&s.config, &s.store, &p, now));
+        // One bad file must not stop the ones after it, even by a bug.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prepare(&s.config, &input, None, false, now)
+                .and_then(|p| queue(&s.config, &s.store, &p, now))
+                .map_err(|e| e.to_string())
+        }))
+        .unwrap_or_else(|_| Err("perfbot failed on this input (a bug: please report it)".into()));
         let name = f.file_name().unwrap_or_default().to_owned();
         match result {
             Ok(created) => {
@@ -116,10 +127,7 @@ fn drain_spool(s: &Shared) -> usize {
                 tracing::warn!(input = %f.display(), error = %e, "spooled report refused");
                 let failed = dir.join("failed");
                 move_to(&f, &failed, &name);
-                let _ = std::fs::write(
-                    failed.join(format!("{}.error", name.to_string_lossy())),
-                    e.to_string(),
-                );
+                let _ = std::fs::write(failed.join(format!("{}.error", name.to_string_lossy())), e);
             }
         }
     }
@@ -269,6 +277,37 @@ fn ingest_thread(s: Arc<Shared>) {
     }
 }
 
+/// What the daemon tells its operator when it starts.
+fn startup_lines(config: &Config, web: Option<&str>) -> Vec<String> {
+    let mut out = vec![format!(
+        "perfbot run: state {} (config {})",
+        config.state_dir().display(),
+        config.source
+    )];
+    out.push(match web {
+        Some(a) => format!("  dashboard: http://{a}/"),
+        None => "  dashboard: off (web.enabled = false)".into(),
+    });
+    out.push(match config.file.inbound.source.as_str() {
+        "imap" => format!(
+            "  reading: IMAP {} mailbox {}",
+            config.file.imap.url, config.file.imap.mailbox
+        ),
+        "maildir" => format!("  reading: maildir {}", config.maildir().display()),
+        _ => "  reading: nothing (inbound.source = none)".into(),
+    });
+    out.push(match config.file.outbound.transport.as_str() {
+        "smtp" => format!("  sending: SMTP {}", config.file.smtp.url),
+        "stdout" => "  sending: to standard output".into(),
+        _ => format!("  sending: files in {}", config.outbox_dir().display()),
+    });
+    out.push(format!(
+        "  reports: drop inputs in {} (or run `perfbot report`); stop with Ctrl-C or SIGTERM",
+        config.spool_dir().display()
+    ));
+    out
+}
+
 /// Run until SIGTERM/SIGINT.
 pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
     let store = Arc::new(store);
@@ -283,6 +322,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
     });
 
     let mut web = None;
+    let mut web_addr: Option<String> = None;
     if config.file.web.enabled {
         let state = Arc::new(
             AppState::new(config.clone(), store.clone(), metrics.clone())
@@ -292,6 +332,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("web.listen {}: {e}", config.file.web.listen))?;
         tracing::info!(listen = %listener.local_addr()?, "dashboard");
+        web_addr = Some(listener.local_addr()?.to_string());
         let s2 = s.clone();
         web = Some(tokio::spawn(async move {
             let stop = async move {
@@ -299,12 +340,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
             };
-            if let Err(e) = axum::serve(listener, crate::web::router(state))
-                .with_graceful_shutdown(stop)
-                .await
-            {
-                tracing::error!(error = %e, "dashboard");
-            }
+            crate::web::serve(listener, crate::web::router(state), stop).await;
         }));
     }
     let ingest = {
@@ -319,6 +355,8 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
         tokio::spawn(scheduler_loop(s.clone())),
     ];
     tracing::info!(state = %config.state_dir().display(), "perfbot running");
+    // Said on the terminal whatever RUST_LOG is: where to look, what is read.
+    eprintln!("{}", startup_lines(&config, web_addr.as_deref()).join("\n"));
 
     crate::cli::shutdown_signal().await;
     tracing::info!("stopping: finishing the work in hand");

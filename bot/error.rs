@@ -21,6 +21,50 @@ impl fmt::Display for InputError {
     }
 }
 
+/// The most an input file (report input, matrix, case file) may weigh: a
+/// 20,000-metric lkp matrix of 10 runs is under 10 MB.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Read an input file: a regular file of at most `MAX_INPUT_BYTES`, as UTF-8.
+/// `/dev/zero`, a FIFO or a directory is refused instead of read without end.
+pub fn read_input(path: &Path) -> Result<String, InputError> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(InputError::general(path, "not a regular file"));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(InputError::general(
+            path,
+            format!(
+                "{} bytes, over the limit of {} for an input file",
+                meta.len(),
+                MAX_INPUT_BYTES
+            ),
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::io(path, e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputError::general(
+            path,
+            "grew past the input size limit while read",
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        InputError::general(
+            path,
+            format!(
+                "not UTF-8 text (byte {} is invalid)",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
 impl InputError {
     pub fn io(path: &Path, e: std::io::Error) -> Self {
         InputError {

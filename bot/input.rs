@@ -64,17 +64,56 @@ pub struct StillOn {
 }
 
 /// One pre-aggregated value: a mean, or a mean with its spread and run count.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum AggValue {
     Mean(f64),
     Full {
         mean: f64,
-        #[serde(default)]
         stddev_percent: Option<f64>,
-        #[serde(default)]
         runs: Option<u32>,
     },
+}
+
+/// The object form of an `AggValue`, strict about its fields (`"stddev": 5`
+/// is a typo for `stddev_percent`, not something to ignore).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AggFull {
+    mean: f64,
+    #[serde(default)]
+    stddev_percent: Option<f64>,
+    #[serde(default)]
+    runs: Option<u32>,
+}
+
+impl<'de> Deserialize<'de> for AggValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = AggValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a mean (a number) or {\"mean\", \"stddev_percent\", \"runs\"}")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<AggValue, E> {
+                Ok(AggValue::Mean(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<AggValue, E> {
+                Ok(AggValue::Mean(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<AggValue, E> {
+                Ok(AggValue::Mean(v as f64))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<AggValue, A::Error> {
+                let f = AggFull::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(AggValue::Full {
+                    mean: f.mean,
+                    stddev_percent: f.stddev_percent,
+                    runs: f.runs,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl AggValue {
@@ -236,15 +275,46 @@ fn has_line_break(s: &str) -> bool {
     s.contains(['\r', '\n'])
 }
 
+/// Longest single-line values: names and words (a branch, a testcase), subjects
+/// (the RFC 5322 line limit is 998), URLs.
+const MAX_NAME: usize = 200;
+const MAX_SUBJECT: usize = 500;
+const MAX_URL: usize = 2000;
+
+/// A single line of at most `max` characters, or an error at `at`.
+fn one_line(p: &Path, at: &str, v: &str, max: usize) -> Result<(), InputError> {
+    if has_line_break(v) || v.contains(char::is_control) {
+        return Err(InputError::field(
+            p,
+            at,
+            "must be one line (no line breaks or control characters)",
+        ));
+    }
+    let n = v.chars().count();
+    if n > max {
+        return Err(InputError::field(
+            p,
+            at,
+            &format!("{n} characters, over the limit of {max}"),
+        ));
+    }
+    Ok(())
+}
+
+/// One mailbox (`addr`, `Name <addr>`, `"Last, First" <addr>`), as mail headers take it.
+fn mailbox_ok(s: &str) -> bool {
+    !has_line_break(s) && s.trim().parse::<lettre::message::Mailbox>().is_ok()
+}
+
 impl LoadedInput {
     pub fn load(path: &Path) -> Result<LoadedInput, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, e))?;
+        let text = crate::error::read_input(path)?;
         Self::parse(&text, path)
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<LoadedInput, InputError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let input: ReportInput = serde_path_to_error::deserialize(de).map_err(|e| {
+        let input: ReportInput = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let inner = e.inner();
             if inner.is_syntax() || inner.is_eof() {
                 InputError::json(path, inner)
@@ -262,6 +332,8 @@ impl LoadedInput {
                 InputError::field(path, &at, &msg)
             }
         })?;
+        // One JSON object per file: anything after it is a mistake.
+        de.end().map_err(|e| InputError::json(path, &e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let data = input
             .tests
@@ -289,23 +361,17 @@ impl LoadedInput {
                     "not a commit id (7 to 64 hex digits)",
                 ));
             }
-            if has_line_break(&c.subject) {
-                return Err(InputError::field(
-                    p,
-                    &format!("{at}.subject"),
-                    "must be one line",
-                ));
-            }
+            one_line(p, &format!("{at}.subject"), &c.subject, MAX_SUBJECT)?;
             for (who, person) in [("author", &c.author), ("committer", &c.committer)] {
                 if let Some(person) = person {
-                    if has_line_break(&person.name)
-                        || has_line_break(&person.email)
-                        || !person.email.contains('@')
+                    one_line(p, &format!("{at}.{who}.name"), &person.name, MAX_NAME)?;
+                    if crate::mail::Address::parse(&person.email).is_none()
+                        || person.email.contains(['<', '>'])
                     {
                         return Err(InputError::field(
                             p,
-                            &format!("{at}.{who}"),
-                            "needs a one-line name and an e-mail address",
+                            &format!("{at}.{who}.email"),
+                            "not an e-mail address",
                         ));
                     }
                 }
@@ -325,14 +391,42 @@ impl LoadedInput {
                 "give either \"tree\" or \"patch\", not both",
             ));
         }
+        if let Some(t) = &i.tree {
+            if let Some(name) = &t.name {
+                one_line(p, "$.tree.name", name, MAX_NAME)?;
+            }
+            one_line(p, "$.tree.branch", &t.branch, MAX_NAME)?;
+            one_line(p, "$.tree.url", &t.url, MAX_URL)?;
+        }
         if let Some(patch) = &i.patch {
-            if has_line_break(&patch.subject) || has_line_break(&patch.message_id) {
+            one_line(p, "$.patch.subject", &patch.subject, MAX_SUBJECT)?;
+            one_line(p, "$.patch.base", &patch.base, MAX_URL)?;
+            for (f, v) in [("url", &patch.url), ("link", &patch.link)] {
+                if let Some(v) = v {
+                    one_line(p, &format!("$.patch.{f}"), v, MAX_URL)?;
+                }
+            }
+            if crate::mail::MessageId::parse(&patch.message_id).is_none() {
                 return Err(InputError::field(
                     p,
-                    "$.patch",
-                    "subject and message_id must be one line",
+                    "$.patch.message_id",
+                    "not a Message-ID",
                 ));
             }
+        }
+        for (n, s) in i.still_regression_on.iter().enumerate() {
+            one_line(
+                p,
+                &format!("$.still_regression_on[{n}].ref"),
+                &s.reference,
+                MAX_NAME,
+            )?;
+            one_line(
+                p,
+                &format!("$.still_regression_on[{n}].sha"),
+                &s.sha,
+                MAX_NAME,
+            )?;
         }
         if i.tests.is_empty() {
             return Err(InputError::field(
@@ -350,11 +444,11 @@ impl LoadedInput {
         }
         for (k, list) in [("to", &i.recipients.to), ("cc", &i.recipients.cc)] {
             for (n, a) in list.iter().enumerate() {
-                if has_line_break(a) || !a.contains('@') {
+                if !mailbox_ok(a) {
                     return Err(InputError::field(
                         p,
                         &format!("$.recipients.{k}[{n}]"),
-                        "not an e-mail address",
+                        "not one e-mail address (quote a name with a comma: \"\\\"Last, First\\\" <a@b>\")",
                     ));
                 }
             }
@@ -369,17 +463,33 @@ impl LoadedInput {
                 ("compiler", &t.compiler),
                 ("rootfs", &t.rootfs),
             ] {
-                if v.trim().is_empty() || has_line_break(v) {
+                if v.trim().is_empty() {
                     return Err(InputError::field(
                         p,
                         &format!("{at}.{f}"),
                         "must be a non-empty single line",
                     ));
                 }
+                one_line(p, &format!("{at}.{f}"), v, MAX_SUBJECT)?;
+            }
+            for (f, v) in [("description", &t.description), ("url", &t.url)] {
+                if let Some(v) = v {
+                    if f == "url" {
+                        one_line(p, &format!("{at}.url"), v, MAX_URL)?;
+                    } else if v.len() > 64 << 10 {
+                        return Err(InputError::field(p, &format!("{at}.{f}"), "over 64 KB"));
+                    }
+                }
             }
             for (k, v) in &t.params {
+                let key_at = format!("{at}.params.{}", crate::compare::matrix::json_key(k));
+                one_line(p, &key_at, k, MAX_NAME)?;
+                if k.trim().is_empty() {
+                    return Err(InputError::field(p, &key_at, "an empty parameter name"));
+                }
                 if matches!(v, Value::Object(_) | Value::Array(_))
                     || has_line_break(&crate::compare::case_file::axis_text(v))
+                    || crate::compare::case_file::axis_text(v).chars().count() > MAX_URL
                 {
                     return Err(InputError::field(
                         p,
@@ -434,7 +544,25 @@ fn load_source(
         SampleSource::Path(p) => {
             Matrix::load(&dir.join(p)).map_err(|e| InputError::field(file, at, &e.to_string()))?
         }
-        SampleSource::Inline(map) => Matrix::from_json(&Value::Object(map.clone()), file, at)?,
+        SampleSource::Inline(map) => {
+            // Inline samples are written for perfbot: text there is a mistake
+            // (lkp matrices may carry text stats, which lkp skips).
+            for (k, v) in map {
+                let text = match v {
+                    Value::String(t) => Some(t.as_str()),
+                    Value::Array(a) => a.iter().find_map(Value::as_str),
+                    _ => None,
+                };
+                if let Some(t) = text {
+                    return Err(InputError::field(
+                        file,
+                        &format!("{at}.{}", crate::compare::matrix::json_key(k)),
+                        &format!("a sample must be a number, not the text {t:?}"),
+                    ));
+                }
+            }
+            Matrix::from_json(&Value::Object(map.clone()), file, at)?
+        }
     };
     if m.stats.is_empty() {
         return Err(InputError::field(file, at, "no samples"));
@@ -478,16 +606,25 @@ fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, In
             for (j, r) in rows.iter().enumerate() {
                 let rat = format!("{at}.aggregated[{j}]");
                 for (side, v) in [("base", &r.base), ("head", &r.head)] {
+                    let max = crate::compare::matrix::MAX_SAMPLE;
                     if !v.mean().is_finite()
+                        || v.mean().abs() > max
                         || v.stddev_percent()
-                            .is_some_and(|s| !s.is_finite() || s < 0.0)
+                            .is_some_and(|s| !s.is_finite() || !(0.0..=max).contains(&s))
                     {
                         return Err(InputError::field(
                             file,
                             &format!("{rat}.{side}"),
-                            "mean and stddev_percent must be finite (stddev_percent >= 0)",
+                            "mean and stddev_percent must be numbers within ±1e100 (stddev_percent >= 0)",
                         ));
                     }
+                }
+                if rows[..j].iter().any(|o| o.metric == r.metric) {
+                    return Err(InputError::field(
+                        file,
+                        &format!("{rat}.metric"),
+                        &format!("{:?} is listed twice", r.metric),
+                    ));
                 }
                 if r.metric.is_empty() || r.metric.contains(char::is_whitespace) {
                     return Err(InputError::field(

@@ -13,13 +13,18 @@ fn root() -> PathBuf {
 }
 
 fn config() -> Config {
-    Config::load(Some(&root().join("config.toml"))).unwrap()
+    Config::load(Some(&root().join("examples/robot-identity.toml"))).unwrap()
 }
 
 fn config_2018() -> Config {
-    let text = std::fs::read_to_string(root().join("config.toml")).unwrap();
+    let text = std::fs::read_to_string(root().join("examples/robot-identity.toml")).unwrap();
     let text = text.replace("[report]\n", "[report]\nheadline_first = true\n");
-    Config::parse(&text, "config.toml (2018 layout)", root()).unwrap()
+    Config::parse(
+        &text,
+        "robot-identity.toml (2018 layout)",
+        root().join("examples"),
+    )
+    .unwrap()
 }
 
 fn body(example: &str, template: &str, force: bool) -> String {

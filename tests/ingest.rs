@@ -214,7 +214,7 @@ fn mbox_matching_bots_own_mail_and_quarantine() {
             &format!("From: Carol <carol@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <r-many@x>\r\nReferences:{big_refs} <{}>", c.message_id),
             "Looking into it.",
         ),
-        // 8. a big attachment: matched by headers, body not read
+        // 8. a big attachment: only its first part read, and marked so
         format!("From: Dan <dan@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <r-big@x>\r\nIn-Reply-To: <{}>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n--zz\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n{attachment}\r\n--zz--\r\n", c.message_id),
         // 9. NUL bytes and invalid UTF-8 in a reply
         format!("From: Eve <eve@kernel.example>\r\nSubject: Re: x\r\nMessage-ID: <r-nul@x>\r\nIn-Reply-To: <{}>\r\n\r\nbad \0 bytes \u{FFFD} here\r\n", c.message_id),
@@ -252,9 +252,14 @@ fn mbox_matching_bots_own_mail_and_quarantine() {
     assert_eq!(by_id("r-many@x")["text"], "Looking into it.");
     assert!(by_id("r-nul@x")["text"].as_str().unwrap().contains("bad"));
     assert!(by_id("r-utf@x")["text"].as_str().unwrap().contains("caf"));
-    // The big one is recorded, its body left unread.
+    // The big one is recorded with the words before its attachment, marked as
+    // read in part (a decision in it would go to a human).
     let big = by_id("r-big@x");
-    assert_eq!(big["text"], "");
+    assert_eq!(big["text"], "see attached");
+    assert!(
+        big["limited"].as_str().unwrap().contains("only the first"),
+        "{big}"
+    );
     // perfbot's own mail is never a reply.
     assert_eq!(
         thread

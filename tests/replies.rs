@@ -317,7 +317,7 @@ fn commands_good_and_bad() {
         raw.contains("unknown command") && raw.contains("In-Reply-To: <c1@x>"),
         "{raw}"
     );
-    // A stranger's command is refused, and told so.
+    // A stranger's command is refused, and not answered (no backscatter).
     ingest(
         &cfg,
         &mail(
@@ -552,6 +552,233 @@ fn a_failed_dkim_signature_lowers_trust() {
         "{t}"
     );
     assert_eq!(t["understanding"]["role"], "other");
+
+    // Signed by another domain (a valid signature, d=attacker.test), From the
+    // author: the signature says nothing about the author, so the decision
+    // waits for a human.
+    let attacker = Ed25519Key::generate_pkcs8().unwrap();
+    let attacker_public = b64(&Ed25519Key::from_pkcs8_der(&attacker).unwrap().public_key());
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg3 = make(tmp.path());
+    let text = std::fs::read_to_string(&cfg3).unwrap();
+    std::fs::write(
+        &cfg3,
+        format!("{text}\"sel._domainkey.attacker.test\" = \"v=DKIM1; k=ed25519; p={attacker_public}\"\n"),
+    )
+    .unwrap();
+    let c = report(&cfg3);
+    let raw = mail(
+        DAVE,
+        "unaligned@x",
+        &c.message_id,
+        "",
+        "This is not a regression.",
+    );
+    let sig = DkimSigner::from_key(Ed25519Key::from_pkcs8_der(&attacker).unwrap())
+        .domain("attacker.test")
+        .selector("sel")
+        .headers(["From", "Subject", "Message-ID", "In-Reply-To"])
+        .sign(&raw)
+        .unwrap();
+    let mut signed = sig.to_header().into_bytes();
+    signed.extend_from_slice(&raw);
+    ingest(&cfg3, &signed);
+    let v = show(&cfg3, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    let t = thread_entry(&v, "unaligned@x");
+    let dkim = t["understanding"]["dkim"].as_str().unwrap();
+    assert!(
+        dkim.contains("attacker.test") && dkim.contains("unverified"),
+        "{t}"
+    );
+    assert!(
+        t["understanding"]["effect"]
+            .as_str()
+            .unwrap()
+            .contains("unverified sender"),
+        "{t}"
+    );
+
+    // Not signed at all, with DKIM checking on: a human decides too.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg4 = make(tmp.path());
+    let c = report(&cfg4);
+    ingest(
+        &cfg4,
+        &mail(
+            DAVE,
+            "unsigned@x",
+            &c.message_id,
+            "",
+            "This is not a regression.",
+        ),
+    );
+    assert_eq!(show(&cfg4, &c.id)["state"], "needs-human");
+
+    // An operator who accepts unsigned mail says so: then only failures count.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg5 = make(tmp.path());
+    let text = std::fs::read_to_string(&cfg5)
+        .unwrap()
+        .replace("dkim = true\n", "dkim = true\nrequire_dkim = false\n");
+    std::fs::write(&cfg5, text).unwrap();
+    let c = report(&cfg5);
+    ingest(
+        &cfg5,
+        &mail(
+            DAVE,
+            "unsigned2@x",
+            &c.message_id,
+            "",
+            "This is not a regression.",
+        ),
+    );
+    assert_eq!(show(&cfg5, &c.id)["state"], "not-a-regression");
+}
+
+fn thread_entry(v: &serde_json::Value, id: &str) -> serde_json::Value {
+    v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["message_id"] == id)
+        .unwrap_or_else(|| panic!("{id} not in the thread"))
+        .clone()
+}
+
+#[test]
+fn one_answer_per_mail_a_cap_per_sender_and_none_to_strangers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let errors = |cfg: &Path| {
+        outbox(cfg)
+            .into_iter()
+            .filter(|e| e["kind"] == "command-error")
+            .collect::<Vec<_>>()
+    };
+    // 500 bad lines in one mail: one answer, listing a few and counting the rest.
+    let flood: String = (0..500).map(|i| format!("#perfbot bogus{i}\r\n")).collect();
+    ingest(
+        &cfg,
+        &mail("maint@kernel.example", "flood@x", &c.message_id, "", &flood),
+    );
+    let e = errors(&cfg);
+    assert_eq!(e.len(), 1, "{e:?}");
+    let raw = raw_of(&cfg, e[0]["message_id"].as_str().unwrap());
+    assert!(raw.contains("bogus0") && raw.contains("490 more"), "{raw}");
+    // More bad mails from the same sender within the hour: at most the cap (3).
+    for i in 0..5 {
+        ingest(
+            &cfg,
+            &mail(
+                "maint@kernel.example",
+                &format!("more{i}@x"),
+                &c.message_id,
+                "",
+                "#perfbot nonsense",
+            ),
+        );
+    }
+    assert_eq!(errors(&cfg).len(), 3);
+    // The case's history says why the others were not answered.
+    let v = show(&cfg, &c.id);
+    let t = thread_entry(&v, "more4@x");
+    assert!(
+        t["understanding"]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("not answered"),
+        "{t}"
+    );
+    // Anyone else's bad commands are never answered: they may not command.
+    for i in 0..3 {
+        ingest(
+            &cfg,
+            &mail(
+                &format!("x{i}@else.example"),
+                &format!("s{i}@x"),
+                &c.message_id,
+                "",
+                "#perfbot nonsense",
+            ),
+        );
+    }
+    assert_eq!(errors(&cfg).len(), 3);
+}
+
+#[test]
+fn echoes_of_perfbots_own_mail_are_never_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "bad@x",
+            &c.message_id,
+            "",
+            "#perfbot fixed",
+        ),
+    );
+    let first: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "command-error")
+        .collect();
+    assert_eq!(first.len(), 1);
+    let answer_id = first[0]["message_id"].as_str().unwrap().to_string();
+    let answer = raw_of(&cfg, &answer_id);
+    let body = answer
+        .split("\r\n\r\n")
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join("\r\n\r\n");
+    // An autoresponder without auto-reply headers sends it straight back,
+    // unquoted, as if the maintainer wrote it.
+    let echo = format!(
+        "From: maint@kernel.example\r\nSubject: Re: x\r\nMessage-ID: <echo1@x>\r\nIn-Reply-To: <{answer_id}>\r\nReferences: <{}> <{answer_id}>\r\n\r\n{body}",
+        c.message_id
+    );
+    let state_before = show(&cfg, &c.id)["state"].clone();
+    ingest(&cfg, echo.as_bytes());
+    // And a mail that carries perfbot's error text as its own words.
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "echo2@x",
+            &c.message_id,
+            "",
+            "perfbot could not follow this command:\r\n#perfbot fixed: which commit?",
+        ),
+    );
+    let n = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "command-error")
+        .count();
+    assert_eq!(n, 1, "an echo was answered: a mail loop");
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], state_before);
+    assert!(
+        thread_entry(&v, "echo1@x")["understanding"]["effect"]
+            .as_str()
+            .unwrap()
+            .contains("not acted on"),
+        "{v}"
+    );
+    // The maintainer's own words in answer to it are still read.
+    ingest(
+        &cfg,
+        &mail(
+            "maint@kernel.example",
+            "human@x",
+            &answer_id,
+            "",
+            "Sorry, my mistake.\r\n#perfbot fixed 0123abcd",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "fixed");
 }
 
 #[test]

@@ -101,7 +101,13 @@ fn server_down_then_retried_later_nothing_lost() {
         "",
     );
     let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
-    let err = stderr(&perfbot(&cfg, &["send"]));
+    let o = perfbot(&cfg, &["send"]);
+    let err = stderr(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed mail is a failed run: {err}"
+    );
     assert!(err.contains("failed 1"), "{err}");
     assert!(err.contains(&id), "the log names the mail: {err}");
     let e = state_of(&cfg, &id);
@@ -476,8 +482,10 @@ fn tls_and_auth_failures_are_clear_and_secrets_stay_out_of_logs() {
     assert!(!err.contains("AGJvdEBleGFtcGxlLnRlc3QAc2VjcmV0"), "{err}");
     assert_eq!(wait_copies("alice", &id, 1).len(), 1);
 
-    // Wrong password: failed with the server's words; nothing lost.
+    // Wrong password: an operator's error, not the mail's. Sending stops, the
+    // mail stays queued (no attempt counted), and `send` fails saying why.
     let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let id2 = report(&cfg, tmp.path(), "alice@example.test", &[]);
     let o = perfbot_env(
         &cfg,
         &["send"],
@@ -487,15 +495,20 @@ fn tls_and_auth_failures_are_clear_and_secrets_stay_out_of_logs() {
         ],
     );
     let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("refused perfbot"), "{err}");
     assert!(
         !err.contains("wrong-pw-123"),
         "the password must not be logged"
     );
-    let e = state_of(&cfg, &id);
-    assert_ne!(e["state"], "sent");
-    assert!(e["last_error"].as_str().unwrap().contains("535"), "{e}");
+    for i in [&id, &id2] {
+        let e = state_of(&cfg, i);
+        assert_eq!(e["state"], "queued", "{e}");
+        assert_eq!(e["attempts"], 0, "{e}");
+        assert!(e["last_error"].as_str().unwrap().contains("535"), "{e}");
+    }
 
-    // The password from a file works too.
+    // The password from a file works too: the kept mail goes, nothing to retry.
     let pw = tmp.path().join("pw");
     std::fs::write(&pw, "secret\n").unwrap();
     let cfg = config(
@@ -504,9 +517,9 @@ fn tls_and_auth_failures_are_clear_and_secrets_stay_out_of_logs() {
         "",
         &format!("user = \"bot@example.test\"\npassword_file = {pw:?}"),
     );
-    ok(&perfbot(&cfg, &["outbox", "retry", &id]));
     ok(&perfbot(&cfg, &["send"]));
     assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+    assert_eq!(wait_copies("alice", &id2, 1).len(), 1);
 
     // TLS failure: implicit TLS against a plain-text port.
     let tmp = tempfile::tempdir().unwrap();

@@ -19,6 +19,9 @@ pub struct TimelineItem {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub understanding: Option<Value>,
+    /// A size limit cut the message: what was not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limited: Option<String>,
 }
 
 /// A case's thread as stored: its outbox mail and its recorded replies.
@@ -41,6 +44,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             subject: e.subject.clone(),
             text: format!("{} ({})", e.kind, e.state.as_str()),
             understanding: None,
+            limited: None,
         })
         .chain(thread.iter().map(|t| TimelineItem {
             time: t.date.unwrap_or(t.received),
@@ -54,6 +58,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             subject: t.subject.clone(),
             text: t.text.clone(),
             understanding: t.understanding.clone(),
+            limited: t.limited.clone(),
         }))
         .collect();
     items.sort_by_key(|i| i.time);
@@ -135,6 +140,9 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
                     u["intent"].as_str().unwrap_or("?"),
                     u["confidence"]
                 ));
+            }
+            if let Some(cut) = &t.limited {
+                out.push_str(&format!("      (read in part: {cut})\n"));
             }
             if t.sender != "perfbot" {
                 for l in t.text.lines().take(12) {

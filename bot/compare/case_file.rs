@@ -30,11 +30,20 @@ pub fn axis_text(v: &Value) -> String {
 
 impl CaseFile {
     pub fn load(path: &Path) -> Result<CaseFile, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, e))?;
+        let text = crate::error::read_input(path)?;
         let v: Value = serde_json::from_str(&text).map_err(|e| InputError::json(path, &e))?;
         let obj = v
             .as_object()
             .ok_or_else(|| InputError::field(path, "$", "a case file must be a JSON object"))?;
+        if !obj.contains_key("columns") && obj.contains_key("tests") && obj.contains_key("commit") {
+            return Err(InputError::general(
+                path,
+                "this is a report input (for `perfbot report`); `compare` takes an lkp-style \
+                 case file (common_axes, compare_axis_key, columns), e.g. \
+                 tests/fixtures/conformance/fio_two_commits/case.json, or two or more lkp \
+                 matrix.json files with --commit for each",
+            ));
+        }
         let common_axes = match obj.get("common_axes") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect(),

@@ -54,6 +54,14 @@ fn first_change(row: &Row) -> Option<&Change> {
     }
 }
 
+/// The base (first column's) mean of a perf row.
+fn base_mean(row: &Row) -> Option<f64> {
+    match &row.cells {
+        Cells::Perf { cells, .. } => cells.first().map(|c| c.mean),
+        Cells::Failure { .. } => None,
+    }
+}
+
 /// Pick the headline: among directional metrics that changed by at least
 /// `min_change_percent`, the highest-priority ones, and of those the largest change.
 pub fn analyse(rows: &[Row], directions: &DirectionTable, min_change_percent: f64) -> Analysis {
@@ -71,6 +79,15 @@ pub fn analyse(rows: &[Row], directions: &DirectionTable, min_change_percent: f6
             if change.absolute { "" } else { "%" }
         );
         let Some(entry) = entry else { continue };
+        if !change.absolute && base_mean(row).is_some_and(|b| b <= 0.0) {
+            // A percent of nothing (or of a negative number) says nothing
+            // about better or worse: "616766.7% regression" from a base of -3.
+            not_reportable.push(format!(
+                "{text}: its base is {}, so a percent change says nothing",
+                base_mean(row).unwrap_or_default()
+            ));
+            continue;
+        }
         if entry.direction == Direction::None {
             let why = entry.why.clone().unwrap_or_else(|| "no direction".into());
             not_reportable.push(format!("{text}: {why}"));

@@ -77,7 +77,7 @@ impl Matrix {
 
     /// Load and validate a matrix file.
     pub fn load(path: &Path) -> Result<Matrix, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| InputError::io(path, e))?;
+        let text = crate::error::read_input(path)?;
         Self::parse(&text, path)
     }
 
@@ -124,7 +124,7 @@ impl Matrix {
                                 InputError::field(
                                     path,
                                     &format!("{field}[{i}]"),
-                                    &format!("not a finite number: {x}"),
+                                    &format!("not a number within ±1e100: {x}"),
                                 )
                             })?);
                         }
@@ -133,7 +133,7 @@ impl Matrix {
                 }
                 serde_json::Value::String(_) => Series::Text,
                 x => Series::Numbers(vec![sample(x).ok_or_else(|| {
-                    InputError::field(path, &field, &format!("not a finite number: {x}"))
+                    InputError::field(path, &field, &format!("not a number within ±1e100: {x}"))
                 })?]),
             };
             m.stats.insert(name.clone(), series);
@@ -206,6 +206,10 @@ impl Matrix {
     }
 }
 
+/// The largest magnitude a sample may have: means and squared deviations of
+/// such samples stay finite (1e308 samples would make "NaN%" changes).
+pub const MAX_SAMPLE: f64 = 1e100;
+
 fn sample(x: &serde_json::Value) -> Option<Sample> {
     match x {
         serde_json::Value::Number(n) => {
@@ -214,7 +218,9 @@ fn sample(x: &serde_json::Value) -> Option<Sample> {
             } else if let Some(u) = n.as_u64() {
                 Some(Sample::int(u as i64))
             } else {
-                n.as_f64().filter(|f| f.is_finite()).map(Sample::float)
+                n.as_f64()
+                    .filter(|f| f.is_finite() && f.abs() <= MAX_SAMPLE)
+                    .map(Sample::float)
             }
         }
         serde_json::Value::Bool(b) => Some(Sample::int(*b as i64)),

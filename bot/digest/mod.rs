@@ -230,13 +230,19 @@ pub fn parse_since(s: &str) -> Option<Duration> {
     let s = s.trim();
     let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
     let n: i64 = n.parse().ok()?;
-    match unit {
-        "h" => Some(Duration::hours(n)),
-        "d" => Some(Duration::days(n)),
-        "w" => Some(Duration::weeks(n)),
+    let d = match unit {
+        "h" => Duration::try_hours(n),
+        "d" => Duration::try_days(n),
+        "w" => Duration::try_weeks(n),
         _ => None,
-    }
+    }?;
+    // Nothing perfbot keeps is older than its first report; a century is
+    // "everything" and keeps date arithmetic far from overflowing.
+    (d <= Duration::days(MAX_DAYS)).then_some(d)
 }
+
+/// The longest look back (or ahead) any period may have, in days.
+pub const MAX_DAYS: i64 = 36_500;
 
 /// The digest as template data: times formatted, section sizes counted.
 pub fn view(d: &Digest) -> serde_json::Value {
@@ -287,7 +293,7 @@ pub fn queue_mail(
         d.recently_closed.len()
     );
     let env = Envelope {
-        from: format!("{} <{}>", bot.name, bot.email),
+        from: crate::mail::address::mailbox(&bot.name, &bot.email),
         to: to.clone(),
         cc: Vec::new(),
         subject: subject.clone(),
@@ -435,6 +441,8 @@ mod tests {
         assert_eq!(parse_since("7d"), Some(Duration::days(7)));
         assert_eq!(parse_since("36h"), Some(Duration::hours(36)));
         assert_eq!(parse_since("2w"), Some(Duration::weeks(2)));
+        assert_eq!(parse_since("99999999999999d"), None);
+        assert_eq!(parse_since("9999999999999999999999d"), None);
         assert_eq!(parse_since("7"), None);
         assert_eq!(parse_since("d"), None);
     }

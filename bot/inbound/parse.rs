@@ -188,18 +188,34 @@ fn multipart_count(raw: &[u8]) -> usize {
 /// Parse the whole message within `limits`.
 pub fn parse(raw: &[u8], limits: &Limits) -> Result<Inbound, ParseError> {
     let head = parse_head(raw, limits)?;
-    if raw.len() > limits.max_bytes {
-        return Ok(Inbound {
-            head,
-            text: String::new(),
-            limited: Some(format!(
-                "body not read: {} bytes, over the limit of {}",
-                raw.len(),
-                limits.max_bytes
-            )),
-            size: raw.len(),
-        });
+    // Over the size limit, only the first `max_bytes` are read: the text a
+    // person wrote comes before the attachments that make a mail big, and
+    // what is read is marked as read in part (a decision in it then goes to
+    // a human instead of acting, or being lost).
+    let (raw_read, over) = if raw.len() > limits.max_bytes {
+        let mut cut = limits.max_bytes;
+        // Cut at a line end, so that no header or boundary line is split.
+        if let Some(nl) = memchr::memrchr(b'\n', &raw[..cut]) {
+            cut = nl + 1;
+        }
+        (&raw[..cut], true)
+    } else {
+        (raw, false)
+    };
+    let mut inbound = parse_within(raw_read, head, limits)?;
+    inbound.size = raw.len();
+    if over {
+        inbound.limited = Some(format!(
+            "{} bytes, over the limit of {}: only the first {} were read",
+            raw.len(),
+            limits.max_bytes,
+            raw_read.len()
+        ));
     }
+    Ok(inbound)
+}
+
+fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, ParseError> {
     let declared = multipart_count(raw);
     if declared > limits.max_parts {
         return Err(ParseError::TooManyParts {
@@ -317,7 +333,19 @@ mod tests {
         let big = format!("Message-ID: <big@x>\r\n\r\n{}", "x".repeat(5000));
         let m = parse(big.as_bytes(), &limits).unwrap();
         assert_eq!(m.head.message_id.as_str(), "big@x");
-        assert!(m.limited.unwrap().contains("not read"));
+        // Read in part, and marked so.
+        assert!(m.limited.unwrap().contains("only the first"));
+        assert!(m.text.len() < 1000);
+        let big = format!(
+            "Message-ID: <big2@x>\r\n\r\nThis is not a regression.\r\n{}",
+            "attachment line\r\n".repeat(500)
+        );
+        let m = parse(big.as_bytes(), &limits).unwrap();
+        assert!(
+            m.text.starts_with("This is not a regression."),
+            "{}",
+            m.text
+        );
         let refs: String = (0..10_000).map(|i| format!(" <r{i}@x>")).collect();
         let m = p(&format!(
             "Message-ID: <r@x>\r\nReferences:{refs}\r\n\r\nhi\r\n"

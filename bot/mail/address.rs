@@ -54,6 +54,18 @@ pub fn bare_address(mailbox: &str) -> String {
     s.trim().to_ascii_lowercase()
 }
 
+/// `Name <addr>` as a header takes it: the name quoted when it needs to be
+/// (`"Chinner, Dave" <david@fromorbit.com>`), the bare address without a name.
+pub fn mailbox(name: &str, email: &str) -> String {
+    match email.trim().parse::<lettre::Address>() {
+        Ok(a) if !name.trim().is_empty() => {
+            lettre::message::Mailbox::new(Some(name.trim().to_string()), a).to_string()
+        }
+        Ok(a) => a.to_string(),
+        Err(_) => email.to_string(),
+    }
+}
+
 /// `localhost` or a loopback IP: where plain-text mail protocols are allowed.
 pub fn is_loopback_host(host: &str) -> bool {
     host == "localhost"

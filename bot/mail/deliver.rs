@@ -8,6 +8,7 @@
 //! is the round trip of one sled flush; it is kept that small by flushing each
 //! mail's "sent" mark alone, right after the server's reply.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -78,6 +79,11 @@ pub struct SendSummary {
     pub would_send: usize,
     /// Why nothing was sent at all, if so.
     pub stopped: Option<String>,
+    /// The server refused perfbot itself (credentials): sending stopped, the
+    /// mail stays queued.
+    pub operator_error: Option<String>,
+    /// Interrupted mails found in the own mailbox (marked sent, not resent).
+    pub confirmed: usize,
     pub lines: Vec<String>,
 }
 
@@ -90,10 +96,22 @@ impl SendSummary {
         if self.would_send > 0 {
             s.push_str(&format!(", would send {}", self.would_send));
         }
+        if self.confirmed > 0 {
+            s.push_str(&format!(", found already delivered {}", self.confirmed));
+        }
         if let Some(r) = &self.stopped {
             s.push_str(&format!(" (stopped: {r})"));
         }
+        if let Some(r) = &self.operator_error {
+            s.push_str(&format!(" (stopped: {r})"));
+        }
         s
+    }
+
+    /// Something went wrong in this run: a mail failed or died, or the server
+    /// refused perfbot itself.
+    pub fn trouble(&self) -> bool {
+        self.failed > 0 || self.dead > 0 || self.operator_error.is_some()
     }
 }
 
@@ -114,6 +132,85 @@ fn optouts(config: &Config, store: &Store) -> Result<Vec<Address>, StoreError> {
     Ok(v)
 }
 
+/// Mails left in "sending" by a process that died may have left. perfbot
+/// copies itself on its reports (`report.cc_self`); when it reads its mailbox
+/// over IMAP, a copy there means the server took the mail: mark it sent
+/// instead of sending it a second time. Best effort: when the mailbox cannot
+/// be searched, the mail is sent again (same Message-ID, same bytes).
+async fn confirm_sending(
+    config: &Config,
+    store: &Store,
+    due: &mut Vec<OutboxEntry>,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    if config.file.inbound.source != "imap" {
+        return Ok(());
+    }
+    let me: Vec<String> = [&config.file.bot.email, &config.file.imap.user]
+        .into_iter()
+        .filter_map(|a| Address::parse(a))
+        .map(|a| a.to_string())
+        .collect();
+    let ids: Vec<crate::mail::MessageId> = due
+        .iter()
+        .filter(|e| e.state == OutboxState::Sending && e.recipients.iter().any(|r| me.contains(r)))
+        .map(|e| e.message_id.clone())
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let account = match crate::inbound::imap_source::account(config) {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox");
+            return Ok(());
+        }
+    };
+    let mailbox = config.file.imap.mailbox.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        crate::mail::imap::find_message_ids(&account, &mailbox, &ids)
+    })
+    .await;
+    let found = match found {
+        Ok(Ok(f)) => f,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox; sending it again");
+            return Ok(());
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "looking for interrupted mail failed; sending it again");
+            return Ok(());
+        }
+    };
+    let now = Utc::now();
+    for e in due.iter_mut().filter(|e| found.contains(&e.message_id)) {
+        e.state = OutboxState::Sent;
+        e.sent_at = Some(now);
+        e.server_reply = Some(
+            "interrupted while sending; a copy is in perfbot's own mailbox, so the server took it"
+                .into(),
+        );
+        let advance = (e.kind == "report").then_some((CaseState::Queued, CaseState::Reported));
+        store.outbox_transition(
+            e,
+            advance,
+            system("delivery"),
+            &format!(
+                "{} <{}> found in the own mailbox after an interruption: sent, not sent again",
+                e.kind, e.message_id
+            ),
+        )?;
+        tracing::info!(message_id = %e.message_id, "interrupted mail found in the own mailbox: not sent again");
+        s.lines.push(format!(
+            "{} <{}> was interrupted while sending and found in the own mailbox: marked sent",
+            e.kind, e.message_id
+        ));
+        s.confirmed += 1;
+    }
+    due.retain(|e| e.state != OutboxState::Sent);
+    Ok(())
+}
+
 /// Deliver every due message (at most what the rate limits allow). With
 /// `dry_run`, say what would be sent and change nothing.
 pub async fn send_due(
@@ -126,7 +223,7 @@ pub async fn send_due(
     let mut s = SendSummary::default();
     let o = &config.file.outbound;
     let entries = store.outbox_entries()?;
-    let due_list: Vec<OutboxEntry> = entries.iter().filter(|e| due(e, now)).cloned().collect();
+    let mut due_list: Vec<OutboxEntry> = entries.iter().filter(|e| due(e, now)).cloned().collect();
     if due_list.is_empty() {
         return Ok(s);
     }
@@ -139,15 +236,23 @@ pub async fn send_due(
         s.stopped = Some(reason);
         return Ok(s);
     }
+    if !dry_run && matches!(transport, Transport::Smtp(_)) {
+        confirm_sending(config, store, &mut due_list, &mut s).await?;
+    }
     let sent_times: Vec<DateTime<Utc>> = entries.iter().filter_map(|e| e.sent_at).collect();
     let (allowed, next_free) = guard::budget(&sent_times, now, o.max_per_hour, o.max_per_day);
     let optouts = optouts(config, store)?;
     let redirect = Address::parse(&o.redirect_all_to);
 
     let mut tasks = JoinSet::new();
+    // What each task is sending, so that a task that panics is still recorded.
+    let mut in_flight: HashMap<tokio::task::Id, OutboxEntry> = HashMap::new();
     let transport = Arc::new(transport.clone());
     let mut started = 0usize;
     for (i, mut e) in due_list.iter().cloned().enumerate() {
+        if s.operator_error.is_some() {
+            break;
+        }
         if started >= allowed {
             s.deferred = due_list.len() - i;
             let when = next_free.map_or("later".to_string(), |t| t.to_rfc3339());
@@ -207,29 +312,78 @@ pub async fn send_due(
             tracing::warn!(message_id = %e.message_id, case = %e.case_id,
                 "was being sent when perfbot stopped; sending again under the same Message-ID");
         }
+        let before = e.clone();
         // Durably "sending" before the first byte goes out.
         e.state = OutboxState::Sending;
         e.attempts += 1;
         store.put_outbox_entry(&e)?;
         started += 1;
         let t = transport.clone();
-        tasks.spawn(async move {
+        let handle = tasks.spawn(async move {
             let r = t.send(&e, &to, &raw).await;
             (e, r)
         });
+        in_flight.insert(handle.id(), before);
         // Bounded concurrency: as many in flight as pooled connections.
         if tasks.len() >= o.concurrency {
-            if let Some(done) = tasks.join_next().await {
-                let (e, r) = done.expect("send task panicked");
-                record(config, store, e, r, &mut s)?;
+            if let Some(done) = tasks.join_next_with_id().await {
+                finish(config, store, done, &mut in_flight, &mut s)?;
             }
         }
     }
-    while let Some(done) = tasks.join_next().await {
-        let (e, r) = done.expect("send task panicked");
-        record(config, store, e, r, &mut s)?;
+    while let Some(done) = tasks.join_next_with_id().await {
+        finish(config, store, done, &mut in_flight, &mut s)?;
     }
     Ok(s)
+}
+
+/// What a send task gives back: the mail and what the transport said.
+type Sent = (OutboxEntry, Result<String, SendError>);
+
+/// Record the outcome of one send task (or of its panic).
+fn finish(
+    config: &Config,
+    store: &Store,
+    done: Result<(tokio::task::Id, Sent), tokio::task::JoinError>,
+    in_flight: &mut HashMap<tokio::task::Id, OutboxEntry>,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    match done {
+        Ok((id, (e, r))) => {
+            let before = in_flight.remove(&id).expect("every task is tracked");
+            match r {
+                Err(SendError::Operator(why)) => {
+                    // Not the mail's fault: it goes back to where it was.
+                    let mut back = before;
+                    back.last_error = Some(format!("not sent: {why}"));
+                    store.outbox_transition(
+                        &back,
+                        None,
+                        system("delivery"),
+                        &format!("{} <{}> not sent, kept: {why}", back.kind, back.message_id),
+                    )?;
+                    if s.operator_error.is_none() {
+                        tracing::error!(error = %why, "the mail server refused perfbot's credentials: sending stopped, mail kept queued");
+                        s.lines.push(format!(
+                            "sending stopped, nothing was given up: the server refused perfbot itself ({why}); fix smtp.user / the password, then `perfbot send`"
+                        ));
+                        s.operator_error = Some(why);
+                    }
+                    Ok(())
+                }
+                r => record(config, store, e, r, s),
+            }
+        }
+        Err(join) => {
+            let mut e = in_flight.remove(&join.id()).expect("every task is tracked");
+            // The task died with the mail in hand: as a transient failure.
+            e.state = OutboxState::Sending;
+            e.attempts += 1;
+            let why = format!("internal error while sending: {join}");
+            tracing::error!(message_id = %e.message_id, error = %why, "send task failed");
+            record(config, store, e, Err(SendError::Transient(why)), s)
+        }
+    }
 }
 
 fn system(what: &str) -> Cause {
@@ -265,7 +419,8 @@ fn record(
                 .push(format!("sent {} ({}): {reply}", e.message_id, e.kind));
         }
         Err(err) => {
-            let give_up = matches!(err, SendError::Permanent(_)) || e.attempts >= o.max_attempts;
+            let give_up = matches!(err, SendError::Permanent(_) | SendError::Operator(_))
+                || e.attempts >= o.max_attempts;
             e.last_error = Some(err.to_string());
             let note = if give_up {
                 e.state = OutboxState::Dead;

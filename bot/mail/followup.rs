@@ -91,7 +91,7 @@ pub fn prepare_followup(
     };
     let id = followup_id(config, case, f);
     let env = Envelope {
-        from: format!("{} <{}>", bot.name, bot.email),
+        from: super::address::mailbox(&bot.name, &bot.email),
         to: to.clone(),
         cc: cc.clone(),
         subject: re_subject(&case.subject),

@@ -326,3 +326,23 @@ pub fn fetch_after(
     let set: Vec<String> = uids.iter().map(u32::to_string).collect();
     fetch_set(s, &set.join(","), |_| true)
 }
+
+/// Which of `ids` are in `mailbox` (by their Message-ID header), read-only.
+pub fn find_message_ids(
+    acct: &ImapAccount,
+    mailbox: &str,
+    ids: &[crate::mail::MessageId],
+) -> Result<Vec<crate::mail::MessageId>, ImapError> {
+    let mut s = connect(acct)?;
+    s.examine(mailbox)?;
+    let mut found = Vec::new();
+    for id in ids {
+        // Message-IDs perfbot makes are atoms: no quoting trouble.
+        let hits = s.uid_search(format!("HEADER Message-ID \"{}\"", id.bracketed()))?;
+        if !hits.is_empty() {
+            found.push(id.clone());
+        }
+    }
+    let _ = s.logout();
+    Ok(found)
+}

@@ -21,6 +21,9 @@ use crate::mail::Address;
 pub enum SendError {
     Transient(String),
     Permanent(String),
+    /// Nothing can go out until the operator fixes something (the server
+    /// refused our credentials): not the mail's fault, so it stays queued.
+    Operator(String),
 }
 
 impl std::fmt::Display for SendError {
@@ -28,9 +31,15 @@ impl std::fmt::Display for SendError {
         match self {
             SendError::Transient(s) => write!(f, "temporary failure: {s}"),
             SendError::Permanent(s) => write!(f, "permanent failure: {s}"),
+            SendError::Operator(s) => write!(f, "the server refused perfbot itself: {s}"),
         }
     }
 }
+
+/// SMTP replies about the client, not the mail: authentication required
+/// (530), too weak (534), credentials invalid (535), encryption required for
+/// the mechanism (538).
+const OPERATOR_CODES: &[u16] = &[530, 534, 535, 538];
 
 /// Text of a lettre error with its causes: the server's reply is in there.
 fn describe(e: &lettre::transport::smtp::Error) -> String {
@@ -129,6 +138,12 @@ impl SmtpSender {
                 resp.code(),
                 resp.message().collect::<Vec<_>>().join(" ")
             )),
+            Err(e)
+                if e.status()
+                    .is_some_and(|c| OPERATOR_CODES.contains(&u16::from(c))) =>
+            {
+                Err(SendError::Operator(describe(&e)))
+            }
             Err(e) if e.is_permanent() => Err(SendError::Permanent(describe(&e))),
             Err(e) => Err(SendError::Transient(describe(&e))),
         }

@@ -195,7 +195,7 @@ pub fn handle_reply(
             from_name: &entry.from_name,
             role: role(from.as_ref(), false, &case, &config.policy),
             dkim: verdict.clone(),
-            require_verified: config.file.trust.require_dkim,
+            require_verified: config.require_dkim(),
             understanding: &u,
             fact: is_fact,
             commands: &cmds,

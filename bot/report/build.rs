@@ -5,7 +5,6 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::numfmt::fixed_signed;
 use super::plot::{Plot, LEGEND};
 use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
 use crate::compare::case_file::axis_text;
@@ -104,10 +103,8 @@ fn printed_spread(sd: Option<f64>) -> f64 {
 
 /// Text of a change for prose: `-9.0%`, `+7.1%` (points of a `%` metric), `+0.4`.
 fn change_number(c: &Change) -> String {
-    match &c.printed {
-        Some(p) => p.trim_end_matches('%').to_string(),
-        None => fixed_signed(c.value, 1),
-    }
+    // As the table prints it (`%+.1f`, `%+.2g` past 1e5): never a 100-digit figure.
+    c.number_text()
 }
 
 fn with_unit(num: String, metric: &str, c: &Change) -> String {

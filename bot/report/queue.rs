@@ -39,13 +39,24 @@ pub struct Prepared {
     /// The commit's author and committer addresses (for sender trust).
     pub author: Option<String>,
     pub committer: Option<String>,
+    /// Recipients left out (opted out, over `outbound.max_recipients`), with why.
+    pub dropped: Vec<(String, &'static str)>,
 }
 
 fn input_date(s: &str, path: &Path) -> Result<DateTime<Utc>, InputError> {
-    DateTime::parse_from_rfc3339(s)
+    let d = DateTime::parse_from_rfc3339(s)
         .or_else(|_| DateTime::parse_from_rfc2822(s))
         .map(|d| d.with_timezone(&Utc))
-        .map_err(|e| InputError::field(path, "$.date", &format!("not an RFC 3339 date: {e}")))
+        .map_err(|e| InputError::field(path, "$.date", &format!("not an RFC 3339 date: {e}")))?;
+    // Mail dates are seconds since 1970; a report cannot predate that.
+    if !(1970..=9999).contains(&chrono::Datelike::year(&d)) {
+        return Err(InputError::field(
+            path,
+            "$.date",
+            "out of range: a report's date is between 1970 and 9999",
+        ));
+    }
+    Ok(d)
 }
 
 /// Load, analyse and render one input file.
@@ -67,12 +78,12 @@ pub fn prepare(
     let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
     let i = &loaded.input;
     let bot = &config.file.bot;
-    let from = format!("{} <{}>", bot.name, bot.email);
+    let from = crate::mail::address::mailbox(&bot.name, &bot.email);
     let to: Vec<String> = if i.recipients.to.is_empty() {
         i.commit
             .author
             .iter()
-            .map(|a| format!("{} <{}>", a.name, a.email))
+            .map(|a| crate::mail::address::mailbox(&a.name, &a.email))
             .collect()
     } else {
         i.recipients.to.clone()
@@ -83,12 +94,19 @@ pub fn prepare(
         cc.push(bot.email.clone());
     }
     let (to, cc) = dedup_recipients(&to, &cc);
-    let (to, cc, _) = apply_policy(
-        to,
-        cc,
-        &config.optout_addresses(),
-        config.file.outbound.max_recipients,
-    );
+    let max = config.file.outbound.max_recipients;
+    if to.len() > max {
+        return Err(InputError::field(
+            path,
+            "$.recipients.to",
+            &format!(
+                "{} addresses in To, over outbound.max_recipients ({max}): perfbot never cuts To",
+                to.len()
+            ),
+        )
+        .into());
+    }
+    let (to, cc, dropped) = apply_policy(to, cc, &config.optout_addresses(), max);
     let patch_id = i
         .patch
         .as_ref()
@@ -117,6 +135,7 @@ pub fn prepare(
         input: path.display().to_string(),
         author: i.commit.author.as_ref().map(|a| a.email.clone()),
         committer: i.commit.committer.as_ref().map(|a| a.email.clone()),
+        dropped,
     })
 }
 
@@ -168,10 +187,8 @@ impl Prepared {
         self.envelope.to = to;
         self.envelope.cc = cc;
         if !dropped.is_empty() {
-            for (a, why) in &dropped {
-                tracing::info!(address = %a, reason = why, "recipient dropped");
-            }
             self.raw = message::build(&self.envelope, &self.rendered.body)?;
+            self.dropped.extend(dropped);
         }
         Ok(())
     }

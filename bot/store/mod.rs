@@ -59,6 +59,9 @@ pub enum StoreError {
 
 pub struct Store {
     pub db: sled::Db,
+    generation: std::sync::atomic::AtomicU64,
+    flush_lock: std::sync::Mutex<()>,
+    generation_path: std::path::PathBuf,
     pub(crate) cases: sled::Tree,
     pub(crate) events: sled::Tree,
     pub(crate) messages: sled::Tree,
@@ -132,6 +135,44 @@ pub struct Marker {
 }
 
 pub const MARKER_FILE: &str = "db.marker";
+
+/// How many times the database was made durable, kept beside it and inside it
+/// (`meta/generation`) at every flush. A database that holds fewer than the
+/// file says has lost writes (a truncated or rolled-back file that sled would
+/// open as if nothing happened): refused.
+pub const GENERATION_FILE: &str = "db.generation";
+
+fn read_generation(path: &Path) -> Result<Option<u64>, StoreError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => t.trim().parse().map(Some).map_err(|_| StoreError::Corrupt {
+            path: path.display().to_string(),
+            why: format!("unreadable generation {:?}", t.trim()),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::Corrupt {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// Overwrite the generation file in place and sync its data: the number is a
+/// few bytes, written in one call, padded so that it never shrinks.
+fn write_generation(path: &Path, n: u64) -> Result<(), StoreError> {
+    use std::io::Write;
+    let err = |e: std::io::Error| StoreError::Corrupt {
+        path: path.display().to_string(),
+        why: format!("writing the generation: {e}"),
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(err)?;
+    f.write_all(format!("{n:<20}\n").as_bytes()).map_err(err)?;
+    f.sync_data().map_err(err)
+}
 
 fn new_db_id(path: &Path) -> String {
     let mut h = sha2::Sha256::new();
@@ -252,8 +293,20 @@ impl Store {
                 });
             }
         }
+        let generation_path = state_dir.join(GENERATION_FILE);
+        let durable = read_generation(&generation_path)?;
         let db = open_sled(&path, &shown)?;
         let meta = db.open_tree("meta")?;
+        let held: u64 = match meta.get("generation")? {
+            Some(v) => std::str::from_utf8(&v)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| StoreError::Corrupt {
+                    path: shown.clone(),
+                    why: "unreadable generation".into(),
+                })?,
+            None => 0,
+        };
         let stored_id = meta
             .get("id")?
             .map(|v| String::from_utf8_lossy(&v).into_owned());
@@ -338,7 +391,21 @@ impl Store {
                 },
             )?;
         }
+        if let Some(d) = durable {
+            if held < d {
+                return Err(StoreError::Corrupt {
+                    path: shown,
+                    why: format!(
+                        "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup",
+                        generation_path.display()
+                    ),
+                });
+            }
+        }
         Ok(Store {
+            generation: std::sync::atomic::AtomicU64::new(held.max(durable.unwrap_or(0))),
+            flush_lock: std::sync::Mutex::new(()),
+            generation_path,
             cases: db.open_tree("cases")?,
             events: db.open_tree("events")?,
             messages: db.open_tree("messages")?,
@@ -387,8 +454,16 @@ impl Store {
         }
     }
 
+    /// Make everything written so far durable (a checkpoint), and record
+    /// beside the database that it was (see `GENERATION_FILE`).
     pub fn flush(&self) -> Result<(), StoreError> {
+        use std::sync::atomic::Ordering;
+        let _one_at_a_time = self.flush_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let n = self.generation.load(Ordering::Acquire) + 1;
+        self.meta.insert("generation", n.to_string().as_bytes())?;
         self.db.flush()?;
+        write_generation(&self.generation_path, n)?;
+        self.generation.store(n, Ordering::Release);
         Ok(())
     }
 
@@ -563,7 +638,7 @@ impl Store {
         self.meta
             .insert("schema", v.to_string().as_bytes())
             .unwrap();
-        self.db.flush().unwrap();
+        self.flush().unwrap();
     }
 }
 

@@ -147,7 +147,11 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
         *counts.entry(c.state.as_str().to_string()).or_insert(0) += 1;
     }
     let now = Utc::now();
-    let age: Option<i64> = f.age.as_deref().and_then(|a| a.trim().parse().ok());
+    let age: Option<i64> = f
+        .age
+        .as_deref()
+        .and_then(|a| a.trim().parse().ok())
+        .map(|d: i64| d.clamp(0, crate::digest::MAX_DAYS));
     let total = all.len();
     let list = all
         .into_iter()
@@ -323,4 +327,57 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Response {
         ));
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+/// Connections the dashboard serves at once; more are closed at once.
+pub const MAX_CONNECTIONS: usize = 64;
+/// A client has this long to send a request's headers (slowloris).
+pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// No connection lives longer than this, however it is used.
+pub const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Serve `app` on `listener` until `stop` resolves. Unlike `axum::serve`, the
+/// number of connections and the time to send headers are bounded, so that
+/// half-open clients cannot take the file descriptors the rest of the daemon
+/// needs (the spool, SMTP, sled).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    tokio::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut stop => break,
+            a = listener.accept() => a,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(e) => {
+                // EMFILE and friends: say so, and give the process a moment
+                // instead of spinning.
+                tracing::warn!(error = %e, "dashboard: accepting a connection failed");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::debug!("dashboard: connection limit reached; connection closed");
+            drop(tcp);
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(tcp), service);
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
+        });
+    }
 }

@@ -1,0 +1,604 @@
+//! Trust under faults and bad input, through the `perfbot` binary: a damaged
+//! database is never taken for a new one, two commands at once never lose a
+//! report, numbers in mail are numbers, bad input is an input error (exit 2)
+//! naming the field, no input makes perfbot panic, and the dashboard cannot be
+//! starved by half-open connections.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{free_port, http_get, ok, perfbot, root, stderr, Daemon};
+
+/// A file-outbox config whose state lives in `dir`, plus `extra` TOML.
+fn setup(dir: &Path, extra: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[bot]
+state_dir = {state:?}
+email = "perfbot@ci.example"
+message_id_domain = "perfbot.ci.example"
+
+[report]
+templates_dir = {templates:?}
+
+[outbound]
+transport = "file"
+outbox_dir = {outbox:?}
+
+[inbound]
+maildir = {inbox:?}
+
+[run]
+spool_dir = {spool:?}
+poll_every_secs = 1
+
+{extra}
+"#,
+        state = dir.join("state"),
+        templates = root().join("templates"),
+        outbox = dir.join("state/outbox"),
+        inbox = dir.join("state/inbox"),
+        spool = dir.join("state/spool"),
+    );
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// Seed 002's input with `edit` applied, written into `dir`.
+fn input_with(dir: &Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let text =
+        std::fs::read_to_string(root().join("examples/seed002-xfs-fio-falloc-2022.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+fn sha(n: u32) -> String {
+    format!("{:040x}", 0x5eed_0000u64 + n as u64)
+}
+
+fn outbox_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("state/outbox"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_damaged_database_is_never_taken_for_a_new_one() {
+    // (what is done to the database, young or with 30 cases)
+    type Damage = (&'static str, fn(&Path));
+    let damages: &[Damage] = &[
+        ("zero-length", |db| {
+            std::fs::write(db.join("db"), b"").unwrap()
+        }),
+        ("truncated", |db| {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(db.join("db"))
+                .unwrap();
+            let len = f.metadata().unwrap().len();
+            f.set_len(len / 3).unwrap();
+        }),
+        ("random bytes", |db| {
+            let len = std::fs::metadata(db.join("db")).unwrap().len() as usize;
+            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+            let bytes: Vec<u8> = (0..len.max(4096))
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            std::fs::write(db.join("db"), bytes).unwrap();
+        }),
+        ("removed", |db| std::fs::remove_dir_all(db).unwrap()),
+    ];
+    for cases in [1u32, 30] {
+        for (what, damage) in damages {
+            let tmp = tempfile::tempdir().unwrap();
+            let cfg = setup(tmp.path(), "");
+            let inputs: Vec<PathBuf> = (0..cases)
+                .map(|n| {
+                    input_with(tmp.path(), &format!("in{n}.json"), |v| {
+                        v["commit"]["sha"] = sha(n).into()
+                    })
+                })
+                .collect();
+            let mut args = vec!["report"];
+            args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
+            ok(&perfbot(&cfg, &args));
+            assert_eq!(outbox_files(tmp.path()), cases as usize);
+            damage(&tmp.path().join("state/db"));
+
+            let o = perfbot(&cfg, &["cases", "list"]);
+            assert_eq!(code(&o), 1, "{what}, {cases} case(s): {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("state database")
+                    && (err.contains("damaged") || err.contains("missing")),
+                "{what}: {err}"
+            );
+            // The next report must not go out a second time.
+            let o = perfbot(&cfg, &["report", inputs[0].to_str().unwrap()]);
+            assert_eq!(code(&o), 1, "{what}: {}", stderr(&o));
+            assert_eq!(
+                outbox_files(tmp.path()),
+                cases as usize,
+                "{what}: a report went out again"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_replaced_database_is_refused_and_one_without_marker_is_adopted() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let (cfg_a, cfg_b) = (setup(a.path(), ""), setup(b.path(), ""));
+    let input = input_with(a.path(), "in.json", |_| {});
+    ok(&perfbot(&cfg_a, &["report", input.to_str().unwrap()]));
+    ok(&perfbot(&cfg_b, &["cases", "list"]));
+    // Another state directory's database copied over this one.
+    std::fs::remove_dir_all(a.path().join("state/db")).unwrap();
+    copy_dir(&b.path().join("state/db"), &a.path().join("state/db"));
+    let o = perfbot(&cfg_a, &["cases", "list"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("replaced"), "{}", stderr(&o));
+    // A database from before markers (or whose marker was lost) is adopted.
+    std::fs::remove_file(b.path().join("state/db.marker")).unwrap();
+    ok(&perfbot(&cfg_b, &["cases", "list"]));
+    assert!(b.path().join("state/db.marker").exists());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn two_reports_at_once_without_a_daemon_both_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let inputs: Vec<PathBuf> = (0..6)
+        .map(|n| {
+            input_with(tmp.path(), &format!("in{n}.json"), |v| {
+                v["commit"]["sha"] = sha(100 + n).into()
+            })
+        })
+        .collect();
+    let children: Vec<_> = inputs
+        .iter()
+        .map(|i| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+                .arg("--config")
+                .arg(&cfg)
+                .arg("report")
+                .arg(i)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(!err.contains("handed to it"), "spooled to no daemon: {err}");
+    }
+    let o = ok(&perfbot(&cfg, &["cases", "list", "--json"]));
+    let _ = o;
+    let list = perfbot(&cfg, &["cases", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 6);
+    assert_eq!(outbox_files(tmp.path()), 6);
+}
+
+#[test]
+fn a_command_that_cannot_get_the_database_says_so_and_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "poll_every_secs = 1",
+        "poll_every_secs = 1\nlock_wait_secs = 1",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    ok(&perfbot(&cfg, &["cases", "list"]));
+    // This test process holds the database, as a long command would.
+    let store = perfbot::store::Store::open(&tmp.path().join("state")).unwrap();
+    let input = input_with(tmp.path(), "in.json", |_| {});
+    let t0 = std::time::Instant::now();
+    let o = perfbot(&cfg, &["report", input.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("still in use"), "{}", stderr(&o));
+    assert!(t0.elapsed() >= std::time::Duration::from_secs(1));
+    assert!(
+        !tmp.path().join("state/spool").exists(),
+        "spooled to no daemon"
+    );
+    drop(store);
+    ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
+}
+
+#[test]
+fn numbers_in_mail_are_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let print = |p: &Path| perfbot(&cfg, &["report", "--print", p.to_str().unwrap()]);
+    // Samples too large for their squares: an input error naming the sample.
+    let huge = input_with(tmp.path(), "huge.json", |v| {
+        v["tests"][0]["aggregated"] = serde_json::Value::Null;
+        v["tests"][0].as_object_mut().unwrap().remove("aggregated");
+        v["tests"][0]["samples"] = serde_json::json!({
+            "base": {"fio.write_iops": [1e308, 1e308, 1e308]},
+            "head": {"fio.write_iops": [1e307, 1e307, 1e307]},
+        });
+    });
+    let o = print(&huge);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("samples.base.\"fio.write_iops\"[0]"),
+        "{}",
+        stderr(&o)
+    );
+    // Pre-aggregated: the same.
+    let agg = input_with(tmp.path(), "agg.json", |v| {
+        v["tests"][0]["aggregated"][0]["base"] = serde_json::json!(1e308);
+        v["tests"][0]["aggregated"][0]["head"] = serde_json::json!(-1e308);
+    });
+    let o = print(&agg);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("aggregated[0].base"), "{}", stderr(&o));
+    // A zero or negative base is no headline (a percent of it means nothing).
+    for (name, base) in [("zero.json", 0.0), ("negative.json", -3.0)] {
+        let p = input_with(tmp.path(), name, |v| {
+            let rows = serde_json::json!([
+                {"metric": "fio.write_iops", "base": base, "head": 1000.0}
+            ]);
+            v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+            v["tests"][0]["aggregated"] = rows;
+            v["tests"][0].as_object_mut().unwrap().remove("bisect");
+        });
+        let o = print(&p);
+        assert_eq!(code(&o), 3, "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("percent change says nothing"),
+            "{}",
+            stderr(&o)
+        );
+        // Forced, the figure is lkp's, never a 100-digit number.
+        let forced = input_with(tmp.path(), &format!("forced-{name}"), |v| {
+            let mut w: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            w["headline"] = serde_json::json!({"metric": "fio.write_iops"});
+            *v = w;
+        });
+        let o = perfbot(
+            &cfg,
+            &["report", "--print", "--force", forced.to_str().unwrap()],
+        );
+        let mail = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            !mail.contains("NaN") && !mail.to_lowercase().contains("inf%"),
+            "{mail}"
+        );
+        for line in mail.lines() {
+            assert!(
+                !line
+                    .split(|c: char| !c.is_ascii_digit())
+                    .any(|run| run.len() > 20),
+                "{name}: a huge figure: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_input_error_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let print = |p: &Path| perfbot(&cfg, &["report", "--print", p.to_str().unwrap()]);
+    let long = "x".repeat(5000);
+    // (file, edit, the words the error must contain)
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "string-sample.json",
+            Box::new(|v| {
+                v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+                v["tests"][0].as_object_mut().unwrap().remove("aggregated");
+                v["tests"][0].as_object_mut().unwrap().remove("bisect");
+                v["tests"][0]["samples"] = serde_json::json!({
+                    "base": {"fio.write_iops": ["41000", 41200, 40800]},
+                    "head": {"fio.write_iops": [37000, 37100, 36900]},
+                });
+            }),
+            "samples.base.\"fio.write_iops\"",
+        ),
+        (
+            "stddev-typo.json",
+            Box::new(|v| {
+                v["tests"][0]["aggregated"][0]["base"] =
+                    serde_json::json!({"mean": 100.0, "stddev": 5});
+            }),
+            "unknown field `stddev`",
+        ),
+        (
+            "long-branch.json",
+            Box::new(move |v| v["tree"]["branch"] = long.clone().into()),
+            "$.tree.branch",
+        ),
+        (
+            "crlf-branch.json",
+            Box::new(|v| v["tree"]["branch"] = "master\r\nBcc: x@evil.example".into()),
+            "$.tree.branch",
+        ),
+        (
+            "crlf-url.json",
+            Box::new(|v| v["tree"]["url"] = "https://x\nInjected: yes".into()),
+            "$.tree.url",
+        ),
+        (
+            "crlf-param.json",
+            Box::new(|v| {
+                v["tests"][0]["params"]["run\ntime"] = "300s".into();
+            }),
+            "params",
+        ),
+        (
+            "many-to.json",
+            Box::new(|v| {
+                let to: Vec<String> = (0..10_000).map(|i| format!("a{i}@x.example")).collect();
+                v["recipients"]["to"] = serde_json::json!(to);
+            }),
+            "never cuts To",
+        ),
+        (
+            "old-date.json",
+            Box::new(|v| v["date"] = "1969-12-31T23:59:59Z".into()),
+            "$.date",
+        ),
+        (
+            "duplicate-row.json",
+            Box::new(|v| {
+                let row = v["tests"][0]["aggregated"][0].clone();
+                v["tests"][0]["aggregated"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(row);
+            }),
+            "listed twice",
+        ),
+    ];
+    for (name, edit, want) in &cases {
+        let p = input_with(tmp.path(), name, |v| edit(v));
+        let o = print(&p);
+        assert_eq!(code(&o), 2, "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(name),
+            "{name}: names the file: {}",
+            stderr(&o)
+        );
+    }
+    // Trailing garbage after the object.
+    let p = input_with(tmp.path(), "trailing.json", |_| {});
+    let mut text = std::fs::read_to_string(&p).unwrap();
+    text.push_str("\n{\"more\": 1}\n");
+    std::fs::write(&p, text).unwrap();
+    let o = print(&p);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("line"), "{}", stderr(&o));
+    // A matrix that is not a regular file is not read.
+    let p = input_with(tmp.path(), "devzero.json", |v| {
+        v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+        v["tests"][0].as_object_mut().unwrap().remove("aggregated");
+        v["tests"][0].as_object_mut().unwrap().remove("bisect");
+        v["tests"][0]["samples"] = serde_json::json!({"base": "/dev/zero", "head": "/dev/zero"});
+    });
+    let o = print(&p);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+}
+
+#[test]
+fn names_that_need_quoting_are_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    for name in ["Chinner, Dave", "Dave: the; xfs@maintainer <x>"] {
+        let p = input_with(tmp.path(), "name.json", |v| {
+            v["commit"]["author"]["name"] = name.into();
+        });
+        let o = perfbot(&cfg, &["report", "--print", p.to_str().unwrap()]);
+        let mail = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        // The header holds one address, the author's, under that name.
+        let m = mail_parser::MessageParser::default()
+            .parse(o.stdout.as_slice())
+            .unwrap();
+        let to: Vec<_> = m.to().unwrap().iter().collect();
+        assert_eq!(to.len(), 1, "{name}: {mail}");
+        let a = to[0];
+        assert_eq!(a.name(), Some(name), "{mail}");
+        assert_eq!(a.address(), Some("dchinner@xfs.example"));
+    }
+}
+
+#[test]
+fn no_panics_on_odd_periods_and_dates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    for since in ["99999999999999d", "9999999999999999999999w", "0h"] {
+        let o = perfbot(&cfg, &["digest", "--since", since]);
+        assert!(
+            matches!(code(&o), 0 | 2),
+            "digest --since {since}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!("[web]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let spool = tmp.path().join("state/spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    // A bad file sorts first; the good one after it must still be queued.
+    let bad = input_with(&spool, "a-old-date.json", |v| {
+        v["date"] = "1969-07-20T20:17:40Z".into()
+    });
+    let _ = bad;
+    input_with(&spool, "b-good.json", |v| {
+        v["commit"]["sha"] = sha(7).into()
+    });
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("run")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut d = Daemon(Some(child));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // 300 half-open connections: each sends half a request line and waits.
+    let mut held = Vec::new();
+    for _ in 0..300 {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::Write;
+            let _ = s.write_all(b"GET / HT");
+            held.push(s);
+        }
+    }
+    // The spool still works, and the bad file is set aside with the reason.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while outbox_files(tmp.path()) < 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(outbox_files(tmp.path()), 1);
+    let err_file = spool.join("failed/a-old-date.json.error");
+    let why = std::fs::read_to_string(&err_file).unwrap();
+    assert!(why.contains("$.date"), "{why}");
+    // The daemon keeps its open files bounded whatever the clients do.
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
+    assert!(
+        fds < perfbot::web::MAX_CONNECTIONS + 64,
+        "{fds} open files with 300 half-open clients"
+    );
+    // The dashboard and its odd parameters answer once the slow clients are cut off.
+    let deadline = std::time::Instant::now() + perfbot::web::HEADER_TIMEOUT * 3;
+    let mut page = None;
+    while page.is_none() && std::time::Instant::now() < deadline {
+        page = http_get(port, "/?age=9223372036854775807");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(page.is_some(), "the dashboard never answered again");
+    assert!(http_get(port, "/digest?since=99999999999999d").is_some());
+    assert!(http_get(port, "/api/digest?since=9999999999999999999999d").is_some());
+    drop(held);
+    let c = d.0.take().unwrap();
+    unsafe {
+        libc::kill(c.id() as i32, libc::SIGTERM);
+    }
+    let o = c.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Without RUST_LOG it said where the dashboard is and what it reads.
+    assert!(
+        err.contains(&format!("dashboard: http://127.0.0.1:{port}/")),
+        "{err}"
+    );
+    assert!(err.contains("reading: maildir"), "{err}");
+}
+
+#[test]
+fn newcomer_stumbles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    // Empty listings say so.
+    let o = perfbot(&cfg, &["cases", "list"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "no cases");
+    let o = perfbot(&cfg, &["cases", "list", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "[]");
+    let o = perfbot(&cfg, &["outbox", "list"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "no mail in the outbox"
+    );
+    // `compare` on a report input says what it wants instead.
+    let o = perfbot(
+        &cfg,
+        &["compare", "examples/seed002-xfs-fio-falloc-2022.json"],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("case.json"), "{}", stderr(&o));
+    // `report --print | head` ends quietly.
+    let sh = format!(
+        "{:?} --config {:?} report --print examples/seed002-xfs-fio-falloc-2022.json | head -1",
+        env!("CARGO_BIN_EXE_perfbot"),
+        cfg
+    );
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&sh)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // The digest and reminders work with a config outside the repository and
+    // no templates directory at all.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        &format!("{:?}", root().join("templates")),
+        "\"no-such-dir\"",
+    );
+    let cfg2 = elsewhere.path().join("config.toml");
+    std::fs::write(&cfg2, text).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg2)
+        .args(["digest"])
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("perfbot"));
+    // The default config mails no public list and does not pose as the robot.
+    let default = std::fs::read_to_string(root().join("config.toml")).unwrap();
+    assert!(!default.contains("kernel test robot\""), "{default}");
+    let c = perfbot::config::Config::parse(&default, "config.toml", root()).unwrap();
+    assert!(c.file.report.cc.is_empty());
+    assert_eq!(c.file.outbound.transport, "file");
+}
