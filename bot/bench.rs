@@ -330,7 +330,11 @@ pub fn write_synthetic_mbox(
 
 /// Ingest a synthetic `messages`-message mbox into a scratch state directory
 /// holding ten reported cases.
-pub fn ingest(config: &Config, messages: usize) -> anyhow::Result<String> {
+pub fn ingest(
+    config: &Config,
+    messages: usize,
+    keep: Option<&std::path::Path>,
+) -> anyhow::Result<String> {
     use crate::inbound::sources::ingest_mbox;
     use crate::inbound::Ingestor;
     use crate::report::queue::{prepare, queue};
@@ -355,9 +359,15 @@ pub fn ingest(config: &Config, messages: usize) -> anyhow::Result<String> {
         parents.push(p.envelope.message_id.to_string());
         queue(&config, &store, &p, now)?;
     }
-    let path = scratch.join("lkml.mbox");
+    // `--mbox PATH`: kept there (and reused when it exists), so that other
+    // tools can be timed on the very same file.
+    let path = keep.map_or_else(|| scratch.join("lkml.mbox"), std::path::Path::to_path_buf);
     let t = Instant::now();
-    let bytes = write_synthetic_mbox(&path, messages, &parents)?;
+    let bytes = if keep.is_some() && path.exists() {
+        std::fs::metadata(&path)?.len()
+    } else {
+        write_synthetic_mbox(&path, messages, &parents)?
+    };
     let generated = t.elapsed();
     let rss_before = peak_rss_mib().unwrap_or(0.0);
     let mut ing = Ingestor::new(&config, &store)?;
@@ -369,11 +379,13 @@ pub fn ingest(config: &Config, messages: usize) -> anyhow::Result<String> {
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(format!(
         "ingest: {messages} messages, {:.1} MB mbox (generated in {:.1} s)\n\
+         known thread ids (for other tools): {}\n\
          {}\n\
-         time {:.2} s: {:.0} MB/s, {:.0} messages/s (one thread)\n\
+         time {:.2} s: {:.0} MB/s, {:.0} messages/s (a reader thread and the routing thread)\n\
          peak RSS {:.1} MiB (before ingesting: {:.1} MiB)\n",
         bytes as f64 / 1e6,
         generated.as_secs_f64(),
+        parents.join(" "),
         s.line(),
         took,
         bytes as f64 / 1e6 / took,

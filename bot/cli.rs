@@ -269,6 +269,9 @@ pub struct BenchArgs {
     /// Repetitions
     #[arg(long, default_value_t = 20)]
     pub iterations: usize,
+    /// ingest: write the synthetic mbox here and keep it (reused if it exists)
+    #[arg(long)]
+    pub mbox: Option<PathBuf>,
 }
 
 /// An error with the exit code it deserves: 2 for bad input, 3 for "nothing to
@@ -392,7 +395,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                     b.iterations,
                 ),
                 "deliver" => runtime()?.block_on(crate::bench::deliver(&config, b.count, &b.to))?,
-                "ingest" => crate::bench::ingest(&config, b.count)?,
+                "ingest" => crate::bench::ingest(&config, b.count, b.mbox.as_deref())?,
                 "classify" => crate::bench::classify(&config, b.iterations.max(100)),
                 "daemon" => crate::bench::daemon(&config, b.count)?,
                 other => {

@@ -85,6 +85,21 @@ fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// `wait_for`, printing the daemon's log when it times out.
+fn wait_for_or<T>(log: &Path, what: &str, secs: u64, f: impl FnMut() -> Option<T>) -> T {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_for(what, secs, f)));
+    match r {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!(
+                "--- daemon log\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+            std::panic::resume_unwind(e)
+        }
+    }
+}
+
 fn start(cfg: &Path, port: u16) -> Daemon {
     let child = Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
@@ -152,7 +167,8 @@ fn report_reply_close_and_escalate_with_the_daemon_running() {
         &mid1,
         "This is not a regression: the test measures a histogram bin that moved.",
     ));
-    let case = wait_for("the case to close", 20, || {
+    let log = cfg.with_file_name("run.log");
+    let case = wait_for_or(&log, "the case to close", 20, || {
         let v = get_json(port, &format!("/api/cases/{id1}"))?;
         (v["case"]["state"] == "not-a-regression").then_some(v)
     });

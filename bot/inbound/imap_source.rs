@@ -125,14 +125,17 @@ impl ImapInbox {
         };
         let mut read = 0;
         // With UIDNEXT known, walk UID ranges (no search result of the whole
-        // rest of the mailbox per batch); else search.
-        let uid_next = mb.uid_next;
+        // rest of the mailbox per batch); then (or without UIDNEXT) search for
+        // what arrived meanwhile: IDLE, which comes next, only tells of mail
+        // that arrives after it starts.
+        let mut uid_next = mb.uid_next;
         loop {
             let got = match uid_next {
                 Some(next) => {
                     let from = cursor.last_uid.saturating_add(1);
                     if from >= next {
-                        break;
+                        uid_next = None;
+                        continue;
                     }
                     let to = from.saturating_add(batch as u32 - 1).min(next - 1);
                     let got = fetch_range(s, from, to)?;

@@ -4,6 +4,7 @@
 pub mod flowed;
 pub mod imap_source;
 pub mod ingest;
+pub mod mbox;
 pub mod parse;
 pub mod sender;
 pub mod sources;

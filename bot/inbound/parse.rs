@@ -73,14 +73,16 @@ pub struct Inbound {
 /// Where the header block ends (the blank line), within the first `cap` bytes.
 pub fn header_block(raw: &[u8], cap: usize) -> &[u8] {
     let hay = &raw[..raw.len().min(cap)];
-    let crlf = memchr::memmem::find(hay, b"\r\n\r\n").map(|i| i + 4);
-    let lf = memchr::memmem::find(hay, b"\n\n").map(|i| i + 2);
-    let end = match (crlf, lf) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => hay.len(),
-    };
-    &raw[..end]
+    // One pass over the line ends: a header block is a few dozen lines, the
+    // body behind it may be megabytes.
+    for nl in memchr::memchr_iter(b'\n', hay) {
+        match hay.get(nl + 1) {
+            Some(b'\n') => return &raw[..nl + 2],
+            Some(b'\r') if hay.get(nl + 2) == Some(&b'\n') => return &raw[..nl + 3],
+            _ => {}
+        }
+    }
+    hay
 }
 
 fn ids(v: &HeaderValue, max: usize) -> Vec<MessageId> {
@@ -176,6 +178,126 @@ pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
         auto_headers,
         content_type,
     })
+}
+
+/// What a first look at a message's header block finds: every Message-ID
+/// its `Message-ID`, `In-Reply-To` and `References` fields could name (as
+/// text: what `MessageId::parse` would keep), and its subject. Generous on
+/// purpose: a candidate too many costs a full parse, one too few would lose a
+/// reply.
+#[derive(Debug, Clone, Default)]
+pub struct Route<'a> {
+    pub ids: Vec<&'a str>,
+    pub subject: std::borrow::Cow<'a, str>,
+}
+
+/// The text of a candidate id: trimmed, not empty, no inner space.
+fn candidate(b: &[u8]) -> Option<&str> {
+    let t = std::str::from_utf8(b.trim_ascii()).ok()?;
+    (!t.is_empty() && !t.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')).then_some(t)
+}
+
+/// Candidate Message-IDs in a field value: what is between `<` and `>`; in a
+/// value without brackets, every token with an `@`.
+fn id_candidates<'a>(value: &'a [u8], out: &mut Vec<&'a str>, max: usize) {
+    if memchr::memchr(b'<', value).is_none() {
+        for tok in value.split(|c| c.is_ascii_whitespace() || *c == b',') {
+            if out.len() >= max {
+                return;
+            }
+            if memchr::memchr(b'@', tok).is_some() {
+                out.extend(candidate(tok));
+            }
+        }
+        return;
+    }
+    let mut rest = value;
+    while let Some(a) = memchr::memchr(b'<', rest) {
+        let Some(b) = memchr::memchr(b'>', &rest[a..]) else {
+            break;
+        };
+        if out.len() >= max {
+            return;
+        }
+        out.extend(candidate(&rest[a + 1..a + b]));
+        rest = &rest[a + b + 1..];
+    }
+}
+
+/// A first look at the four fields that place a message in a thread, found by
+/// a scan of the header block's lines: no header is parsed (mail-parser reads
+/// the message whole when this look says it may matter). An encoded subject
+/// (`=?utf-8?b?…?=`) is decoded by mail-parser. `None`: none of the fields.
+pub fn parse_route<'a>(raw: &'a [u8], limits: &Limits) -> Option<Route<'a>> {
+    let block = &raw[..raw.len().min(256 << 10)];
+    const NAMES: [&[u8]; 4] = [b"message-id", b"in-reply-to", b"references", b"subject"];
+    let max = limits.max_references * 2 + 1;
+    let mut r = Route::default();
+    let mut seen = [false; 4];
+    let mut subject: Vec<&[u8]> = Vec::new();
+    let mut current: Option<usize> = None;
+    let mut start = 0;
+    // Line by line up to the blank line that ends the header block.
+    while start < block.len() {
+        let end = memchr::memchr(b'\n', &block[start..]).map_or(block.len(), |i| start + i);
+        let line = &block[start..end];
+        start = end + 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(&first) = line.first() else { break };
+        if first == b' ' || first == b'\t' {
+            match current {
+                Some(3) => subject.push(line),
+                Some(_) => id_candidates(line, &mut r.ids, max),
+                None => {}
+            }
+            continue;
+        }
+        current = None;
+        // Only names that can be one of the four are looked at closely.
+        if !matches!(first | 0x20, b'm' | b'i' | b'r' | b's') {
+            continue;
+        }
+        let Some(colon) = memchr::memchr(b':', line) else {
+            continue;
+        };
+        let name = line[..colon].trim_ascii_end();
+        let Some(f) = NAMES.iter().position(|n| name.eq_ignore_ascii_case(n)) else {
+            continue;
+        };
+        // A field given twice: the first one counts, as for mail-parser.
+        if seen[f] {
+            continue;
+        }
+        seen[f] = true;
+        current = Some(f);
+        let value = &line[colon + 1..];
+        if f == 3 {
+            subject.push(value);
+        } else {
+            id_candidates(value, &mut r.ids, max);
+        }
+    }
+    if !seen.iter().any(|s| *s) {
+        return None;
+    }
+    r.subject = match subject.as_slice() {
+        [] => std::borrow::Cow::Borrowed(""),
+        [one] if !one.windows(2).any(|w| w == b"=?") => String::from_utf8_lossy(one.trim_ascii()),
+        parts => {
+            let mut h = b"Subject:".to_vec();
+            for p in parts {
+                h.push(b' ');
+                h.extend_from_slice(p.trim_ascii());
+            }
+            h.extend_from_slice(b"\r\n\r\n");
+            let decoded = MessageParser::new()
+                .parse_headers(&h[..])
+                .and_then(|m| m.subject().map(|s| s.trim().to_string()))
+                .unwrap_or_else(|| String::from_utf8_lossy(&h[9..h.len() - 4]).into_owned());
+            std::borrow::Cow::Owned(decoded)
+        }
+    };
+    Some(r)
 }
 
 /// Count MIME part openings cheaply (boundary declarations), before parsing.

@@ -20,6 +20,15 @@ pub enum SourceError {
     Store(#[from] StoreError),
 }
 
+impl From<std::io::Error> for SourceError {
+    fn from(e: std::io::Error) -> Self {
+        SourceError::Read {
+            path: String::new(),
+            why: e.to_string(),
+        }
+    }
+}
+
 /// A reader that counts what it has read (for the progress bar and offsets).
 struct Counting<R> {
     inner: R,
@@ -64,47 +73,37 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     let gz = f.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
     drop(f);
     let f = File::open(path).map_err(|e| err(e.to_string()))?;
+    // Progress in bytes of the file (compressed, for gzip).
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let file = Counting {
-        inner: f,
-        count: count.clone(),
-    };
-    let reader: Box<dyn Read> = if gz {
+    let reader: Box<dyn Read + Send> = if gz {
+        let file = Counting {
+            inner: f,
+            count: count.clone(),
+        };
         Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
             1 << 16,
             file,
         )))
     } else {
-        Box::new(file)
+        // A plain file is read straight into the splitter's buffers.
+        Box::new(f)
     };
     // Offsets are of the decompressed stream for gzip files.
     let decoded = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let reader = Counting {
-        inner: reader,
-        count: decoded.clone(),
-    };
     let pb = progress(len, &shown);
     let mut n = 0usize;
     let mut last_tick = 0u64;
-    for m in
-        mail_parser::mailbox::mbox::MessageIterator::new(BufReader::with_capacity(1 << 18, reader))
-    {
-        let at = decoded.load(std::sync::atomic::Ordering::Relaxed);
-        let m = match m {
-            Ok(m) => m,
-            Err(e) => {
-                pb.finish_and_clear();
-                ing.store.flush()?;
-                return Err(err(format!(
-                    "read error after {n} message(s), near byte {at}{}: {e} (the messages before it are kept)",
-                    if gz { " of the decompressed data" } else { "" }
-                )));
-            }
-        };
+    let mut last_end = 0u64;
+    let result = super::mbox::for_each::<_, SourceError>(reader, |m| {
         n += 1;
-        let source = format!("mbox {shown} message {n} (read up to byte {at})");
-        ing.ingest(m.contents(), &source)?;
-        if n.is_multiple_of(10_000) {
+        last_end = m.offset;
+        decoded.store(m.offset, std::sync::atomic::Ordering::Relaxed);
+        if !gz {
+            count.store(m.offset, std::sync::atomic::Ordering::Relaxed);
+        }
+        let source = format!("mbox {shown} message {n} (at byte {})", m.offset);
+        ing.ingest_stored(m.raw, &source)?;
+        if n.is_multiple_of(CHECKPOINT) {
             ing.store.flush()?;
         }
         let c = count.load(std::sync::atomic::Ordering::Relaxed);
@@ -112,11 +111,24 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
             pb.set_position(c);
             last_tick = c;
         }
-    }
+        Ok(())
+    });
     pb.finish_and_clear();
+    // What was read is kept, whatever stopped the reading.
     ing.store.flush()?;
-    Ok(())
+    match result {
+        Ok(()) => Ok(()),
+        Err(SourceError::Read { why, .. }) => Err(err(format!(
+            "read error after {n} message(s), near byte {}{}: {why} (the messages before it are kept)",
+            decoded.load(std::sync::atomic::Ordering::Relaxed).max(last_end),
+            if gz { " of the decompressed data" } else { "" }
+        ))),
+        Err(e) => Err(e),
+    }
 }
+
+/// Messages between two durability checkpoints of a long file.
+const CHECKPOINT: usize = 10_000;
 
 /// Ingest a maildir: `new/` first, each message then moved to `cur/` marked
 /// seen (as a mail reader does); `cur/` messages are read too (and deduplicated).

@@ -176,18 +176,35 @@ pub fn match_case(
     known: impl Fn(&MessageId) -> Option<CaseId>,
     subjects: &SubjectIndex,
 ) -> Option<(CaseId, MatchedBy)> {
-    for id in &head.in_reply_to {
+    match_ids(
+        &head.in_reply_to,
+        &head.references,
+        &head.subject,
+        known,
+        subjects,
+    )
+}
+
+/// `match_case` on the threading headers alone.
+pub fn match_ids(
+    in_reply_to: &[MessageId],
+    references: &[MessageId],
+    subject: &str,
+    known: impl Fn(&MessageId) -> Option<CaseId>,
+    subjects: &SubjectIndex,
+) -> Option<(CaseId, MatchedBy)> {
+    for id in in_reply_to {
         if let Some(c) = known(id) {
             return Some((c, MatchedBy::InReplyTo));
         }
     }
     // The nearest ancestor first.
-    for id in head.references.iter().rev() {
+    for id in references.iter().rev() {
         if let Some(c) = known(id) {
             return Some((c, MatchedBy::References));
         }
     }
-    let (commit, metric) = subject_key(&head.subject)?;
+    let (commit, metric) = subject_key(subject)?;
     subjects
         .find(&commit, &metric)
         .map(|c| (c, MatchedBy::Subject))

@@ -38,6 +38,14 @@ impl MessageId {
     }
 }
 
+/// Look a Message-ID up by its text (`HashMap<MessageId, _>::get(&str)`):
+/// the text is the id, as `parse` leaves it.
+impl std::borrow::Borrow<str> for MessageId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl fmt::Display for MessageId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -151,9 +151,13 @@ async fn confirm_sending(
         .filter_map(|a| Address::parse(a))
         .map(|a| a.to_string())
         .collect();
+    let copied = self_copy(config).is_some();
     let ids: Vec<crate::mail::MessageId> = due
         .iter()
-        .filter(|e| e.state == OutboxState::Sending && e.recipients.iter().any(|r| me.contains(r)))
+        .filter(|e| {
+            e.state == OutboxState::Sending
+                && (copied || e.recipients.iter().any(|r| me.contains(r)))
+        })
         .map(|e| e.message_id.clone())
         .collect();
     if ids.is_empty() {
@@ -211,6 +215,14 @@ async fn confirm_sending(
     Ok(())
 }
 
+/// The address perfbot sends itself a copy of every mail at (envelope only),
+/// when it copies itself (`report.cc_self`) and reads that mailbox over IMAP.
+fn self_copy(config: &Config) -> Option<Address> {
+    (config.file.report.cc_self && config.file.inbound.source == "imap")
+        .then(|| Address::parse(&config.file.bot.email))
+        .flatten()
+}
+
 /// Deliver every due message (at most what the rate limits allow). With
 /// `dry_run`, say what would be sent and change nothing.
 pub async fn send_due(
@@ -243,6 +255,7 @@ pub async fn send_due(
     let (allowed, next_free) = guard::budget(&sent_times, now, o.max_per_hour, o.max_per_day);
     let optouts = optouts(config, store)?;
     let redirect = Address::parse(&o.redirect_all_to);
+    let self_copy = self_copy(config);
 
     let mut tasks = JoinSet::new();
     // What each task is sending, so that a task that panics is still recorded.
@@ -263,9 +276,17 @@ pub async fn send_due(
             ));
             break;
         }
-        let (to, dropped) = guard::envelope(&e.recipients, &optouts, redirect.as_ref());
+        let (mut to, dropped) = guard::envelope(&e.recipients, &optouts, redirect.as_ref());
         for (a, why) in &dropped {
             tracing::info!(message_id = %e.message_id, address = %a, reason = why, "recipient left out");
+        }
+        // A copy of every mail to perfbot's own mailbox (envelope only, like
+        // Bcc): after an interruption, `confirm_sending` finds it there
+        // instead of sending the mail a second time.
+        if let (Some(me), false) = (&self_copy, to.is_empty() || redirect.is_some()) {
+            if !to.contains(me) {
+                to.push(me.clone());
+            }
         }
         if to.is_empty() {
             if !dry_run {

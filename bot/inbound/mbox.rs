@@ -1,0 +1,288 @@
+//! Splitting an mbox into its messages, without copying them.
+//!
+//! mail-parser has an mbox reader, but it reads line by line into a fresh
+//! buffer per message: a third of `ingest --mbox`'s time went there. This one
+//! reads the file in large chunks and hands out each message as a slice of the
+//! chunk; only the rare message with `>From ` lines is copied, to undo the
+//! mboxrd quoting (the same rule as mail-parser's reader: a line that starts
+//! with `From ` begins a message; one `>` is taken off `>…>From ` lines).
+
+use std::borrow::Cow;
+use std::io::Read;
+
+/// Bytes read per chunk (a message larger than this grows the buffer).
+const CHUNK: usize = 1 << 20;
+
+/// One message of an mbox, as stored: mboxrd quoting (`>From `) still in
+/// place (`unquote` undoes it; routing never needs to, since headers cannot
+/// start with `>`).
+pub struct MboxMessage<'a> {
+    /// The message, `From ` line removed.
+    pub raw: &'a [u8],
+    /// Where its `From ` line starts in the (decompressed) stream.
+    pub offset: u64,
+}
+
+/// Undo mboxrd quoting: `>From ` → `From `, `>>From ` → `>From `, at line starts.
+pub fn unquote(m: &[u8]) -> Cow<'_, [u8]> {
+    let quoted = |line: &[u8]| {
+        let n = line.iter().take_while(|&&c| c == b'>').count();
+        n > 0 && line[n..].starts_with(b"From ")
+    };
+    let has = quoted(m) || memchr::memmem::find_iter(m, b"\n>").any(|i| quoted(&m[i + 1..]));
+    if !has {
+        return Cow::Borrowed(m);
+    }
+    let mut out = Vec::with_capacity(m.len());
+    for line in m.split_inclusive(|&c| c == b'\n') {
+        if quoted(line) {
+            out.extend_from_slice(&line[1..]);
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Messages read ahead: `data` holds whole messages, each starting (with its
+/// `From ` line) at one of `starts`, in order.
+struct Batch {
+    data: Vec<u8>,
+    /// Start of each message in `data`.
+    starts: Vec<usize>,
+    /// Stream offset of `data[0]`.
+    base: u64,
+}
+
+/// Read `r` on a thread of its own and cut it into batches of whole messages:
+/// the kernel's copy, gzip's inflate and the search for `From ` lines all
+/// happen there, beside the work on the batch before.
+///
+/// Buffers come back through `free` once their messages are handled, so the
+/// same few are reused: memory stays flat however large the file.
+fn reader<R: Read + Send + 'static>(
+    mut r: R,
+    free: std::sync::mpsc::Receiver<Vec<u8>>,
+) -> std::sync::mpsc::Receiver<std::io::Result<Batch>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    std::thread::Builder::new()
+        .name("mbox-read".into())
+        .spawn(move || {
+            let finder = memchr::memmem::Finder::new(b"\nFrom ");
+            let mut data: Vec<u8> = Vec::with_capacity(2 * CHUNK);
+            let mut base = 0u64;
+            // How far `data` was searched for boundaries already.
+            let mut searched = 0usize;
+            let mut starts: Vec<usize> = Vec::new();
+            loop {
+                // `read_to_end` fills spare capacity without zeroing it first.
+                // `read_to_end` fills spare capacity without zeroing it first;
+                // on an error, what it read before is in `data`.
+                let (eof, failed) = match (&mut r).take(CHUNK as u64).read_to_end(&mut data) {
+                    Ok(0) => (true, None),
+                    Ok(_) => (false, None),
+                    Err(e) => (false, Some(e)),
+                };
+                if let Some(e) = failed {
+                    // The whole messages before the damage still count; the
+                    // one it cut is lost with the rest of the stream.
+                    let first = if starts.is_empty() {
+                        data.starts_with(b"From ")
+                            .then_some(0)
+                            .or_else(|| finder.find(&data).map(|i| i + 1))
+                    } else {
+                        Some(starts[0])
+                    };
+                    if let Some(first) = first {
+                        let mut done = vec![first];
+                        let mut at = first;
+                        while let Some(i) = finder.find(&data[at + 1..]) {
+                            at = at + 1 + i + 1;
+                            done.push(at);
+                        }
+                        let cut = done.pop().expect("one start");
+                        if !done.is_empty() {
+                            data.truncate(cut);
+                            let _ = tx.send(Ok(Batch {
+                                data: std::mem::take(&mut data),
+                                starts: done,
+                                base,
+                            }));
+                        }
+                    }
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if starts.is_empty() {
+                    // Anything before the first `From ` line is not mail.
+                    match (data.starts_with(b"From "), finder.find(&data)) {
+                        (true, _) => starts.push(0),
+                        (false, Some(i)) => starts.push(i + 1),
+                        (false, None) => {
+                            if eof {
+                                return;
+                            }
+                            // Keep a few bytes: a boundary may straddle reads.
+                            let keep = data.len().min(6);
+                            base += (data.len() - keep) as u64;
+                            data.drain(..data.len() - keep);
+                            continue;
+                        }
+                    }
+                    searched = starts[0];
+                }
+                while let Some(i) = finder.find(&data[searched + 1..]) {
+                    let at = searched + 1 + i + 1;
+                    starts.push(at);
+                    searched = at;
+                }
+                if !eof {
+                    // Search again from a little before the end next time: a
+                    // boundary may straddle this read and the next.
+                    searched = data
+                        .len()
+                        .saturating_sub(6)
+                        .max(*starts.last().expect("one start"));
+                    if starts.len() < 2 {
+                        continue; // one message larger than a chunk: read on
+                    }
+                }
+                // The last message is complete only at the end of the stream.
+                let cut = if eof {
+                    data.len()
+                } else {
+                    *starts.last().expect("checked")
+                };
+                let mut next = free.try_recv().unwrap_or_default();
+                next.clear();
+                next.reserve(2 * CHUNK);
+                next.extend_from_slice(&data[cut..]);
+                data.truncate(cut);
+                let mut done = std::mem::take(&mut starts);
+                if !eof {
+                    done.pop();
+                    starts.push(0);
+                    searched -= cut;
+                }
+                let batch = Batch {
+                    data: std::mem::replace(&mut data, next),
+                    starts: done,
+                    base,
+                };
+                base += cut as u64;
+                if tx.send(Ok(batch)).is_err() || eof {
+                    return;
+                }
+            }
+        })
+        .expect("a thread to read ahead");
+    rx
+}
+
+/// Call `f` with every message of the mbox read from `r`, in order. Stops at
+/// the first error of `f` (returned as is) or of the reader.
+pub fn for_each<R: Read + Send + 'static, E: From<std::io::Error>>(
+    r: R,
+    mut f: impl FnMut(MboxMessage<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let (give_back, free) = std::sync::mpsc::channel();
+    for batch in reader(r, free) {
+        let b = batch?;
+        for (k, &start) in b.starts.iter().enumerate() {
+            let end = b.starts.get(k + 1).copied().unwrap_or(b.data.len());
+            let m = &b.data[start..end];
+            // The `From ` line is not part of the message.
+            let body = memchr::memchr(b'\n', m).map_or(m.len(), |i| i + 1);
+            f(MboxMessage {
+                raw: &m[body..],
+                offset: b.base + start as u64,
+            })?;
+        }
+        let _ = give_back.send(b.data);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(data: &[u8], chunk_reader: bool) -> Vec<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        let r: Box<dyn Read + Send> = if chunk_reader {
+            // One byte per read: every boundary falls across reads.
+            struct Slow<'a>(&'a [u8]);
+            impl Read for Slow<'_> {
+                fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+                    if self.0.is_empty() || b.is_empty() {
+                        return Ok(0);
+                    }
+                    b[0] = self.0[0];
+                    self.0 = &self.0[1..];
+                    Ok(1)
+                }
+            }
+            Box::new(Slow(Box::leak(data.to_vec().into_boxed_slice())))
+        } else {
+            Box::new(std::io::Cursor::new(data.to_vec()))
+        };
+        for_each::<_, std::io::Error>(r, |m| {
+            out.push((unquote(m.raw).into_owned(), m.offset));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn messages_offsets_and_quoting() {
+        let data = b"From a@b Mon Jan  1 00:00:00 2024\nSubject: one\n\nbody\n>From here\n>>From there\n\nFrom c@d Mon Jan  1 00:00:01 2024\nSubject: two\n\nFromage is not a From line\n";
+        for slow in [false, true] {
+            let got = split(data, slow);
+            assert_eq!(got.len(), 2);
+            assert_eq!(
+                got[0].0,
+                b"Subject: one\n\nbody\nFrom here\n>From there\n\n".to_vec()
+            );
+            assert_eq!(got[0].1, 0);
+            assert_eq!(
+                got[1].0,
+                b"Subject: two\n\nFromage is not a From line\n".to_vec()
+            );
+            assert_eq!(got[1].1, 78);
+        }
+        assert!(split(b"", false).is_empty());
+        assert!(split(b"no mbox at all\n", false).is_empty());
+    }
+
+    #[test]
+    fn same_messages_as_mail_parser() {
+        let mut data = Vec::new();
+        // Messages of many sizes (one larger than a chunk) across ~13 MB, so
+        // that boundaries fall everywhere relative to the reads.
+        for i in 0..400 {
+            let body = if i == 200 {
+                "x".repeat(CHUNK + 12345)
+            } else {
+                "y".repeat((i * 7919) % 60_000)
+            };
+            data.extend_from_slice(
+                format!(
+                    "From x@y Mon Jan  1 00:00:00 2024\nMessage-ID: <{i}@x>\n\n{body}\n>From q\n\n"
+                )
+                .as_bytes(),
+            );
+        }
+        for i in 0..50 {
+            data.extend_from_slice(
+                format!("From x@y Mon Jan  1 00:00:00 2024\nMessage-ID: <{i}@x>\n\nline {i}\n>From quoted\n\n").as_bytes(),
+            );
+        }
+        let ours: Vec<Vec<u8>> = split(&data, false).into_iter().map(|(m, _)| m).collect();
+        let theirs: Vec<Vec<u8>> =
+            mail_parser::mailbox::mbox::MessageIterator::new(std::io::BufReader::new(&data[..]))
+                .map(|m| m.unwrap().contents().to_vec())
+                .collect();
+        assert_eq!(ours, theirs);
+    }
+}
