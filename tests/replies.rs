@@ -782,6 +782,38 @@ fn echoes_of_perfbots_own_mail_are_never_answered() {
 }
 
 #[test]
+fn a_decision_in_a_reply_read_only_in_part_goes_to_a_human() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "[inbound]\nmax_message_bytes = 20000\n");
+    let c = report(&cfg);
+    // The author's words, then a big attachment: over the limit.
+    let attachment =
+        "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\r\n".repeat(2000);
+    let raw = format!(
+        "From: {DAVE}\r\nSubject: Re: x\r\nMessage-ID: <big@x>\r\nIn-Reply-To: <{}>\r\n\
+         Content-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\n\
+         This is not a regression.\r\n--zz\r\nContent-Type: application/octet-stream\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\n{attachment}--zz--\r\n",
+        c.message_id
+    );
+    ingest(&cfg, raw.as_bytes());
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    let t = thread_entry(&v, "big@x");
+    assert!(
+        t["limited"].as_str().unwrap().contains("only the first"),
+        "{t}"
+    );
+    let note = t["understanding"]["effect"].as_str().unwrap();
+    assert!(
+        note.contains("in part") && note.contains("This is not a regression"),
+        "{note}"
+    );
+    // The operators are told.
+    assert!(outbox(&cfg).iter().any(|e| e["kind"] == "escalation"));
+}
+
+#[test]
 fn digest_in_three_formats_and_mailed_to_the_operators() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path(), "");
