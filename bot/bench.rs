@@ -422,7 +422,7 @@ pub fn classify(config: &Config, iterations: usize) -> String {
         (v[v.len() / 2], v[0], v[v.len() - 1])
     };
     let t0 = Instant::now();
-    let _ = crate::reply::rules::Rules::with_overrides(&[]);
+    let _ = crate::reply::understand::rules::Rules::with_overrides(&[]);
     let compile = t0.elapsed().as_secs_f64() * 1e3;
     let (m1, lo1, hi1) = time(typical);
     let (m2, lo2, hi2) = time(&big);

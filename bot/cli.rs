@@ -64,6 +64,46 @@ pub enum Command {
         /// Also print the replier's own words, as the classifier read them
         #[arg(long)]
         words: bool,
+        /// Who sent it: author, committer, maintainer, operator, other
+        #[arg(long, default_value = "other")]
+        role: String,
+        /// The report was an improvement (not a regression)
+        #[arg(long)]
+        improvement: bool,
+        /// The phrase rules alone, without the learned model
+        #[arg(long)]
+        rules_only: bool,
+    },
+    /// How well replies are understood: labelled real replies against what
+    /// perfbot reads and decides (per-label precision/recall, decisions)
+    EvalReplies {
+        /// labels.jsonl files (threads/ or replies-dev/ layout)
+        #[arg(required = true)]
+        labels: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        /// Thread-grouped cross-validation of the learned model in K folds
+        #[arg(long)]
+        folds: Option<usize>,
+        /// More labelled replies to train the folds' models on (not evaluated)
+        #[arg(long = "train-with")]
+        train_with: Vec<PathBuf>,
+        #[command(flatten)]
+        train: TrainArgs,
+        /// List every reply, not only the decision replies
+        #[arg(long)]
+        all: bool,
+    },
+    /// Train the intent model on labelled replies and write its weights
+    TrainIntents {
+        /// labels.jsonl files (threads/ or replies-dev/ layout)
+        #[arg(required = true)]
+        labels: Vec<PathBuf>,
+        /// Where to write the weights
+        #[arg(long, default_value = "bot/rules/intents.model")]
+        out: PathBuf,
+        #[command(flatten)]
+        train: TrainArgs,
     },
     /// Run the whole job: ingest, deliver, remind, digest, dashboard (until SIGTERM)
     Run,
@@ -98,13 +138,42 @@ impl Command {
     /// to no server: they may end quietly on a closed pipe.
     pub fn prints_for_a_pipe(&self) -> bool {
         match self {
-            Command::Compare(_) | Command::Classify { .. } | Command::Quarantine(_) => true,
+            Command::Compare(_)
+            | Command::Classify { .. }
+            | Command::Quarantine(_)
+            | Command::EvalReplies { .. } => true,
             Command::Report(a) => a.print,
             Command::Cases(c) => matches!(c, CasesCmd::List { .. } | CasesCmd::Show { .. }),
             Command::Outbox(c) => matches!(c, OutboxCmd::List { .. } | OutboxCmd::Show { .. }),
             Command::Optout(c) => matches!(c, OptoutCmd::List),
             Command::Digest { send, .. } => !send,
             _ => false,
+        }
+    }
+}
+
+/// How the intent model is trained (defaults: the committed model's).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct TrainArgs {
+    /// L2 penalty per weight
+    #[arg(long)]
+    pub l2: Option<f64>,
+    /// Gradient descent steps
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Features seen in fewer replies are left out
+    #[arg(long)]
+    pub min_count: Option<usize>,
+}
+
+impl TrainArgs {
+    fn train(self) -> crate::reply::understand::model::Train {
+        let d = crate::reply::understand::model::Train::default();
+        crate::reply::understand::model::Train {
+            l2: self.l2.unwrap_or(d.l2),
+            iterations: self.iterations.unwrap_or(d.iterations),
+            min_count: self.min_count.unwrap_or(d.min_count),
+            ..d
         }
     }
 }
@@ -379,10 +448,60 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::Classify { file, json, words } => {
-            classify(&load_config(config_path.as_deref())?, &file, json, words)
+        Command::Classify {
+            file,
+            json,
+            words,
+            role,
+            improvement,
+            rules_only,
+        } => {
+            let role = crate::reply::policy::trust::Role::parse(&role).ok_or_else(|| Failure {
+                code: 2,
+                error: anyhow!("--role {role:?}: author, committer, maintainer, operator or other"),
+            })?;
+            let ctx = crate::reply::understand::Context {
+                speaker: crate::reply::handle::speaker(role),
+                improvement,
+            };
+            classify(
+                &load_config(config_path.as_deref())?,
+                &file,
+                json,
+                words,
+                ctx,
+                rules_only,
+            )
         }
         Command::Ingest(a) => ingest(&load_config(config_path.as_deref())?, a),
+        Command::EvalReplies {
+            labels,
+            json,
+            folds,
+            train_with,
+            train,
+            all,
+        } => eval_replies(
+            &load_config(config_path.as_deref())?,
+            &labels,
+            &train_with,
+            train.train(),
+            json,
+            folds,
+            all,
+        ),
+        Command::TrainIntents { labels, out, train } => {
+            let config = load_config(config_path.as_deref())?;
+            let items = crate::eval::load(&labels).map_err(|e| Failure {
+                code: 2,
+                error: e.into(),
+            })?;
+            let model = crate::eval::train(&items, config.intent_rules(), train.train())?;
+            let text = model.to_text();
+            std::fs::write(&out, &text).with_context(|| out.display().to_string())?;
+            eprintln!("{}: {} ({} bytes)", out.display(), model.about, text.len());
+            Ok(())
+        }
         Command::Quarantine(c) => quarantine(&load_config(config_path.as_deref())?, c),
         Command::Bench(b) => {
             let config = load_config(config_path.as_deref())?;
@@ -965,7 +1084,14 @@ fn quarantine(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
     Ok(())
 }
 
-fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(), Failure> {
+fn classify(
+    config: &Config,
+    file: &Path,
+    json: bool,
+    words: bool,
+    ctx: crate::reply::understand::Context,
+    rules_only: bool,
+) -> Result<(), Failure> {
     use std::io::Read;
     let mut raw = Vec::new();
     if file.as_os_str() == "-" {
@@ -974,11 +1100,17 @@ fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(),
         raw = std::fs::read(file).with_context(|| file.display().to_string())?;
     }
     let body = crate::reply::body_of(&raw);
-    let u = crate::reply::understand(&body, config.intent_rules());
+    let own = crate::reply::understand::quote::own_words(&body);
+    let model = if rules_only {
+        None
+    } else {
+        config.intent_model()
+    };
+    let u = crate::reply::understand::read(&body, &own, ctx, config.intent_rules(), model);
     if words {
         eprintln!(
             "--- own words\n{}\n---",
-            crate::reply::quote::own_words(&body)
+            crate::reply::understand::quote::own_words(&body)
         );
     }
     if json {
@@ -998,6 +1130,61 @@ fn classify(config: &Config, file: &Path, json: bool, words: bool) -> Result<(),
         for s in &u.secondary {
             println!("  also {} ({:.2})", s.intent, s.confidence);
         }
+    }
+    Ok(())
+}
+
+fn eval_replies(
+    config: &Config,
+    labels: &[PathBuf],
+    train_with: &[PathBuf],
+    train: crate::reply::understand::model::Train,
+    json: bool,
+    folds: Option<usize>,
+    all: bool,
+) -> Result<(), Failure> {
+    let bad = |e: crate::eval::EvalError| Failure {
+        code: 2,
+        error: e.into(),
+    };
+    let items = crate::eval::load(labels).map_err(bad)?;
+    let mut extra = crate::eval::load(train_with).map_err(bad)?;
+    extra.retain(|x| !items.iter().any(|i| i.message_id == x.message_id));
+    let rules = config.intent_rules();
+    let reads = match folds {
+        Some(k) if k >= 2 => {
+            crate::eval::cross_validate(&items, &extra, k, &config.policy, rules, train)
+                .map_err(bad)?
+        }
+        Some(_) => {
+            return Err(Failure {
+                code: 2,
+                error: anyhow!("--folds needs at least 2"),
+            })
+        }
+        None => {
+            let model = config.intent_model();
+            crate::eval::run(&items, &config.policy, &|l, body| {
+                let words = crate::reply::understand::quote::own_words(body);
+                crate::reply::understand::read(
+                    body,
+                    &words,
+                    crate::eval::context_of(l),
+                    rules,
+                    model,
+                )
+            })
+            .map_err(bad)?
+        }
+    };
+    let s = crate::eval::summarise(&reads);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"summary": s, "replies": reads}))?
+        );
+    } else {
+        print!("{}", crate::eval::render(&s, &reads, all));
     }
     Ok(())
 }

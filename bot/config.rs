@@ -500,10 +500,14 @@ impl Default for EscalationSection {
 pub struct ReplySection {
     /// Extra intent rules, or replacements of built-in ones by id
     /// (format of `bot/rules/intents.toml`).
-    pub rule: Vec<crate::reply::rules::RuleSpec>,
+    pub rule: Vec<crate::reply::understand::rules::RuleSpec>,
     /// Automatic answers (acks, command errors) one sender gets per hour at
     /// most; more bad commands are recorded and not answered.
     pub max_answers_per_sender_hour: usize,
+    /// The learned intent model: `builtin` (trained on the labelled real
+    /// replies, `bot/rules/intents.model`), `none` (rules alone), or the
+    /// path of a weights file written by `perfbot train-intents`.
+    pub model: String,
 }
 
 impl Default for ReplySection {
@@ -511,6 +515,7 @@ impl Default for ReplySection {
         ReplySection {
             rule: Vec::new(),
             max_answers_per_sender_hour: 3,
+            model: "builtin".into(),
         }
     }
 }
@@ -525,8 +530,11 @@ pub struct Config {
     pub directions: DirectionTable,
     /// Compiled at start-up only when the config changes them; the built-in
     /// rules compile on first use (most commands never classify).
-    intent_rules: Option<crate::reply::rules::Rules>,
-    pub policy: crate::reply::trust::Policy,
+    intent_rules: Option<crate::reply::understand::rules::Rules>,
+    /// A model from a file (`reply.model` = path); the built-in one loads on
+    /// first use.
+    intent_model: Option<std::sync::Arc<crate::reply::understand::Model>>,
+    pub policy: crate::reply::policy::trust::Policy,
 }
 
 impl Config {
@@ -633,7 +641,7 @@ impl Config {
             None
         } else {
             Some(
-                crate::reply::rules::Rules::with_overrides(&file.reply.rule)
+                crate::reply::understand::rules::Rules::with_overrides(&file.reply.rule)
                     .map_err(|e| invalid(e.to_string()))?,
             )
         };
@@ -669,9 +677,26 @@ impl Config {
                 return Err(invalid(format!("escalation.to: {a:?} is not an address")));
             }
         }
+        let intent_model = match file.reply.model.as_str() {
+            "builtin" | "none" => None,
+            path => {
+                let p = if Path::new(path).is_absolute() {
+                    PathBuf::from(path)
+                } else {
+                    base_dir.join(path)
+                };
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| invalid(format!("reply.model {}: {e}", p.display())))?;
+                Some(std::sync::Arc::new(
+                    crate::reply::understand::Model::from_text(&text)
+                        .map_err(|e| invalid(format!("reply.model {}: {e}", p.display())))?,
+                ))
+            }
+        };
         let config = Config {
             source: source.to_string(),
             intent_rules,
+            intent_model,
             policy,
             file,
             base_dir,
@@ -734,11 +759,20 @@ impl Config {
         secret("PERFBOT_IMAP_PASSWORD", &self.file.imap.password_file, self)
     }
 
+    /// The learned intent model in force, if any (`reply.model`).
+    pub fn intent_model(&self) -> Option<&crate::reply::understand::Model> {
+        match self.file.reply.model.as_str() {
+            "none" => None,
+            "builtin" => crate::reply::understand::model::builtin(),
+            _ => self.intent_model.as_deref(),
+        }
+    }
+
     /// The intent rules in force.
-    pub fn intent_rules(&self) -> &crate::reply::rules::Rules {
+    pub fn intent_rules(&self) -> &crate::reply::understand::rules::Rules {
         self.intent_rules
             .as_ref()
-            .unwrap_or_else(|| crate::reply::rules::Rules::builtin())
+            .unwrap_or_else(|| crate::reply::understand::rules::Rules::builtin())
     }
 
     pub fn spool_dir(&self) -> PathBuf {
@@ -800,8 +834,11 @@ impl Config {
     }
 }
 
-fn trust_policy(t: &TrustSection, base: &Path) -> Result<crate::reply::trust::Policy, String> {
-    use crate::reply::trust::{load_maintainers, Policy, Role};
+fn trust_policy(
+    t: &TrustSection,
+    base: &Path,
+) -> Result<crate::reply::policy::trust::Policy, String> {
+    use crate::reply::policy::trust::{load_maintainers, Policy, Role};
     let addr = |list: &[String], what: &str| -> Result<Vec<Address>, String> {
         list.iter()
             .map(|a| Address::parse(a).ok_or(format!("trust.{what}: {a:?} is not an address")))

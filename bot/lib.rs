@@ -12,6 +12,7 @@ pub mod config;
 pub mod daemon;
 pub mod digest;
 pub mod error;
+pub mod eval;
 pub mod inbound;
 pub mod input;
 pub mod mail;

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use perfbot::reply::rules::Rules;
+use perfbot::reply::understand::rules::Rules;
 use perfbot::reply::{body_of, understand, Intent};
 
 fn fixtures() -> PathBuf {

@@ -6,9 +6,9 @@
 use perfbot::inbound::flowed::unflow;
 use perfbot::inbound::parse::{parse, parse_head, Limits};
 use perfbot::inbound::thread::subject_key;
-use perfbot::reply::quote::own_words;
-use perfbot::reply::rules::Rules;
 use perfbot::reply::understand;
+use perfbot::reply::understand::quote::own_words;
+use perfbot::reply::understand::rules::Rules;
 use proptest::prelude::*;
 
 /// Pieces that make parsers take unusual paths.

@@ -12,7 +12,7 @@ use super::thread::{match_case, reverted_cases, trailer_ids, MatchedBy, SubjectI
 use crate::case::CaseId;
 use crate::config::Config;
 use crate::mail::{Address, MessageId};
-use crate::reply::quote::own_words;
+use crate::reply::understand::quote::own_words;
 use crate::store::thread::{Quarantined, ThreadEntry};
 use crate::store::{Store, StoreError};
 
@@ -254,7 +254,7 @@ impl<'a> Ingestor<'a> {
                 return Some((cases[0].clone(), MatchedBy::Revert));
             }
         }
-        let t = crate::reply::command::trailers(&msg.text, &[]);
+        let t = crate::reply::understand::command::trailers(&msg.text, &[]);
         trailer_ids(&t.links)
             .iter()
             .find_map(|id| self.known.get(id).cloned())

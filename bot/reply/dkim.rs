@@ -20,38 +20,7 @@ use mail_auth::{
     AuthenticatedMessage, DkimResult, MessageAuthenticator, Parameters, ResolverCache, Txt,
 };
 
-/// What the DKIM check said about a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// A valid signature by a domain aligned with the From domain: the mail
-    /// comes from that domain.
-    Aligned(String),
-    /// Valid signatures, none by the From domain (a list or a forwarder
-    /// re-signed it, or someone signed a forged From with their own key): no
-    /// evidence about the author, like an unsigned mail.
-    Unaligned(String),
-    /// Signed, and no signature verifies (the reason).
-    Fail(String),
-    /// Not signed (or keys could not be fetched): no evidence either way.
-    Unsigned(String),
-}
-
-impl Verdict {
-    /// For the timeline and logs.
-    pub fn describe(&self) -> String {
-        match self {
-            Verdict::Aligned(d) => format!("pass ({d})"),
-            Verdict::Unaligned(d) => format!("pass by {d}, not the From domain: unverified"),
-            Verdict::Fail(w) => format!("fail: {w}"),
-            Verdict::Unsigned(w) => format!("none: {w}"),
-        }
-    }
-
-    /// The sender is who the From header says (an aligned pass).
-    pub fn verified(&self) -> bool {
-        matches!(self, Verdict::Aligned(_))
-    }
-}
+pub use crate::reply::policy::trust::Verdict;
 
 /// The organizational domain of `domain` (lower case): its registrable part
 /// under the Public Suffix List, or the name itself when it has none.

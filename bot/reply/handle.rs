@@ -7,12 +7,11 @@
 use chrono::{Duration, Utc};
 use serde_json::json;
 
-use super::classify::{understand_words, Understanding};
-use super::command::{commands, Command, Parsed};
-use super::dkim::{Checker, Verdict};
-use super::intent::Intent;
+use super::dkim::Checker;
+use super::policy::trust::{role, Role, Verdict};
 use super::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
-use super::trust::{role, Role};
+use super::understand::command::{commands, Command, Parsed};
+use super::understand::{read, Context, Intent, Speaker, Understanding};
 use crate::case::{Case, CaseId, Cause};
 use crate::config::Config;
 use crate::mail::followup::{prepare_followup, FollowUp};
@@ -35,7 +34,7 @@ pub enum HandleError {
 pub struct Handled {
     pub understanding: Understanding,
     pub role: Role,
-    pub effect: super::effect::Effect,
+    pub effect: super::policy::effect::Effect,
     /// Follow-ups queued (escalation, ack, command error).
     pub queued: Vec<MessageId>,
     /// What was deliberately not done (unanswered commands, echoes).
@@ -51,6 +50,16 @@ fn thread_url(config: &Config, case: &Case) -> String {
         config.file.report.archive_url.trim_end_matches('/'),
         case.message_id
     )
+}
+
+/// Who is speaking, for the reading: the trust role's reader-side name.
+pub fn speaker(r: Role) -> Speaker {
+    match r {
+        Role::Author | Role::Committer => Speaker::Author,
+        Role::Maintainer => Speaker::Maintainer,
+        Role::Operator => Speaker::Operator,
+        Role::Other | Role::Bot => Speaker::Other,
+    }
 }
 
 /// How a thread message was matched decides what kind of fact it is.
@@ -168,7 +177,23 @@ pub fn handle_reply(
     });
     let fact_u = fact(entry);
     let is_fact = fact_u.is_some();
-    let u = fact_u.unwrap_or_else(|| understand_words(body, &entry.text, config.intent_rules()));
+    let u = match fact_u {
+        Some(u) => u,
+        None => {
+            let case = store.case(case_id)?;
+            let ctx = Context {
+                speaker: speaker(role(from.as_ref(), false, &case, &config.policy)),
+                improvement: case.verdict == "improvement",
+            };
+            read(
+                body,
+                &entry.text,
+                ctx,
+                config.intent_rules(),
+                config.intent_model(),
+            )
+        }
+    };
     let echo = echo(store, entry)?;
     let ack_intents: Vec<Intent> = config
         .file

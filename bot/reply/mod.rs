@@ -1,20 +1,18 @@
-//! Understanding replies: the replier's own words, what they mean (intent,
-//! confidence, evidence), explicit commands, who may decide, and what each
-//! decision does to a case.
+//! Replies to a case's thread, in three parts:
+//!
+//! - `understand`: what a reply says — the replier's own words, the phrase
+//!   rules, the learned model, `#perfbot` commands and kernel trailers. Pure.
+//! - `policy`: who is speaking and what that does to the case — roles and
+//!   trust, the state machine, and the mails that follow, as data. Pure.
+//! - `handle`: the one part with I/O — gathers the facts, records the reply
+//!   and everything it does in one write. (`dkim` verifies signatures.)
 
-pub mod classify;
-pub mod command;
 pub mod dkim;
-pub mod effect;
 pub mod handle;
-pub mod intent;
 pub mod policy;
-pub mod quote;
-pub mod rules;
-pub mod trust;
+pub mod understand;
 
-pub use classify::{understand, Understanding};
-pub use intent::Intent;
+pub use understand::{understand, Intent, Understanding};
 
 use crate::inbound::parse::{parse, parse_head, Limits};
 

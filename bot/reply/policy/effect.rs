@@ -1,0 +1,402 @@
+//! What a reply does to its case: the state machine of DESIGN.md, as one pure
+//! function. A decision moves the case only when it is confident, from someone
+//! the policy trusts, and consistent with earlier decisions; otherwise the case
+//! goes to a human with the reason.
+
+use super::trust::{Policy, Role};
+use crate::case::CaseState;
+use crate::reply::understand::{Intent, Understanding};
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effect {
+    /// The case's new state (`None`: unchanged).
+    pub state: Option<CaseState>,
+    /// Why, in a line (goes into the event).
+    pub note: String,
+    /// Tell the operators at once (the reason).
+    pub escalate: Option<String>,
+    /// The decision is settled: an ack may be sent.
+    pub decided: bool,
+}
+
+impl Effect {
+    pub(crate) fn none(note: impl Into<String>) -> Effect {
+        Effect {
+            state: None,
+            note: note.into(),
+            escalate: None,
+            decided: false,
+        }
+    }
+    pub(crate) fn human(why: String) -> Effect {
+        Effect {
+            state: Some(CaseState::NeedsHuman),
+            note: why.clone(),
+            escalate: Some(why),
+            decided: false,
+        }
+    }
+}
+
+/// A state that records a decision already made.
+fn decided_state(s: CaseState) -> bool {
+    matches!(
+        s,
+        CaseState::NotARegression
+            | CaseState::AwaitingRevert
+            | CaseState::AwaitingFix
+            | CaseState::Reverted
+            | CaseState::Fixed
+            | CaseState::WontFix
+            | CaseState::Duplicate
+    )
+}
+
+/// Moves that follow from a decision instead of contradicting it.
+fn progression(from: CaseState, to: CaseState) -> bool {
+    from == to
+        || matches!(
+            (from, to),
+            (CaseState::AwaitingRevert, CaseState::Reverted)
+                | (CaseState::AwaitingRevert, CaseState::AwaitingFix)
+                | (CaseState::AwaitingRevert, CaseState::Fixed)
+                | (CaseState::AwaitingFix, CaseState::Fixed)
+                | (CaseState::AwaitingFix, CaseState::Reverted)
+        )
+}
+
+/// Where an intent takes a case in `state`.
+fn target(u: &Understanding, state: CaseState) -> Option<CaseState> {
+    Some(match u.intent {
+        Intent::NotARegression => CaseState::NotARegression,
+        Intent::WillRevert => CaseState::AwaitingRevert,
+        Intent::FixPosted if u.tags.iter().any(|t| t == "applied") => {
+            if matches!(state, CaseState::AwaitingFix | CaseState::AwaitingRevert)
+                || u.tags.iter().any(|t| t == "command:fixed")
+            {
+                CaseState::Fixed
+            } else {
+                CaseState::AwaitingFix
+            }
+        }
+        Intent::FixPosted => CaseState::AwaitingFix,
+        Intent::WontFix => CaseState::WontFix,
+        Intent::Duplicate => CaseState::Duplicate,
+        _ => return None,
+    })
+}
+
+/// Decide. `by_command`: the understanding came from a `#perfbot` command.
+pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {
+    let by_command = u.rule.as_deref() == Some("command");
+    if role == Role::Bot {
+        return Effect::none("automatic mail: never acted on");
+    }
+    if by_command && u.tags.iter().any(|t| t == "command:reopen") {
+        if !policy.may_command(role) {
+            return Effect::human(format!("#perfbot reopen by {role}, who may not command"));
+        }
+        return Effect {
+            state: Some(CaseState::Reopened),
+            note: "reopened by command".into(),
+            escalate: None,
+            decided: false,
+        };
+    }
+    match u.intent {
+        Intent::Question => {
+            let why = if by_command {
+                "escalated by command".to_string()
+            } else {
+                format!("question from {role}: \"{}\"", u.evidence)
+            };
+            return Effect::human(why);
+        }
+        Intent::Investigating => {
+            return if matches!(
+                state,
+                CaseState::Reported | CaseState::Reopened | CaseState::Queued
+            ) {
+                Effect {
+                    state: Some(CaseState::Investigating),
+                    note: format!("{role} is investigating"),
+                    escalate: None,
+                    decided: false,
+                }
+            } else {
+                Effect::none(format!("{role} is investigating"))
+            };
+        }
+        Intent::ThanksOnly | Intent::Other => {
+            return Effect::none(format!("{} from {role}", u.intent))
+        }
+        _ => {}
+    }
+    let Some(to) = target(u, state) else {
+        return Effect::none(u.intent.to_string());
+    };
+    let allowed = if by_command {
+        policy.may_command(role)
+    } else {
+        policy.may_decide_by_text(role)
+    };
+    if !allowed {
+        return Effect::human(format!(
+            "{} by {role}, who may not decide this case by {}: \"{}\"",
+            u.intent,
+            if by_command { "command" } else { "free text" },
+            u.evidence
+        ));
+    }
+    if !by_command && u.confidence < policy.min_confidence {
+        return Effect::human(format!(
+            "{} read with low confidence ({:.2} < {:.2}): \"{}\"",
+            u.intent, u.confidence, policy.min_confidence, u.evidence
+        ));
+    }
+    if decided_state(state) && !progression(state, to) && !by_command {
+        return Effect::human(format!(
+            "{} contradicts the earlier decision ({state}): \"{}\"",
+            u.intent, u.evidence
+        ));
+    }
+    if state == to {
+        return Effect::none(format!("{} again", u.intent));
+    }
+    Effect {
+        state: Some(to),
+        note: format!("{} ({role}, confidence {:.2})", u.intent, u.confidence),
+        escalate: None,
+        decided: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(intent: Intent, confidence: f64, tags: &[&str]) -> Understanding {
+        Understanding {
+            intent,
+            confidence,
+            evidence: "words".into(),
+            secondary: vec![],
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            rule: Some(if tags.iter().any(|t| t.starts_with("command:")) {
+                "command".into()
+            } else {
+                "r".into()
+            }),
+            vetoed: vec![],
+        }
+    }
+
+    fn policy() -> Policy {
+        Policy {
+            free_text: vec![
+                Role::Author,
+                Role::Committer,
+                Role::Maintainer,
+                Role::Operator,
+            ],
+            commands: vec![
+                Role::Author,
+                Role::Committer,
+                Role::Maintainer,
+                Role::Operator,
+            ],
+            min_confidence: 0.6,
+            ..Policy::default()
+        }
+    }
+
+    /// (state, intent, confidence, tags, role) -> new state, escalated
+    type Row = (
+        CaseState,
+        Intent,
+        f64,
+        &'static [&'static str],
+        Role,
+        Option<CaseState>,
+        bool,
+    );
+
+    #[test]
+    fn table() {
+        use CaseState as S;
+        use Intent as I;
+        let cases: &[Row] = &[
+            (
+                S::Reported,
+                I::NotARegression,
+                0.9,
+                &[],
+                Role::Author,
+                Some(S::NotARegression),
+                false,
+            ),
+            (
+                S::Reported,
+                I::WillRevert,
+                0.9,
+                &[],
+                Role::Maintainer,
+                Some(S::AwaitingRevert),
+                false,
+            ),
+            (
+                S::Reported,
+                I::FixPosted,
+                0.9,
+                &[],
+                Role::Author,
+                Some(S::AwaitingFix),
+                false,
+            ),
+            (
+                S::AwaitingFix,
+                I::FixPosted,
+                0.8,
+                &["applied"],
+                Role::Maintainer,
+                Some(S::Fixed),
+                false,
+            ),
+            (
+                S::Reported,
+                I::WontFix,
+                0.9,
+                &[],
+                Role::Maintainer,
+                Some(S::WontFix),
+                false,
+            ),
+            (
+                S::Reported,
+                I::Duplicate,
+                0.9,
+                &[],
+                Role::Author,
+                Some(S::Duplicate),
+                false,
+            ),
+            (
+                S::Reported,
+                I::Question,
+                0.7,
+                &[],
+                Role::Other,
+                Some(S::NeedsHuman),
+                true,
+            ),
+            (
+                S::Reported,
+                I::Investigating,
+                0.6,
+                &[],
+                Role::Other,
+                Some(S::Investigating),
+                false,
+            ),
+            (
+                S::AwaitingFix,
+                I::Investigating,
+                0.6,
+                &[],
+                Role::Other,
+                None,
+                false,
+            ),
+            (
+                S::Reported,
+                I::ThanksOnly,
+                0.6,
+                &[],
+                Role::Author,
+                None,
+                false,
+            ),
+            // untrusted, unsure, contradicting: a human decides
+            (
+                S::Reported,
+                I::NotARegression,
+                0.9,
+                &[],
+                Role::Other,
+                Some(S::NeedsHuman),
+                true,
+            ),
+            (
+                S::Reported,
+                I::NotARegression,
+                0.5,
+                &[],
+                Role::Author,
+                Some(S::NeedsHuman),
+                true,
+            ),
+            (
+                S::AwaitingRevert,
+                I::NotARegression,
+                0.9,
+                &[],
+                Role::Author,
+                Some(S::NeedsHuman),
+                true,
+            ),
+            (
+                S::AwaitingRevert,
+                I::FixPosted,
+                0.9,
+                &[],
+                Role::Author,
+                Some(S::AwaitingFix),
+                false,
+            ),
+            // robots never move anything
+            (
+                S::Reported,
+                I::NotARegression,
+                1.0,
+                &[],
+                Role::Bot,
+                None,
+                false,
+            ),
+            // commands
+            (
+                S::NotARegression,
+                I::Other,
+                1.0,
+                &["command:reopen"],
+                Role::Maintainer,
+                Some(S::Reopened),
+                false,
+            ),
+            (
+                S::Reported,
+                I::FixPosted,
+                1.0,
+                &["command:fixed", "applied"],
+                Role::Author,
+                Some(S::Fixed),
+                false,
+            ),
+            (
+                S::AwaitingRevert,
+                I::NotARegression,
+                1.0,
+                &["command:invalid"],
+                Role::Operator,
+                Some(S::NotARegression),
+                false,
+            ),
+        ];
+        for (state, intent, conf, tags, role, want, esc) in cases {
+            let e = decide(*state, &u(*intent, *conf, tags), *role, &policy());
+            assert_eq!(e.state, *want, "{state} {intent} {role}: {e:?}");
+            assert_eq!(e.escalate.is_some(), *esc, "{state} {intent} {role}: {e:?}");
+        }
+    }
+}

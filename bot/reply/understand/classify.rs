@@ -1,0 +1,552 @@
+//! The intent classifier: the replier's own words, sentence by sentence,
+//! against the phrase rules; hedges and questions damp decisions; a short
+//! agreement adopts the quoted proposal it agrees with. Pure and fast: no I/O,
+//! linear-time regexes, input cut to a bounded size.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use super::intent::Intent;
+use super::quote::own_words;
+use super::rules::Rules;
+
+/// What a reply was understood to say.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Understanding {
+    pub intent: Intent,
+    /// 0..1; decisive intents act only above the configured threshold.
+    pub confidence: f64,
+    /// The replier's words that decided it.
+    pub evidence: String,
+    /// Other intents the reply also carries, strongest first.
+    pub secondary: Vec<Secondary>,
+    /// Extra facts (`applied`: a fix was applied; `agreement`: adopted from a
+    /// quoted proposal).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The rule that decided, for explaining and tuning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Intents the reply ruled out ("this patch is not a fix").
+    #[serde(skip)]
+    pub vetoed: Vec<Intent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Secondary {
+    pub intent: Intent,
+    pub confidence: f64,
+}
+
+/// Words of this many bytes are plenty to decide; beyond is analysis or pasted
+/// output, and cutting bounds the time on hostile input.
+const MAX_WORDS: usize = 32 << 10;
+/// Sentences longer than this are pasted data, not prose.
+const MAX_SENTENCE: usize = 600;
+
+/// Hedges damp a decision made in the same sentence.
+static HEDGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:maybe|perhaps|possibly|might|not sure|unsure|i wonder|wondering|unless|whether|i guess|i suspect|suspect|could be|may be|would it make sense|shall we|should we|do we want|per se)\b").unwrap()
+});
+
+/// Opinions held firmly enough to count, a little less than a flat statement.
+static OPINION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:i think|i believe|i'd say|probably|likely|most likely|in my opinion|imo)\b")
+        .unwrap()
+});
+
+/// Below this, a decisive reading is a hint, not the reply's intent.
+const DECISIVE_FLOOR: f64 = 0.5;
+
+/// Where one clause ends and the next begins, for the scope of a hedge: "Not
+/// sure, so, at this moment, I'll revert this patch" decides in its last clause.
+static CLAUSE_BREAK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r",? so,? |; |: |, but |, however,? | - | -- ").unwrap());
+
+/// The clause of `s` that holds byte `at`.
+fn clause_at(s: &str, at: usize) -> &str {
+    let mut start = 0;
+    let mut end = s.len();
+    for m in CLAUSE_BREAK.find_iter(s) {
+        if m.end() <= at {
+            start = m.end();
+        } else if m.start() > at {
+            end = m.start();
+            break;
+        }
+    }
+    &s[start..end]
+}
+
+/// A short reply that only agrees (with what it quotes).
+static AGREE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:yes|yeah|yep|yup|sure|agreed|agree|ok|okay|fine|right|indeed|absolutely|exactly|makes sense|sounds good|sounds right|no problem|no objections?|fine (?:by|with) me|works for me|good idea|please do|go ahead|ack(?:ed)?)\b").unwrap()
+});
+
+/// Text of the robot's own report, when quoted.
+static ROBOT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)kernel test robot noticed|fyi, we noticed|%stddev|reported-by: kernel test robot|in addition to that, the commit").unwrap()
+});
+
+fn normalise(s: &str) -> String {
+    let s = s.replace(['\u{2019}', '\u{2018}', '`'], "'");
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            space = true;
+        } else {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// A line of code, a log or a table rather than prose.
+fn is_data_line(l: &str) -> bool {
+    let t = l.trim();
+    if t.is_empty() {
+        return false;
+    }
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    letters * 2 < t.chars().count()
+        || l.starts_with('\t')
+        || l.starts_with("    ")
+        || t.starts_with("diff --git")
+        || t.starts_with("@@")
+        || t.starts_with('+')
+        || (t.starts_with('-') && !t.starts_with("- "))
+        || t.ends_with(';')
+        || t.ends_with('{')
+        || t == "}"
+}
+
+/// Sentences of prose, in order (original text, whitespace collapsed).
+pub fn sentences(words: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for para in words.split("\n\n") {
+        let mut prose = String::new();
+        for line in para.lines() {
+            if is_data_line(line) {
+                continue;
+            }
+            prose.push_str(line.trim());
+            prose.push(' ');
+        }
+        let mut cur = String::new();
+        let chars: Vec<char> = prose.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            cur.push(c);
+            let end = matches!(c, '.' | '!' | '?')
+                && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
+                // "e.g." and "i.e." do not end a sentence.
+                && !cur.ends_with("e.g.")
+                && !cur.ends_with("i.e.");
+            if end {
+                let s = cur.trim().to_string();
+                if !s.is_empty() {
+                    out.push(s);
+                }
+                cur.clear();
+            }
+        }
+        let s = cur.trim().to_string();
+        if !s.is_empty() {
+            out.push(s);
+        }
+    }
+    out.retain(|s| s.len() <= MAX_SENTENCE && s.chars().any(char::is_alphabetic));
+    out
+}
+
+#[derive(Debug, Clone)]
+struct Hit {
+    score: f64,
+    count: usize,
+    evidence: String,
+    rule: String,
+    tags: Vec<String>,
+}
+
+/// The own words cut to what is read (`MAX_WORDS`), as sentences.
+fn read_sentences(words: &str) -> Vec<String> {
+    let mut cut = words.len().min(MAX_WORDS);
+    while !words.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    sentences(&words[..cut])
+}
+
+/// Every rule that fires in `sents`, with its weight there (damped by a
+/// question or a hedge in the deciding clause): `hit(rule, weight, sentence)`.
+fn scan(sents: &[String], rules: &Rules, mut hit: impl FnMut(&super::rules::Rule, f64, &str)) {
+    for original in sents {
+        let s = normalise(original);
+        let question = s.ends_with('?');
+        if !rules.any.is_match(&s) {
+            continue;
+        }
+        for r in &rules.rules {
+            if r.max_chars.is_some_and(|m| s.len() > m)
+                || !r.patterns.is_match(&s)
+                || r.unless.as_ref().is_some_and(|u| u.is_match(&s))
+            {
+                continue;
+            }
+            let mut w = r.weight;
+            if r.intent.is_decisive() && !r.in_question {
+                if question {
+                    w *= 0.4;
+                }
+                // A hedge in the clause that decides weakens the decision.
+                let at = r
+                    .each
+                    .iter()
+                    .find_map(|p| p.find(&s))
+                    .map_or(0, |m| m.start());
+                let clause = clause_at(&s, at);
+                if HEDGE.is_match(clause) {
+                    w *= 0.5;
+                } else if OPINION.is_match(clause) {
+                    w *= 0.8;
+                }
+            }
+            hit(r, w, original);
+        }
+    }
+}
+
+/// Every rule that fires in the replier's own words, by id, with its best
+/// weight (features for the learned model).
+pub fn rule_hits(words: &str, rules: &Rules) -> BTreeMap<String, f64> {
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    scan(&read_sentences(words), rules, |r, w, _| {
+        let e = out.entry(r.id.clone()).or_default();
+        *e = e.max(w);
+    });
+    out
+}
+
+/// Classify the replier's own words.
+pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
+    let sents = read_sentences(words);
+    let mut hits: BTreeMap<Intent, Hit> = BTreeMap::new();
+    let mut vetoed: Vec<Intent> = Vec::new();
+    let first_question: Option<String> = sents
+        .iter()
+        .find(|o| {
+            let s = normalise(o);
+            s.ends_with('?') && s.len() > 8
+        })
+        .cloned();
+    scan(&sents, rules, |r, w, original| {
+        vetoed.extend(r.vetoes.iter().copied());
+        let h = hits.entry(r.intent).or_insert(Hit {
+            score: 0.0,
+            count: 0,
+            evidence: String::new(),
+            rule: String::new(),
+            tags: Vec::new(),
+        });
+        h.count += 1;
+        if w > h.score {
+            h.score = w;
+            h.evidence = original.to_string();
+            h.rule = r.id.clone();
+            h.tags = r.tags.clone();
+        }
+    });
+    for v in &vetoed {
+        hits.remove(v);
+    }
+    // A long analysis rarely is a verdict: its decisive-sounding sentences
+    // count for less.
+    let prose: usize = sents.iter().map(String::len).sum();
+    if prose > 1200 {
+        for (i, h) in hits.iter_mut() {
+            if i.is_decisive() {
+                h.score *= 0.8;
+            }
+        }
+    }
+    // Several sentences saying the same thing make it surer.
+    for h in hits.values_mut() {
+        h.score = (h.score + 0.04 * (h.count.saturating_sub(1)) as f64).min(1.0);
+    }
+    if let Some(q) = &first_question {
+        let h = hits.entry(Intent::Question).or_insert(Hit {
+            score: 0.0,
+            count: 0,
+            evidence: q.clone(),
+            rule: "question-mark".into(),
+            tags: Vec::new(),
+        });
+        if h.score < 0.5 {
+            h.score = 0.5;
+            h.evidence = q.clone();
+            h.rule = "question-mark".into();
+        }
+    }
+    let mut ranked: Vec<(Intent, Hit)> = hits.into_iter().collect();
+    // Strongest first; on a tie the less consequential intent wins.
+    ranked.sort_by(|a, b| {
+        b.1.score
+            .partial_cmp(&a.1.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.0.is_decisive().cmp(&b.0.is_decisive()))
+    });
+    // A decision read only faintly (hedged, asked) does not make the reply a
+    // decision: the strongest undecided reading wins, the decision stays a
+    // secondary hint.
+    if ranked
+        .first()
+        .is_some_and(|(i, h)| i.is_decisive() && h.score < DECISIVE_FLOOR)
+    {
+        match ranked.iter().position(|(i, _)| !i.is_decisive()) {
+            Some(p) => {
+                let undecided = ranked.remove(p);
+                ranked.insert(0, undecided);
+            }
+            None => {
+                let mut u = fallback(&sents);
+                u.secondary = ranked
+                    .iter()
+                    .map(|(i, h)| Secondary {
+                        intent: *i,
+                        confidence: round(h.score),
+                    })
+                    .collect();
+                u.vetoed = vetoed;
+                return u;
+            }
+        }
+    }
+    let Some((top, hit)) = ranked.first().cloned() else {
+        let mut u = fallback(&sents);
+        u.vetoed = vetoed;
+        return u;
+    };
+    let second = ranked.get(1).map(|(i, h)| (*i, h.score));
+    let mut confidence = hit.score;
+    if let Some((other, s)) = second {
+        let pull = if other.is_decisive() && top.is_decisive() {
+            0.4
+        } else {
+            0.15
+        };
+        confidence *= 1.0 - pull * (s / hit.score).min(1.0);
+    }
+    Understanding {
+        intent: top,
+        confidence: round(confidence),
+        evidence: hit.evidence,
+        secondary: ranked[1..]
+            .iter()
+            .map(|(i, h)| Secondary {
+                intent: *i,
+                confidence: round(h.score),
+            })
+            .collect(),
+        tags: hit.tags,
+        rule: Some(hit.rule),
+        vetoed,
+    }
+}
+
+pub(crate) fn round(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// No rule fired: a long analysis is someone investigating; else "other".
+fn fallback(sents: &[String]) -> Understanding {
+    let prose: usize = sents.iter().map(String::len).sum();
+    let (intent, confidence) = if prose > 300 {
+        (Intent::Investigating, 0.4)
+    } else {
+        (Intent::Other, 0.3)
+    };
+    Understanding {
+        intent,
+        confidence,
+        evidence: sents.first().cloned().unwrap_or_default(),
+        secondary: Vec::new(),
+        tags: Vec::new(),
+        rule: None,
+        vetoed: Vec::new(),
+    }
+}
+
+/// The quoted text right above the reply's first own line (the proposal a
+/// short "yes" answers), unless it is the robot's report.
+pub fn quoted_before_reply(body: &str) -> Option<String> {
+    let lines: Vec<&str> = body.lines().collect();
+    let first_own = lines.iter().position(|l| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('>') && !t.ends_with("wrote:") && !t.ends_with("writes:")
+    })?;
+    let mut block = Vec::new();
+    for l in lines[..first_own].iter().rev() {
+        let t = l.trim_start();
+        if let Some(q) = t.strip_prefix('>') {
+            block.push(q.trim_start_matches(['>', ' ']));
+        } else if t.is_empty() && block.is_empty() {
+            continue;
+        } else {
+            break;
+        }
+    }
+    block.reverse();
+    let text = block.join("\n");
+    (!text.trim().is_empty() && !ROBOT_TEXT.is_match(&text)).then_some(text)
+}
+
+/// A patch in the reply itself (after scissors, or a git-format-patch body)
+/// that says it fixes something: its subject line.
+fn inline_fix(body: &str) -> Option<String> {
+    let own: Vec<&str> = body
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('>'))
+        .collect();
+    let has_diff = own
+        .iter()
+        .any(|l| l.starts_with("diff --git") || l.starts_with("+++ b/"));
+    let subject = own
+        .iter()
+        .find_map(|l| l.strip_prefix("Subject: ").filter(|s| s.contains("PATCH")));
+    let fixes = own.iter().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("Fixes: ")
+            || t.starts_with("Closes: ")
+            || (t.starts_with("Reported-by: ") && t.to_ascii_lowercase().contains("robot"))
+    });
+    if !(has_diff || subject.is_some()) || !fixes {
+        return None;
+    }
+    Some(
+        subject
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| "an inline patch with Fixes:/Reported-by: trailers".into()),
+    )
+}
+
+/// Classify a whole reply body (quotes included): own words first, then, for a
+/// bare agreement, the proposal it agrees with.
+pub fn understand(body: &str, rules: &Rules) -> Understanding {
+    understand_words(body, &own_words(body), rules)
+}
+
+/// `understand`, for a caller that has the replier's own words of `body`
+/// already (ingestion keeps them for the timeline).
+pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding {
+    // An explicit command says it all.
+    if let Some((line, Ok(cmd))) = super::command::commands(words)
+        .into_iter()
+        .find(|(_, c)| c.is_ok())
+    {
+        let mut tags = vec![format!("command:{}", cmd.name())];
+        if matches!(cmd, super::command::Command::Fixed(_)) {
+            tags.push("applied".into());
+        }
+        return Understanding {
+            intent: cmd.intent(),
+            confidence: 1.0,
+            evidence: line,
+            secondary: Vec::new(),
+            tags,
+            rule: Some("command".into()),
+            vetoed: Vec::new(),
+        };
+    }
+    let mut u = classify_words(words, rules);
+    if !u.vetoed.contains(&Intent::FixPosted)
+        && (!u.intent.is_decisive() || u.intent == Intent::FixPosted)
+    {
+        if let Some(subject) = inline_fix(body) {
+            let prev = u.intent;
+            u.secondary.insert(
+                0,
+                Secondary {
+                    intent: prev,
+                    confidence: u.confidence,
+                },
+            );
+            u.secondary.retain(|s| s.intent != Intent::FixPosted);
+            u.intent = Intent::FixPosted;
+            u.confidence = round(u.confidence.max(0.82));
+            u.evidence = subject;
+            u.rule = Some("inline-patch".into());
+            return u;
+        }
+    }
+    let short = words.len() < 200;
+    if short && !u.intent.is_decisive() && AGREE.is_match(&normalise(words)) {
+        if let Some(q) = quoted_before_reply(body) {
+            let proposal = classify_words(&q, rules);
+            if proposal.intent.is_decisive() {
+                let own = words.lines().next().unwrap_or("").trim().to_string();
+                return Understanding {
+                    intent: proposal.intent,
+                    confidence: round((proposal.confidence * 0.85).min(0.8)),
+                    evidence: format!("{own} (agreeing with: \"{}\")", proposal.evidence),
+                    secondary: vec![Secondary {
+                        intent: u.intent,
+                        confidence: u.confidence,
+                    }],
+                    tags: vec!["agreement".into()],
+                    rule: proposal.rule,
+                    vetoed: Vec::new(),
+                };
+            }
+        }
+    }
+    if u.intent == Intent::Other
+        && u.rule.is_none()
+        && short
+        && !words.is_empty()
+        && AGREE.is_match(&normalise(words))
+    {
+        u.intent = Intent::ThanksOnly;
+        u.confidence = 0.4;
+    }
+    u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentence_split() {
+        let s = sentences("This is it. Really?\nYes!  e.g. this stays.\n\n    code();\nlast line");
+        assert_eq!(
+            s,
+            [
+                "This is it.",
+                "Really?",
+                "Yes!",
+                "e.g. this stays.",
+                "last line"
+            ]
+        );
+    }
+
+    #[test]
+    fn agreement_adopts_the_quoted_proposal() {
+        let body = "On Mon, X wrote:\n> I think we should just revert this patch for now.\n\nYeah, no problem with that from my side.\n";
+        let u = understand(body, Rules::builtin());
+        assert_eq!(u.intent, Intent::WillRevert);
+        assert!(u.tags.contains(&"agreement".to_string()));
+        assert!(u.evidence.contains("agreeing with"));
+        // Agreeing with the robot's report decides nothing.
+        let body = "> kernel test robot noticed a -5% regression of x\n\nOk.\n";
+        let u = understand(body, Rules::builtin());
+        assert!(!u.intent.is_decisive());
+    }
+}

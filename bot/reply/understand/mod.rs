@@ -1,0 +1,208 @@
+//! What a reply says: the replier's own words (`quote`), the phrase rules
+//! (`rules`, `classify`), the learned model (`features`, `model`), explicit
+//! `#perfbot` commands and kernel trailers (`command`), in the classifier's
+//! vocabulary (`intent`). Pure: no I/O.
+//!
+//! `read` combines them. The rules find the sentences that carry a decision;
+//! the model, trained on real replies, weighs everything a reader weighs and
+//! gives the probability that becomes the reading's confidence. A closing
+//! decision (not a regression, won't fix, duplicate) is only ever read where
+//! a rule found its sentence; decision signals that do not settle into a
+//! decision come out as a decision of low confidence, which the policy sends
+//! to a human — never as "investigating", where it would be lost.
+
+pub mod classify;
+pub mod command;
+pub mod features;
+pub mod intent;
+pub mod model;
+pub mod quote;
+pub mod rules;
+
+pub use classify::{understand, understand_words, Secondary, Understanding};
+pub use features::{Context, Speaker};
+pub use intent::Intent;
+pub use model::Model;
+
+use classify::{classify_words, quoted_before_reply, round, sentences};
+use rules::Rules;
+
+/// The confidence under which a reading never decides anything (it stays
+/// below the policy's `trust.min_confidence` default of 0.6).
+pub const UNSETTLED: f64 = 0.5;
+
+/// How much probability of a decision, summed over the decisive intents,
+/// makes a reply worth a human's look when no single decision wins.
+pub const DECISION_SIGNAL: f64 = 0.4;
+
+/// Under this much probability of any decision, the model contradicts a
+/// decision the rules read (a human decides).
+pub const VETO: f64 = 0.1;
+
+/// A fix posted or a revert the model alone reads this surely is decided.
+pub const MODEL_DECIDES: f64 = 0.7;
+
+/// Closing decisions: they end the case (a misreading hides a regression).
+fn closes(i: Intent) -> bool {
+    matches!(
+        i,
+        Intent::NotARegression | Intent::WontFix | Intent::Duplicate
+    )
+}
+
+/// The sentence of `words` the model finds most `intent`-like.
+fn model_evidence(words: &str, model: &Model, intent: Intent, ctx: Context) -> Option<String> {
+    let none = Understanding {
+        intent: Intent::Other,
+        confidence: 0.0,
+        evidence: String::new(),
+        secondary: Vec::new(),
+        tags: Vec::new(),
+        rule: None,
+        vetoed: Vec::new(),
+    };
+    sentences(words)
+        .into_iter()
+        .take(60)
+        .map(|s| {
+            let f = features::features(&s, &s, &none, &Default::default(), None, ctx);
+            let p = Model::probability(&model.predict(&f), intent);
+            (p, s)
+        })
+        .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+        .map(|(_, s)| s)
+}
+
+/// The likeliest intent that decides nothing, with its probability.
+fn best_other(p: &[f64; Intent::ALL.len()]) -> (Intent, f64) {
+    Intent::ALL
+        .iter()
+        .copied()
+        .filter(|i| !i.is_decisive())
+        .map(|i| (i, Model::probability(p, i)))
+        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
+        .expect("intents that decide nothing")
+}
+
+/// Read a reply: `body` its whole text (quotes included), `words` the
+/// replier's own words, `ctx` who sent it about which kind of report.
+///
+/// The rules read first. Where they find a decision, the model may only
+/// disagree (its probability of any decision below `VETO`): then a human
+/// decides. Where they find none, the model may find one: a fix posted or a
+/// revert it reads with `MODEL_DECIDES` probability is a decision (not a
+/// closure: closing a case needs a rule's sentence); a decision it finds
+/// likelier than not, or decision signals of `DECISION_SIGNAL` in all, go to
+/// a human. Otherwise the model's reading of what kind of reply it is (a
+/// question, an investigation, thanks) stands, with the rules' words when
+/// they agree.
+pub fn read(
+    body: &str,
+    words: &str,
+    ctx: Context,
+    rules: &Rules,
+    model: Option<&Model>,
+) -> Understanding {
+    let by_rules = understand_words(body, words, rules);
+    let Some(model) = model else {
+        return by_rules;
+    };
+    // An explicit command says it all; so does a fact.
+    if by_rules.rule.as_deref() == Some("command") {
+        return by_rules;
+    }
+    let quoted = quoted_before_reply(body)
+        .map(|q| classify_words(&q, rules).intent)
+        .filter(|i| i.is_decisive());
+    let hits = classify::rule_hits(words, rules);
+    let f = features::features(words, body, &by_rules, &hits, quoted, ctx);
+    let p = model.predict(&f);
+    let prob = |i: Intent| Model::probability(&p, i);
+    let signal: f64 = Intent::ALL
+        .iter()
+        .filter(|i| i.is_decisive())
+        .map(|&i| prob(i))
+        .sum();
+    let secondary = |top: Intent| {
+        let mut s: Vec<Secondary> = Intent::ALL
+            .iter()
+            .copied()
+            .filter(|&i| i != top && prob(i) >= 0.1)
+            .map(|i| Secondary {
+                intent: i,
+                confidence: round(prob(i)),
+            })
+            .collect();
+        s.sort_by(|a, b| {
+            b.confidence
+                .partial_cmp(&a.confidence)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        s
+    };
+    let unsettled = |mut u: Understanding| {
+        u.confidence = round(u.confidence.min(UNSETTLED));
+        u.tags.push("unsettled".into());
+        u
+    };
+    if by_rules.intent.is_decisive() {
+        let mut u = by_rules.clone();
+        u.secondary = secondary(u.intent);
+        // The rules read a decision the model does not see at all — or, from
+        // the robot's own people, whose status reports are full of words
+        // like "within the noise", one the model finds less likely than a
+        // plain status report: a human decides.
+        let (_, pn) = best_other(&p);
+        if signal < VETO || (ctx.speaker == Speaker::Operator && prob(u.intent) < pn) {
+            return unsettled(u);
+        }
+        return u;
+    }
+    let (d, pd) = Intent::ALL
+        .iter()
+        .copied()
+        .filter(|i| i.is_decisive() && !by_rules.vetoed.contains(i))
+        .map(|i| (i, prob(i)))
+        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
+        .expect("decisive intents");
+    let (n, pn) = best_other(&p);
+    if pd >= pn || signal >= DECISION_SIGNAL {
+        let evidence =
+            model_evidence(words, model, d, ctx).unwrap_or_else(|| by_rules.evidence.clone());
+        let u = Understanding {
+            intent: d,
+            confidence: round(pd),
+            evidence,
+            secondary: secondary(d),
+            tags: Vec::new(),
+            rule: Some("model".into()),
+            vetoed: by_rules.vetoed.clone(),
+        };
+        return if pd >= MODEL_DECIDES && !closes(d) {
+            u
+        } else {
+            unsettled(u)
+        };
+    }
+    // No decision: a request the rules read stands ("can you re-run…"); a
+    // bare question mark is weighed by the model, which has seen how often
+    // it is rhetorical. Else the model's reading of the reply's kind, the
+    // rules' when they read the same.
+    let asked =
+        by_rules.intent == Intent::Question && by_rules.rule.as_deref() != Some("question-mark");
+    if asked || by_rules.intent == n {
+        let mut u = by_rules;
+        u.confidence = round(u.confidence.max(prob(u.intent)));
+        u.secondary = secondary(u.intent);
+        return u;
+    }
+    Understanding {
+        intent: n,
+        confidence: round(pn),
+        evidence: model_evidence(words, model, n, ctx).unwrap_or_else(|| by_rules.evidence.clone()),
+        secondary: secondary(n),
+        tags: Vec::new(),
+        rule: Some("model".into()),
+        vetoed: by_rules.vetoed,
+    }
+}
