@@ -401,20 +401,28 @@ pub fn ingest(
 pub fn classify(config: &Config, iterations: usize) -> String {
     use crate::reply::understand;
     let rules = config.intent_rules();
+    let big_len = 370_000;
     let typical = "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:\n>\n> Greeting,\n>\n> FYI, we noticed a +7.1% regression of fio.latency_2ms% due to commit:\n>\n> commit: b027d4c97b9675c2ad75dec94be4e46dceb3ec74 (\"xfs: don't retry xfs_buf_find on XBF_TRYLOCK failure\")\n> 46.56 ±  3%      +7.1       53.61        fio.latency_2ms%\n> 25.20 ±  6%      -7.3       17.86 ±  6%  fio.latency_4ms%\n\nThis is not a regression. The number of IOs in the 4ms IO latency\nbin has reduced by 7%, and inumber in the 2ms IO latency bin has\nincreased by 7%. IOWs, there's a measurable improvement in IO\nlatency as a result of those patches, not a regression.\n\nCheers,\n\nDave.\n-- \nDave Chinner\ndavid@fromorbit.com\n";
     let mut big =
         String::from("On Mon, Jan 1, 2024 at 10:00:00AM +0800, kernel test robot wrote:\n");
     let row = ">      46.56 ±  3%      +7.1       53.61        perf-profile.children.cycles-pp.some_kernel_function_name\n";
-    while big.len() < 370_000 {
+    while big.len() < big_len {
         big.push_str(row);
     }
     big.push_str("\nI'll revert this patch, thanks.\n");
-    let time = |text: &str| {
-        let _ = understand(text, rules);
+    let model = config.intent_model();
+    // What ingestion does per reply: own words, then the reading (rules, and
+    // the model's features and prediction when there is one).
+    let once = |text: &str, model| {
+        let words = understand::quote::own_words(text);
+        understand::read(text, &words, understand::Context::default(), rules, model)
+    };
+    let time = |text: &str, model| {
+        let _ = once(text, model);
         let mut v: Vec<f64> = (0..iterations)
             .map(|_| {
                 let t = Instant::now();
-                std::hint::black_box(understand(std::hint::black_box(text), rules));
+                std::hint::black_box(once(std::hint::black_box(text), model));
                 t.elapsed().as_secs_f64() * 1e6
             })
             .collect();
@@ -424,15 +432,25 @@ pub fn classify(config: &Config, iterations: usize) -> String {
     let t0 = Instant::now();
     let _ = crate::reply::understand::rules::Rules::with_overrides(&[]);
     let compile = t0.elapsed().as_secs_f64() * 1e3;
-    let (m1, lo1, hi1) = time(typical);
-    let (m2, lo2, hi2) = time(&big);
-    format!(
-        "classify: {iterations} iterations each (rules compile once: {compile:.1} ms)\n\
-         typical reply ({} bytes): median {m1:.1} µs (min {lo1:.1}, max {hi1:.1})\n\
-         370 KB reply quoting a report ({} bytes): median {m2:.1} µs (min {lo2:.1}, max {hi2:.1})\n",
-        typical.len(),
-        big.len()
-    )
+    let t0 = Instant::now();
+    let _ = crate::reply::understand::model::Model::from_text(include_str!("rules/intents.model"));
+    let load = t0.elapsed().as_secs_f64() * 1e3;
+    let mut out = format!(
+        "classify: {iterations} iterations each (rules compile once: {compile:.1} ms; model loads once: {load:.1} ms)\n"
+    );
+    for (name, m) in [("rules alone", None), ("rules and model", model)] {
+        if name == "rules and model" && m.is_none() {
+            continue;
+        }
+        let (m1, lo1, hi1) = time(typical, m);
+        let (m2, lo2, hi2) = time(&big, m);
+        out.push_str(&format!(
+            "{name}: typical reply ({} bytes): median {m1:.1} µs (min {lo1:.1}, max {hi1:.1}); \
+             370 KB reply quoting a report: median {m2:.1} µs (min {lo2:.1}, max {hi2:.1})\n",
+            typical.len()
+        ));
+    }
+    out
 }
 
 /// `perfbot run` under load, against the local test mail server: ten reported

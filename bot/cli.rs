@@ -1121,8 +1121,9 @@ fn classify(
                 "confidence": u.confidence,
                 "evidence": u.evidence,
                 "secondary": u.secondary,
-                "tags": u.tags,
-                "rule": u.rule,
+                "tags": u.tags(),
+                "rule": (u.basis != crate::reply::understand::Basis::Fallback).then(|| u.basis.name()),
+                "basis": u.basis,
             }))?
         );
     } else {

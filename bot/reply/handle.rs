@@ -11,7 +11,7 @@ use super::dkim::Checker;
 use super::policy::trust::{role, Role, Verdict};
 use super::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use super::understand::command::{commands, Command, Parsed};
-use super::understand::{read, Context, Intent, Speaker, Understanding};
+use super::understand::{read, Basis, Context, Fact, Intent, Speaker, Understanding};
 use crate::case::{Case, CaseId, Cause};
 use crate::config::Config;
 use crate::mail::followup::{prepare_followup, FollowUp};
@@ -64,15 +64,15 @@ pub fn speaker(r: Role) -> Speaker {
 
 /// How a thread message was matched decides what kind of fact it is.
 fn fact(entry: &ThreadEntry) -> Option<Understanding> {
-    let (intent, tag, evidence) = match entry.matched_by.as_str() {
+    let (intent, fact, evidence) = match entry.matched_by.as_str() {
         "revert" => (
             Intent::WillRevert,
-            "revert-posted",
+            Fact::RevertPosted,
             "a revert of the commit was posted",
         ),
         "trailer" => (
             Intent::FixPosted,
-            "trailer",
+            Fact::ClosingPatch,
             "a patch that closes the report was posted",
         ),
         _ => return None,
@@ -81,10 +81,8 @@ fn fact(entry: &ThreadEntry) -> Option<Understanding> {
         intent,
         confidence: 0.95,
         evidence: format!("{evidence}: {}", entry.subject),
-        secondary: Vec::new(),
-        tags: vec![tag.into()],
-        rule: Some("fact".into()),
-        vetoed: Vec::new(),
+        basis: Basis::Fact { fact },
+        ..Understanding::nothing()
     })
 }
 

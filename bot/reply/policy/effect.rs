@@ -5,7 +5,8 @@
 
 use super::trust::{Policy, Role};
 use crate::case::CaseState;
-use crate::reply::understand::{Intent, Understanding};
+use crate::reply::understand::command::Command;
+use crate::reply::understand::{Basis, Intent, Understanding};
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,9 +72,9 @@ fn target(u: &Understanding, state: CaseState) -> Option<CaseState> {
     Some(match u.intent {
         Intent::NotARegression => CaseState::NotARegression,
         Intent::WillRevert => CaseState::AwaitingRevert,
-        Intent::FixPosted if u.tags.iter().any(|t| t == "applied") => {
+        Intent::FixPosted if u.applied => {
             if matches!(state, CaseState::AwaitingFix | CaseState::AwaitingRevert)
-                || u.tags.iter().any(|t| t == "command:fixed")
+                || matches!(u.command(), Some(Command::Fixed(_)))
             {
                 CaseState::Fixed
             } else {
@@ -89,11 +90,13 @@ fn target(u: &Understanding, state: CaseState) -> Option<CaseState> {
 
 /// Decide. `by_command`: the understanding came from a `#perfbot` command.
 pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {
-    let by_command = u.rule.as_deref() == Some("command");
+    // A command, or a fact seen on the list: explicit, so no confidence
+    // threshold and no contradiction check applies (who may command still does).
+    let by_command = matches!(u.basis, Basis::Command { .. } | Basis::Fact { .. });
     if role == Role::Bot {
         return Effect::none("automatic mail: never acted on");
     }
-    if by_command && u.tags.iter().any(|t| t == "command:reopen") {
+    if matches!(u.command(), Some(Command::Reopen)) {
         if !policy.may_command(role) {
             return Effect::human(format!("#perfbot reopen by {role}, who may not command"));
         }
@@ -103,6 +106,20 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
             escalate: None,
             decided: false,
         };
+    }
+    // "Agreed, that's a bug" after the case was closed as no regression (or
+    // won't fix, or duplicate): the earlier decision is reversed, and only a
+    // human may reopen it.
+    if u.confirms
+        && matches!(
+            state,
+            CaseState::NotARegression | CaseState::WontFix | CaseState::Duplicate
+        )
+    {
+        return Effect::human(format!(
+            "{role} says the regression is real after it was closed as {state}: \"{}\"",
+            u.evidence
+        ));
     }
     match u.intent {
         Intent::Question => {
@@ -176,19 +193,28 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
 mod tests {
     use super::*;
 
+    /// A reading: `tags` as `classify --json` prints them (`command:fixed`,
+    /// `applied`).
     fn u(intent: Intent, confidence: f64, tags: &[&str]) -> Understanding {
+        let command = tags.iter().find_map(|t| t.strip_prefix("command:"));
+        let basis = match command {
+            Some(c) => Basis::Command {
+                command: match c {
+                    "reopen" => Command::Reopen,
+                    "fixed" => Command::Fixed("0123abcd".into()),
+                    "invalid" => Command::Invalid,
+                    other => panic!("no command {other} in this table"),
+                },
+            },
+            None => Basis::Rule { id: "r".into() },
+        };
         Understanding {
             intent,
             confidence,
             evidence: "words".into(),
-            secondary: vec![],
-            tags: tags.iter().map(|t| t.to_string()).collect(),
-            rule: Some(if tags.iter().any(|t| t.starts_with("command:")) {
-                "command".into()
-            } else {
-                "r".into()
-            }),
-            vetoed: vec![],
+            basis,
+            applied: tags.contains(&"applied"),
+            ..Understanding::nothing()
         }
     }
 
@@ -393,6 +419,14 @@ mod tests {
                 false,
             ),
         ];
+        // A later reply that reverses a closing decision.
+        let mut real = u(Intent::Investigating, 0.6, &[]);
+        real.confirms = true;
+        let e = decide(S::NotARegression, &real, Role::Maintainer, &policy());
+        assert_eq!(e.state, Some(S::NeedsHuman));
+        assert!(e.escalate.unwrap().contains("real"));
+        let e = decide(S::Reported, &real, Role::Maintainer, &policy());
+        assert_eq!(e.state, Some(S::Investigating));
         for (state, intent, conf, tags, role, want, esc) in cases {
             let e = decide(*state, &u(*intent, *conf, tags), *role, &policy());
             assert_eq!(e.state, *want, "{state} {intent} {role}: {e:?}");

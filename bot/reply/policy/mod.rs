@@ -21,7 +21,7 @@ use trust::{Policy, Role};
 use crate::case::{Case, CaseState};
 use crate::mail::Address;
 use crate::reply::understand::command::{Parsed, USAGE};
-use crate::reply::understand::{Intent, Understanding};
+use crate::reply::understand::{Basis, Fact, Intent, Understanding};
 
 /// The mail kinds perfbot sends on its own in answer to a reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -301,16 +301,15 @@ fn fact_effect(state: CaseState, u: &Understanding, policy: &Policy) -> Effect {
     ) {
         return Effect::human(format!("{} on a case closed as {state}", u.evidence));
     }
-    let to = if u.tags.iter().any(|t| t == "revert-posted") {
+    let to = if u.basis
+        == (Basis::Fact {
+            fact: Fact::RevertPosted,
+        }) {
         CaseState::Reverted
     } else {
         CaseState::AwaitingFix
     };
-    let as_command = Understanding {
-        rule: Some("command".into()),
-        ..u.clone()
-    };
-    let mut e = decide(state, &as_command, Role::Operator, policy);
+    let mut e = decide(state, u, Role::Operator, policy);
     if e.state.is_some() && e.escalate.is_none() {
         e.state = Some(to);
     }

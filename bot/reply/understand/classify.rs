@@ -23,16 +23,124 @@ pub struct Understanding {
     pub evidence: String,
     /// Other intents the reply also carries, strongest first.
     pub secondary: Vec<Secondary>,
-    /// Extra facts (`applied`: a fix was applied; `agreement`: adopted from a
-    /// quoted proposal).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    /// The rule that decided, for explaining and tuning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
+    /// What the reading rests on (a rule's sentence, a command, a fact on
+    /// the list, the model…), for explaining, tuning and the policy.
+    pub basis: Basis,
+    /// A fix was applied (merged, queued), not just posted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub applied: bool,
+    /// Decision signals the reading could not settle: a human decides.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unsettled: bool,
+    /// The reply says the regression is real (after a closing decision, it
+    /// reverses it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub confirms: bool,
     /// Intents the reply ruled out ("this patch is not a fix").
     #[serde(skip)]
     pub vetoed: Vec<Intent>,
+}
+
+/// A fact seen on the list, whoever posted it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fact {
+    /// A revert of the case's commit.
+    RevertPosted,
+    /// A patch whose `Closes:`/`Link:` trailer points at the report.
+    ClosingPatch,
+}
+
+/// What a reading rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Basis {
+    /// A phrase rule matched the evidence sentence.
+    Rule { id: String },
+    /// A short agreement with a quoted proposal a rule read.
+    Agreement { id: Option<String> },
+    /// A patch in the reply itself, with kernel trailers.
+    InlinePatch,
+    /// A question mark, and no rule.
+    QuestionMark,
+    /// Nothing fired (a long reply reads as investigating, a short one other).
+    Fallback,
+    /// The learned model.
+    Model,
+    /// An explicit `#perfbot` command.
+    Command { command: super::command::Command },
+    /// A fact on the list.
+    Fact { fact: Fact },
+}
+
+impl Basis {
+    /// The short name `classify --json` prints as `rule`.
+    pub fn name(&self) -> String {
+        match self {
+            Basis::Rule { id } => id.clone(),
+            Basis::Agreement { id } => id.clone().unwrap_or_else(|| "agreement".into()),
+            Basis::InlinePatch => "inline-patch".into(),
+            Basis::QuestionMark => "question-mark".into(),
+            Basis::Fallback => "fallback".into(),
+            Basis::Model => "model".into(),
+            Basis::Command { .. } => "command".into(),
+            Basis::Fact { .. } => "fact".into(),
+        }
+    }
+
+    /// A phrase rule (or an agreement with one) found the evidence sentence.
+    pub fn is_rule(&self) -> bool {
+        matches!(
+            self,
+            Basis::Rule { .. } | Basis::Agreement { .. } | Basis::InlinePatch
+        )
+    }
+}
+
+impl Understanding {
+    /// A reading with nothing behind it (what a reply that says nothing gets).
+    pub fn nothing() -> Understanding {
+        Understanding {
+            intent: Intent::Other,
+            confidence: 0.0,
+            evidence: String::new(),
+            secondary: Vec::new(),
+            basis: Basis::Fallback,
+            applied: false,
+            unsettled: false,
+            confirms: false,
+            vetoed: Vec::new(),
+        }
+    }
+
+    /// The flags `classify --json` prints as `tags`.
+    pub fn tags(&self) -> Vec<String> {
+        let mut t = Vec::new();
+        if let Basis::Command { command } = &self.basis {
+            t.push(format!("command:{}", command.name()));
+        }
+        if matches!(self.basis, Basis::Agreement { .. }) {
+            t.push("agreement".into());
+        }
+        if self.applied {
+            t.push("applied".into());
+        }
+        if self.unsettled {
+            t.push("unsettled".into());
+        }
+        if self.confirms {
+            t.push("confirms".into());
+        }
+        t
+    }
+
+    /// The `#perfbot` command this reading is, if it is one.
+    pub fn command(&self) -> Option<&super::command::Command> {
+        match &self.basis {
+            Basis::Command { command } => Some(command),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -171,8 +279,8 @@ struct Hit {
     score: f64,
     count: usize,
     evidence: String,
-    rule: String,
-    tags: Vec<String>,
+    basis: Basis,
+    applied: bool,
 }
 
 /// The own words cut to what is read (`MAX_WORDS`), as sentences.
@@ -246,21 +354,23 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
             s.ends_with('?') && s.len() > 8
         })
         .cloned();
+    let mut confirms = false;
     scan(&sents, rules, |r, w, original| {
         vetoed.extend(r.vetoes.iter().copied());
+        confirms |= r.tags.contains(&super::rules::RuleTag::Confirms);
         let h = hits.entry(r.intent).or_insert(Hit {
             score: 0.0,
             count: 0,
             evidence: String::new(),
-            rule: String::new(),
-            tags: Vec::new(),
+            basis: Basis::Fallback,
+            applied: false,
         });
         h.count += 1;
         if w > h.score {
             h.score = w;
             h.evidence = original.to_string();
-            h.rule = r.id.clone();
-            h.tags = r.tags.clone();
+            h.basis = Basis::Rule { id: r.id.clone() };
+            h.applied = r.tags.contains(&super::rules::RuleTag::Applied);
         }
     });
     for v in &vetoed {
@@ -285,13 +395,13 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
             score: 0.0,
             count: 0,
             evidence: q.clone(),
-            rule: "question-mark".into(),
-            tags: Vec::new(),
+            basis: Basis::QuestionMark,
+            applied: false,
         });
         if h.score < 0.5 {
             h.score = 0.5;
             h.evidence = q.clone();
-            h.rule = "question-mark".into();
+            h.basis = Basis::QuestionMark;
         }
     }
     let mut ranked: Vec<(Intent, Hit)> = hits.into_iter().collect();
@@ -324,6 +434,7 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
                     })
                     .collect();
                 u.vetoed = vetoed;
+                u.confirms = confirms;
                 return u;
             }
         }
@@ -331,6 +442,7 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
     let Some((top, hit)) = ranked.first().cloned() else {
         let mut u = fallback(&sents);
         u.vetoed = vetoed;
+        u.confirms = confirms;
         return u;
     };
     let second = ranked.get(1).map(|(i, h)| (*i, h.score));
@@ -354,8 +466,10 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
                 confidence: round(h.score),
             })
             .collect(),
-        tags: hit.tags,
-        rule: Some(hit.rule),
+        basis: hit.basis,
+        applied: hit.applied,
+        unsettled: false,
+        confirms,
         vetoed,
     }
 }
@@ -377,8 +491,10 @@ fn fallback(sents: &[String]) -> Understanding {
         confidence,
         evidence: sents.first().cloned().unwrap_or_default(),
         secondary: Vec::new(),
-        tags: Vec::new(),
-        rule: None,
+        basis: Basis::Fallback,
+        applied: false,
+        unsettled: false,
+        confirms: false,
         vetoed: Vec::new(),
     }
 }
@@ -403,9 +519,27 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
         }
     }
     block.reverse();
-    let text = block.join("\n");
-    (!text.trim().is_empty() && !ROBOT_TEXT.is_match(&text)).then_some(text)
+    // The robot's own report is never a proposal, however long the quote.
+    // Its telltale words are in its first lines ("kernel test robot noticed",
+    // the table's header) or, trimmed, in the last ones: those are searched,
+    // not a whole quoted report of hundreds of kilobytes.
+    let head = block.iter().take(ROBOT_HEAD_LINES);
+    let tail = block
+        .iter()
+        .skip(ROBOT_HEAD_LINES.max(block.len().saturating_sub(PROPOSAL_LINES)));
+    if head.chain(tail).any(|l| ROBOT_TEXT.is_match(l)) {
+        return None;
+    }
+    // A proposal is the last few lines quoted; a long quote is context.
+    let text = block[block.len().saturating_sub(PROPOSAL_LINES)..].join("\n");
+    (!text.trim().is_empty()).then_some(text)
 }
+
+/// The quoted lines right above a reply that can hold what it agrees with.
+const PROPOSAL_LINES: usize = 30;
+
+/// The first lines of a quote that show whether it is the robot's report.
+const ROBOT_HEAD_LINES: usize = 120;
 
 /// A patch in the reply itself (after scissors, or a git-format-patch body)
 /// that says it fixes something: its subject line.
@@ -450,17 +584,15 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
         .into_iter()
         .find(|(_, c)| c.is_ok())
     {
-        let mut tags = vec![format!("command:{}", cmd.name())];
-        if matches!(cmd, super::command::Command::Fixed(_)) {
-            tags.push("applied".into());
-        }
         return Understanding {
             intent: cmd.intent(),
             confidence: 1.0,
             evidence: line,
             secondary: Vec::new(),
-            tags,
-            rule: Some("command".into()),
+            applied: matches!(cmd, super::command::Command::Fixed(_)),
+            basis: Basis::Command { command: cmd },
+            unsettled: false,
+            confirms: false,
             vetoed: Vec::new(),
         };
     }
@@ -481,7 +613,7 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
             u.intent = Intent::FixPosted;
             u.confidence = round(u.confidence.max(0.82));
             u.evidence = subject;
-            u.rule = Some("inline-patch".into());
+            u.basis = Basis::InlinePatch;
             return u;
         }
     }
@@ -499,15 +631,22 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
                         intent: u.intent,
                         confidence: u.confidence,
                     }],
-                    tags: vec!["agreement".into()],
-                    rule: proposal.rule,
+                    basis: Basis::Agreement {
+                        id: match proposal.basis {
+                            Basis::Rule { id } => Some(id),
+                            _ => None,
+                        },
+                    },
+                    applied: false,
+                    unsettled: false,
+                    confirms: false,
                     vetoed: Vec::new(),
                 };
             }
         }
     }
     if u.intent == Intent::Other
-        && u.rule.is_none()
+        && u.basis == Basis::Fallback
         && short
         && !words.is_empty()
         && AGREE.is_match(&normalise(words))
@@ -542,7 +681,7 @@ mod tests {
         let body = "On Mon, X wrote:\n> I think we should just revert this patch for now.\n\nYeah, no problem with that from my side.\n";
         let u = understand(body, Rules::builtin());
         assert_eq!(u.intent, Intent::WillRevert);
-        assert!(u.tags.contains(&"agreement".to_string()));
+        assert!(matches!(u.basis, Basis::Agreement { .. }));
         assert!(u.evidence.contains("agreeing with"));
         // Agreeing with the robot's report decides nothing.
         let body = "> kernel test robot noticed a -5% regression of x\n\nOk.\n";

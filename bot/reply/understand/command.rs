@@ -4,7 +4,8 @@
 
 use super::intent::Intent;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "name", content = "argument")]
 pub enum Command {
     Invalid,
     Revert,

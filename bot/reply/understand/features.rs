@@ -135,7 +135,7 @@ pub fn features(
             s.confidence.max(0.1),
         );
     }
-    if rules.rule.is_some() && rules.intent.is_decisive() {
+    if rules.basis.is_rule() && rules.intent.is_decisive() {
         set("rule:decisive".into(), rules.confidence);
     }
     // Every rule that fired, however weakly: the model learns which of them
@@ -195,11 +195,7 @@ mod tests {
         Understanding {
             intent,
             confidence: 0.3,
-            evidence: String::new(),
-            secondary: vec![],
-            tags: vec![],
-            rule: None,
-            vetoed: vec![],
+            ..Understanding::nothing()
         }
     }
 

@@ -19,7 +19,7 @@ pub mod model;
 pub mod quote;
 pub mod rules;
 
-pub use classify::{understand, understand_words, Secondary, Understanding};
+pub use classify::{understand, understand_words, Basis, Fact, Secondary, Understanding};
 pub use features::{Context, Speaker};
 pub use intent::Intent;
 pub use model::Model;
@@ -52,15 +52,7 @@ fn closes(i: Intent) -> bool {
 
 /// The sentence of `words` the model finds most `intent`-like.
 fn model_evidence(words: &str, model: &Model, intent: Intent, ctx: Context) -> Option<String> {
-    let none = Understanding {
-        intent: Intent::Other,
-        confidence: 0.0,
-        evidence: String::new(),
-        secondary: Vec::new(),
-        tags: Vec::new(),
-        rule: None,
-        vetoed: Vec::new(),
-    };
+    let none = Understanding::nothing();
     sentences(words)
         .into_iter()
         .take(60)
@@ -108,7 +100,7 @@ pub fn read(
         return by_rules;
     };
     // An explicit command says it all; so does a fact.
-    if by_rules.rule.as_deref() == Some("command") {
+    if by_rules.command().is_some() {
         return by_rules;
     }
     let quoted = quoted_before_reply(body)
@@ -142,7 +134,7 @@ pub fn read(
     };
     let unsettled = |mut u: Understanding| {
         u.confidence = round(u.confidence.min(UNSETTLED));
-        u.tags.push("unsettled".into());
+        u.unsettled = true;
         u
     };
     if by_rules.intent.is_decisive() {
@@ -174,8 +166,10 @@ pub fn read(
             confidence: round(pd),
             evidence,
             secondary: secondary(d),
-            tags: Vec::new(),
-            rule: Some("model".into()),
+            basis: Basis::Model,
+            applied: false,
+            unsettled: false,
+            confirms: false,
             vetoed: by_rules.vetoed.clone(),
         };
         return if pd >= MODEL_DECIDES && !closes(d) {
@@ -188,8 +182,7 @@ pub fn read(
     // bare question mark is weighed by the model, which has seen how often
     // it is rhetorical. Else the model's reading of the reply's kind, the
     // rules' when they read the same.
-    let asked =
-        by_rules.intent == Intent::Question && by_rules.rule.as_deref() != Some("question-mark");
+    let asked = by_rules.intent == Intent::Question && by_rules.basis != Basis::QuestionMark;
     if asked || by_rules.intent == n {
         let mut u = by_rules;
         u.confidence = round(u.confidence.max(prob(u.intent)));
@@ -201,8 +194,10 @@ pub fn read(
         confidence: round(pn),
         evidence: model_evidence(words, model, n, ctx).unwrap_or_else(|| by_rules.evidence.clone()),
         secondary: secondary(n),
-        tags: Vec::new(),
-        rule: Some("model".into()),
+        basis: Basis::Model,
+        applied: false,
+        unsettled: false,
+        confirms: false,
         vetoed: by_rules.vetoed,
     }
 }

@@ -71,7 +71,7 @@ fn is_name_tag(line: &str) -> bool {
 
 /// The replier's own text, paragraphs kept, everything quoted or automatic gone.
 pub fn own_words(body: &str) -> String {
-    let body = body.replace("\r\n", "\n");
+    // `lines` drops the `\r` of CRLF line ends itself.
     let lines: Vec<&str> = body.lines().collect();
     let mut keep: Vec<&str> = Vec::with_capacity(lines.len());
     let mut i = 0;

@@ -20,8 +20,9 @@ pub struct RuleSpec {
     /// Fires in questions too (a question that carries a decision).
     #[serde(default)]
     pub in_question: bool,
+    /// What else a match says (`applied`: the fix is applied, not just posted).
     #[serde(default)]
-    pub tags: Vec<String>,
+    pub tags: Vec<RuleTag>,
     /// Intents this rule rules out for the whole reply ("this patch is not a
     /// fix" anywhere means no patch in it is a fix).
     #[serde(default)]
@@ -30,6 +31,17 @@ pub struct RuleSpec {
     /// words inside a long explanation describe a detail).
     #[serde(default)]
     pub max_chars: Option<usize>,
+}
+
+/// What a rule's match says besides its intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleTag {
+    /// The fix is applied (merged, queued), not just posted.
+    Applied,
+    /// The regression is real after all ("agreed, that's a bug"): after a
+    /// closing decision, a reversal.
+    Confirms,
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,7 +76,7 @@ pub struct Rule {
     pub each: Vec<Regex>,
     pub unless: Option<RegexSet>,
     pub in_question: bool,
-    pub tags: Vec<String>,
+    pub tags: Vec<RuleTag>,
     pub vetoes: Vec<Intent>,
     pub max_chars: Option<usize>,
 }

@@ -1,0 +1,195 @@
+//! How well perfbot reads real maintainers, measured the only honest way: on
+//! real replies (`tests/fixtures/threads`, 136 replies in 27 threads from 57
+//! kernel lists), each read by a model that never saw its thread (five
+//! thread-grouped folds; the 39 `replies-dev` replies train every fold).
+//! Also: the committed weights are what `perfbot train-intents` makes, and no
+//! input, however odd, makes the reading panic or decide for an untrusted
+//! sender.
+
+use std::path::PathBuf;
+
+use perfbot::eval::{cross_validate, default_policy, load, summarise};
+use perfbot::reply::policy::effect::decide;
+use perfbot::reply::policy::trust::Role;
+use perfbot::reply::understand::model::{Model, Train};
+use perfbot::reply::understand::quote::own_words;
+use perfbot::reply::understand::rules::Rules;
+use perfbot::reply::understand::{read, Context, Intent, Speaker};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn threads() -> PathBuf {
+    root().join("tests/fixtures/threads/labels.jsonl")
+}
+
+fn dev() -> PathBuf {
+    root().join("tests/fixtures/replies/dev/labels.jsonl")
+}
+
+#[test]
+fn held_out_threads_meet_the_targets() {
+    let items = load(&[threads()]).unwrap();
+    let mut extra = load(&[dev()]).unwrap();
+    extra.retain(|x| !items.iter().any(|i| i.message_id == x.message_id));
+    assert_eq!(items.len(), 136);
+    let reads = cross_validate(
+        &items,
+        &extra,
+        5,
+        &default_policy(),
+        Rules::builtin(),
+        Train::default(),
+    )
+    .unwrap();
+    let s = summarise(&reads);
+    let f = |a: usize, b: usize| a as f64 / b as f64;
+    eprintln!("{}", perfbot::eval::render(&s, &reads, false));
+    assert_eq!(s.decision_replies, 36);
+    // Nothing decisive lost silently; no decision the repliers did not make.
+    assert!(f(s.silently_missed, s.decision_replies) <= 0.10, "{s:?}");
+    assert!(f(s.wrong_decisions, s.replies) <= 0.01, "{s:?}");
+    // Most decisions read; no flood of the quiet replies to humans.
+    assert!(f(s.decided_right, s.decision_replies) >= 0.65, "{s:?}");
+    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.15, "{s:?}");
+    assert!(f(s.lenient, s.replies) >= 0.85, "{s:?}");
+}
+
+#[test]
+fn the_committed_weights_are_what_training_makes() {
+    let items = load(&[threads(), dev()]).unwrap();
+    let model = perfbot::eval::train(&items, Rules::builtin(), Train::default()).unwrap();
+    let committed = std::fs::read_to_string(root().join("bot/rules/intents.model")).unwrap();
+    assert!(
+        model.to_text() == committed,
+        "bot/rules/intents.model is stale: run `perfbot train-intents {} {}`",
+        threads().display(),
+        dev().display()
+    );
+    assert!(committed.len() < 5 << 20);
+}
+
+#[test]
+fn repeated_decision_words_from_a_stranger_only_reach_a_human() {
+    use perfbot::case::CaseState as S;
+    let words = "This is not a regression. I'll revert this patch. Fixed in v2. \
+                 Won't fix. Duplicate of the other report. "
+        .repeat(200);
+    let model = perfbot::reply::understand::model::builtin();
+    assert!(model.is_some(), "the built-in model loads");
+    // However the reading comes out (whatever the sender claims to be in the
+    // words), an untrusted sender's decision never moves the case.
+    for speaker in [Speaker::Other, Speaker::Author, Speaker::Operator] {
+        let ctx = Context {
+            speaker,
+            improvement: false,
+        };
+        let u = read(&words, &own_words(&words), ctx, Rules::builtin(), model);
+        let e = decide(S::Reported, &u, Role::Other, &default_policy());
+        if u.intent.is_decisive() {
+            assert_eq!(e.state, Some(S::NeedsHuman), "{u:?} {e:?}");
+        }
+        assert!(
+            !matches!(
+                e.state,
+                Some(
+                    S::NotARegression
+                        | S::WontFix
+                        | S::Duplicate
+                        | S::AwaitingFix
+                        | S::AwaitingRevert
+                )
+            ),
+            "a stranger decided: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn eval_replies_on_the_command_line() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["eval-replies", "--json"])
+        .arg(dev())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in [
+        "replies",
+        "lenient",
+        "per_label",
+        "confusion",
+        "decided_right",
+        "to_human",
+        "silently_missed",
+        "wrong_decisions",
+    ] {
+        assert!(v["summary"].get(k).is_some(), "{k} missing");
+    }
+    assert_eq!(v["replies"].as_array().unwrap().len(), 39);
+    // A labels file that names a missing message is a clear input error.
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("labels.jsonl");
+    std::fs::write(
+        &bad,
+        r#"{"thread": "t", "file": "nope.eml", "message_id": "x@y", "from_role": "author", "label": "other"}"#,
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["eval-replies"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any text: the reading finishes, its confidence is a probability,
+        /// and the model's distribution is one.
+        #[test]
+        fn reading_arbitrary_text(text in ".{0,2000}", improvement in any::<bool>()) {
+            let ctx = Context { speaker: Speaker::Author, improvement };
+            let model = perfbot::reply::understand::model::builtin();
+            let u = read(&text, &own_words(&text), ctx, Rules::builtin(), model);
+            prop_assert!((0.0..=1.0).contains(&u.confidence));
+            prop_assert!(Intent::ALL.contains(&u.intent));
+            let f = perfbot::reply::understand::features::features(
+                &text, &text, &u, &Default::default(), None, ctx);
+            let p = model.unwrap().predict(&f);
+            prop_assert!(p.iter().all(|x| x.is_finite() && *x >= 0.0));
+            prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        }
+
+        /// Mail-shaped junk: quotes, patches, commands and decision words mixed.
+        #[test]
+        fn reading_mail_shaped_junk(parts in proptest::collection::vec(prop_oneof![
+            Just("> This is not a regression.\n".to_string()),
+            Just("#perfbot invalid\n".to_string()),
+            Just("diff --git a/x b/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n".to_string()),
+            Just("I'll revert this patch?\n".to_string()),
+            Just("Fixes: 0123456789ab (\"x\")\n".to_string()),
+            "[a-z ]{0,40}\n",
+        ], 0..40)) {
+            let text: String = parts.concat();
+            let model = perfbot::reply::understand::model::builtin();
+            let u = read(&text, &own_words(&text), Context::default(), Rules::builtin(), model);
+            prop_assert!((0.0..=1.0).contains(&u.confidence));
+        }
+    }
+
+    #[test]
+    fn model_text_round_trip_of_the_builtin() {
+        let m = perfbot::reply::understand::model::builtin().unwrap();
+        let back = Model::from_text(&m.to_text()).unwrap();
+        assert_eq!(back.len(), m.len());
+    }
+}
