@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::compare::rules::{DirectionEntry, DirectionTable, RulesError, SelectionRules};
-use crate::mail::Address;
+use crate::model::Address;
+use crate::reply::policy::trust::Role;
+use crate::reply::Intent;
 
 /// The repository's default config, built in so that the binary runs anywhere.
 pub const DEFAULT_CONFIG: &str = include_str!("../config.toml");
@@ -21,80 +23,79 @@ pub enum ConfigError {
     Rules { path: String, source: RulesError },
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BotSection {
-    /// Where sled keeps cases, threads and the outbox.
-    pub state_dir: PathBuf,
-    /// Display name of the sender (`perfbot`; the 0-day robot's is `kernel test robot`).
-    pub name: String,
-    /// The sender's address; also the Reported-by identity.
-    pub email: String,
-    /// Domain of the Message-IDs perfbot makes.
-    pub message_id_domain: String,
+pub use crate::report::settings::{BotSection, ReportKind, ReportSection};
+
+/// Where mail goes (`outbound.transport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// `.eml` files in `outbound.outbox_dir` (the default: no mail server needed).
+    File,
+    Smtp,
+    /// Printed, one mail after another.
+    Stdout,
 }
 
-impl Default for BotSection {
-    fn default() -> Self {
-        BotSection {
-            state_dir: "state".into(),
-            name: "perfbot".into(),
-            email: "perfbot@localhost".into(),
-            message_id_domain: "perfbot.localhost".into(),
+/// Where replies are read from (`inbound.source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InboundSource {
+    Maildir,
+    Imap,
+    None,
+}
+
+/// The learned intent model (`reply.model`): `builtin`, `none`, or a path.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "String")]
+pub enum ModelChoice {
+    Builtin,
+    None,
+    File(PathBuf),
+}
+
+impl From<String> for ModelChoice {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "builtin" => ModelChoice::Builtin,
+            "none" => ModelChoice::None,
+            _ => ModelChoice::File(s.into()),
         }
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ReportSection {
-    /// `classic`, `modern`, or a path to a `.hbs` file (its `.subject.hbs` beside it).
-    pub template: String,
-    pub templates_dir: PathBuf,
-    /// `iso-8859-1` (as the robot) or `utf-8`.
-    pub charset: String,
-    /// Base of the `Closes:`/`Link:` URL: `<archive_url>/<message-id>`.
-    pub archive_url: String,
-    /// Base of the "materials to reproduce" URL (modern template); empty for none.
-    pub materials_url: String,
-    /// Smallest change of a directional metric worth a report, in percent.
-    pub min_change_percent: f64,
-    /// Which headline verdicts produce a report.
-    pub kinds: Vec<String>,
-    /// List the headline metric first in its table (the 2018 robot did).
-    pub headline_first: bool,
-    /// Lists always copied, in order, before the input's own Cc.
-    pub cc: Vec<String>,
-    /// Copy the sender itself last, as the robot does.
-    pub cc_self: bool,
-    pub disclaimer: String,
-    /// The classic template's sign-off under "Thanks,".
-    pub signoff: String,
-    /// The modern template's signature after `-- `.
-    pub signature: String,
-    /// The classic template's "To reproduce:" block.
-    pub reproduce: String,
+/// A list of addresses, each checked (`Name <addr>` is read as `addr`).
+fn addresses<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Address>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|a| {
+            Address::parse(a)
+                .ok_or_else(|| serde::de::Error::custom(format!("{a:?} is not an e-mail address")))
+        })
+        .collect()
 }
 
-impl Default for ReportSection {
-    fn default() -> Self {
-        ReportSection {
-            template: "modern".into(),
-            templates_dir: "templates".into(),
-            charset: "iso-8859-1".into(),
-            archive_url: "https://lore.kernel.org/oe-lkp".into(),
-            materials_url: String::new(),
-            min_change_percent: 1.0,
-            kinds: vec!["regression".into(), "improvement".into()],
-            headline_first: false,
-            cc: Vec::new(),
-            cc_self: true,
-            disclaimer: "Results have been estimated based on internal Intel analysis and are provided\nfor informational purposes only. Any difference in system hardware or software\ndesign or configuration may affect actual performance.".into(),
-            signoff: "perfbot".into(),
-            signature: "perfbot performance CI".into(),
-            reproduce: "        git clone https://github.com/intel/lkp-tests.git\n        cd lkp-tests\n        bin/lkp install job.yaml\n        bin/lkp run     job.yaml".into(),
-        }
+/// A list of recipients as written (`Name <addr>` kept for the To header),
+/// each checked to hold an address.
+fn mailboxes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let v = Vec::<String>::deserialize(d)?;
+    match v.iter().find(|a| Address::parse(a).is_none()) {
+        Some(a) => Err(serde::de::Error::custom(format!(
+            "{a:?} is not an e-mail address"
+        ))),
+        None => Ok(v),
     }
+}
+
+/// One address, or the empty string for none.
+fn optional_address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Address>, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.trim().is_empty() {
+        return Ok(None);
+    }
+    Address::parse(&s)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not an e-mail address")))
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -108,11 +109,12 @@ pub struct CompareSection {
 #[serde(deny_unknown_fields, default)]
 pub struct OutboundSection {
     /// `file` (the default: `.eml` files in `outbox_dir`), `smtp` or `stdout`.
-    pub transport: String,
+    pub transport: TransportKind,
     pub outbox_dir: PathBuf,
     /// Staging: every envelope goes to this one address instead (headers unchanged,
     /// an `X-Perfbot-Redirected` header says so).
-    pub redirect_all_to: String,
+    #[serde(deserialize_with = "optional_address")]
+    pub redirect_all_to: Option<Address>,
     /// Most recipients (To + Cc) one mail may have; Cc beyond it is dropped.
     pub max_recipients: usize,
     /// Rate limits over all mail perfbot sends (0 = no limit).
@@ -132,15 +134,16 @@ pub struct OutboundSection {
     /// Mails sent over SMTP at once (and pooled connections).
     pub concurrency: usize,
     /// Addresses that never get mail (joined with `perfbot optout add`).
-    pub optout: Vec<String>,
+    #[serde(deserialize_with = "addresses")]
+    pub optout: Vec<Address>,
 }
 
 impl Default for OutboundSection {
     fn default() -> Self {
         OutboundSection {
-            transport: "file".into(),
+            transport: TransportKind::File,
             outbox_dir: "state/outbox".into(),
-            redirect_all_to: String::new(),
+            redirect_all_to: None,
             max_recipients: 25,
             max_per_hour: 60,
             max_per_day: 500,
@@ -218,7 +221,7 @@ impl Default for SmtpSection {
 #[serde(deny_unknown_fields, default)]
 pub struct InboundSection {
     /// `maildir` (the default), `imap`, or `none`.
-    pub source: String,
+    pub source: InboundSource,
     pub maildir: PathBuf,
     /// Messages bigger than this are matched by their headers only.
     pub max_message_bytes: usize,
@@ -235,7 +238,7 @@ pub struct InboundSection {
 impl Default for InboundSection {
     fn default() -> Self {
         InboundSection {
-            source: "maildir".into(),
+            source: InboundSource::Maildir,
             maildir: "state/inbox".into(),
             max_message_bytes: 16 << 20,
             max_mime_parts: 200,
@@ -314,6 +317,7 @@ pub struct DigestSection {
     /// The daemon mails the digest every this many hours (0: never).
     pub every_hours: u64,
     /// Recipients; the operators when empty.
+    #[serde(deserialize_with = "mailboxes")]
     pub to: Vec<String>,
     pub template: String,
 }
@@ -411,16 +415,18 @@ impl Default for RunSection {
 #[serde(deny_unknown_fields, default)]
 pub struct TrustSection {
     /// perfbot's operators: they may always decide, and get escalations.
+    #[serde(deserialize_with = "mailboxes")]
     pub operators: Vec<String>,
     /// Maintainers' addresses, besides those of `maintainers_file`.
-    pub maintainers: Vec<String>,
+    #[serde(deserialize_with = "addresses")]
+    pub maintainers: Vec<Address>,
     /// A kernel MAINTAINERS file: every `M:` address is a maintainer.
     pub maintainers_file: PathBuf,
     /// Roles whose prose may move a case (author, committer, maintainer,
     /// operator, other).
-    pub free_text: Vec<String>,
+    pub free_text: Vec<Role>,
     /// Roles whose `#perfbot` commands are obeyed.
-    pub commands: Vec<String>,
+    pub commands: Vec<Role>,
     /// Decisions read with less confidence go to a human.
     pub min_confidence: f64,
     /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
@@ -436,9 +442,12 @@ pub struct TrustSection {
 
 impl Default for TrustSection {
     fn default() -> Self {
-        let roles = ["author", "committer", "maintainer", "operator"]
-            .map(String::from)
-            .to_vec();
+        let roles = vec![
+            Role::Author,
+            Role::Committer,
+            Role::Maintainer,
+            Role::Operator,
+        ];
         TrustSection {
             operators: Vec::new(),
             maintainers: Vec::new(),
@@ -459,7 +468,7 @@ pub struct AcksSection {
     /// Send a short in-thread acknowledgement of a settled decision.
     pub enabled: bool,
     /// For which decisions.
-    pub intents: Vec<String>,
+    pub intents: Vec<Intent>,
     /// Template name in `templates/` (or a path to a `.hbs`).
     pub template: String,
 }
@@ -468,11 +477,7 @@ impl Default for AcksSection {
     fn default() -> Self {
         AcksSection {
             enabled: false,
-            intents: vec![
-                "not-a-regression".into(),
-                "will-revert".into(),
-                "wont-fix".into(),
-            ],
+            intents: vec![Intent::NotARegression, Intent::WillRevert, Intent::WontFix],
             template: "ack".into(),
         }
     }
@@ -482,6 +487,7 @@ impl Default for AcksSection {
 #[serde(deny_unknown_fields, default)]
 pub struct EscalationSection {
     /// Who gets "needs a human" mail; `trust.operators` when empty.
+    #[serde(deserialize_with = "mailboxes")]
     pub to: Vec<String>,
     pub template: String,
 }
@@ -507,7 +513,7 @@ pub struct ReplySection {
     /// The learned intent model: `builtin` (trained on the labelled real
     /// replies, `bot/rules/intents.model`), `none` (rules alone), or the
     /// path of a weights file written by `perfbot train-intents`.
-    pub model: String,
+    pub model: ModelChoice,
 }
 
 impl Default for ReplySection {
@@ -515,7 +521,7 @@ impl Default for ReplySection {
         ReplySection {
             rule: Vec::new(),
             max_answers_per_sender_hour: 3,
-            model: "builtin".into(),
+            model: ModelChoice::Builtin,
         }
     }
 }
@@ -538,6 +544,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// What building a report reads of this config.
+    pub fn report_setup(&self) -> crate::report::settings::Setup<'_> {
+        crate::report::settings::Setup {
+            bot: &self.file.bot,
+            report: &self.file.report,
+            selection: &self.selection,
+            directions: &self.directions,
+        }
+    }
+
     /// Load `path`, or the built-in default when `path` is `None`.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         match path {
@@ -563,80 +579,18 @@ impl Config {
             path: source.to_string(),
             message,
         };
+        // Serde checks every closed choice (transport, source, charset, kinds,
+        // roles, intents, addresses) and names the key; `validate` the rest.
         let file: ConfigFile =
             toml::from_str(text).map_err(|e| invalid(e.to_string().trim().to_string()))?;
+        file.validate().map_err(invalid)?;
+        let rules = |e| ConfigError::Rules {
+            path: source.to_string(),
+            source: e,
+        };
         let selection =
-            SelectionRules::with_overrides(file.compare.selection.as_ref()).map_err(|e| {
-                ConfigError::Rules {
-                    path: source.to_string(),
-                    source: e,
-                }
-            })?;
-        let directions =
-            DirectionTable::with_overrides(&file.direction).map_err(|e| ConfigError::Rules {
-                path: source.to_string(),
-                source: e,
-            })?;
-        if !file.bot.email.contains('@') || file.bot.email.contains(['\r', '\n', '<', '>']) {
-            return Err(invalid(format!(
-                "bot.email {:?} is not an address",
-                file.bot.email
-            )));
-        }
-        if file.bot.name.contains(['\r', '\n']) {
-            return Err(invalid("bot.name must be one line".into()));
-        }
-        if !matches!(
-            file.report.charset.to_ascii_lowercase().as_str(),
-            "iso-8859-1" | "utf-8"
-        ) {
-            return Err(invalid(format!(
-                "report.charset {:?}: use \"iso-8859-1\" or \"utf-8\"",
-                file.report.charset
-            )));
-        }
-        for k in &file.report.kinds {
-            if !matches!(k.as_str(), "regression" | "improvement") {
-                return Err(invalid(format!(
-                    "report.kinds: {k:?} is not \"regression\" or \"improvement\""
-                )));
-            }
-        }
-        if !matches!(file.outbound.transport.as_str(), "file" | "stdout" | "smtp") {
-            return Err(invalid(format!(
-                "outbound.transport {:?}: use file, stdout or smtp",
-                file.outbound.transport
-            )));
-        }
-        let o = &file.outbound;
-        for a in o
-            .optout
-            .iter()
-            .chain(Some(&o.redirect_all_to).filter(|a| !a.is_empty()))
-        {
-            if crate::mail::address::Address::parse(a).is_none() {
-                return Err(invalid(format!("outbound: {a:?} is not an e-mail address")));
-            }
-        }
-        if o.max_attempts == 0 || o.concurrency == 0 || o.max_recipients == 0 {
-            return Err(invalid(
-                "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
-            ));
-        }
-        if !matches!(file.inbound.source.as_str(), "maildir" | "imap" | "none") {
-            return Err(invalid(format!(
-                "inbound.source {:?}: use maildir, imap or none",
-                file.inbound.source
-            )));
-        }
-        if file.inbound.source == "imap" {
-            crate::mail::server_url::ServerUrl::imap(&file.imap.url)
-                .map_err(|e| invalid(format!("imap.url: {e}")))?;
-        }
-        if file.outbound.transport == "smtp" {
-            crate::mail::server_url::ServerUrl::smtp(&file.smtp.url)
-                .map_err(|e| invalid(format!("smtp.url: {e}")))?;
-        }
+            SelectionRules::with_overrides(file.compare.selection.as_ref()).map_err(rules)?;
+        let directions = DirectionTable::with_overrides(&file.direction).map_err(rules)?;
         let intent_rules = if file.reply.rule.is_empty() {
             None
         } else {
@@ -645,46 +599,18 @@ impl Config {
                     .map_err(|e| invalid(e.to_string()))?,
             )
         };
-        let policy = trust_policy(&file.trust, &base_dir).map_err(invalid)?;
-        let max_days = crate::digest::MAX_DAYS;
-        for (name, v) in [
-            ("digest.awaiting_days", file.digest.awaiting_days),
-            ("digest.no_reply_days", file.digest.no_reply_days),
-            ("reminders.no_reply_days", file.reminders.no_reply_days),
-            (
-                "reminders.awaiting_revert_days",
-                file.reminders.awaiting_revert_days,
-            ),
-            ("reminders.stale_days", file.reminders.stale_days),
-            (
-                "digest.every_hours / 24",
-                (file.digest.every_hours / 24) as i64,
-            ),
-        ] {
-            if !(0..=max_days).contains(&v) {
-                return Err(invalid(format!(
-                    "{name} must be between 0 and {max_days} days"
-                )));
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                base_dir.join(p)
             }
-        }
-        for i in &file.acks.intents {
-            if crate::reply::Intent::parse(i).is_none() {
-                return Err(invalid(format!("acks.intents: unknown intent {i:?}")));
-            }
-        }
-        for a in file.escalation.to.iter() {
-            if Address::parse(a).is_none() {
-                return Err(invalid(format!("escalation.to: {a:?} is not an address")));
-            }
-        }
-        let intent_model = match file.reply.model.as_str() {
-            "builtin" | "none" => None,
-            path => {
-                let p = if Path::new(path).is_absolute() {
-                    PathBuf::from(path)
-                } else {
-                    base_dir.join(path)
-                };
+        };
+        let policy = trust_policy(&file.trust, &resolve).map_err(invalid)?;
+        let intent_model = match &file.reply.model {
+            ModelChoice::Builtin | ModelChoice::None => None,
+            ModelChoice::File(path) => {
+                let p = resolve(path);
                 let text = std::fs::read_to_string(&p)
                     .map_err(|e| invalid(format!("reply.model {}: {e}", p.display())))?;
                 Some(std::sync::Arc::new(
@@ -693,7 +619,10 @@ impl Config {
                 ))
             }
         };
-        let config = Config {
+        let templates_dir = resolve(&file.report.templates_dir);
+        crate::templates::check_report_template(&templates_dir, &file.report.template)
+            .map_err(|e| invalid(format!("report.template: {e}")))?;
+        Ok(Config {
             source: source.to_string(),
             intent_rules,
             intent_model,
@@ -702,22 +631,7 @@ impl Config {
             base_dir,
             selection,
             directions,
-        };
-        let name = &config.file.report.template;
-        let t = config.template_path(name);
-        if crate::templates::is_path(name) {
-            if !t.exists() {
-                return Err(invalid(format!(
-                    "report.template: {} does not exist",
-                    t.display()
-                )));
-            }
-        } else if !crate::templates::REPORT_TEMPLATES.contains(&name.as_str()) {
-            return Err(invalid(format!(
-                "report.template {name:?}: use classic, modern or a .hbs path"
-            )));
-        }
-        Ok(config)
+        })
     }
 
     pub fn resolve(&self, p: &Path) -> PathBuf {
@@ -738,12 +652,7 @@ impl Config {
 
     /// The opt-outs listed in the config (the database has more).
     pub fn optout_addresses(&self) -> Vec<Address> {
-        self.file
-            .outbound
-            .optout
-            .iter()
-            .filter_map(|a| Address::parse(a))
-            .collect()
+        self.file.outbound.optout.clone()
     }
 
     pub fn stop_file(&self) -> PathBuf {
@@ -761,10 +670,10 @@ impl Config {
 
     /// The learned intent model in force, if any (`reply.model`).
     pub fn intent_model(&self) -> Option<&crate::reply::understand::Model> {
-        match self.file.reply.model.as_str() {
-            "none" => None,
-            "builtin" => crate::reply::understand::model::builtin(),
-            _ => self.intent_model.as_deref(),
+        match self.file.reply.model {
+            ModelChoice::None => None,
+            ModelChoice::Builtin => crate::reply::understand::model::builtin(),
+            ModelChoice::File(_) => self.intent_model.as_deref(),
         }
     }
 
@@ -834,63 +743,101 @@ impl Config {
     }
 }
 
+/// The trust policy of `[trust]`: addresses and roles are checked by serde,
+/// the maintainers file is read here (`resolve` makes its path absolute).
 fn trust_policy(
     t: &TrustSection,
-    base: &Path,
+    resolve: &dyn Fn(&Path) -> PathBuf,
 ) -> Result<crate::reply::policy::trust::Policy, String> {
-    use crate::reply::policy::trust::{load_maintainers, Policy, Role};
-    let addr = |list: &[String], what: &str| -> Result<Vec<Address>, String> {
-        list.iter()
-            .map(|a| Address::parse(a).ok_or(format!("trust.{what}: {a:?} is not an address")))
-            .collect()
-    };
-    let roles = |list: &[String], what: &str| -> Result<Vec<Role>, String> {
-        list.iter()
-            .map(|r| {
-                Role::parse(r).ok_or(format!(
-                    "trust.{what}: unknown role {r:?} (author, committer, maintainer, operator, other)"
-                ))
-            })
-            .collect()
-    };
+    use crate::reply::policy::trust::{maintainers_from_file, Policy};
     let mut maintainers: std::collections::HashSet<Address> =
-        addr(&t.maintainers, "maintainers")?.into_iter().collect();
+        t.maintainers.iter().cloned().collect();
     if !t.maintainers_file.as_os_str().is_empty() {
-        let p = if t.maintainers_file.is_absolute() {
-            t.maintainers_file.clone()
-        } else {
-            base.join(&t.maintainers_file)
-        };
-        maintainers.extend(
-            load_maintainers(&p)
-                .map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?,
-        );
-    }
-    for (name, record) in &t.dkim_keys {
-        if !name.contains("._domainkey.") || !record.contains("p=") {
-            return Err(format!(
-                "trust.dkim_keys: {name:?} = {record:?} is not \"selector._domainkey.domain\" = \"v=DKIM1; k=…; p=…\""
-            ));
-        }
-    }
-    if t.require_dkim == Some(true) && !t.dkim {
-        return Err("trust.require_dkim needs trust.dkim = true".into());
-    }
-    if !(0.0..=1.0).contains(&t.min_confidence) {
-        return Err("trust.min_confidence must be between 0 and 1".into());
-    }
-    let free_text = roles(&t.free_text, "free_text")?;
-    let commands = roles(&t.commands, "commands")?;
-    if free_text.contains(&Role::Bot) || commands.contains(&Role::Bot) {
-        return Err("trust: robots may never decide".into());
+        let p = resolve(&t.maintainers_file);
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?;
+        maintainers.extend(maintainers_from_file(&text));
     }
     Ok(Policy {
-        operators: addr(&t.operators, "operators")?,
+        operators: t
+            .operators
+            .iter()
+            .filter_map(|a| Address::parse(a))
+            .collect(),
         maintainers,
-        free_text,
-        commands,
+        free_text: t.free_text.clone(),
+        commands: t.commands.clone(),
         min_confidence: t.min_confidence,
     })
+}
+
+impl ConfigFile {
+    /// What serde cannot say: ranges, single lines, combinations.
+    fn validate(&self) -> Result<(), String> {
+        let bot = &self.bot;
+        if Address::parse(&bot.email).is_none() || bot.email.contains(['<', '>']) {
+            return Err(format!("bot.email {:?} is not an address", bot.email));
+        }
+        if bot.name.contains(['\r', '\n']) {
+            return Err("bot.name must be one line".into());
+        }
+        let o = &self.outbound;
+        if o.max_attempts == 0 || o.concurrency == 0 || o.max_recipients == 0 {
+            return Err(
+                "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
+            );
+        }
+        if self.inbound.source == InboundSource::Imap {
+            crate::model::url::ServerUrl::imap(&self.imap.url)
+                .map_err(|e| format!("imap.url: {e}"))?;
+        }
+        if o.transport == TransportKind::Smtp {
+            crate::model::url::ServerUrl::smtp(&self.smtp.url)
+                .map_err(|e| format!("smtp.url: {e}"))?;
+        }
+        let max_days = crate::digest::MAX_DAYS;
+        for (name, v) in [
+            ("digest.awaiting_days", self.digest.awaiting_days),
+            ("digest.no_reply_days", self.digest.no_reply_days),
+            ("reminders.no_reply_days", self.reminders.no_reply_days),
+            (
+                "reminders.awaiting_revert_days",
+                self.reminders.awaiting_revert_days,
+            ),
+            ("reminders.stale_days", self.reminders.stale_days),
+            (
+                "digest.every_hours / 24",
+                (self.digest.every_hours / 24) as i64,
+            ),
+        ] {
+            if !(0..=max_days).contains(&v) {
+                return Err(format!("{name} must be between 0 and {max_days} days"));
+            }
+        }
+        self.trust.validate()
+    }
+}
+
+impl TrustSection {
+    fn validate(&self) -> Result<(), String> {
+        for (name, record) in &self.dkim_keys {
+            if !name.contains("._domainkey.") || !record.contains("p=") {
+                return Err(format!(
+                    "trust.dkim_keys: {name:?} = {record:?} is not \"selector._domainkey.domain\" = \"v=DKIM1; k=…; p=…\""
+                ));
+            }
+        }
+        if self.require_dkim == Some(true) && !self.dkim {
+            return Err("trust.require_dkim needs trust.dkim = true".into());
+        }
+        if !(0.0..=1.0).contains(&self.min_confidence) {
+            return Err("trust.min_confidence must be between 0 and 1".into());
+        }
+        if self.free_text.contains(&Role::Bot) || self.commands.contains(&Role::Bot) {
+            return Err("trust: robots may never decide".into());
+        }
+        Ok(())
+    }
 }
 
 /// A secret from the environment variable `var`, else from `file` (trailing

@@ -7,13 +7,57 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::compare::matrix::Matrix;
-use crate::error::InputError;
+use crate::model::error::InputError;
 
-#[derive(Debug, Clone, Deserialize)]
+/// The most an input file (report input, matrix, case file) may weigh: a
+/// 20,000-metric lkp matrix of 10 runs is under 10 MB.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Read an input file: a regular file of at most `MAX_INPUT_BYTES`, as UTF-8.
+/// `/dev/zero`, a FIFO or a directory is refused instead of read without end.
+pub fn read_input(path: &Path) -> Result<String, InputError> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(InputError::general(path, "not a regular file"));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(InputError::general(
+            path,
+            format!(
+                "{} bytes, over the limit of {} for an input file",
+                meta.len(),
+                MAX_INPUT_BYTES
+            ),
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::io(path, e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputError::general(
+            path,
+            "grew past the input size limit while read",
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        InputError::general(
+            path,
+            format!(
+                "not UTF-8 text (byte {} is invalid)",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Person {
     pub name: String,
@@ -32,7 +76,7 @@ pub struct Commit {
 }
 
 /// A commit in a git tree: `[<name>:<branch>]` in modern subjects.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tree {
     #[serde(default)]
@@ -42,7 +86,7 @@ pub struct Tree {
 }
 
 /// A patch under review, tested on top of a base.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Patch {
     #[serde(default)]
@@ -308,7 +352,7 @@ fn mailbox_ok(s: &str) -> bool {
 
 impl LoadedInput {
     pub fn load(path: &Path) -> Result<LoadedInput, InputError> {
-        let text = crate::error::read_input(path)?;
+        let text = crate::input::read_input(path)?;
         Self::parse(&text, path)
     }
 
@@ -365,7 +409,7 @@ impl LoadedInput {
             for (who, person) in [("author", &c.author), ("committer", &c.committer)] {
                 if let Some(person) = person {
                     one_line(p, &format!("{at}.{who}.name"), &person.name, MAX_NAME)?;
-                    if crate::mail::Address::parse(&person.email).is_none()
+                    if crate::model::Address::parse(&person.email).is_none()
                         || person.email.contains(['<', '>'])
                     {
                         return Err(InputError::field(
@@ -406,7 +450,7 @@ impl LoadedInput {
                     one_line(p, &format!("$.patch.{f}"), v, MAX_URL)?;
                 }
             }
-            if crate::mail::MessageId::parse(&patch.message_id).is_none() {
+            if crate::model::MessageId::parse(&patch.message_id).is_none() {
                 return Err(InputError::field(
                     p,
                     "$.patch.message_id",
@@ -646,5 +690,140 @@ fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, In
             }
             Ok(TestData::Aggregated(rows.clone()))
         }
+    }
+}
+
+// Loading the comparison inputs of `compare` from disk (the engine parses).
+
+use crate::compare::case_file::{axis_text, CaseFile};
+use crate::compare::Column;
+
+impl Matrix {
+    /// Load and validate a matrix file.
+    pub fn load(path: &Path) -> Result<Matrix, InputError> {
+        let text = read_input(path)?;
+        Self::parse(&text, path)
+    }
+}
+
+impl CaseFile {
+    pub fn load(path: &Path) -> Result<CaseFile, InputError> {
+        let text = read_input(path)?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| InputError::json(path, &e))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| InputError::field(path, "$", "a case file must be a JSON object"))?;
+        if !obj.contains_key("columns") && obj.contains_key("tests") && obj.contains_key("commit") {
+            return Err(InputError::general(
+                path,
+                "this is a report input (for `perfbot report`); `compare` takes an lkp-style \
+                 case file (common_axes, compare_axis_key, columns), e.g. \
+                 tests/fixtures/conformance/fio_two_commits/case.json, or two or more lkp \
+                 matrix.json files with --commit for each",
+            ));
+        }
+        let common_axes = match obj.get("common_axes") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect(),
+            Some(_) => {
+                return Err(InputError::field(
+                    path,
+                    "$.common_axes",
+                    "must be an object",
+                ))
+            }
+        };
+        let axis = match obj.get("compare_axis_key") {
+            None => "commit".to_string(),
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(_) => {
+                return Err(InputError::field(
+                    path,
+                    "$.compare_axis_key",
+                    "must be a non-empty string",
+                ))
+            }
+        };
+        let cols = obj
+            .get("columns")
+            .and_then(Value::as_array)
+            .ok_or_else(|| InputError::field(path, "$.columns", "missing: an array of columns"))?;
+        if cols.len() < 2 {
+            return Err(InputError::field(
+                path,
+                "$.columns",
+                "at least two columns are needed (the base first)",
+            ));
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut columns = Vec::new();
+        for (i, c) in cols.iter().enumerate() {
+            let at = format!("$.columns[{i}]");
+            let id = c
+                .get(&axis)
+                .or_else(|| c.get("commit"))
+                .map(axis_text)
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| InputError::field(path, &at, &format!("missing {axis:?}")))?;
+            let matrix = match c.get("matrix") {
+                Some(Value::String(p)) => {
+                    let mp = dir.join(p);
+                    Matrix::load(&mp)?
+                }
+                Some(m @ Value::Object(_)) => Matrix::from_json(m, path, &format!("{at}.matrix"))?,
+                _ => {
+                    return Err(InputError::field(
+                        path,
+                        &format!("{at}.matrix"),
+                        "missing: a matrix.json path or an inline matrix",
+                    ))
+                }
+            };
+            columns.push(Column::new(id, matrix));
+        }
+        Ok(CaseFile {
+            path: path.to_path_buf(),
+            common_axes,
+            axis,
+            columns,
+        })
+    }
+
+    /// Two or more lkp `matrix.json` files given directly, with their commits.
+    pub fn from_matrices(paths: &[PathBuf], commits: &[String]) -> Result<CaseFile, InputError> {
+        let first = paths
+            .first()
+            .map(PathBuf::as_path)
+            .unwrap_or(Path::new("-"));
+        if paths.len() < 2 {
+            return Err(InputError::general(
+                first,
+                "give at least two matrix files (the base first)",
+            ));
+        }
+        if !commits.is_empty() && commits.len() != paths.len() {
+            return Err(InputError::general(
+                first,
+                format!(
+                    "{} matrix files but {} --commit values",
+                    paths.len(),
+                    commits.len()
+                ),
+            ));
+        }
+        let mut columns = Vec::new();
+        for (i, p) in paths.iter().enumerate() {
+            let id = commits
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| p.display().to_string());
+            columns.push(Column::new(id, Matrix::load(p)?));
+        }
+        Ok(CaseFile {
+            path: first.to_path_buf(),
+            common_axes: Vec::new(),
+            axis: "commit".into(),
+            columns,
+        })
     }
 }

@@ -8,7 +8,7 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = perfbot::cli::Cli::parse();
+    let cli = perfbot::app::cli::Cli::parse();
     if cli.command.prints_for_a_pipe() {
         // `perfbot report --print | head`: end quietly when the reader goes,
         // as cat and grep do, instead of a "Broken pipe" panic. Only for the
@@ -19,5 +19,5 @@ fn main() -> std::process::ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    perfbot::cli::run(cli)
+    perfbot::app::cli::run(cli)
 }

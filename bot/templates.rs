@@ -39,6 +39,8 @@ pub const REPORT_TEMPLATES: &[&str] = &["classic", "modern"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
+    #[error("unknown template {name:?}: use classic, modern or a .hbs path")]
+    UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },
     #[error("template {name:?}: {why}")]
@@ -79,6 +81,43 @@ pub fn text(dir: &Path, name: &str) -> Result<String, TemplateError> {
         }),
         Err(_) => Ok(builtin(name).expect("checked above").to_string()),
     }
+}
+
+/// Body and subject template text of report template `name`: `classic`,
+/// `modern` (the operator's copies in `dir` first), or a `.hbs` path with its
+/// `.subject.hbs` beside it.
+pub fn report_pair(dir: &Path, name: &str) -> Result<(String, String), TemplateError> {
+    if is_path(name) {
+        let body = text(dir, name)?;
+        let subject_path = path_of(dir, name).with_extension("subject.hbs");
+        let subject =
+            std::fs::read_to_string(&subject_path).map_err(|e| TemplateError::Missing {
+                name: name.to_string(),
+                why: format!("{}: {e}", subject_path.display()),
+            })?;
+        return Ok((body, subject));
+    }
+    if !REPORT_TEMPLATES.contains(&name) {
+        return Err(TemplateError::UnknownReport {
+            name: name.to_string(),
+        });
+    }
+    Ok((text(dir, name)?, text(dir, &format!("{name}.subject"))?))
+}
+
+/// A report template a config names must exist (its file, or a built-in name).
+pub fn check_report_template(dir: &Path, name: &str) -> Result<(), TemplateError> {
+    if is_path(name) {
+        let p = path_of(dir, name);
+        if !p.exists() {
+            return Err(TemplateError::Missing {
+                name: name.to_string(),
+                why: format!("{} does not exist", p.display()),
+            });
+        }
+        return Ok(());
+    }
+    report_pair(dir, name).map(|_| ())
 }
 
 /// A Handlebars registry for mail: strict (a missing field is an error, not an

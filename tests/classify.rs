@@ -6,8 +6,9 @@
 
 use std::path::PathBuf;
 
+use perfbot::flows::ingest::parse::body_text as body_of;
 use perfbot::reply::understand::rules::Rules;
-use perfbot::reply::{body_of, understand, Intent};
+use perfbot::reply::{understand, Intent};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replies")

@@ -513,11 +513,11 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
         .unwrap()
         .count();
     assert!(
-        fds < perfbot::web::MAX_CONNECTIONS + 64,
+        fds < perfbot::app::web::MAX_CONNECTIONS + 64,
         "{fds} open files with 300 half-open clients"
     );
     // The dashboard and its odd parameters answer once the slow clients are cut off.
-    let deadline = std::time::Instant::now() + perfbot::web::HEADER_TIMEOUT * 3;
+    let deadline = std::time::Instant::now() + perfbot::app::web::HEADER_TIMEOUT * 3;
     let mut page = None;
     while page.is_none() && std::time::Instant::now() < deadline {
         page = http_get(port, "/?age=9223372036854775807");
@@ -600,5 +600,8 @@ fn newcomer_stumbles() {
     assert!(!default.contains("kernel test robot\""), "{default}");
     let c = perfbot::config::Config::parse(&default, "config.toml", root()).unwrap();
     assert!(c.file.report.cc.is_empty());
-    assert_eq!(c.file.outbound.transport, "file");
+    assert_eq!(
+        c.file.outbound.transport,
+        perfbot::config::TransportKind::File
+    );
 }

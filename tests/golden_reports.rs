@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::Utc;
 use perfbot::config::Config;
-use perfbot::report::queue::prepare;
+use perfbot::flows::report::prepare;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,9 +3,9 @@
 //! stripper or the thread matcher. (cargo-fuzz needs a nightly toolchain, which
 //! CI machines do not have; proptest runs on stable, in every test run.)
 
-use perfbot::inbound::flowed::unflow;
-use perfbot::inbound::parse::{parse, parse_head, Limits};
-use perfbot::inbound::thread::subject_key;
+use perfbot::flows::ingest::flowed::unflow;
+use perfbot::flows::ingest::parse::{parse, parse_head, Limits};
+use perfbot::flows::ingest::thread::subject_key;
 use perfbot::reply::understand;
 use perfbot::reply::understand::quote::own_words;
 use perfbot::reply::understand::rules::Rules;

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use perfbot::eval::{cross_validate, default_policy, load, summarise};
+use perfbot::app::eval::{cross_validate, default_policy, load, summarise};
 use perfbot::reply::policy::effect::decide;
 use perfbot::reply::policy::trust::Role;
 use perfbot::reply::understand::model::{Model, Train};
@@ -45,7 +45,7 @@ fn held_out_threads_meet_the_targets() {
     .unwrap();
     let s = summarise(&reads);
     let f = |a: usize, b: usize| a as f64 / b as f64;
-    eprintln!("{}", perfbot::eval::render(&s, &reads, false));
+    eprintln!("{}", perfbot::app::eval::render(&s, &reads, false));
     assert_eq!(s.decision_replies, 36);
     // Nothing decisive lost silently; no decision the repliers did not make.
     assert!(f(s.silently_missed, s.decision_replies) <= 0.10, "{s:?}");
@@ -59,7 +59,7 @@ fn held_out_threads_meet_the_targets() {
 #[test]
 fn the_committed_weights_are_what_training_makes() {
     let items = load(&[threads(), dev()]).unwrap();
-    let model = perfbot::eval::train(&items, Rules::builtin(), Train::default()).unwrap();
+    let model = perfbot::app::eval::train(&items, Rules::builtin(), Train::default()).unwrap();
     let committed = std::fs::read_to_string(root().join("bot/rules/intents.model")).unwrap();
     assert!(
         model.to_text() == committed,
@@ -72,7 +72,7 @@ fn the_committed_weights_are_what_training_makes() {
 
 #[test]
 fn repeated_decision_words_from_a_stranger_only_reach_a_human() {
-    use perfbot::case::CaseState as S;
+    use perfbot::model::case::CaseState as S;
     let words = "This is not a regression. I'll revert this patch. Fixed in v2. \
                  Won't fix. Duplicate of the other report. "
         .repeat(200);

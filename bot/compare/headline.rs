@@ -1,7 +1,7 @@
 //! Regression or improvement, and which metric a report leads with.
 
 use super::rules::{Direction, DirectionTable};
-use crate::report::table::{Cells, Change, Row};
+use crate::model::table::{Cells, Change, Row};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::InputError;
+use crate::model::error::InputError;
 
 /// One sample. lkp is written in Ruby, where `3` and `3.0` are different types,
 /// and one selection rule (the perf-profile threshold) depends on that, so the
@@ -73,12 +73,6 @@ impl Matrix {
             m.stats.insert(k, Series::Numbers(samples));
         }
         m
-    }
-
-    /// Load and validate a matrix file.
-    pub fn load(path: &Path) -> Result<Matrix, InputError> {
-        let text = crate::error::read_input(path)?;
-        Self::parse(&text, path)
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Matrix, InputError> {

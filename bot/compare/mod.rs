@@ -4,6 +4,7 @@
 pub mod case_file;
 pub mod headline;
 pub mod matrix;
+pub mod order;
 pub mod rules;
 pub mod select;
 
@@ -11,7 +12,7 @@ use matrix::{Matrix, Series};
 use rules::SelectionRules;
 pub use select::SelectOptions;
 
-use crate::report::table::{Cells, Change, PerfCell, Row};
+use crate::model::table::{Cells, Change, PerfCell, Row};
 
 /// lkp's `Enumerable#average`: a left-to-right sum over the length.
 pub fn mean(v: &[f64]) -> f64 {

@@ -3,8 +3,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::Address;
 use crate::config::Config;
+use crate::model::ids::OptOuts;
+use crate::model::Address;
 
 /// Why nothing may be sent right now, if so.
 pub fn stop_reason(config: &Config) -> Option<String> {
@@ -58,7 +59,7 @@ pub fn backoff(attempts: u32, base_secs: u64, max_secs: u64) -> Duration {
 /// redirect address alone. The second list is who was left out, and why.
 pub fn envelope(
     recipients: &[String],
-    optouts: &[Address],
+    optouts: &OptOuts,
     redirect: Option<&Address>,
 ) -> (Vec<Address>, Vec<(String, &'static str)>) {
     let mut to = Vec::new();
@@ -132,7 +133,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let out = [Address::parse("b@x.org").unwrap()];
+        let out = crate::model::ids::OptOuts::new([Address::parse("b@x.org").unwrap()]);
         let (to, dropped) = envelope(&rs, &out, None);
         assert_eq!(to, [Address::parse("a@x.org").unwrap()]);
         assert_eq!(dropped.len(), 2);
@@ -142,7 +143,11 @@ mod tests {
         // Everyone opted out: nothing to send, not even to staging.
         let (to, _) = envelope(&rs[1..2], &out, Some(&staging));
         assert!(to.is_empty());
-        let h = String::from_utf8(redirect_header(&staging, &[out[0].clone()])).unwrap();
+        let h = String::from_utf8(redirect_header(
+            &staging,
+            &[Address::parse("b@x.org").unwrap()],
+        ))
+        .unwrap();
         assert_eq!(
             h,
             "X-Perfbot-Redirected: to staging@x.org; would have gone to\r\n b@x.org\r\n"

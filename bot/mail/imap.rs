@@ -14,8 +14,8 @@ use std::time::Duration;
 use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
-use super::server_url::{ServerUrl, TlsMode};
 use crate::config::Secret;
+use crate::model::url::{ServerUrl, TlsMode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImapError {
@@ -331,8 +331,8 @@ pub fn fetch_after(
 pub fn find_message_ids(
     acct: &ImapAccount,
     mailbox: &str,
-    ids: &[crate::mail::MessageId],
-) -> Result<Vec<crate::mail::MessageId>, ImapError> {
+    ids: &[crate::model::MessageId],
+) -> Result<Vec<crate::model::MessageId>, ImapError> {
     let mut s = connect(acct)?;
     s.examine(mailbox)?;
     let mut found = Vec::new();

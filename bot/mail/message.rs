@@ -8,7 +8,8 @@ use lettre::message::header::{
 use lettre::message::{Body, Mailbox, Mailboxes};
 use lettre::Message;
 
-use super::address::{bare_address, MessageId};
+use crate::model::ids::{bare_address, MessageId};
+use crate::model::Charset;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -29,8 +30,7 @@ pub struct Envelope {
     pub in_reply_to: Option<MessageId>,
     pub references: Vec<MessageId>,
     pub date: SystemTime,
-    /// `iso-8859-1` or `utf-8`.
-    pub charset: String,
+    pub charset: Charset,
     /// Extra `X-…` headers (name, value).
     pub extra: Vec<(String, String)>,
 }
@@ -61,20 +61,8 @@ pub fn dedup_recipients(to: &[String], cc: &[String]) -> (Vec<String>, Vec<Strin
 
 /// Text in the declared charset: ISO-8859-1 has no characters past U+00FF, which
 /// become `?` (the table itself only needs `±`).
-pub fn encode_body(text: &str, charset: &str) -> Vec<u8> {
-    let text = text.replace("\r\n", "\n").replace('\n', "\r\n");
-    if charset.eq_ignore_ascii_case("utf-8") {
-        return text.into_bytes();
-    }
-    text.chars()
-        .map(|c| {
-            if (c as u32) < 0x100 {
-                c as u32 as u8
-            } else {
-                b'?'
-            }
-        })
-        .collect()
+pub fn encode_body(text: &str, charset: Charset) -> Vec<u8> {
+    charset.encode(&text.replace("\r\n", "\n").replace('\n', "\r\n"))
 }
 
 /// RFC 5322/2045 8bit: lines of at most 998 octets, CRLF only, no NUL.
@@ -120,14 +108,9 @@ pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
             .map_err(|e| BuildError::Build(e.to_string()))?;
         b = b.raw_header(HeaderValue::new(name, value.replace(['\r', '\n'], " ")));
     }
-    let charset = if env.charset.eq_ignore_ascii_case("utf-8") {
-        "utf-8"
-    } else {
-        "iso-8859-1"
-    };
-    let ct = ContentType::parse(&format!("text/plain; charset=\"{charset}\""))
+    let ct = ContentType::parse(&format!("text/plain; charset=\"{}\"", env.charset.as_str()))
         .map_err(|e| BuildError::Build(e.to_string()))?;
-    let bytes = encode_body(body, charset);
+    let bytes = encode_body(body, env.charset);
     // 8bit like the robot (the bytes are already in the declared charset, which
     // lettre cannot check), unless a line is too long for 8bit or holds a NUL.
     let body = if fits_8bit(&bytes) {

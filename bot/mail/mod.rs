@@ -1,13 +1,10 @@
-//! Mail: message identity and building, transports, guard rails, inbound sources.
+//! Mail at the edge: building RFC 5322 messages, the transports that carry
+//! them (files, standard output, SMTP), IMAP access, DKIM verification, and the
+//! guard rails applied at send time.
 
-pub mod address;
-pub mod deliver;
-pub mod followup;
+pub mod dkim;
 pub mod guard;
 pub mod imap;
 pub mod message;
-pub mod server_url;
 pub mod smtp;
 pub mod transport;
-
-pub use address::{Address, MessageId};

@@ -13,8 +13,8 @@ use lettre::transport::smtp::PoolConfig;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use crate::config::{Config, ConfigError};
-use crate::mail::server_url::{ServerUrl, TlsMode};
-use crate::mail::Address;
+use crate::model::url::{ServerUrl, TlsMode};
+use crate::model::Address;
 
 /// Why one mail did not go out. Permanent errors (5xx) are not retried.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,12 +6,14 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::plot::{Plot, LEGEND};
+use super::settings::Setup;
 use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
 use crate::compare::case_file::axis_text;
 use crate::compare::headline::{analyse, forced, Analysis, Headline, Verdict};
+use crate::compare::rules::SelectionRules;
 use crate::compare::{compare_columns, percent_change, Column, SelectOptions};
-use crate::config::Config;
-use crate::input::{LoadedInput, Test, TestData};
+use crate::input::{LoadedInput, Patch, Person, Test, TestData, Tree};
+pub use crate::model::bisect::BisectSeries;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -36,8 +38,7 @@ pub fn is_modern_layout(template: &str) -> bool {
 }
 
 /// The rows of one test, sorted.
-pub fn test_rows(config: &Config, data: &TestData, hoist: bool) -> Vec<Row> {
-    let rules = &config.selection;
+pub fn test_rows(rules: &SelectionRules, data: &TestData, hoist: bool) -> Vec<Row> {
     let aggregated = matches!(data, TestData::Aggregated(_));
     let mut rows = match data {
         TestData::Raw { base, head } => {
@@ -202,6 +203,26 @@ impl TestView {
     }
 }
 
+/// A commit as templates see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitView {
+    pub sha: String,
+    pub sha10: String,
+    pub subject: String,
+    pub author: Option<Person>,
+}
+
+impl CommitView {
+    fn new(c: &crate::input::Commit) -> CommitView {
+        CommitView {
+            sha: c.sha.clone(),
+            sha10: sha10(&c.sha),
+            subject: c.subject.clone(),
+            author: c.author.clone(),
+        }
+    }
+}
+
 /// Everything a template may use.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportView {
@@ -210,11 +231,11 @@ pub struct ReportView {
     pub reported_by: String,
     pub preface: Option<String>,
     pub headline: HeadlineView,
-    pub commit: Value,
+    pub commit: CommitView,
     pub commit_sha10: String,
-    pub base: Value,
-    pub tree: Option<Value>,
-    pub patch: Option<Value>,
+    pub base: CommitView,
+    pub tree: Option<Tree>,
+    pub patch: Option<Patch>,
     pub subsystem: Option<String>,
     pub still_regression_on: Vec<String>,
     pub test: TestView,
@@ -240,14 +261,6 @@ pub struct Report {
     pub headline: Headline,
     /// Bisect samples per plotted metric (for the dashboard's SVG plots).
     pub bisect: Vec<BisectSeries>,
-}
-
-/// The samples of one metric along a bisection: good and bad commits.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BisectSeries {
-    pub metric: String,
-    pub good: Vec<f64>,
-    pub bad: Vec<f64>,
 }
 
 /// `xfs` from `xfs: don't retry …`; `None` when the subject has no prefix.
@@ -395,25 +408,25 @@ pub fn case_key(input: &LoadedInput, headline: &str) -> String {
 
 /// Build the report of `input` with template `template` (for its row order).
 pub fn build(
-    config: &Config,
+    setup: &Setup,
     input: &LoadedInput,
     template: &str,
     force: bool,
 ) -> Result<Report, ReportError> {
     let i = &input.input;
-    let r = &config.file.report;
+    let r = setup.report;
     let hoist = !is_modern_layout(template);
     let file = input.path.display().to_string();
     let all_rows: Vec<Vec<Row>> = input
         .data
         .iter()
-        .map(|d| test_rows(config, d, hoist))
+        .map(|d| test_rows(setup.selection, d, hoist))
         .collect();
 
-    let analysis = analyse(&all_rows[0], &config.directions, r.min_change_percent);
+    let analysis = analyse(&all_rows[0], setup.directions, r.min_change_percent);
     let chosen = match (&i.headline, force) {
         (Some(choice), true) => Some(
-            forced(&all_rows[0], &config.directions, &choice.metric).ok_or_else(|| {
+            forced(&all_rows[0], setup.directions, &choice.metric).ok_or_else(|| {
                 ReportError::UnknownHeadline {
                     file: file.clone(),
                     metric: choice.metric.clone(),
@@ -428,7 +441,7 @@ pub fn build(
                     .filter(|row| row.name == choice.metric)
                     .cloned()
                     .collect::<Vec<_>>(),
-                &config.directions,
+                setup.directions,
                 r.min_change_percent,
             )
             .headline
@@ -436,7 +449,7 @@ pub fn build(
         (None, _) => analysis.headline.clone(),
     };
     let headline = match chosen {
-        Some(h) if force || r.kinds.iter().any(|k| k == h.verdict.word()) => h,
+        Some(h) if force || r.kinds.iter().any(|k| k.word() == h.verdict.word()) => h,
         Some(h) => {
             return Err(ReportError::NothingToReport {
                 file,
@@ -444,7 +457,7 @@ pub fn build(
                     "{} is a {}; report.kinds = {:?}",
                     h.metric,
                     h.verdict.word(),
-                    r.kinds
+                    r.kinds.iter().map(|k| k.word()).collect::<Vec<_>>()
                 )],
             })
         }
@@ -475,11 +488,7 @@ pub fn build(
         }
     }
     let key = case_key(input, &headline.metric);
-    let message_id = format!(
-        "perfbot.{}@{}",
-        &key[..16],
-        config.file.bot.message_id_domain
-    );
+    let message_id = format!("perfbot.{}@{}", &key[..16], setup.bot.message_id_domain);
     let headline_view = HeadlineView::new(
         &headline,
         i.headline.as_ref().and_then(|h| h.kind.as_deref()),
@@ -504,7 +513,7 @@ pub fn build(
         let test_headline = if n == 0 {
             Some(headline.clone())
         } else {
-            analyse(rows, &config.directions, r.min_change_percent).headline
+            analyse(rows, setup.directions, r.min_change_percent).headline
         };
         if n > 0 {
             details.push('\n');
@@ -555,12 +564,6 @@ pub fn build(
         }
     }
 
-    let person = |c: &crate::input::Commit| {
-        serde_json::json!({
-            "sha": c.sha, "sha10": sha10(&c.sha), "subject": c.subject,
-            "author": c.author.as_ref().map(|a| serde_json::json!({"name": a.name, "email": a.email})),
-        })
-    };
     let still: Vec<String> = {
         let w = i
             .still_regression_on
@@ -575,25 +578,24 @@ pub fn build(
     };
     let archive = r.archive_url.trim_end_matches('/');
     let view = ReportView {
-        robot_name: config.file.bot.name.clone(),
-        robot_email: config.file.bot.email.clone(),
-        reported_by: format!("{} <{}>", config.file.bot.name, config.file.bot.email),
+        robot_name: setup.bot.name.clone(),
+        robot_email: setup.bot.email.clone(),
+        reported_by: setup.bot.reported_by(),
         preface: i.preface.clone(),
         headline: headline_view,
-        commit: person(&i.commit),
+        commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),
-        base: person(&i.base),
-        tree: i.tree.as_ref().map(|t| serde_json::json!({"name": t.name, "url": t.url, "branch": t.branch})),
-        patch: i.patch.as_ref().map(|p| {
-            serde_json::json!({"url": p.url, "base": p.base, "link": p.link, "subject": p.subject, "message_id": p.message_id})
-        }),
+        base: CommitView::new(&i.base),
+        tree: i.tree.clone(),
+        patch: i.patch.clone(),
         subsystem: subsystem(&i.commit.subject),
         still_regression_on: still,
         test: TestView::new(&i.tests[0]),
         in_addition: (!blocks.is_empty()).then(|| in_addition_table(&blocks)),
         details,
         closes_url: format!("{archive}/{message_id}"),
-        materials_url: (!r.materials_url.is_empty()).then(|| format!("{}/{}", r.materials_url.trim_end_matches('/'), message_id)),
+        materials_url: (!r.materials_url.is_empty())
+            .then(|| format!("{}/{}", r.materials_url.trim_end_matches('/'), message_id)),
         message_id,
         disclaimer: r.disclaimer.clone(),
         signoff: r.signoff.clone(),

@@ -2,31 +2,9 @@
 //!
 //! Templates are plain text: nothing is HTML-escaped, and values are never
 //! re-parsed as templates, so `{{` in a commit subject stays literal text.
-
-use std::path::Path;
+//! The template text comes from `templates::report_pair`: nothing here reads files.
 
 use super::build::{ReportError, ReportView};
-
-/// Subject and body template text of report template `name` (`classic`,
-/// `modern`, or a `.hbs` path with its `.subject.hbs` beside it).
-pub fn load(dir: &Path, name: &str) -> Result<(String, String), ReportError> {
-    let err = |e: crate::templates::TemplateError| ReportError::Template(e.to_string());
-    if crate::templates::is_path(name) {
-        let body = crate::templates::text(dir, name).map_err(err)?;
-        let subject_path = crate::templates::path_of(dir, name).with_extension("subject.hbs");
-        let subject = std::fs::read_to_string(&subject_path)
-            .map_err(|e| ReportError::Template(format!("{}: {e}", subject_path.display())))?;
-        return Ok((body, subject));
-    }
-    if !crate::templates::REPORT_TEMPLATES.contains(&name) {
-        return Err(ReportError::Template(format!(
-            "unknown template {name:?}: use classic, modern or a .hbs path"
-        )));
-    }
-    let body = crate::templates::text(dir, name).map_err(err)?;
-    let subject = crate::templates::text(dir, &format!("{name}.subject")).map_err(err)?;
-    Ok((body, subject))
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {

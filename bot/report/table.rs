@@ -1,26 +1,16 @@
 //! The `%stddev / %change` comparison table, byte for byte as lkp prints it.
 
-use std::collections::HashMap;
-
 use super::numfmt::{fixed, fixed_signed, general_signed, right, truncated};
-use crate::compare::rules::{stat_base, SelectionRules};
+pub use crate::compare::order::{sort_rows, sort_rows_with};
+use crate::compare::rules::SelectionRules;
+use crate::compare::{case_file::CaseFile, compare_columns, SelectOptions};
+pub use crate::model::table::{Cells, Change, PerfCell, Row};
 
 const ABS_WIDTH: usize = 10;
 const REL_WIDTH: usize = 10;
 const ERR_WIDTH: usize = 6;
 const FIRST_WIDTH: usize = ABS_WIDTH + ERR_WIDTH;
 const TITLE_WIDTH: usize = FIRST_WIDTH + REL_WIDTH + 1;
-
-/// The change of one column against the base column.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    /// Percent, or an absolute difference when `absolute`.
-    pub value: f64,
-    pub absolute: bool,
-    /// The change exactly as another tool printed it (pre-aggregated input), shown
-    /// instead of `value` so that a re-rendered table says what the original said.
-    pub printed: Option<String>,
-}
 
 impl Change {
     /// The number as the table prints it (`+7.0`, `-9.1`, `+1e+105`).
@@ -36,48 +26,7 @@ impl Change {
     }
 }
 
-/// One perf value cell: a mean and its spread.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PerfCell {
-    pub mean: f64,
-    /// What lkp compares against 2 to decide whether to print `±N%`: the relative
-    /// standard deviation in percent (or, lkp's quirk, the raw value when the mean
-    /// is 0; -1 when there was a single sample).
-    pub spread: f64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cells {
-    Perf {
-        cells: Vec<PerfCell>,
-        changes: Vec<Change>,
-    },
-    Failure {
-        fails: Vec<u64>,
-        runs: Vec<usize>,
-        /// Reproduction-rate change in percentage points.
-        changes: Vec<f64>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub name: String,
-    pub cells: Cells,
-}
-
 impl Row {
-    pub fn is_failure(&self) -> bool {
-        matches!(self.cells, Cells::Failure { .. })
-    }
-
-    fn sort_changes(&self) -> Vec<f64> {
-        match &self.cells {
-            Cells::Perf { changes, .. } => changes.iter().map(|c| c.value).collect(),
-            Cells::Failure { changes, .. } => changes.clone(),
-        }
-    }
-
     /// The row's text, without the trailing newline.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -134,75 +83,25 @@ pub fn mean_text(v: f64) -> String {
     }
 }
 
-/// lkp's row order: bases with fewer rows first (the tests' own metrics first of
-/// all when `hoist_tests`), then by name (perf-profile by kind), then by change.
-/// Exact ties are ordered by name.
-pub fn sort_rows(rows: &mut [Row], rules: &SelectionRules, hoist_tests: bool) {
-    sort_rows_with(rows, rules, hoist_tests, true)
-}
-
-/// As [`sort_rows`]; with `tie_by_name` false, exact ties keep their input order
-/// (pre-aggregated rows come in the order of the tool that computed them, which
-/// knew more digits than it printed).
-pub fn sort_rows_with(
-    rows: &mut [Row],
-    rules: &SelectionRules,
-    hoist_tests: bool,
-    tie_by_name: bool,
-) {
-    let mut count: HashMap<&str, i64> = HashMap::new();
-    for r in rows.iter() {
-        let base = stat_base(&r.name);
-        let e = count
-            .entry(base)
-            .or_insert(if r.is_failure() { -10_000 } else { 0 });
-        *e += 1;
-    }
-    if hoist_tests {
-        for (base, c) in count.iter_mut() {
-            if *c > 0 && rules.is_test(base) {
-                *c = 0;
-            }
+impl CaseFile {
+    /// The comparison table, as `lkp ncompare` prints it.
+    pub fn table(&self, rules: &SelectionRules, opts: &SelectOptions) -> Table {
+        let mut rows = compare_columns(&self.columns, rules, opts);
+        sort_rows(&mut rows, rules, true);
+        let ids: Vec<String> = self.columns.iter().map(|c| c.id.clone()).collect();
+        let params = if self.common_axes.is_empty() {
+            vec![(self.axis.clone(), ids.join("/"))]
+        } else {
+            self.common_axes.clone()
+        };
+        Table {
+            params,
+            axis: self.axis.clone(),
+            commit_lines: ids.clone(),
+            column_ids: ids,
+            rows,
         }
     }
-    let mut keyed: Vec<(i64, String, Vec<f64>, usize)> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let base = stat_base(&r.name);
-            (
-                count[base],
-                rules.sort_key(&r.name, base).to_string(),
-                r.sort_changes(),
-                i,
-            )
-        })
-        .collect();
-    keyed.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| a.1.cmp(&b.1))
-            .then_with(|| {
-                for (x, y) in a.2.iter().zip(&b.2) {
-                    let o = x.total_cmp(y);
-                    if o.is_ne() {
-                        return o;
-                    }
-                }
-                a.2.len().cmp(&b.2.len())
-            })
-            // Ruby's sort_by is not stable; perfbot breaks exact ties by name.
-            .then_with(|| {
-                if tie_by_name {
-                    rows[a.3].name.cmp(&rows[b.3].name)
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
-            .then_with(|| a.3.cmp(&b.3))
-    });
-    let order: Vec<usize> = keyed.into_iter().map(|k| k.3).collect();
-    let sorted: Vec<Row> = order.iter().map(|&i| rows[i].clone()).collect();
-    rows.clone_from_slice(&sorted);
 }
 
 /// One comparison group: header and rows.

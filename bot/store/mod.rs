@@ -12,9 +12,8 @@ use chrono::Utc;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use sled::Transactional;
 
-use crate::case::{Case, CaseId, CaseState, Cause, Event};
-use crate::mail::MessageId;
-pub use outbox::{OutboxEntry, OutboxState};
+use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
+use crate::model::{MessageId, OutboxEntry};
 
 /// The layout this code reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -500,7 +499,10 @@ impl Store {
                 events.insert(event_key(&case.id, seq), encode(&ev))?;
                 messages.insert(
                     case.message_id.as_str(),
-                    encode(&outbox::MessageRef::ours(&case.id, "report")),
+                    encode(&crate::model::MessageRef::ours(
+                        &case.id,
+                        crate::model::OutboxKind::Report,
+                    )),
                 )?;
                 outbox.insert(entry.message_id.as_str(), encode(entry))?;
                 outbox_raw.insert(entry.message_id.as_str(), raw)?;
@@ -608,7 +610,7 @@ impl Store {
     }
 
     /// Which case a Message-ID belongs to, if any.
-    pub fn message(&self, id: &MessageId) -> Result<Option<outbox::MessageRef>, StoreError> {
+    pub fn message(&self, id: &MessageId) -> Result<Option<crate::model::MessageRef>, StoreError> {
         match self.messages.get(id.as_str())? {
             Some(v) => Ok(Some(decode("messages", id.as_str().as_bytes(), &v)?)),
             None => Ok(None),

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{decode, encode, Store, StoreError};
-use crate::mail::Address;
+use crate::model::Address;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptOut {

@@ -1,106 +1,12 @@
 //! The outbox: each mail with its delivery state. A mail's Message-ID is fixed
 //! when it is queued, so every retry sends the same message.
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-
+use chrono::Utc;
 use sled::Transactional;
 
 use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
-use crate::case::{Case, CaseId, CaseState, Cause, Event};
-use crate::mail::MessageId;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutboxState {
-    Queued,
-    /// Handed to the transport; if the process died here, the mail may or may
-    /// not have left (see README, "Exactly once").
-    Sending,
-    Sent,
-    Failed,
-    Dead,
-    Held,
-}
-
-impl OutboxState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutboxState::Queued => "queued",
-            OutboxState::Sending => "sending",
-            OutboxState::Sent => "sent",
-            OutboxState::Failed => "failed",
-            OutboxState::Dead => "dead",
-            OutboxState::Held => "held",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OutboxEntry {
-    pub message_id: MessageId,
-    pub case_id: CaseId,
-    /// `report`, `ack`, `reminder`, `escalation`, `digest`.
-    pub kind: String,
-    pub subject: String,
-    pub state: OutboxState,
-    /// Envelope recipients (bare addresses).
-    pub recipients: Vec<String>,
-    pub attempts: u32,
-    pub queued_at: DateTime<Utc>,
-    pub next_attempt_at: DateTime<Utc>,
-    pub sent_at: Option<DateTime<Utc>>,
-    pub last_error: Option<String>,
-    /// What the server said when it took the mail (`250 2.0.0 Ok: queued as …`).
-    #[serde(default)]
-    pub server_reply: Option<String>,
-}
-
-impl OutboxEntry {
-    /// A mail just queued: due at `now`, no attempt yet.
-    pub fn queued(
-        message_id: MessageId,
-        case_id: CaseId,
-        kind: &str,
-        subject: String,
-        recipients: Vec<String>,
-        now: DateTime<Utc>,
-    ) -> OutboxEntry {
-        OutboxEntry {
-            message_id,
-            case_id,
-            kind: kind.to_string(),
-            subject,
-            state: OutboxState::Queued,
-            recipients,
-            attempts: 0,
-            queued_at: now,
-            next_attempt_at: now,
-            sent_at: None,
-            last_error: None,
-            server_reply: None,
-        }
-    }
-}
-
-/// What the Message-ID index says about a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MessageRef {
-    pub case_id: CaseId,
-    /// `ours` (perfbot sent it) or `theirs` (a reply in the thread).
-    pub direction: String,
-    pub kind: String,
-}
-
-impl MessageRef {
-    pub fn ours(case: &CaseId, kind: &str) -> Self {
-        MessageRef {
-            case_id: case.clone(),
-            direction: "ours".into(),
-            kind: kind.into(),
-        }
-    }
-}
+use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
+use crate::model::{MessageId, MessageRef, OutboxEntry};
 
 impl Store {
     pub fn outbox_entries(&self) -> Result<Vec<OutboxEntry>, StoreError> {
@@ -247,7 +153,7 @@ impl Store {
                 outbox_raw.insert(e.message_id.as_str(), raw)?;
                 messages.insert(
                     e.message_id.as_str(),
-                    encode(&MessageRef::ours(&e.case_id, &e.kind)),
+                    encode(&MessageRef::ours(&e.case_id, e.kind)),
                 )?;
                 let ev = Event {
                     time: e.queued_at,

@@ -1,49 +1,13 @@
 //! The messages of each case's thread (other than perfbot's own, which are in
 //! the outbox), and the quarantine of messages that could not be read.
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::Utc;
 use sled::transaction::TransactionError;
 use sled::Transactional;
 
-use super::outbox::MessageRef;
 use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
-use crate::case::{Case, CaseId, CaseState, Cause, Event};
-use crate::mail::MessageId;
-
-/// One message of a case's thread, as the timeline shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ThreadEntry {
-    pub message_id: MessageId,
-    pub from: String,
-    pub from_name: String,
-    pub date: Option<DateTime<Utc>>,
-    pub received: DateTime<Utc>,
-    pub subject: String,
-    /// The sender's own words (quotes, signature and footers removed).
-    pub text: String,
-    /// `person`, `bot` or `own`.
-    pub sender: String,
-    /// Why it is not a person, for bots.
-    #[serde(default)]
-    pub sender_note: String,
-    /// `in-reply-to`, `references` or `subject`.
-    pub matched_by: String,
-    /// The message it answers, if known.
-    #[serde(default)]
-    pub in_reply_to: Option<MessageId>,
-    /// Where it was read from (`imap://…/INBOX uid 42`, `mbox FILE`, …).
-    pub source: String,
-    /// A limit that cut it, if any.
-    #[serde(default)]
-    pub limited: Option<String>,
-    /// What the reply was understood to say (set by `reply`), if anything.
-    #[serde(default)]
-    pub understanding: Option<serde_json::Value>,
-    /// Its place in the case's thread (the record's key), once recorded.
-    #[serde(default)]
-    pub seq: u64,
-}
+use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
+use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry};
 
 /// What a reply does, for `Store::record_reply`.
 pub struct Reply<'a> {
@@ -61,7 +25,7 @@ pub struct Reply<'a> {
 /// A follow-up mail ready to queue.
 #[derive(Debug, Clone)]
 pub struct QueuedMail {
-    pub entry: super::OutboxEntry,
+    pub entry: crate::model::OutboxEntry,
     pub raw: Vec<u8>,
     pub cause: Cause,
     pub note: String,
@@ -75,18 +39,6 @@ pub enum Recorded {
     Duplicate,
     /// The case is no longer in the expected state: nothing written.
     Conflict(CaseState),
-}
-
-/// A message that could not be read, kept with the reason.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Quarantined {
-    /// SHA-256 of the raw bytes (also the name of the file that holds them).
-    pub hash: String,
-    pub reason: String,
-    pub source: String,
-    pub size: usize,
-    pub message_id: Option<String>,
-    pub time: DateTime<Utc>,
 }
 
 impl Store {
@@ -166,11 +118,7 @@ impl Store {
                 }
                 messages.insert(
                     entry.message_id.as_str(),
-                    encode(&MessageRef {
-                        case_id: case.clone(),
-                        direction: "theirs".into(),
-                        kind: entry.sender.clone(),
-                    }),
+                    encode(&MessageRef::theirs(case, entry.sender)),
                 )?;
                 thread.insert(event_key(case, seq), encode(entry))?;
                 let ev = Event {
@@ -205,7 +153,7 @@ impl Store {
                     }
                     outbox.insert(id, encode(&m.entry))?;
                     outbox_raw.insert(id, m.raw.as_slice())?;
-                    messages.insert(id, encode(&MessageRef::ours(case, &m.entry.kind)))?;
+                    messages.insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
                     let ev = Event {
                         time: m.entry.queued_at,
                         cause: m.cause.clone(),
@@ -253,7 +201,7 @@ impl Store {
     }
 
     /// Every case with its events and thread.
-    pub fn case_records(&self) -> Result<Vec<crate::case::CaseRecord>, StoreError> {
+    pub fn case_records(&self) -> Result<Vec<crate::model::case::CaseRecord>, StoreError> {
         let mut out = Vec::new();
         for c in self.cases()? {
             let ev = self.events(&c.id)?;
@@ -289,10 +237,12 @@ impl Store {
             return Ok(false);
         }
         let dir = self.dir.join("quarantine");
-        let id = MessageId::parse(&format!("{}@quarantine", q.hash)).expect("hex is an id");
-        crate::mail::transport::deliver_file(&dir, &id, raw).map_err(|e| StoreError::Corrupt {
-            path: dir.display().to_string(),
-            why: e.to_string(),
+        // The hash is hex: a safe file name as it is.
+        crate::fsutil::write_atomic(&dir, &format!("{}.eml", q.hash), raw).map_err(|e| {
+            StoreError::Corrupt {
+                path: dir.display().to_string(),
+                why: e.to_string(),
+            }
         })?;
         self.quarantine.insert(q.hash.as_str(), encode(q))?;
         self.flush()?;
@@ -310,5 +260,25 @@ impl Store {
             .collect::<Result<_, _>>()?;
         v.sort_by_key(|q| q.time);
         Ok(v)
+    }
+
+    /// The raw bytes of a quarantined message. Older versions named the file
+    /// after a Message-ID made of the hash; those names are still found.
+    pub fn quarantined_raw(&self, q: &Quarantined) -> Result<Vec<u8>, StoreError> {
+        let dir = self.dir.join("quarantine");
+        let names = [
+            format!("{}.eml", q.hash),
+            format!("{}@quarantine.eml", q.hash),
+            format!("{}_quarantine.eml", q.hash),
+        ];
+        let path = names
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| dir.join(&names[0]));
+        std::fs::read(&path).map_err(|e| StoreError::Corrupt {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use perfbot::config::Secret;
 use perfbot::mail::imap::{connect, ImapAccount, ImapSession};
-use perfbot::mail::server_url::ServerUrl;
+use perfbot::model::url::ServerUrl;
 
 pub const SMTP_PORT: u16 = 2525;
 pub const SUBMISSION_PORT: u16 = 1587;
@@ -304,7 +304,7 @@ pub fn smtp_to_bot(raw: &str) {
     .unwrap();
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let s = perfbot::mail::smtp::SmtpSender::from_config(&cfg).unwrap();
-        let to = [perfbot::mail::Address::parse("bot@example.test").unwrap()];
+        let to = [perfbot::model::Address::parse("bot@example.test").unwrap()];
         s.send(&to, raw.as_bytes()).await.unwrap();
     });
 }

@@ -4,7 +4,7 @@
 //! goes to a human with the reason.
 
 use super::trust::{Policy, Role};
-use crate::case::CaseState;
+use crate::model::case::CaseState;
 use crate::reply::understand::command::Command;
 use crate::reply::understand::{Basis, Intent, Understanding};
 

@@ -18,8 +18,8 @@ use effect::{decide, Effect};
 pub use trust::Verdict;
 use trust::{Policy, Role};
 
-use crate::case::{Case, CaseState};
-use crate::mail::Address;
+use crate::model::case::{Case, CaseState};
+use crate::model::Address;
 use crate::reply::understand::command::{Parsed, USAGE};
 use crate::reply::understand::{Basis, Fact, Intent, Understanding};
 
@@ -35,6 +35,15 @@ pub enum FollowUpKind {
 }
 
 impl FollowUpKind {
+    /// Its outbox record's kind.
+    pub fn outbox(self) -> crate::model::OutboxKind {
+        match self {
+            FollowUpKind::Escalation => crate::model::OutboxKind::Escalation,
+            FollowUpKind::Ack => crate::model::OutboxKind::Ack,
+            FollowUpKind::CommandError => crate::model::OutboxKind::CommandError,
+        }
+    }
+
     /// The outbox `kind` and the template name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -188,7 +197,7 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
         .commands
         .iter()
         .filter_map(|(line, p)| match p {
-            Err(e) => Some((line.as_str(), e.clone())),
+            Err(e) => Some((line.as_str(), e.to_string())),
             Ok(_) => None,
         })
         .collect();

@@ -5,12 +5,11 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::case::Case;
-use crate::mail::Address;
+use crate::model::case::Case;
+use crate::model::Address;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,10 +115,6 @@ pub fn maintainers_from_file(text: &str) -> HashSet<Address> {
         .filter_map(|l| l.strip_prefix("M:"))
         .filter_map(|m| Address::parse(m.trim()))
         .collect()
-}
-
-pub fn load_maintainers(path: &Path) -> std::io::Result<HashSet<Address>> {
-    Ok(maintainers_from_file(&std::fs::read_to_string(path)?))
 }
 
 /// The role of `from` for `case`; a robot is always `Bot`. The strongest role

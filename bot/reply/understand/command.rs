@@ -46,8 +46,31 @@ impl Command {
 pub const USAGE: &str =
     "#perfbot invalid | revert | fixed <sha> | dup <case> | wontfix | reopen | escalate";
 
+/// What is wrong with a `#perfbot` line (told to its sender as it reads).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("a command is missing: {USAGE}")]
+    Missing,
+    #[error("#perfbot {verb}: unexpected {extra:?}; usage: {USAGE}")]
+    Unexpected { verb: String, extra: String },
+    #[error("#perfbot fixed: {0:?} is not a commit id (7 to 40 hex digits)")]
+    NotACommit(String),
+    #[error("#perfbot fixed: which commit? usage: #perfbot fixed <sha>")]
+    FixedWhich,
+    #[error("#perfbot dup: of which case? usage: #perfbot dup <case>")]
+    DupOfWhich,
+    #[error("#perfbot {verb} takes no argument (got {arg:?})")]
+    NoArgument { verb: String, arg: String },
+    #[error("unknown command {0:?}; usage: {USAGE}")]
+    Unknown(String),
+    #[error("a case cannot duplicate itself")]
+    DupOfItself,
+    #[error("#perfbot dup: no case {0:?}")]
+    NoSuchCase(String),
+}
+
 /// A `#perfbot` line: the command, or what was wrong with it.
-pub type Parsed = Result<Command, String>;
+pub type Parsed = Result<Command, CommandError>;
 
 fn is_sha(s: &str) -> bool {
     (7..=40).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
@@ -64,8 +87,11 @@ pub fn parse_line(line: &str) -> Option<(String, Parsed)> {
     let arg = words.next();
     let extra = words.next();
     let parsed = match (verb.as_deref(), arg, extra) {
-        (None, _, _) => Err(format!("a command is missing: {USAGE}")),
-        (Some(v), _, Some(x)) => Err(format!("#perfbot {v}: unexpected {x:?}; usage: {USAGE}")),
+        (None, _, _) => Err(CommandError::Missing),
+        (Some(v), _, Some(x)) => Err(CommandError::Unexpected {
+            verb: v.to_string(),
+            extra: x.to_string(),
+        }),
         (Some("invalid"), None, _) => Ok(Command::Invalid),
         (Some("revert"), None, _) => Ok(Command::Revert),
         (Some("wontfix"), None, _) => Ok(Command::WontFix),
@@ -74,20 +100,17 @@ pub fn parse_line(line: &str) -> Option<(String, Parsed)> {
         (Some("fixed"), Some(sha), _) if is_sha(sha) => {
             Ok(Command::Fixed(sha.to_ascii_lowercase()))
         }
-        (Some("fixed"), Some(x), _) => Err(format!(
-            "#perfbot fixed: {x:?} is not a commit id (7 to 40 hex digits)"
-        )),
-        (Some("fixed"), None, _) => {
-            Err("#perfbot fixed: which commit? usage: #perfbot fixed <sha>".into())
-        }
+        (Some("fixed"), Some(x), _) => Err(CommandError::NotACommit(x.to_string())),
+        (Some("fixed"), None, _) => Err(CommandError::FixedWhich),
         (Some("dup"), Some(c), _) => Ok(Command::Dup(c.to_string())),
-        (Some("dup"), None, _) => {
-            Err("#perfbot dup: of which case? usage: #perfbot dup <case>".into())
-        }
+        (Some("dup"), None, _) => Err(CommandError::DupOfWhich),
         (Some(v @ ("invalid" | "revert" | "wontfix" | "reopen" | "escalate")), Some(x), _) => {
-            Err(format!("#perfbot {v} takes no argument (got {x:?})"))
+            Err(CommandError::NoArgument {
+                verb: v.to_string(),
+                arg: x.to_string(),
+            })
         }
-        (Some(v), _, _) => Err(format!("unknown command {v:?}; usage: {USAGE}")),
+        (Some(v), _, _) => Err(CommandError::Unknown(v.to_string())),
     };
     Some((t.to_string(), parsed))
 }
@@ -164,7 +187,7 @@ mod tests {
             match (got, want) {
                 (None, None) => {}
                 (Some(Ok(c)), Some(Ok(w))) => assert_eq!(&c, w, "{line}"),
-                (Some(Err(e)), Some(Err(w))) => assert!(e.contains(w), "{line}: {e}"),
+                (Some(Err(e)), Some(Err(w))) => assert!(e.to_string().contains(w), "{line}: {e}"),
                 (g, w) => panic!("{line}: got {g:?}, want {w:?}"),
             }
         }

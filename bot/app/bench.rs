@@ -1,0 +1,605 @@
+//! `perfbot bench`: throughput figures on synthetic data (see BENCHMARKS.md).
+
+use std::time::Instant;
+
+use crate::compare::matrix::Matrix;
+use crate::compare::{compare_columns, Column, SelectOptions};
+use crate::config::Config;
+use crate::report::table::{sort_rows, Table};
+
+/// A deterministic pseudo-random sequence (xorshift), so runs are comparable.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const PREFIXES: &[&str] = &[
+    "fio",
+    "meminfo",
+    "proc-vmstat",
+    "perf-stat",
+    "perf-profile.children.cycles-pp",
+    "vmstat",
+    "sched_debug",
+    "numa-vmstat",
+];
+
+/// Columns of `metrics` metrics × `runs` runs; about 5% of metrics shift by 10-40%.
+pub fn synthetic(metrics: usize, runs: usize, commits: usize) -> Vec<Column> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let names: Vec<String> = (0..metrics)
+        .map(|i| format!("{}.metric_{i}", PREFIXES[i % PREFIXES.len()]))
+        .collect();
+    let bases: Vec<f64> = (0..metrics).map(|_| 10f64.powf(rng.next() * 9.0)).collect();
+    let shifted: Vec<bool> = (0..metrics).map(|_| rng.next() < 0.05).collect();
+    (0..commits)
+        .map(|c| {
+            let m = Matrix::from_f64(names.iter().enumerate().map(|(i, n)| {
+                let shift = if c > 0 && shifted[i] {
+                    1.1 + rng.next() * 0.3
+                } else {
+                    1.0
+                };
+                let v: Vec<f64> = (0..runs)
+                    .map(|_| bases[i] * shift * (1.0 + (rng.next() - 0.5) * 0.02))
+                    .collect();
+                (n.clone(), v)
+            }));
+            Column::new(format!("{:040x}", c + 1), m)
+        })
+        .collect()
+}
+
+/// Peak resident set size of this process, in MiB (Linux).
+pub fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn compare_render(
+    config: &Config,
+    metrics: usize,
+    runs: usize,
+    commits: usize,
+    iterations: usize,
+) -> String {
+    let build_start = Instant::now();
+    let columns = synthetic(metrics, runs, commits.max(2));
+    let build = build_start.elapsed();
+    let mut times = Vec::new();
+    let mut rows_out = 0;
+    let mut bytes = 0;
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        let mut rows = compare_columns(&columns, &config.selection, &SelectOptions::default());
+        sort_rows(&mut rows, &config.selection, true);
+        let ids: Vec<String> = columns.iter().map(|c| c.id.clone()).collect();
+        let table = Table {
+            params: vec![("testcase".into(), "bench".into())],
+            axis: "commit".into(),
+            commit_lines: ids.clone(),
+            column_ids: ids,
+            rows,
+        };
+        let text = table.render();
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        rows_out = table.rows.len();
+        bytes = text.len();
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    format!(
+        "compare+render: {metrics} metrics x {} commits x {runs} runs, {} iterations\n  rows selected: {rows_out}, table bytes: {bytes}\n  time per compare+render: min {:.2} ms, median {:.2} ms, max {:.2} ms\n  (building the synthetic input: {:.1} ms)\n  peak RSS: {}\n",
+        commits.max(2),
+        times.len(),
+        times[0],
+        median,
+        times[times.len() - 1],
+        build.as_secs_f64() * 1000.0,
+        peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.1} MiB")),
+    )
+}
+
+/// Queue `count` distinct reports (seed 002's, each under its own commit and
+/// Message-ID) in a scratch state directory, then deliver them all through the
+/// configured transport with pooled connections.
+pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<String> {
+    use crate::flows::delivery::{send_due, Transport};
+    use crate::flows::report::{prepare, queue};
+    use crate::mail::message;
+    use crate::model::MessageId;
+    use crate::store::Store;
+    use chrono::Utc;
+
+    let scratch = tempfile_dir()?;
+    let mut config = config.clone();
+    config.file.bot.state_dir = scratch.join("state");
+    config.file.outbound.outbox_dir = scratch.join("outbox");
+    config.file.outbound.stop_file = scratch.join("STOP");
+    config.file.outbound.max_per_hour = 0;
+    config.file.outbound.max_per_day = 0;
+    config.file.outbound.moderation = false;
+    config.file.outbound.redirect_all_to = None;
+    let store = Store::open(&config.state_dir())?;
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/seed002-xfs-fio-falloc-2022.json");
+    let now = Utc::now();
+    let base = prepare(&config, &example, None, false, now)?;
+    let stamp = now.timestamp_nanos_opt().unwrap_or_default();
+
+    let t0 = Instant::now();
+    for i in 0..count {
+        let mut p = base.clone();
+        // The case id is the key's first 12 digits: make those differ.
+        p.report.case_key = format!("{i:012x}{:052x}", stamp as u64);
+        p.envelope.message_id = MessageId::parse(&format!(
+            "perfbot.bench.{stamp:x}.{i}@{}",
+            config.file.bot.message_id_domain
+        ))
+        .expect("valid id");
+        p.envelope.to = vec![to.to_string()];
+        p.envelope.cc.clear();
+        p.raw = message::build(&p.envelope, &p.rendered.body)?;
+        queue(&config, &store, &p, now)?;
+    }
+    let queued = t0.elapsed();
+
+    let transport = Transport::from_config(&config)?;
+    let t1 = Instant::now();
+    let mut sent = 0;
+    let mut rounds = 0;
+    // Failed sends (a busy server) retry at once here: retry_base_secs is 0.
+    config.file.outbound.retry_base_secs = 0;
+    while sent < count && rounds < 5 {
+        let s = send_due(&config, &store, &transport, Utc::now(), false).await?;
+        sent += s.sent;
+        rounds += 1;
+    }
+    let delivered = t1.elapsed();
+    let bytes = base.raw.len();
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(format!(
+        "deliver: {count} reports of {bytes} bytes via {}, concurrency {}\n\
+         queue:   {:.2} s ({:.0} reports/s, one sled transaction + flush each)\n\
+         deliver: {:.2} s ({:.0} mails/s, {sent} sent in {rounds} round(s))\n",
+        transport.describe(),
+        config.file.outbound.concurrency,
+        queued.as_secs_f64(),
+        count as f64 / queued.as_secs_f64(),
+        delivered.as_secs_f64(),
+        sent as f64 / delivered.as_secs_f64(),
+    ))
+}
+
+fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!(
+        "perfbot-bench-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+    ));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+/// Write a synthetic LKML-like mbox: `messages` messages, header blocks with
+/// Received chains, bodies of 0.5–60 KB (patches long, replies short), a MIME
+/// mix (plain, quoted-printable ISO-8859-1, base64 attachments, HTML-only,
+/// multipart/alternative), and about 1% replies to `parents`. Streamed to the
+/// file, so the generator holds one message at a time.
+pub fn write_synthetic_mbox(
+    path: &std::path::Path,
+    messages: usize,
+    parents: &[String],
+) -> std::io::Result<u64> {
+    use std::io::Write;
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let mut written = 0u64;
+    let words = [
+        "the",
+        "page",
+        "cache",
+        "lock",
+        "we",
+        "should",
+        "not",
+        "regression",
+        "patch",
+        "commit",
+        "this",
+        "memory",
+        "scheduler",
+        "xfs",
+        "inode",
+        "revert",
+        "fix",
+        "test",
+    ];
+    let text = |rng: &mut Rng, bytes: usize| {
+        let mut s = String::with_capacity(bytes + 80);
+        let mut col = 0;
+        while s.len() < bytes {
+            let w = words[(rng.next() * words.len() as f64) as usize % words.len()];
+            s.push_str(w);
+            col += w.len() + 1;
+            if col > 70 {
+                s.push('\n');
+                col = 0;
+            } else {
+                s.push(' ');
+            }
+        }
+        s.push('\n');
+        s
+    };
+    for i in 0..messages {
+        let reply = !parents.is_empty() && rng.next() < 0.01;
+        let kind = rng.next();
+        // Sizes: mostly short mails, some long patches.
+        let body_len = if rng.next() < 0.15 {
+            8_000 + (rng.next() * 52_000.0) as usize
+        } else {
+            500 + (rng.next() * 4_000.0) as usize
+        };
+        let mut m = String::with_capacity(body_len + 2048);
+        m.push_str(&format!(
+            "From list-owner@vger.example Mon Jan  1 00:00:{:02} 2024\n",
+            i % 60
+        ));
+        for hop in 0..4 {
+            m.push_str(&format!(
+                "Received: from mx{hop}.vger.example (mx{hop}.vger.example [10.0.{hop}.{}])\n\tby lists.example with ESMTP id {i:x}{hop}\n\tfor <linux-kernel@vger.example>; Mon, 1 Jan 2024 00:00:00 +0000\n",
+                i % 250
+            ));
+        }
+        m.push_str(&format!(
+            "From: Developer {} <dev{}@kernel.example>\nTo: linux-kernel@vger.example\nDate: Mon, 1 Jan 2024 00:{:02}:00 +0000\nMessage-ID: <bench.{i}@kernel.example>\nList-Id: <linux-kernel.vger.example>\nMIME-Version: 1.0\n",
+            i % 977,
+            i % 977,
+            i % 60
+        ));
+        if reply {
+            let p = &parents[i % parents.len()];
+            m.push_str(&format!(
+                "Subject: Re: [xfs] regression report {i}\nIn-Reply-To: <{p}>\nReferences: <{p}>\n"
+            ));
+        } else if i > 0 && rng.next() < 0.6 {
+            // Replies in other threads (their roots are not in this file, so
+            // the 1% of replies to perfbot's cases stay 1%).
+            m.push_str(&format!(
+                "Subject: Re: [PATCH v{}] mm: change {i}\nIn-Reply-To: <patch.{}@kernel.example>\nReferences: <patch.{}@kernel.example> <patch.{}@kernel.example>\n",
+                i % 5,
+                i / 3,
+                i / 9,
+                i / 3
+            ));
+        } else {
+            m.push_str(&format!("Subject: [PATCH v{}] mm: change {i}\n", i % 5));
+        }
+        let body = text(&mut rng, body_len);
+        if reply || kind < 0.70 {
+            m.push_str("Content-Type: text/plain; charset=us-ascii\n\n");
+            if reply {
+                m.push_str("On Mon, Jan 1, 2024, kernel test robot wrote:\n> regression\n\nThis is not a regression.\n");
+            }
+            m.push_str(&body);
+        } else if kind < 0.80 {
+            m.push_str("Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\n");
+            m.push_str(&body.replace("the", "th=E9"));
+        } else if kind < 0.90 {
+            m.push_str("Content-Type: multipart/mixed; boundary=\"bnd\"\n\n--bnd\nContent-Type: text/plain\n\nsee attached\n--bnd\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n");
+            let raw = body.as_bytes();
+            for chunk in raw.chunks(57) {
+                let mut line = String::new();
+                for c in chunk.chunks(3) {
+                    let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+                    const T: &[u8] =
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+                    line.push(T[(b[0] >> 2) as usize] as char);
+                    line.push(T[(((b[0] & 3) << 4) | (b[1] >> 4)) as usize] as char);
+                    line.push(T[(((b[1] & 15) << 2) | (b[2] >> 6)) as usize] as char);
+                    line.push(T[(b[2] & 63) as usize] as char);
+                }
+                m.push_str(&line);
+                m.push('\n');
+            }
+            m.push_str("--bnd--\n");
+        } else if kind < 0.95 {
+            m.push_str("Content-Type: text/html; charset=utf-8\n\n<html><body><p>");
+            m.push_str(&body);
+            m.push_str("</p></body></html>\n");
+        } else {
+            m.push_str("Content-Type: multipart/alternative; boundary=\"alt\"\n\n--alt\nContent-Type: text/plain\n\n");
+            m.push_str(&body);
+            m.push_str("--alt\nContent-Type: text/html\n\n<p>html</p>\n--alt--\n");
+        }
+        m.push('\n');
+        out.write_all(m.as_bytes())?;
+        written += m.len() as u64;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+/// Ingest a synthetic `messages`-message mbox into a scratch state directory
+/// holding ten reported cases.
+pub fn ingest(
+    config: &Config,
+    messages: usize,
+    keep: Option<&std::path::Path>,
+) -> anyhow::Result<String> {
+    use crate::flows::ingest::sources::ingest_mbox;
+    use crate::flows::ingest::Ingestor;
+    use crate::flows::report::{prepare, queue};
+    use crate::store::Store;
+    use chrono::Utc;
+
+    let scratch = tempfile_dir()?;
+    let mut config = config.clone();
+    config.file.bot.state_dir = scratch.join("state");
+    config.file.outbound.outbox_dir = scratch.join("outbox");
+    let store = Store::open(&config.state_dir())?;
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/seed002-xfs-fio-falloc-2022.json");
+    let now = Utc::now();
+    let base = prepare(&config, &example, None, false, now)?;
+    let mut parents = Vec::new();
+    for i in 0..10 {
+        let mut p = base.clone();
+        p.report.case_key = format!("{i:012x}{:052x}", 7);
+        p.envelope.message_id =
+            crate::model::MessageId::parse(&format!("bench.case{i}@perfbot")).expect("valid");
+        parents.push(p.envelope.message_id.to_string());
+        queue(&config, &store, &p, now)?;
+    }
+    // `--mbox PATH`: kept there (and reused when it exists), so that other
+    // tools can be timed on the very same file.
+    let path = keep.map_or_else(|| scratch.join("lkml.mbox"), std::path::Path::to_path_buf);
+    let t = Instant::now();
+    let bytes = if keep.is_some() && path.exists() {
+        std::fs::metadata(&path)?.len()
+    } else {
+        write_synthetic_mbox(&path, messages, &parents)?
+    };
+    let generated = t.elapsed();
+    let rss_before = peak_rss_mib().unwrap_or(0.0);
+    let mut ing = Ingestor::new(&config, &store)?;
+    let t = Instant::now();
+    ingest_mbox(&mut ing, &path)?;
+    let took = t.elapsed().as_secs_f64();
+    let rss = peak_rss_mib().unwrap_or(0.0);
+    let s = ing.stats.clone();
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(format!(
+        "ingest: {messages} messages, {:.1} MB mbox (generated in {:.1} s)\n\
+         known thread ids (for other tools): {}\n\
+         {}\n\
+         time {:.2} s: {:.0} MB/s, {:.0} messages/s (a reader thread and the routing thread)\n\
+         peak RSS {:.1} MiB (before ingesting: {:.1} MiB)\n",
+        bytes as f64 / 1e6,
+        generated.as_secs_f64(),
+        parents.join(" "),
+        s.line(),
+        took,
+        bytes as f64 / 1e6 / took,
+        messages as f64 / took,
+        rss,
+        rss_before,
+    ))
+}
+
+/// Classify a typical reply (seed 000's, Dave Chinner's) and a 370 KB reply
+/// that quotes a whole report, `iterations` times each; the rules are compiled
+/// once before timing.
+pub fn classify(config: &Config, iterations: usize) -> String {
+    use crate::reply::understand;
+    let rules = config.intent_rules();
+    let big_len = 370_000;
+    let typical = "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:\n>\n> Greeting,\n>\n> FYI, we noticed a +7.1% regression of fio.latency_2ms% due to commit:\n>\n> commit: b027d4c97b9675c2ad75dec94be4e46dceb3ec74 (\"xfs: don't retry xfs_buf_find on XBF_TRYLOCK failure\")\n> 46.56 ±  3%      +7.1       53.61        fio.latency_2ms%\n> 25.20 ±  6%      -7.3       17.86 ±  6%  fio.latency_4ms%\n\nThis is not a regression. The number of IOs in the 4ms IO latency\nbin has reduced by 7%, and inumber in the 2ms IO latency bin has\nincreased by 7%. IOWs, there's a measurable improvement in IO\nlatency as a result of those patches, not a regression.\n\nCheers,\n\nDave.\n-- \nDave Chinner\ndavid@fromorbit.com\n";
+    let mut big =
+        String::from("On Mon, Jan 1, 2024 at 10:00:00AM +0800, kernel test robot wrote:\n");
+    let row = ">      46.56 ±  3%      +7.1       53.61        perf-profile.children.cycles-pp.some_kernel_function_name\n";
+    while big.len() < big_len {
+        big.push_str(row);
+    }
+    big.push_str("\nI'll revert this patch, thanks.\n");
+    let model = config.intent_model();
+    // What ingestion does per reply: own words, then the reading (rules, and
+    // the model's features and prediction when there is one).
+    let once = |text: &str, model| {
+        let words = understand::quote::own_words(text);
+        understand::read(text, &words, understand::Context::default(), rules, model)
+    };
+    let time = |text: &str, model| {
+        let _ = once(text, model);
+        let mut v: Vec<f64> = (0..iterations)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(once(std::hint::black_box(text), model));
+                t.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let t0 = Instant::now();
+    let _ = crate::reply::understand::rules::Rules::with_overrides(&[]);
+    let compile = t0.elapsed().as_secs_f64() * 1e3;
+    let t0 = Instant::now();
+    let _ =
+        crate::reply::understand::model::Model::from_text(include_str!("../rules/intents.model"));
+    let load = t0.elapsed().as_secs_f64() * 1e3;
+    let mut out = format!(
+        "classify: {iterations} iterations each (rules compile once: {compile:.1} ms; model loads once: {load:.1} ms)\n"
+    );
+    for (name, m) in [("rules alone", None), ("rules and model", model)] {
+        if name == "rules and model" && m.is_none() {
+            continue;
+        }
+        let (m1, lo1, hi1) = time(typical, m);
+        let (m2, lo2, hi2) = time(&big, m);
+        out.push_str(&format!(
+            "{name}: typical reply ({} bytes): median {m1:.1} µs (min {lo1:.1}, max {hi1:.1}); \
+             370 KB reply quoting a report: median {m2:.1} µs (min {lo2:.1}, max {hi2:.1})\n",
+            typical.len()
+        ));
+    }
+    out
+}
+
+/// `perfbot run` under load, against the local test mail server: ten reported
+/// cases, then `count` replies to them dropped at once into the bot's mailbox
+/// (`$MAIL_TEST_DIR/mail/example.test/bot/Maildir/new`, as a local delivery
+/// agent would); time until the daemon has applied them all (IMAP IDLE wakes
+/// it), then its CPU use over ten idle seconds.
+pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
+    use crate::flows::report::{prepare, queue};
+    use crate::store::Store;
+    use chrono::Utc;
+    use std::time::Duration;
+
+    let mail_dir = std::path::PathBuf::from(
+        std::env::var("MAIL_TEST_DIR").unwrap_or_else(|_| "/tmp/mailtest".into()),
+    );
+    let maildir = mail_dir.join("mail/example.test/bot/Maildir/new");
+    anyhow::ensure!(
+        maildir.exists(),
+        "{} not found: start the test mail server (.ci/mailserver/start-mail.sh) first",
+        maildir.display()
+    );
+    let scratch = tempfile_dir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let domain = format!("bench{}.perfbot.test", std::process::id());
+    let cfg_path = scratch.join("config.toml");
+    let text = format!(
+        "[bot]\nstate_dir = {state:?}\nemail = \"bot@example.test\"\nmessage_id_domain = \"{domain}\"\n\
+         [report]\ntemplates_dir = {tpl:?}\ncc = []\ncc_self = false\n\
+         [outbound]\ntransport = \"file\"\noutbox_dir = {outbox:?}\n\
+         [inbound]\nsource = \"imap\"\n\
+         [imap]\nurl = \"imap://127.0.0.1:1143\"\nuser = \"bot@example.test\"\nca_file = {ca:?}\npoll_secs = 120\nbatch = 500\n\
+         [web]\nlisten = \"127.0.0.1:{port}\"\n\
+         [run]\nsend_every_secs = 5\n",
+        state = scratch.join("state"),
+        tpl = config.resolve(&config.file.report.templates_dir),
+        outbox = scratch.join("outbox"),
+        ca = mail_dir.join("ca.pem"),
+    );
+    std::fs::write(&cfg_path, text)?;
+    let cfg = Config::load(Some(&cfg_path))?;
+    let mut parents = Vec::new();
+    {
+        let store = Store::open(&cfg.state_dir())?;
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/seed002-xfs-fio-falloc-2022.json");
+        let now = Utc::now();
+        let base = prepare(&cfg, &example, None, false, now)?;
+        for i in 0..10 {
+            let mut p = base.clone();
+            p.report.case_key = format!("{i:012x}{:052x}", std::process::id());
+            p.envelope.message_id =
+                crate::model::MessageId::parse(&format!("case{i}@{domain}")).expect("valid");
+            parents.push(p.envelope.message_id.to_string());
+            queue(&cfg, &store, &p, now)?;
+        }
+    }
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .arg("--config")
+        .arg(&cfg_path)
+        .arg("run")
+        .env("PERFBOT_IMAP_PASSWORD", "secret")
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let health = || -> Option<serde_json::Value> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        write!(
+            s,
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
+    };
+    let wait = |f: &dyn Fn(&serde_json::Value) -> bool, secs: u64| -> Option<serde_json::Value> {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            if let Some(v) = health().filter(|v| f(v)) {
+                return Some(v);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        None
+    };
+    // Up, and caught up with what the mailbox held before.
+    wait(&|_| true, 30).ok_or_else(|| anyhow::anyhow!("the daemon did not come up"))?;
+    std::thread::sleep(Duration::from_secs(3));
+    let before = health()
+        .map(|v| v["replies_handled"].as_u64().unwrap_or(0))
+        .unwrap_or(0);
+    // Written to tmp/ then renamed into new/, as a delivery agent does.
+    let tmp = maildir.with_file_name("tmp");
+    let stamp = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let mut files = Vec::new();
+    for i in 0..count {
+        let name = format!("{stamp}.{i}.perfbot-bench");
+        let body = format!(
+            "From: Developer {i} <dev{i}@kernel.example>\r\nTo: bot@example.test\r\nSubject: Re: report\r\nMessage-ID: <bench.{stamp}.{i}@kernel.example>\r\nIn-Reply-To: <{p}>\r\nReferences: <{p}>\r\n\r\n> kernel test robot noticed a regression\r\n\r\nLooking into it, thanks.\r\n",
+            p = parents[i % parents.len()]
+        );
+        std::fs::write(tmp.join(&name), body)?;
+        files.push(name);
+    }
+    let _ = std::process::Command::new("chown")
+        .args(["-R", "mail:mail"])
+        .arg(&tmp)
+        .status();
+    let t0 = Instant::now();
+    for f in &files {
+        std::fs::rename(tmp.join(f), maildir.join(f))?;
+    }
+    let target = before + count as u64;
+    let done = wait(
+        &|v| v["replies_handled"].as_u64().unwrap_or(0) >= target,
+        120,
+    );
+    let took = t0.elapsed().as_secs_f64();
+    // Idle CPU over ten seconds.
+    let ticks = || -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/stat", child.id()))
+            .ok()
+            .and_then(|s| {
+                let rest = s.rsplit_once(')')?.1.to_string();
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+            })
+            .unwrap_or(0)
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let (c0, i0) = (ticks(), Instant::now());
+    std::thread::sleep(Duration::from_secs(10));
+    let cpu = (ticks() - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let handled = done
+        .as_ref()
+        .and_then(|v| v["replies_handled"].as_u64())
+        .map_or(0, |n| n - before);
+    Ok(format!(
+        "daemon: {count} replies dropped at once into the bot's mailbox\n\
+         applied {handled} in {took:.2} s (IMAP IDLE wake-up, fetch, parse, classify, record)\n\
+         idle CPU afterwards: {cpu:.2}% of one core over 10 s\n"
+    ))
+}

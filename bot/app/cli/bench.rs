@@ -1,0 +1,64 @@
+//! `perfbot bench`: the throughput figures of BENCHMARKS.md.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{runtime, Failure};
+use crate::app::bench;
+use crate::config::Config;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum What {
+    /// Statistics and the table
+    Compare,
+    /// Queue and send reports through the configured transport, in a scratch
+    /// state directory
+    Deliver,
+    /// A synthetic LKML-like mbox of --count messages
+    Ingest,
+    /// Reading replies
+    Classify,
+    /// The daemon's loops
+    Daemon,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// What to measure
+    #[arg(long, value_enum, default_value = "compare")]
+    pub what: What,
+    /// deliver: how many reports; ingest: how many messages
+    #[arg(long, default_value_t = 1000)]
+    pub count: usize,
+    /// deliver: the recipient of every report
+    #[arg(long, default_value = "bob@example.test")]
+    pub to: String,
+    /// Metrics per commit
+    #[arg(long, default_value_t = 20_000)]
+    pub metrics: usize,
+    /// Runs per commit
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Commits (columns)
+    #[arg(long, default_value_t = 2)]
+    pub commits: usize,
+    /// Repetitions
+    #[arg(long, default_value_t = 20)]
+    pub iterations: usize,
+    /// ingest: write the synthetic mbox here and keep it (reused if it exists)
+    #[arg(long)]
+    pub mbox: Option<PathBuf>,
+}
+
+pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
+    let out = match b.what {
+        What::Compare => bench::compare_render(config, b.metrics, b.runs, b.commits, b.iterations),
+        What::Deliver => runtime()?.block_on(bench::deliver(config, b.count, &b.to))?,
+        What::Ingest => bench::ingest(config, b.count, b.mbox.as_deref())?,
+        What::Classify => bench::classify(config, b.iterations.max(100)),
+        What::Daemon => bench::daemon(config, b.count)?,
+    };
+    print!("{out}");
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! `perfbot cases`: list, show and decide cases; reply in a case's thread.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Context};
+use chrono::Utc;
+use clap::Subcommand;
+
+use super::{open_store, parse_id, read_input, who, Failure};
+use crate::config::Config;
+use crate::flows::followup::{prepare_followup, FollowUp};
+use crate::model::case::{CaseState, Cause};
+use crate::model::OutboxKind;
+
+#[derive(Subcommand, Debug)]
+pub enum CasesCmd {
+    /// List cases
+    List {
+        #[arg(long, value_parser = state)]
+        state: Option<CaseState>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one case with its history
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a case's state (a human decision, recorded as such)
+    Set {
+        id: String,
+        #[arg(value_parser = state)]
+        state: CaseState,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Queue a mail from the operator in the case's thread (Re: subject, threaded)
+    Reply {
+        id: String,
+        /// File with the body text, or - for standard input
+        #[arg(long)]
+        body: PathBuf,
+        /// Answer this Message-ID of the thread instead of the report
+        #[arg(long)]
+        parent: Option<String>,
+    },
+}
+
+impl CasesCmd {
+    pub fn only_prints(&self) -> bool {
+        matches!(self, CasesCmd::List { .. } | CasesCmd::Show { .. })
+    }
+}
+
+fn state(s: &str) -> Result<CaseState, String> {
+    CaseState::parse(s).ok_or_else(|| format!("unknown state {s:?}"))
+}
+
+pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    match c {
+        CasesCmd::List { state, json } => {
+            let list: Vec<_> = store
+                .cases()?
+                .into_iter()
+                .filter(|c| state.is_none_or(|w| c.state == w))
+                .collect();
+            if json {
+                let v: Vec<_> = list.iter().map(crate::app::view::list_json).collect();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if list.is_empty() {
+                println!(
+                    "no cases{}",
+                    state.map(|s| format!(" in state {s}")).unwrap_or_default()
+                );
+            } else {
+                for c in &list {
+                    println!("{}  {:<16}  {}", c.id, c.state, c.subject);
+                }
+            }
+        }
+        CasesCmd::Show { id, json } => {
+            let c = store.find_case(&id)?;
+            let events = store.events(&c.id)?;
+            let timeline = crate::app::view::timeline_of(&store, &c.id)?;
+            if json {
+                let v = crate::app::view::show_json(&c, &events, &timeline);
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                print!("{}", crate::app::view::show_text(&c, &events, &timeline));
+            }
+        }
+        CasesCmd::Set { id, state, reason } => {
+            let c = store.find_case(&id)?;
+            let cause = Cause::Cli {
+                user: who(),
+                reason,
+            };
+            let c = store
+                .set_state(&c.id, state, cause, "set by a human")
+                .context("setting the state")?;
+            eprintln!("case {} is now {}", c.id, c.state);
+        }
+        CasesCmd::Reply { id, body, parent } => {
+            let c = store.find_case(&id)?;
+            let text = String::from_utf8(read_input(&body)?)
+                .map_err(|_| anyhow!("{}: not UTF-8 text", body.display()))?;
+            let parent = parent.as_deref().map(parse_id).transpose()?;
+            let f = FollowUp {
+                kind: OutboxKind::Note,
+                body: &text,
+                parent: parent.as_ref(),
+                to: Vec::new(),
+                cc: Vec::new(),
+            };
+            let (entry, raw) = prepare_followup(config, &c, &f, Utc::now())?;
+            let cause = Cause::Cli {
+                user: who(),
+                reason: "operator reply".into(),
+            };
+            let note = format!("operator reply <{}> queued", entry.message_id);
+            if store.queue_followup(&entry, &raw, cause, &note)? {
+                eprintln!("queued <{}>: {}", entry.message_id, entry.subject);
+            } else {
+                eprintln!("<{}> is queued already", entry.message_id);
+            }
+        }
+    }
+    Ok(())
+}

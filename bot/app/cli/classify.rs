@@ -1,0 +1,74 @@
+//! `perfbot classify`: what a reply means, as perfbot reads it.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{read_input, Failure};
+use crate::config::Config;
+use crate::reply::policy::trust::Role;
+use crate::reply::understand::{self, quote::own_words, Basis};
+
+#[derive(Args, Debug)]
+pub struct ClassifyArgs {
+    /// A raw RFC 5322 message or plain text; - (the default) for standard input
+    #[arg(default_value = "-")]
+    pub file: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+    /// Also print the replier's own words, as the classifier read them
+    #[arg(long)]
+    pub words: bool,
+    /// Who sent it: author, committer, maintainer, operator, other
+    #[arg(long, default_value = "other", value_parser = role)]
+    pub role: Role,
+    /// The report was an improvement (not a regression)
+    #[arg(long)]
+    pub improvement: bool,
+    /// The phrase rules alone, without the learned model
+    #[arg(long)]
+    pub rules_only: bool,
+}
+
+fn role(s: &str) -> Result<Role, String> {
+    Role::parse(s)
+        .filter(|r| *r != Role::Bot)
+        .ok_or_else(|| format!("{s:?}: author, committer, maintainer, operator or other"))
+}
+
+pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
+    let raw = read_input(&a.file)?;
+    let ctx = understand::Context {
+        speaker: crate::flows::reply::speaker(a.role),
+        improvement: a.improvement,
+    };
+    let body = crate::flows::ingest::parse::body_text(&raw);
+    let own = own_words(&body);
+    let model = if a.rules_only {
+        None
+    } else {
+        config.intent_model()
+    };
+    let u = understand::read(&body, &own, ctx, config.intent_rules(), model);
+    if a.words {
+        eprintln!("--- own words\n{own}\n---");
+    }
+    if a.json {
+        let v = serde_json::json!({
+            "intent": u.intent,
+            "confidence": u.confidence,
+            "evidence": u.evidence,
+            "secondary": u.secondary,
+            "tags": u.tags(),
+            "rule": (u.basis != Basis::Fallback).then(|| u.basis.name()),
+            "basis": u.basis,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("{} ({:.2}): {}", u.intent, u.confidence, u.evidence);
+        for s in &u.secondary {
+            println!("  also {} ({:.2})", s.intent, s.confidence);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! `perfbot digest`: the thread-status digest as text, HTML or JSON; or
+//! queued as a mail to the operators.
+
+use anyhow::anyhow;
+use chrono::Utc;
+use clap::{Args, ValueEnum};
+
+use super::{open_store, Failure};
+use crate::config::Config;
+use crate::flows::digest;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// As the e-mail says it
+    Text,
+    /// The dashboard's page
+    Html,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct DigestArgs {
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Closed cases since: 7d, 36h, 2w
+    #[arg(long, default_value = "7d", value_parser = since)]
+    pub since: chrono::Duration,
+    /// Queue it as a mail to the operators (digest.to)
+    #[arg(long)]
+    pub send: bool,
+}
+
+fn since(s: &str) -> Result<chrono::Duration, String> {
+    digest::parse_since(s).ok_or_else(|| format!("{s:?}: use e.g. 7d, 36h, 2w"))
+}
+
+pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    let now = Utc::now();
+    let d = digest::from_store(&store, now, now - a.since, config.digest_thresholds())?;
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&d)?),
+        Format::Text => print!("{}", digest::render_text(config, &d)?),
+        Format::Html => {
+            let hb = crate::app::web::templates(config)?;
+            let content = hb.render("digest", &digest::view(&d))?;
+            let page = serde_json::json!({"title": "Digest", "content": content});
+            print!("{}", hb.render("layout", &page)?);
+        }
+    }
+    if a.send {
+        match digest::queue_mail(config, &store, &d)? {
+            Some(id) => eprintln!("digest queued as <{id}>; `perfbot send` delivers it"),
+            None => {
+                return Err(
+                    anyhow!("nobody gets the digest: set digest.to or trust.operators").into(),
+                )
+            }
+        }
+    }
+    Ok(())
+}

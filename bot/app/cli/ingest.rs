@@ -1,0 +1,111 @@
+//! `perfbot ingest`: read mail and record what belongs to case threads.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::anyhow;
+use clap::Args;
+
+use super::{open_store, runtime, Failure};
+use crate::config::{Config, InboundSource};
+use crate::flows::ingest::sources::{
+    ingest_maildir, ingest_mbox, ingest_stdin, read_configured, Reading, SourceError,
+};
+use crate::flows::ingest::Ingestor;
+
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// Read this maildir instead of the configured source
+    #[arg(long, conflicts_with_all = ["mbox", "stdin"])]
+    pub maildir: Option<PathBuf>,
+    /// Read these mbox files (gzip too) instead of the configured source
+    #[arg(long, num_args = 1.., conflicts_with = "stdin")]
+    pub mbox: Vec<PathBuf>,
+    /// Read one message from standard input
+    #[arg(long)]
+    pub stdin: bool,
+    /// Keep following the configured source (IMAP IDLE or polling, a polled
+    /// maildir) until stopped
+    #[arg(long)]
+    pub follow: bool,
+}
+
+pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    let mut ing = Ingestor::new(config, &store)?;
+    let t0 = std::time::Instant::now();
+    let mut unread = 0;
+    if a.stdin {
+        ingest_stdin(&mut ing)?;
+    } else if !a.mbox.is_empty() {
+        for f in &a.mbox {
+            // A broken file is reported; the other files are still read.
+            if let Err(e) = ingest_mbox(&mut ing, f) {
+                eprintln!("perfbot: {e}");
+                unread += 1;
+            }
+        }
+    } else if let Some(dir) = &a.maildir {
+        ingest_maildir(&mut ing, dir)?;
+    } else {
+        configured(config, &mut ing, a.follow)?;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "{} ({:.1} MB in {:.2} s)",
+        ing.stats.line(),
+        ing.stats.bytes as f64 / 1e6,
+        secs
+    );
+    if unread > 0 {
+        return Err(anyhow!("{unread} source(s) could not be read to the end").into());
+    }
+    Ok(())
+}
+
+/// The configured source, once or until Ctrl-C / SIGTERM.
+fn configured(config: &Config, ing: &mut Ingestor, follow: bool) -> Result<(), Failure> {
+    if config.file.inbound.source == InboundSource::None {
+        eprintln!("inbound.source is none: nothing to read");
+        return Ok(());
+    }
+    let usage = |e: SourceError| match e {
+        SourceError::Config(_) => Failure::usage(e),
+        e => e.into(),
+    };
+    if !follow {
+        return read_configured(config, ing, Reading::Once, |_| {}).map_err(usage);
+    }
+    let stop = AtomicBool::new(false);
+    let rt = runtime()?;
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    std::thread::scope(|scope| {
+        let stop = &stop;
+        let worker = scope.spawn(move || {
+            let mut seen = ing.stats.read;
+            let r = read_configured(config, ing, Reading::Until(stop), |ing| {
+                if ing.stats.read > seen {
+                    eprintln!("{}", ing.stats.line());
+                    seen = ing.stats.read;
+                }
+            });
+            // A source that cannot start ends the command at once.
+            let _ = done_tx.send(());
+            r
+        });
+        rt.block_on(async {
+            tokio::select! {
+                _ = crate::app::daemon::shutdown_signal() => eprintln!("stopping"),
+                _ = done_rx => {}
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+        worker.join().unwrap_or_else(|_| {
+            Err(SourceError::Read {
+                path: "ingest".into(),
+                why: "the ingest thread panicked (a bug: please report it)".into(),
+            })
+        })
+    })
+    .map_err(usage)
+}

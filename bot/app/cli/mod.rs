@@ -1,0 +1,212 @@
+//! The command line: argument parsing and dispatch; one file per subcommand,
+//! each a thin function over the flows. Exit codes: 0 done, 1 failure, 2 bad
+//! input or usage, 3 nothing to report.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+use crate::model::MessageId;
+use crate::store::Store;
+
+mod bench;
+mod cases;
+mod classify;
+mod compare;
+mod digest;
+mod ingest;
+mod optout;
+mod outbox;
+mod quarantine;
+mod remind;
+mod replies;
+mod report;
+mod run;
+mod send;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "perfbot",
+    version,
+    about = "Kernel performance-regression reports, sent and followed up by mail"
+)]
+pub struct Cli {
+    /// Configuration file [default: ./config.toml if present, else built in]
+    #[arg(long, global = true, env = "PERFBOT_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the %stddev/%change table of a comparison (like `lkp ncompare`)
+    Compare(compare::CompareArgs),
+    /// Turn comparison results into report e-mails, record cases, queue the mail
+    Report(report::ReportArgs),
+    /// Deliver the mail that is due
+    Send(send::SendArgs),
+    /// List, show and decide cases
+    #[command(subcommand)]
+    Cases(cases::CasesCmd),
+    /// Inspect and moderate the outbox
+    #[command(subcommand)]
+    Outbox(outbox::OutboxCmd),
+    /// Addresses that never get mail from perfbot
+    #[command(subcommand)]
+    Optout(optout::OptoutCmd),
+    /// Say what a reply means: intent, confidence, evidence
+    Classify(classify::ClassifyArgs),
+    /// How well replies are understood: labelled real replies against what
+    /// perfbot reads and decides (per-label precision/recall, decisions)
+    EvalReplies(replies::EvalArgs),
+    /// Train the intent model on labelled replies and write its weights
+    TrainIntents(replies::TrainIntentsArgs),
+    /// Run the whole job: ingest, deliver, remind, digest, dashboard (until SIGTERM)
+    Run,
+    /// The thread-status digest
+    Digest(digest::DigestArgs),
+    /// Queue the reminders that are due, mark stale cases
+    Remind(remind::RemindArgs),
+    /// Read mail and record what belongs to case threads
+    Ingest(ingest::IngestArgs),
+    /// Messages that could not be read, kept with the reason
+    #[command(subcommand)]
+    Quarantine(quarantine::QuarantineCmd),
+    /// Measure throughput (figures for BENCHMARKS.md)
+    Bench(bench::BenchArgs),
+}
+
+impl Command {
+    /// Commands whose job is to print (tables, mails, listings) and that talk
+    /// to no server: they may end quietly on a closed pipe.
+    pub fn prints_for_a_pipe(&self) -> bool {
+        match self {
+            Command::Compare(_)
+            | Command::Classify(_)
+            | Command::Quarantine(_)
+            | Command::EvalReplies(_) => true,
+            Command::Report(a) => a.print,
+            Command::Cases(c) => c.only_prints(),
+            Command::Outbox(c) => c.only_prints(),
+            Command::Optout(c) => c.only_prints(),
+            Command::Digest(a) => !a.send,
+            _ => false,
+        }
+    }
+}
+
+/// An error with the exit code it deserves: 2 for bad input, 3 for "nothing to
+/// report", 1 for everything else.
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure {
+            code: 1,
+            error: e.into(),
+        }
+    }
+}
+
+impl Failure {
+    /// Bad input or usage: exit code 2.
+    fn usage(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code: 2,
+            error: error.into(),
+        }
+    }
+}
+
+/// Parse the command line and run it; the exit code tells what happened.
+pub fn main() -> ExitCode {
+    run(Cli::parse())
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("perfbot: {:#}", f.error);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), Failure> {
+    let config = load_config(cli.config.as_deref())?;
+    match cli.command {
+        Command::Compare(a) => compare::run(&config, a),
+        Command::Report(a) => report::run(&config, a),
+        Command::Send(a) => send::run(&config, a),
+        Command::Cases(c) => cases::run(&config, c),
+        Command::Outbox(c) => outbox::run(&config, c),
+        Command::Optout(c) => optout::run(&config, c),
+        Command::Run => run::run(config),
+        Command::Digest(a) => digest::run(&config, a),
+        Command::Remind(a) => remind::run(&config, a),
+        Command::Classify(a) => classify::run(&config, a),
+        Command::Ingest(a) => ingest::run(&config, a),
+        Command::EvalReplies(a) => replies::eval(&config, a),
+        Command::TrainIntents(a) => replies::train(&config, a),
+        Command::Quarantine(c) => quarantine::run(&config, c),
+        Command::Bench(a) => bench::run(&config, a),
+    }
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, Failure> {
+    let path = match path {
+        Some(p) => Some(p.to_path_buf()),
+        None => Path::new("config.toml")
+            .exists()
+            .then(|| PathBuf::from("config.toml")),
+    };
+    Config::load(path.as_deref()).map_err(Failure::usage)
+}
+
+/// How long a command waits for another perfbot command to release the
+/// database before it gives up (the daemon's hold is reported at once).
+fn lock_wait(config: &Config) -> std::time::Duration {
+    std::time::Duration::from_secs(config.file.run.lock_wait_secs)
+}
+
+fn open_store(config: &Config) -> Result<Store, Failure> {
+    Ok(Store::open_waiting(&config.state_dir(), lock_wait(config))?)
+}
+
+/// A tokio runtime for the async edges (SMTP) of one-shot commands.
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// Who is at the command line, for the record of a human decision.
+fn who() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "operator".into())
+}
+
+fn parse_id(s: &str) -> Result<MessageId, Failure> {
+    MessageId::parse(s).ok_or_else(|| Failure::usage(anyhow!("not a Message-ID: {s:?}")))
+}
+
+/// Standard input for `-`, else the file.
+fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
+    use anyhow::Context;
+    use std::io::Read;
+    if path.as_os_str() == "-" {
+        let mut raw = Vec::new();
+        std::io::stdin().read_to_end(&mut raw)?;
+        Ok(raw)
+    } else {
+        Ok(std::fs::read(path).with_context(|| path.display().to_string())?)
+    }
+}

@@ -1,0 +1,90 @@
+//! `perfbot optout`: addresses that never get mail from perfbot.
+
+use anyhow::anyhow;
+use chrono::Utc;
+use clap::Subcommand;
+
+use super::{open_store, who, Failure};
+use crate::config::Config;
+use crate::model::Address;
+use crate::store::optout::OptOut;
+
+#[derive(Subcommand, Debug)]
+pub enum OptoutCmd {
+    /// Never send mail to this address again
+    Add {
+        #[arg(value_parser = address)]
+        address: Address,
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Allow mail to this address again
+    Remove {
+        #[arg(value_parser = address)]
+        address: Address,
+    },
+    /// List opted-out addresses (config and database)
+    List,
+}
+
+impl OptoutCmd {
+    pub fn only_prints(&self) -> bool {
+        matches!(self, OptoutCmd::List)
+    }
+}
+
+fn address(s: &str) -> Result<Address, String> {
+    Address::parse(s).ok_or_else(|| format!("not an e-mail address: {s:?}"))
+}
+
+pub fn run(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    match c {
+        OptoutCmd::Add { address, reason } => {
+            let new = store.optout_add(&OptOut {
+                address: address.clone(),
+                added: Utc::now(),
+                by: who(),
+                reason,
+            })?;
+            let what = if new {
+                "opted out"
+            } else {
+                "was opted out already"
+            };
+            eprintln!("{address} {what}");
+        }
+        OptoutCmd::Remove { address } => {
+            if store.optout_remove(&address)? {
+                eprintln!("{address} gets mail again");
+            } else if config.file.outbound.optout.contains(&address) {
+                return Err(anyhow!(
+                    "{address} is opted out in {}; remove it there",
+                    config.source
+                )
+                .into());
+            } else {
+                eprintln!("{address} was not opted out");
+            }
+        }
+        OptoutCmd::List => {
+            let stored = store.optouts()?;
+            if stored.is_empty() && config.file.outbound.optout.is_empty() {
+                println!("no opt-outs");
+            }
+            for a in &config.file.outbound.optout {
+                println!("{a}\t(config)");
+            }
+            for o in stored {
+                println!(
+                    "{}\t{} by {}: {}",
+                    o.address,
+                    o.added.to_rfc3339(),
+                    o.by,
+                    o.reason
+                );
+            }
+        }
+    }
+    Ok(())
+}

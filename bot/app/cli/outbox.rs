@@ -1,0 +1,141 @@
+//! `perfbot outbox`: inspect and moderate the mail perfbot sends.
+
+use anyhow::anyhow;
+use chrono::Utc;
+use clap::Subcommand;
+
+use super::{open_store, parse_id, who, Failure};
+use crate::config::Config;
+use crate::model::case::Cause;
+use crate::model::OutboxState;
+
+#[derive(Subcommand, Debug)]
+pub enum OutboxCmd {
+    /// List mail with its delivery state
+    List {
+        #[arg(long, value_parser = state)]
+        state: Option<OutboxState>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one message as it will be (or was) sent
+    Show {
+        message_id: String,
+        /// Delivery state and history instead of the message
+        #[arg(long)]
+        status: bool,
+    },
+    /// Release a held (moderated) mail for sending
+    Approve { message_id: String },
+    /// Never send this mail (it stays listed as dead, with the reason)
+    Drop {
+        message_id: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Try a failed or dead mail again now, under the same Message-ID
+    Retry { message_id: String },
+}
+
+impl OutboxCmd {
+    pub fn only_prints(&self) -> bool {
+        matches!(self, OutboxCmd::List { .. } | OutboxCmd::Show { .. })
+    }
+}
+
+fn state(s: &str) -> Result<OutboxState, String> {
+    OutboxState::parse(s)
+        .ok_or_else(|| format!("unknown state {s:?}: queued, sending, sent, failed, dead or held"))
+}
+
+pub fn run(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
+    let store = open_store(config)?;
+    let cli = |reason: &str| Cause::Cli {
+        user: who(),
+        reason: reason.to_string(),
+    };
+    match c {
+        OutboxCmd::List { state, json } => {
+            let list: Vec<_> = store
+                .outbox_entries()?
+                .into_iter()
+                .filter(|e| state.is_none_or(|s| e.state == s))
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                println!("no mail in the outbox");
+            } else {
+                for e in &list {
+                    println!(
+                        "{:<7} {:<10} {}  <{}>  {}{}",
+                        e.state.as_str(),
+                        e.kind,
+                        e.case_id,
+                        e.message_id,
+                        e.subject,
+                        e.last_error
+                            .as_ref()
+                            .map(|r| format!("\n        last error: {r}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        OutboxCmd::Show { message_id, status } => {
+            let id = parse_id(&message_id)?;
+            if status {
+                let e = store.outbox_entry(&id)?;
+                println!("{}", serde_json::to_string_pretty(&e)?);
+            } else {
+                use std::io::Write;
+                std::io::stdout().write_all(&store.outbox_raw(&id)?)?;
+            }
+        }
+        OutboxCmd::Approve { message_id } => {
+            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
+            if e.state != OutboxState::Held {
+                return Err(anyhow!("<{}> is {}, not held", e.message_id, e.state.as_str()).into());
+            }
+            e.state = OutboxState::Queued;
+            e.next_attempt_at = Utc::now();
+            let note = format!("{} <{}> approved for sending", e.kind, e.message_id);
+            store.outbox_transition(&e, None, cli("approved"), &note)?;
+            eprintln!("<{}> approved; `perfbot send` delivers it", e.message_id);
+        }
+        OutboxCmd::Drop { message_id, reason } => {
+            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
+            if matches!(e.state, OutboxState::Sent | OutboxState::Sending) {
+                return Err(anyhow!(
+                    "<{}> is {}: too late to drop",
+                    e.message_id,
+                    e.state.as_str()
+                )
+                .into());
+            }
+            e.state = OutboxState::Dead;
+            e.last_error = Some(format!("dropped by {}: {reason}", who()));
+            let note = format!("{} <{}> dropped", e.kind, e.message_id);
+            store.outbox_transition(&e, None, cli(&reason), &note)?;
+            eprintln!("<{}> dropped", e.message_id);
+        }
+        OutboxCmd::Retry { message_id } => {
+            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
+            if !matches!(e.state, OutboxState::Failed | OutboxState::Dead) {
+                return Err(anyhow!(
+                    "<{}> is {}, not failed or dead",
+                    e.message_id,
+                    e.state.as_str()
+                )
+                .into());
+            }
+            e.state = OutboxState::Queued;
+            e.attempts = 0;
+            e.next_attempt_at = Utc::now();
+            let note = format!("{} <{}> queued again", e.kind, e.message_id);
+            store.outbox_transition(&e, None, cli("retry"), &note)?;
+            eprintln!("<{}> queued again", e.message_id);
+        }
+    }
+    Ok(())
+}

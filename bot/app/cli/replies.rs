@@ -1,0 +1,120 @@
+//! `perfbot eval-replies` and `perfbot train-intents`: how well real replies
+//! are understood, and the learned model's weights.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+
+use super::Failure;
+use crate::app::eval;
+use crate::config::Config;
+use crate::reply::understand::{self, model::Train, quote::own_words};
+
+/// How the intent model is trained (defaults: the committed model's).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct TrainArgs {
+    /// L2 penalty per weight
+    #[arg(long)]
+    pub l2: Option<f64>,
+    /// Gradient descent steps
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Features seen in fewer replies are left out
+    #[arg(long)]
+    pub min_count: Option<usize>,
+}
+
+impl TrainArgs {
+    fn train(self) -> Train {
+        let d = Train::default();
+        Train {
+            l2: self.l2.unwrap_or(d.l2),
+            iterations: self.iterations.unwrap_or(d.iterations),
+            min_count: self.min_count.unwrap_or(d.min_count),
+            ..d
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// labels.jsonl files (threads/ or replies-dev/ layout)
+    #[arg(required = true)]
+    pub labels: Vec<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    /// Thread-grouped cross-validation of the learned model in K folds
+    #[arg(long, value_parser = clap::value_parser!(u16).range(2..))]
+    pub folds: Option<u16>,
+    /// More labelled replies to train the folds' models on (not evaluated)
+    #[arg(long = "train-with")]
+    pub train_with: Vec<PathBuf>,
+    #[command(flatten)]
+    pub train: TrainArgs,
+    /// List every reply, not only the decision replies
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TrainIntentsArgs {
+    /// labels.jsonl files (threads/ or replies-dev/ layout)
+    #[arg(required = true)]
+    pub labels: Vec<PathBuf>,
+    /// Where to write the weights
+    #[arg(long, default_value = "bot/rules/intents.model")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub train: TrainArgs,
+}
+
+pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
+    let items = eval::load(&a.labels).map_err(Failure::usage)?;
+    let mut extra = eval::load(&a.train_with).map_err(Failure::usage)?;
+    extra.retain(|x| !items.iter().any(|i| i.message_id == x.message_id));
+    let rules = config.intent_rules();
+    let reads = match a.folds {
+        Some(k) => eval::cross_validate(
+            &items,
+            &extra,
+            usize::from(k),
+            &config.policy,
+            rules,
+            a.train.train(),
+        ),
+        None => {
+            let model = config.intent_model();
+            eval::run(&items, &config.policy, &|l, body| {
+                let words = own_words(body);
+                understand::read(body, &words, eval::context_of(l), rules, model)
+            })
+        }
+    }
+    .map_err(Failure::usage)?;
+    let s = eval::summarise(&reads);
+    if a.json {
+        let v = serde_json::json!({"summary": s, "replies": reads});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", eval::render(&s, &reads, a.all));
+    }
+    Ok(())
+}
+
+pub fn train(config: &Config, a: TrainIntentsArgs) -> Result<(), Failure> {
+    let items = eval::load(&a.labels).map_err(Failure::usage)?;
+    if items.is_empty() {
+        return Err(Failure::usage(anyhow!("no labelled replies to train on")));
+    }
+    let model = eval::train(&items, config.intent_rules(), a.train.train())?;
+    let text = model.to_text();
+    std::fs::write(&a.out, &text).with_context(|| a.out.display().to_string())?;
+    eprintln!(
+        "{}: {} ({} bytes)",
+        a.out.display(),
+        model.about,
+        text.len()
+    );
+    Ok(())
+}

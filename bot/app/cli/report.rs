@@ -1,0 +1,117 @@
+//! `perfbot report`: comparison results → report mails, cases, queued mail.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use chrono::Utc;
+use clap::Args;
+
+use super::{lock_wait, send, Failure};
+use crate::config::{Config, TransportKind};
+use crate::flows::report::{prepare, submit, QueueError};
+use crate::report::build::ReportError;
+use crate::store::{Created, Store, StoreError};
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Input files (format in README.md)
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Template: classic, modern, or a path to a .hbs file
+    #[arg(long)]
+    pub template: Option<String>,
+    /// Write the e-mail to standard output; record and queue nothing
+    #[arg(long)]
+    pub print: bool,
+    /// Report even without a reportable headline (needs "headline" in the input)
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn queue_failure(e: QueueError) -> Failure {
+    let code = match &e {
+        QueueError::Input(_) => 2,
+        QueueError::Report(ReportError::NothingToReport { .. }) => 3,
+        QueueError::Report(ReportError::UnknownHeadline { .. } | ReportError::Template(_)) => 2,
+        _ => 1,
+    };
+    Failure {
+        code,
+        error: e.into(),
+    }
+}
+
+pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
+    let now = Utc::now();
+    // Everything is prepared (and so validated) before anything is recorded.
+    let mut prepared = Vec::new();
+    for input in &a.inputs {
+        prepared.push(
+            prepare(config, input, a.template.as_deref(), a.force, now).map_err(queue_failure)?,
+        );
+    }
+    if a.print {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for p in &prepared {
+            out.write_all(&p.raw)?;
+            out.write_all(b"\n")?;
+        }
+        return Ok(());
+    }
+    let store = match Store::open_waiting(&config.state_dir(), lock_wait(config)) {
+        Ok(s) => s,
+        // Only the daemon's hold means "hand it over": it drains the spool.
+        Err(StoreError::Locked { .. }) if crate::store::daemon_running(&config.state_dir()) => {
+            return spool(config, &a.inputs)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for p in &mut prepared {
+        let created = submit(config, &store, p, now).map_err(queue_failure)?;
+        for (a, why) in &p.dropped {
+            eprintln!("{}: {a} left out: {why}", p.input);
+        }
+        match created {
+            Created::New(c) if config.file.outbound.moderation => {
+                eprintln!(
+                    "case {} queued, mail held for moderation: {}",
+                    c.id, c.subject
+                )
+            }
+            Created::New(c) => eprintln!("case {} queued: {}", c.id, c.subject),
+            Created::Existing(c) => {
+                eprintln!("case {} exists already ({}): nothing queued", c.id, c.state)
+            }
+        }
+    }
+    // The file outbox is local and instant: write it at once.
+    if config.file.outbound.transport == TransportKind::File {
+        send::send_now(config, &store, false)?;
+    }
+    Ok(())
+}
+
+/// The daemon holds the database: hand the (already validated) inputs to it
+/// through its spool directory.
+fn spool(config: &Config, inputs: &[PathBuf]) -> Result<(), Failure> {
+    let dir = config.spool_dir();
+    for i in inputs {
+        // A pointer to the input, not a copy: inputs may name matrix files
+        // relative to themselves.
+        let abs = std::fs::canonicalize(i).with_context(|| i.display().to_string())?;
+        let name = format!(
+            "{}-{}.ref",
+            Utc::now().format("%Y%m%d%H%M%S%f"),
+            i.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        crate::fsutil::write_atomic(&dir, &name, abs.to_string_lossy().as_bytes())
+            .with_context(|| dir.display().to_string())?;
+        eprintln!(
+            "perfbot run holds the database: {} handed to it through {}",
+            i.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}

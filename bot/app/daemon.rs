@@ -1,0 +1,373 @@
+//! `perfbot run`: the whole job in one process. Loops on tokio — delivery,
+//! the report spool, the scheduler (reminders, digest), the dashboard — and
+//! the blocking ingest loop (IMAP IDLE or a polled maildir) on a thread of its
+//! own. SIGTERM/SIGINT stop it: loops finish the item in hand (a mail being
+//! sent is either recorded as sent or stays "sending", to be resent under the
+//! same Message-ID), the database is flushed, and the process exits 0.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::Notify;
+
+use crate::app::web::{AppState, Metrics};
+use crate::config::{Config, InboundSource, TransportKind};
+use crate::flows::delivery::{send_due, Transport};
+use crate::flows::ingest::sources::{read_configured, Reading};
+use crate::flows::ingest::Ingestor;
+use crate::flows::report::{prepare, submit};
+use crate::store::Store;
+
+/// Shared between the loops.
+struct Shared {
+    config: Arc<Config>,
+    store: Arc<Store>,
+    metrics: Arc<Metrics>,
+    stop: AtomicBool,
+    /// Wakes the delivery loop when something was queued.
+    wake: Notify,
+    /// Bumped when the spool creates a case (ingestion reloads its index).
+    generation: Arc<AtomicU64>,
+}
+
+/// Sleep up to `d`, waking early on stop or `notify`.
+async fn nap(s: &Shared, d: Duration, notify: Option<&Notify>) {
+    let step = async {
+        match notify {
+            Some(n) => {
+                let _ = tokio::time::timeout(d, n.notified()).await;
+            }
+            None => tokio::time::sleep(d).await,
+        }
+    };
+    tokio::select! {
+        _ = step => {}
+        _ = async { while !s.stop.load(Ordering::Relaxed) { tokio::time::sleep(Duration::from_millis(200)).await } } => {}
+    }
+}
+
+async fn delivery_loop(s: Arc<Shared>) {
+    let transport = match Transport::from_config(&s.config) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::error!(error = %e, "delivery disabled");
+            return;
+        }
+    };
+    tracing::info!(transport = %transport.describe(), "delivery loop started");
+    let every = Duration::from_secs(s.config.file.run.send_every_secs.max(1));
+    while !s.stop.load(Ordering::Relaxed) {
+        match send_due(&s.config, &s.store, &transport, Utc::now(), false).await {
+            Ok(sum) => {
+                Metrics::add(&s.metrics.mails_sent, sum.sent as u64);
+                Metrics::add(&s.metrics.mails_failed, (sum.failed + sum.dead) as u64);
+                if sum.sent + sum.failed + sum.dead > 0 {
+                    tracing::info!("{}", sum.line());
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "delivery failed"),
+        }
+        nap(&s, every, Some(&s.wake)).await;
+    }
+}
+
+/// Queue the report inputs dropped in the spool directory; move each to
+/// `done/` or `failed/` (with a `.error` file saying why).
+fn drain_spool(s: &Shared) -> usize {
+    let dir = s.config.spool_dir();
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::error!(spool = %dir.display(), error = %e, "cannot read the spool directory");
+            }
+            return 0;
+        }
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "ref"))
+        .collect();
+    files.sort();
+    let mut n = 0;
+    for f in files {
+        let now = Utc::now();
+        // `.ref`: a pointer to an input elsewhere (written by `perfbot report`).
+        let input = if f.extension().is_some_and(|e| e == "ref") {
+            match std::fs::read_to_string(&f) {
+                Ok(p) => PathBuf::from(p.trim()),
+                Err(_) => continue,
+            }
+        } else {
+            f.clone()
+        };
+        // One bad file must not stop the ones after it, even by a bug.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prepare(&s.config, &input, None, false, now)
+                .and_then(|mut p| submit(&s.config, &s.store, &mut p, now))
+                .map_err(|e| e.to_string())
+        }))
+        .unwrap_or_else(|_| Err("perfbot failed on this input (a bug: please report it)".into()));
+        let name = f.file_name().unwrap_or_default().to_owned();
+        match result {
+            Ok(created) => {
+                if let crate::store::Created::New(c) = created {
+                    tracing::info!(case = %c.id, subject = %c.subject, input = %f.display(), "report queued from the spool");
+                    Metrics::add(&s.metrics.reports_queued, 1);
+                    n += 1;
+                }
+                move_to(&f, &dir.join("done"), &name);
+            }
+            Err(e) => {
+                tracing::warn!(input = %f.display(), error = %e, "spooled report refused");
+                let failed = dir.join("failed");
+                move_to(&f, &failed, &name);
+                let _ = std::fs::write(failed.join(format!("{}.error", name.to_string_lossy())), e);
+            }
+        }
+    }
+    if n > 0 {
+        s.generation.fetch_add(1, Ordering::Release);
+        s.wake.notify_one();
+    }
+    n
+}
+
+fn move_to(f: &Path, dir: &Path, name: &std::ffi::OsStr) {
+    let _ = std::fs::create_dir_all(dir);
+    if let Err(e) = std::fs::rename(f, dir.join(name)) {
+        tracing::warn!(file = %f.display(), error = %e, "could not move spooled file");
+    }
+}
+
+async fn spool_loop(s: Arc<Shared>) {
+    let every = Duration::from_secs(s.config.file.run.poll_every_secs.max(1));
+    let _ = std::fs::create_dir_all(s.config.spool_dir());
+    while !s.stop.load(Ordering::Relaxed) {
+        let s2 = s.clone();
+        let _ = tokio::task::spawn_blocking(move || drain_spool(&s2)).await;
+        nap(&s, every, None).await;
+    }
+}
+
+async fn scheduler_loop(s: Arc<Shared>) {
+    let every = Duration::from_secs(s.config.file.run.schedule_every_secs.max(1));
+    while !s.stop.load(Ordering::Relaxed) {
+        let s2 = s.clone();
+        let _ = tokio::task::spawn_blocking(move || schedule_once(&s2)).await;
+        nap(&s, every, None).await;
+    }
+}
+
+fn schedule_once(s: &Shared) {
+    let now = Utc::now();
+    if s.config.file.reminders.enabled {
+        match crate::flows::remind::run(&s.config, &s.store, now, false) {
+            Ok(lines) => {
+                for l in &lines {
+                    tracing::info!("{l}");
+                }
+                if !lines.is_empty() {
+                    s.wake.notify_one();
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "reminders failed"),
+        }
+    }
+    let hours = s.config.file.digest.every_hours;
+    if hours > 0 {
+        let last = s
+            .store
+            .meta_get("last_digest")
+            .ok()
+            .flatten()
+            .and_then(|v| chrono::DateTime::parse_from_rfc3339(&v).ok());
+        let due = last
+            .is_none_or(|l| now - l.with_timezone(&Utc) >= chrono::Duration::hours(hours as i64));
+        if due {
+            let since = now - chrono::Duration::hours(hours as i64);
+            match crate::flows::digest::from_store(
+                &s.store,
+                now,
+                since,
+                s.config.digest_thresholds(),
+            )
+            .map_err(crate::flows::digest::DigestError::from)
+            .and_then(|d| crate::flows::digest::queue_mail(&s.config, &s.store, &d))
+            {
+                Ok(Some(id)) => {
+                    tracing::info!(message_id = %id, "digest queued");
+                    let _ = s.store.meta_set("last_digest", &now.to_rfc3339());
+                    s.wake.notify_one();
+                }
+                Ok(None) => {
+                    tracing::warn!("digest due, but nobody gets it (digest.to, trust.operators)")
+                }
+                Err(e) => tracing::error!(error = %e, "digest failed"),
+            }
+        }
+    }
+}
+
+/// The blocking ingest loop: the configured source, followed until stop.
+fn ingest_thread(s: Arc<Shared>) {
+    let config = s.config.clone();
+    let store = s.store.clone();
+    let mut ing = match Ingestor::new(&config, &store) {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::error!(error = %e, "ingestion disabled");
+            return;
+        }
+    };
+    ing.generation = Some(s.generation.clone());
+    let report = |ing: &mut Ingestor, before: &crate::flows::ingest::Stats| {
+        let st = &ing.stats;
+        Metrics::add(&s.metrics.messages_ingested, (st.read - before.read) as u64);
+        Metrics::add(
+            &s.metrics.messages_quarantined,
+            (st.quarantined - before.quarantined) as u64,
+        );
+        Metrics::add(
+            &s.metrics.replies_handled,
+            (st.handled - before.handled) as u64,
+        );
+        if st.read > before.read {
+            tracing::info!("{}", st.line());
+        }
+        if st.handled > before.handled {
+            s.wake.notify_one();
+        }
+    };
+    let mut before = ing.stats.clone();
+    let r = read_configured(&config, &mut ing, Reading::Until(&s.stop), |ing| {
+        report(ing, &before);
+        before = ing.stats.clone();
+    });
+    if let Err(e) = r {
+        tracing::error!(error = %e, "ingestion disabled");
+    }
+}
+
+/// What the daemon tells its operator when it starts.
+fn startup_lines(config: &Config, web: Option<&str>) -> Vec<String> {
+    let mut out = vec![format!(
+        "perfbot run: state {} (config {})",
+        config.state_dir().display(),
+        config.source
+    )];
+    out.push(match web {
+        Some(a) => format!("  dashboard: http://{a}/"),
+        None => "  dashboard: off (web.enabled = false)".into(),
+    });
+    out.push(match config.file.inbound.source {
+        InboundSource::Imap => format!(
+            "  reading: IMAP {} mailbox {}",
+            config.file.imap.url, config.file.imap.mailbox
+        ),
+        InboundSource::Maildir => format!("  reading: maildir {}", config.maildir().display()),
+        InboundSource::None => "  reading: nothing (inbound.source = none)".into(),
+    });
+    out.push(match config.file.outbound.transport {
+        TransportKind::Smtp => format!("  sending: SMTP {}", config.file.smtp.url),
+        TransportKind::Stdout => "  sending: to standard output".into(),
+        TransportKind::File => format!("  sending: files in {}", config.outbox_dir().display()),
+    });
+    out.push(format!(
+        "  reports: drop inputs in {} (or run `perfbot report`); stop with Ctrl-C or SIGTERM",
+        config.spool_dir().display()
+    ));
+    out
+}
+
+/// SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "no SIGTERM handler: only Ctrl-C stops perfbot");
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// Run until SIGTERM/SIGINT.
+pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
+    let store = Arc::new(store);
+    let metrics = Arc::new(Metrics::default());
+    let s = Arc::new(Shared {
+        config: config.clone(),
+        store: store.clone(),
+        metrics: metrics.clone(),
+        stop: AtomicBool::new(false),
+        wake: Notify::new(),
+        generation: Arc::new(AtomicU64::new(0)),
+    });
+
+    let mut web = None;
+    let mut web_addr: Option<String> = None;
+    if config.file.web.enabled {
+        let state = Arc::new(
+            AppState::new(config.clone(), store.clone(), metrics.clone())
+                .map_err(anyhow::Error::msg)?,
+        );
+        let listener = tokio::net::TcpListener::bind(&config.file.web.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("web.listen {}: {e}", config.file.web.listen))?;
+        tracing::info!(listen = %listener.local_addr()?, "dashboard");
+        web_addr = Some(listener.local_addr()?.to_string());
+        let s2 = s.clone();
+        web = Some(tokio::spawn(async move {
+            let stop = async move {
+                while !s2.stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            };
+            crate::app::web::serve(listener, crate::app::web::router(state), stop).await;
+        }));
+    }
+    let ingest = {
+        let s2 = s.clone();
+        std::thread::Builder::new()
+            .name("ingest".into())
+            .spawn(move || ingest_thread(s2))?
+    };
+    let loops = vec![
+        tokio::spawn(delivery_loop(s.clone())),
+        tokio::spawn(spool_loop(s.clone())),
+        tokio::spawn(scheduler_loop(s.clone())),
+    ];
+    tracing::info!(state = %config.state_dir().display(), "perfbot running");
+    // Said on the terminal whatever RUST_LOG is: where to look, what is read.
+    eprintln!("{}", startup_lines(&config, web_addr.as_deref()).join("\n"));
+
+    shutdown_signal().await;
+    tracing::info!("stopping: finishing the work in hand");
+    s.stop.store(true, Ordering::Relaxed);
+    s.wake.notify_waiters();
+    for l in loops {
+        let _ = l.await;
+    }
+    if let Some(w) = web {
+        let _ = w.await;
+    }
+    let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
+    store.flush()?;
+    tracing::info!("stopped");
+    Ok(())
+}

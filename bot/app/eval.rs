@@ -1,0 +1,617 @@
+//! `perfbot eval-replies`: how well perfbot reads real replies. Each labelled
+//! reply is read as ingestion reads it (its own words, the report's kind, the
+//! sender's role), its effect on a freshly reported case is decided by the
+//! policy, and the result is compared with the label: per-label precision and
+//! recall, the confusion, and for every reply that carries a decision whether
+//! it was decided right, sent to a human, silently missed or decided wrong.
+//!
+//! With `--folds K` the learned model is trained K times, each time without
+//! one K-th of the threads, and each reply is read by the model that never saw
+//! its thread: the figure that says how perfbot reads replies it has not seen.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::model::case::{Case, CaseState};
+use crate::reply::policy::effect::{decide, Effect};
+use crate::reply::policy::trust::{Policy, Role};
+use crate::reply::understand::classify::{classify_words, quoted_before_reply, rule_hits};
+use crate::reply::understand::features::features;
+use crate::reply::understand::model::{self, Sample, Train};
+use crate::reply::understand::quote::own_words;
+use crate::reply::understand::rules::Rules;
+use crate::reply::understand::{read, understand_words, Context, Intent, Model, Understanding};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("{file}: {why}")]
+    File { file: String, why: String },
+    #[error("{file}: line {line}: {why}")]
+    Line {
+        file: String,
+        line: usize,
+        why: String,
+    },
+}
+
+/// One labelled reply and where its message is.
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    /// The thread it belongs to (folds never split one).
+    pub thread: String,
+    pub message_id: String,
+    pub path: PathBuf,
+    /// The role the labeller gave the sender.
+    pub role: Role,
+    pub role_label: String,
+    pub label: Intent,
+    pub alt: Vec<Intent>,
+    pub evidence: String,
+    /// `regression` or `improvement`.
+    pub report_kind: String,
+}
+
+#[derive(serde::Deserialize)]
+struct Line {
+    #[serde(default)]
+    thread: Option<String>,
+    #[serde(default)]
+    thread_key: Option<String>,
+    file: String,
+    #[serde(default)]
+    message_id: Option<String>,
+    from_role: String,
+    label: String,
+    #[serde(default)]
+    alt_labels: Vec<String>,
+    #[serde(default)]
+    label_evidence: String,
+    #[serde(default)]
+    report_kind: String,
+}
+
+/// The labeller's roles as perfbot's: the robot's own people are its
+/// operators when perfbot follows the robot's reports.
+pub fn role_of(label: &str) -> Role {
+    match label {
+        "author" => Role::Author,
+        "committer" => Role::Committer,
+        "maintainer" => Role::Maintainer,
+        "robot-operator" | "operator" => Role::Operator,
+        _ => Role::Other,
+    }
+}
+
+/// Read labels files (`threads/labels.jsonl`: `thread`/`file`;
+/// `replies-dev/labels.jsonl`: `file`, `thread_key`). A reply labelled in two
+/// files counts once (the first).
+pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
+    let mut out: Vec<Labelled> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in files {
+        let shown = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| EvalError::File {
+            file: shown.clone(),
+            why: e.to_string(),
+        })?;
+        let dir = f.parent().unwrap_or(Path::new("."));
+        for (n, l) in text.lines().enumerate() {
+            if l.trim().is_empty() {
+                continue;
+            }
+            let err = |why: String| EvalError::Line {
+                file: shown.clone(),
+                line: n + 1,
+                why,
+            };
+            let v: Line = serde_json::from_str(l).map_err(|e| err(e.to_string()))?;
+            let intent =
+                |s: &str| Intent::parse(s).ok_or_else(|| err(format!("unknown label {s:?}")));
+            let label = intent(&v.label)?;
+            let alt = v
+                .alt_labels
+                .iter()
+                .map(|a| intent(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (thread, path) = match &v.thread {
+                Some(t) => (t.clone(), dir.join(t).join(&v.file)),
+                None => (
+                    v.thread_key.clone().unwrap_or_else(|| v.file.clone()),
+                    dir.join(&v.file),
+                ),
+            };
+            if !path.exists() {
+                return Err(err(format!("{} does not exist", path.display())));
+            }
+            // Replies known without a Message-ID are keyed by their file.
+            let message_id = v.message_id.clone().unwrap_or_else(|| v.file.clone());
+            if !seen.insert(message_id.clone()) {
+                continue;
+            }
+            out.push(Labelled {
+                thread: normalise_thread(&thread),
+                message_id,
+                path,
+                role: role_of(&v.from_role),
+                role_label: v.from_role,
+                label,
+                alt,
+                evidence: v.label_evidence,
+                report_kind: if v.report_kind.is_empty() {
+                    "regression".into()
+                } else {
+                    v.report_kind
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Threads are keyed by folder name in one file and by subject in the other;
+/// the commit's short id joins them (`…_32678f1513` and `[xfs] 32678f1513: …`).
+fn normalise_thread(t: &str) -> String {
+    let sha = t
+        .split(|c: char| !c.is_ascii_hexdigit())
+        .find(|w| w.len() == 10);
+    sha.map_or_else(|| t.to_string(), |s| s.to_ascii_lowercase())
+}
+
+/// What became of one reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// A decision reply, decided as labelled (or as a defensible second reading).
+    DecidedRight,
+    /// Sent to a human (needs-human).
+    ToHuman,
+    /// A decision reply read as no decision, and nobody told.
+    SilentlyMissed,
+    /// A decision made that the reply did not make.
+    WrongDecision,
+    /// A reply without a decision, read without one and kept from humans.
+    Quiet,
+}
+
+/// One reply, read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Read {
+    pub thread: String,
+    pub message_id: String,
+    pub role: String,
+    pub label: Intent,
+    pub alt: Vec<Intent>,
+    pub intent: Intent,
+    pub confidence: f64,
+    pub evidence: String,
+    pub state: Option<CaseState>,
+    pub outcome: Outcome,
+    pub note: String,
+}
+
+/// The state a decisive intent takes a reported case to.
+fn target(i: Intent) -> Option<CaseState> {
+    Some(match i {
+        Intent::NotARegression => CaseState::NotARegression,
+        Intent::WillRevert => CaseState::AwaitingRevert,
+        Intent::FixPosted => CaseState::AwaitingFix,
+        Intent::WontFix => CaseState::WontFix,
+        Intent::Duplicate => CaseState::Duplicate,
+        _ => return None,
+    })
+}
+
+/// The policy a default config has (authors, committers, maintainers and
+/// operators decide by prose; decisions under 0.6 go to a human).
+pub fn default_policy() -> Policy {
+    crate::config::Config::load(None)
+        .map(|c| c.policy)
+        .unwrap_or_default()
+}
+
+/// Judge one reading's effect against its label.
+pub fn judge(l: &Labelled, e: &Effect) -> Outcome {
+    let decisive = l.label.is_decisive();
+    let state = e.state;
+    let human = state == Some(CaseState::NeedsHuman);
+    let decided = state.filter(|s| *s != CaseState::NeedsHuman && *s != CaseState::Investigating);
+    match (decisive, decided, human) {
+        (_, Some(s), _) => {
+            let right = std::iter::once(l.label)
+                .chain(l.alt.iter().copied())
+                .filter(|i| i.is_decisive())
+                .any(|i| target(i) == Some(s));
+            // Decided as labelled, or as a defensible second reading.
+            if right {
+                Outcome::DecidedRight
+            } else {
+                Outcome::WrongDecision
+            }
+        }
+        (_, None, true) => Outcome::ToHuman,
+        (true, None, false) => Outcome::SilentlyMissed,
+        (false, None, false) => Outcome::Quiet,
+    }
+}
+
+/// Read every labelled reply with `read` (body text, context → understanding)
+/// and judge the effect on a reported case.
+pub fn run(
+    items: &[Labelled],
+    policy: &Policy,
+    read: &dyn Fn(&Labelled, &str) -> Understanding,
+) -> Result<Vec<Read>, EvalError> {
+    let mut out = Vec::new();
+    for l in items {
+        let u = read(l, &body(l)?);
+        out.push(read_one(l, &u, policy));
+    }
+    Ok(out)
+}
+
+/// Precision and recall of one label.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerLabel {
+    pub label: Intent,
+    pub support: usize,
+    pub predicted: usize,
+    pub correct: usize,
+    pub precision: f64,
+    pub recall: f64,
+}
+
+/// The figures of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub replies: usize,
+    /// Read as labelled.
+    pub exact: usize,
+    /// Read as labelled or as one of the alternative labels.
+    pub lenient: usize,
+    pub per_label: Vec<PerLabel>,
+    /// label → predicted → count.
+    pub confusion: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Of the replies labelled with a decision.
+    pub decision_replies: usize,
+    pub decided_right: usize,
+    pub to_human: usize,
+    pub silently_missed: usize,
+    pub wrong_decisions_on_decisions: usize,
+    /// Automatic decisions the replies did not make (of all replies).
+    pub wrong_decisions: usize,
+    /// Replies that decide nothing and ask nothing (investigating, thanks,
+    /// other) sent to a human.
+    pub quiet_replies: usize,
+    pub quiet_to_human: usize,
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+pub fn summarise(reads: &[Read]) -> Summary {
+    let mut confusion: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for r in reads {
+        *confusion
+            .entry(r.label.to_string())
+            .or_default()
+            .entry(r.intent.to_string())
+            .or_default() += 1;
+    }
+    let per_label = Intent::ALL
+        .iter()
+        .map(|&i| {
+            let support = reads.iter().filter(|r| r.label == i).count();
+            let predicted = reads.iter().filter(|r| r.intent == i).count();
+            let correct = reads
+                .iter()
+                .filter(|r| r.label == i && r.intent == i)
+                .count();
+            PerLabel {
+                label: i,
+                support,
+                predicted,
+                correct,
+                precision: ratio(correct, predicted),
+                recall: ratio(correct, support),
+            }
+        })
+        .collect();
+    let decision: Vec<&Read> = reads.iter().filter(|r| r.label.is_decisive()).collect();
+    let count = |rs: &[&Read], o: Outcome| rs.iter().filter(|r| r.outcome == o).count();
+    let quiet: Vec<&Read> = reads
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.label,
+                Intent::Investigating | Intent::ThanksOnly | Intent::Other
+            )
+        })
+        .collect();
+    Summary {
+        replies: reads.len(),
+        exact: reads.iter().filter(|r| r.intent == r.label).count(),
+        lenient: reads
+            .iter()
+            .filter(|r| r.intent == r.label || r.alt.contains(&r.intent))
+            .count(),
+        per_label,
+        confusion,
+        decision_replies: decision.len(),
+        decided_right: count(&decision, Outcome::DecidedRight),
+        to_human: count(&decision, Outcome::ToHuman),
+        silently_missed: count(&decision, Outcome::SilentlyMissed),
+        wrong_decisions_on_decisions: count(&decision, Outcome::WrongDecision),
+        wrong_decisions: reads
+            .iter()
+            .filter(|r| r.outcome == Outcome::WrongDecision)
+            .count(),
+        quiet_replies: quiet.len(),
+        quiet_to_human: count(&quiet, Outcome::ToHuman),
+    }
+}
+
+fn pct(a: usize, b: usize) -> String {
+    format!("{a}/{b} ({:.0}%)", 100.0 * ratio(a, b))
+}
+
+/// The summary as text for people.
+pub fn render(s: &Summary, reads: &[Read], show: bool) -> String {
+    let mut o = String::new();
+    o.push_str(&format!(
+        "replies {}: lenient {}, exact {}\n",
+        s.replies,
+        pct(s.lenient, s.replies),
+        pct(s.exact, s.replies)
+    ));
+    o.push_str(&format!(
+        "decision replies {}: decided right {}, to a human {}, silently missed {}, decided wrong {}\n",
+        s.decision_replies,
+        pct(s.decided_right, s.decision_replies),
+        pct(s.to_human, s.decision_replies),
+        pct(s.silently_missed, s.decision_replies),
+        pct(s.wrong_decisions_on_decisions, s.decision_replies),
+    ));
+    o.push_str(&format!(
+        "wrong automatic decisions {} of all replies; replies that decide and ask nothing sent to a human {}\n",
+        pct(s.wrong_decisions, s.replies),
+        pct(s.quiet_to_human, s.quiet_replies),
+    ));
+    o.push_str("\nlabel              support  precision  recall\n");
+    for p in &s.per_label {
+        if p.support == 0 && p.predicted == 0 {
+            continue;
+        }
+        o.push_str(&format!(
+            "{:<18} {:>7}  {:>9.2}  {:>6.2}\n",
+            p.label.as_str(),
+            p.support,
+            p.precision,
+            p.recall
+        ));
+    }
+    o.push_str("\nconfusion (rows: label, columns: read as)\n");
+    let cols: Vec<Intent> = Intent::ALL.to_vec();
+    o.push_str(&format!("{:<18}", ""));
+    for c in &cols {
+        o.push_str(&format!(" {:>5}", short(*c)));
+    }
+    o.push('\n');
+    for (label, row) in &s.confusion {
+        o.push_str(&format!("{label:<18}"));
+        for c in &cols {
+            o.push_str(&format!(
+                " {:>5}",
+                row.get(c.as_str()).copied().unwrap_or(0)
+            ));
+        }
+        o.push('\n');
+    }
+    o.push_str("\ndecision replies:\n");
+    for r in reads.iter().filter(|r| r.label.is_decisive() || show) {
+        o.push_str(&format!(
+            "  {:<16} {:<18} read {:<16} {:.2} {:<10} {}\n      \"{}\"\n",
+            format!("{:?}", r.outcome),
+            r.label.as_str(),
+            r.intent.as_str(),
+            r.confidence,
+            r.role,
+            r.message_id,
+            r.evidence.chars().take(110).collect::<String>()
+        ));
+    }
+    o
+}
+
+fn short(i: Intent) -> &'static str {
+    match i {
+        Intent::NotARegression => "notr",
+        Intent::WillRevert => "revt",
+        Intent::FixPosted => "fix",
+        Intent::Investigating => "inv",
+        Intent::Question => "quest",
+        Intent::WontFix => "wontf",
+        Intent::Duplicate => "dup",
+        Intent::ThanksOnly => "thank",
+        Intent::Other => "other",
+    }
+}
+
+/// Thread-grouped folds: every thread in exactly one fold, assigned by a hash
+/// of its key (stable across runs and machines).
+pub fn folds(items: &[Labelled], k: usize) -> Vec<usize> {
+    use sha2::{Digest, Sha256};
+    let threads: BTreeSet<&str> = items.iter().map(|l| l.thread.as_str()).collect();
+    // Round-robin over threads in hash order: folds of near-equal size.
+    let mut order: Vec<(Vec<u8>, &str)> = threads
+        .into_iter()
+        .map(|t| (Sha256::digest(t.as_bytes()).to_vec(), t))
+        .collect();
+    order.sort();
+    let fold_of: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, (_, t))| (*t, i % k.max(1)))
+        .collect();
+    items.iter().map(|l| fold_of[l.thread.as_str()]).collect()
+}
+
+/// What a reader knows of a labelled reply besides its words.
+pub fn context_of(l: &Labelled) -> Context {
+    Context {
+        speaker: crate::flows::reply::speaker(l.role),
+        improvement: l.report_kind == "improvement",
+    }
+}
+
+/// A labelled reply's body text (read from its file).
+pub fn body(l: &Labelled) -> Result<String, EvalError> {
+    let raw = std::fs::read(&l.path).map_err(|e| EvalError::File {
+        file: l.path.display().to_string(),
+        why: e.to_string(),
+    })?;
+    Ok(crate::flows::ingest::parse::body_text(&raw))
+}
+
+/// The training sample of a labelled reply.
+pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
+    let words = own_words(body);
+    let by_rules = understand_words(body, &words, rules);
+    let quoted = quoted_before_reply(body)
+        .map(|q| classify_words(&q, rules).intent)
+        .filter(|i| i.is_decisive());
+    Sample {
+        features: features(
+            &words,
+            body,
+            &by_rules,
+            &rule_hits(&words, rules),
+            quoted,
+            context_of(l),
+        ),
+        target: model::target(l.label, &l.alt),
+        weight: 1.0,
+    }
+}
+
+/// Train on every labelled reply.
+pub fn train(items: &[Labelled], rules: &Rules, opts: Train) -> Result<Model, EvalError> {
+    let samples = items
+        .iter()
+        .map(|l| Ok(sample(l, &body(l)?, rules)))
+        .collect::<Result<Vec<_>, EvalError>>()?;
+    Ok(Model::train(&samples, opts))
+}
+
+/// Thread-grouped cross-validation: `evaluate` split in `k` folds by thread;
+/// each fold is read by a model trained on the other folds (and on `extra`,
+/// less any of its replies from the held-out threads).
+pub fn cross_validate(
+    evaluate: &[Labelled],
+    extra: &[Labelled],
+    k: usize,
+    policy: &Policy,
+    rules: &Rules,
+    opts: Train,
+) -> Result<Vec<Read>, EvalError> {
+    let all: Vec<Labelled> = evaluate.iter().chain(extra).cloned().collect();
+    let fold = folds(&all, k);
+    let bodies: Vec<String> = all.iter().map(body).collect::<Result<_, _>>()?;
+    let samples: Vec<Sample> = all
+        .iter()
+        .zip(&bodies)
+        .map(|(l, b)| sample(l, b, rules))
+        .collect();
+    let mut reads: Vec<Option<Read>> = vec![None; evaluate.len()];
+    for f in 0..k {
+        let train: Vec<Sample> = samples
+            .iter()
+            .zip(&fold)
+            .filter(|(_, g)| **g != f)
+            .map(|(s, _)| s.clone())
+            .collect();
+        let model = Model::train(&train, opts);
+        for (i, l) in evaluate.iter().enumerate() {
+            if fold[i] != f {
+                continue;
+            }
+            let words = own_words(&bodies[i]);
+            let u = read(&bodies[i], &words, context_of(l), rules, Some(&model));
+            if std::env::var_os("PERFBOT_EVAL_DEBUG").is_some() {
+                let p = model.predict(&samples[i].features);
+                let mut v: Vec<(f64, Intent)> = Intent::ALL
+                    .iter()
+                    .map(|&x| (Model::probability(&p, x), x))
+                    .collect();
+                v.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+                eprintln!(
+                    "{:<17} -> {:<17} {:.2} | {}",
+                    l.label.as_str(),
+                    u.intent.as_str(),
+                    u.confidence,
+                    v.iter()
+                        .take(3)
+                        .map(|(p, i)| format!("{}={p:.2}", i.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+            }
+            reads[i] = Some(read_one(l, &u, policy));
+        }
+    }
+    Ok(reads
+        .into_iter()
+        .map(|r| r.expect("every reply in one fold"))
+        .collect())
+}
+
+/// Judge one reading.
+pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
+    let e = decide(CaseState::Reported, u, l.role, policy);
+    Read {
+        thread: l.thread.clone(),
+        message_id: l.message_id.clone(),
+        role: l.role_label.clone(),
+        label: l.label,
+        alt: l.alt.clone(),
+        intent: u.intent,
+        confidence: u.confidence,
+        evidence: u.evidence.clone(),
+        state: e.state,
+        outcome: judge(l, &e),
+        note: e.note.clone(),
+    }
+}
+
+/// A reported case for the policy to judge against.
+pub fn sample_case() -> Case {
+    let now = chrono::Utc::now();
+    Case {
+        id: crate::model::case::CaseId::from_key("000000000001"),
+        key: "000000000001".into(),
+        state: CaseState::Reported,
+        subject: String::new(),
+        message_id: crate::model::MessageId::parse("eval@perfbot").expect("valid"),
+        commit: String::new(),
+        commit_subject: String::new(),
+        testcase: String::new(),
+        headline_metric: String::new(),
+        headline_change: String::new(),
+        verdict: "regression".into(),
+        subsystem: None,
+        to: vec![],
+        cc: vec![],
+        references: vec![],
+        author: None,
+        committer: None,
+        bisect: vec![],
+        created: now,
+        updated: now,
+    }
+}

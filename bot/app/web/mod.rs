@@ -1,0 +1,385 @@
+//! The read-only dashboard (axum, server-rendered handlebars pages): the case
+//! list with filters and counts, a case page (report, bisect plot, thread with
+//! each reply's understanding, history), the digest, JSON under `/api`, and
+//! `/healthz` and `/metrics` for the daemon. Every piece of mail-derived text is
+//! HTML-escaped by handlebars; the only raw HTML inserted is built here from
+//! escaped parts (highlighted evidence, SVG plots).
+
+pub mod view;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{Duration, Utc};
+use handlebars::Handlebars;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::model::case::CaseState;
+use crate::store::Store;
+
+/// Counters of the daemon, shown at `/healthz` and `/metrics`.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub mails_sent: AtomicU64,
+    pub mails_failed: AtomicU64,
+    pub messages_ingested: AtomicU64,
+    pub messages_quarantined: AtomicU64,
+    pub replies_handled: AtomicU64,
+    pub reports_queued: AtomicU64,
+}
+
+impl Metrics {
+    pub fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+    fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+}
+
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub store: Arc<Store>,
+    pub metrics: Arc<Metrics>,
+    hb: Handlebars<'static>,
+}
+
+/// The page templates: from `web.templates_dir` when present, else built in.
+/// HTML escaping stays on (handlebars' default).
+pub fn templates(config: &Config) -> Result<Handlebars<'static>, crate::templates::TemplateError> {
+    crate::templates::web(&config.resolve(&config.file.web.templates_dir))
+}
+
+impl AppState {
+    pub fn new(
+        config: Arc<Config>,
+        store: Arc<Store>,
+        metrics: Arc<Metrics>,
+    ) -> Result<AppState, crate::templates::TemplateError> {
+        let hb = templates(&config)?;
+        Ok(AppState {
+            config,
+            store,
+            metrics,
+            hb,
+        })
+    }
+
+    fn page(&self, title: &str, name: &str, data: &Value) -> Response {
+        let content = match self.hb.render(name, data) {
+            Ok(c) => c,
+            Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        };
+        match self
+            .hb
+            .render("layout", &json!({"title": title, "content": content}))
+        {
+            Ok(html) => Html(html).into_response(),
+            Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        }
+    }
+}
+
+/// A failed request: its status and a line saying why.
+pub struct WebError(StatusCode, String);
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        error(self.0, &self.1)
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> WebError {
+    WebError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+}
+
+/// Cases after filtering, with the counts of all of them.
+struct Listing {
+    cases: Vec<crate::model::case::Case>,
+    counts: BTreeMap<String, usize>,
+    total: usize,
+}
+
+fn error(code: StatusCode, msg: &str) -> Response {
+    (
+        code,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        msg.to_string(),
+    )
+        .into_response()
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/", get(list_page))
+        .route("/case/{id}", get(case_page))
+        .route("/digest", get(digest_page))
+        .route("/api/cases", get(api_cases))
+        .route("/api/cases/{id}", get(api_case))
+        .route("/api/digest", get(api_digest))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Filter {
+    pub state: Option<String>,
+    pub subsystem: Option<String>,
+    /// Younger than this many days.
+    pub age: Option<String>,
+    pub needs_human: Option<String>,
+}
+
+fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
+    let all = s.store.cases().map_err(internal)?;
+    let mut counts = BTreeMap::new();
+    for c in &all {
+        *counts.entry(c.state.as_str().to_string()).or_insert(0) += 1;
+    }
+    let now = Utc::now();
+    let age: Option<i64> = f
+        .age
+        .as_deref()
+        .and_then(|a| a.trim().parse().ok())
+        .map(|d: i64| d.clamp(0, crate::flows::digest::MAX_DAYS));
+    let total = all.len();
+    let list = all
+        .into_iter()
+        .filter(|c| {
+            f.state
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .is_none_or(|s| c.state.as_str() == s)
+        })
+        .filter(|c| {
+            f.subsystem
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .is_none_or(|s| c.subsystem.as_deref() == Some(s))
+        })
+        .filter(|c| age.is_none_or(|d| now - c.created <= Duration::days(d)))
+        .filter(|c| f.needs_human.is_none() || c.state == CaseState::NeedsHuman)
+        .collect();
+    Ok(Listing {
+        cases: list,
+        counts,
+        total,
+    })
+}
+
+async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
+    let Listing {
+        cases: list,
+        counts,
+        total,
+    } = match filtered(&s, &f) {
+        Ok(x) => x,
+        Err(e) => return e.into_response(),
+    };
+    let now = Utc::now();
+    let cases: Vec<Value> = list
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.id, "state": c.state, "subsystem": c.subsystem.clone().unwrap_or_else(|| "-".into()),
+                "age_days": (now - c.created).num_days(), "subject": c.subject,
+            })
+        })
+        .collect();
+    let states: Vec<Value> = CaseState::ALL
+        .iter()
+        .map(|st| json!({"name": st.as_str(), "selected": f.state.as_deref() == Some(st.as_str())}))
+        .collect();
+    s.page(
+        "Cases",
+        "list",
+        &json!({
+            "total": total, "counts": counts, "cases": cases, "states": states,
+            "filter": {"subsystem": f.subsystem, "age": f.age, "needs_human": f.needs_human.is_some()},
+        }),
+    )
+}
+
+fn case_data(s: &AppState, id: &str) -> Result<Value, WebError> {
+    let c = s
+        .store
+        .find_case(id)
+        .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
+    let events = s.store.events(&c.id).map_err(internal)?;
+    let timeline = crate::app::view::timeline_of(&s.store, &c.id).map_err(internal)?;
+    let report = s
+        .store
+        .outbox_raw(&c.message_id)
+        .ok()
+        .map(|raw| crate::flows::ingest::parse::body_text(&raw));
+    Ok(json!({
+        "case": c,
+        "events": events,
+        "timeline": timeline,
+        "report": report,
+    }))
+}
+
+async fn case_page(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
+    let d = match case_data(&s, &id) {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    let page = view::case_page(&d);
+    s.page(&format!("Case {id}"), "case", &page)
+}
+
+fn digest_value(
+    s: &AppState,
+    since: Option<&str>,
+) -> Result<crate::flows::digest::Digest, WebError> {
+    let now = Utc::now();
+    let back = since
+        .and_then(crate::flows::digest::parse_since)
+        .unwrap_or(Duration::days(7));
+    crate::flows::digest::from_store(&s.store, now, now - back, s.config.digest_thresholds())
+        .map_err(internal)
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Since {
+    pub since: Option<String>,
+}
+
+async fn digest_page(State(s): State<Arc<AppState>>, Query(q): Query<Since>) -> Response {
+    match digest_value(&s, q.since.as_deref()) {
+        Ok(d) => s.page("Digest", "digest", &crate::flows::digest::view(&d)),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn api_cases(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
+    match filtered(&s, &f) {
+        Ok(l) => Json(
+            l.cases
+                .iter()
+                .map(crate::app::view::list_json)
+                .collect::<Vec<_>>(),
+        )
+        .into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn api_case(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
+    match case_data(&s, &id) {
+        Ok(d) => Json(d).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn api_digest(State(s): State<Arc<AppState>>, Query(q): Query<Since>) -> Response {
+    match digest_value(&s, q.since.as_deref()) {
+        Ok(d) => Json(d).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn counters(s: &AppState) -> Value {
+    let m = &s.metrics;
+    let mut by_state = BTreeMap::new();
+    if let Ok(cases) = s.store.cases() {
+        for c in cases {
+            *by_state.entry(c.state.as_str().to_string()).or_insert(0u64) += 1;
+        }
+    }
+    json!({
+        "mails_sent": Metrics::get(&m.mails_sent),
+        "mails_failed": Metrics::get(&m.mails_failed),
+        "messages_ingested": Metrics::get(&m.messages_ingested),
+        "messages_quarantined": Metrics::get(&m.messages_quarantined),
+        "replies_handled": Metrics::get(&m.replies_handled),
+        "reports_queued": Metrics::get(&m.reports_queued),
+        "cases_by_state": by_state,
+    })
+}
+
+async fn healthz(State(s): State<Arc<AppState>>) -> Response {
+    let mut v = counters(&s);
+    v["status"] = "ok".into();
+    Json(v).into_response()
+}
+
+async fn metrics(State(s): State<Arc<AppState>>) -> Response {
+    let v = counters(&s);
+    let mut out = String::new();
+    for (k, val) in v.as_object().into_iter().flatten() {
+        if let Some(n) = val.as_u64() {
+            out.push_str(&format!("perfbot_{k} {n}\n"));
+        }
+    }
+    for (st, n) in v["cases_by_state"].as_object().into_iter().flatten() {
+        out.push_str(&format!(
+            "perfbot_cases{{state=\"{st}\"}} {}\n",
+            n.as_u64().unwrap_or(0)
+        ));
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+/// Connections the dashboard serves at once; more are closed at once.
+pub const MAX_CONNECTIONS: usize = 64;
+/// A client has this long to send a request's headers (slowloris).
+pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// No connection lives longer than this, however it is used.
+pub const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Serve `app` on `listener` until `stop` resolves. Unlike `axum::serve`, the
+/// number of connections and the time to send headers are bounded, so that
+/// half-open clients cannot take the file descriptors the rest of the daemon
+/// needs (the spool, SMTP, sled).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    tokio::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut stop => break,
+            a = listener.accept() => a,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(e) => {
+                // EMFILE and friends: say so, and give the process a moment
+                // instead of spinning.
+                tracing::warn!(error = %e, "dashboard: accepting a connection failed");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::debug!("dashboard: connection limit reached; connection closed");
+            drop(tcp);
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(tcp), service);
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
+        });
+    }
+}

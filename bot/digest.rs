@@ -1,0 +1,368 @@
+//! The thread-status digest: what needs a human (and why, in whose words), what
+//! is overdue, what was closed recently and on whose word; counts per state
+//! and subsystem. A pure model built from case records; `flows::digest` reads
+//! them from the store and renders or mails it, the dashboard shows it.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::model::case::{entered, Case, CaseRecord, CaseState, Cause};
+use crate::model::{OutboxEntry, OutboxState, Sender};
+
+/// Thresholds, from `[digest]` and `[reminders]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Thresholds {
+    /// awaiting-revert / awaiting-fix for longer than this is overdue.
+    pub awaiting_days: i64,
+    /// A report with no reply for longer than this is overdue.
+    pub no_reply_days: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CaseLine {
+    pub id: String,
+    pub state: CaseState,
+    pub subject: String,
+    pub commit: String,
+    pub subsystem: String,
+    pub headline: String,
+    pub age_days: i64,
+}
+
+impl CaseLine {
+    fn new(c: &Case, now: DateTime<Utc>) -> CaseLine {
+        CaseLine {
+            id: c.id.to_string(),
+            state: c.state,
+            subject: c.subject.clone(),
+            commit: c.commit.chars().take(12).collect(),
+            subsystem: c.subsystem.clone().unwrap_or_else(|| "-".into()),
+            headline: format!("{} {}", c.headline_metric, c.headline_change),
+            age_days: (now - c.created).num_days(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NeedsHuman {
+    pub case: CaseLine,
+    pub reason: String,
+    /// The words that raised it (a question, a contested decision), if a mail did.
+    pub quote: Option<String>,
+    pub from: Option<String>,
+    pub message_id: Option<String>,
+    pub since: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeadMail {
+    pub case_id: String,
+    pub message_id: String,
+    pub kind: String,
+    pub subject: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Overdue {
+    pub case: CaseLine,
+    pub why: String,
+    pub days: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Closed {
+    pub case: CaseLine,
+    pub when: DateTime<Utc>,
+    /// Who decided: the replier's address, or the operator at the command line.
+    pub who: String,
+    pub evidence: String,
+    pub message_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Digest {
+    pub generated: DateTime<Utc>,
+    pub since: DateTime<Utc>,
+    pub total: usize,
+    pub by_state: BTreeMap<String, usize>,
+    /// subsystem → open cases.
+    pub by_subsystem: BTreeMap<String, usize>,
+    pub needs_human: Vec<NeedsHuman>,
+    pub dead_mail: Vec<DeadMail>,
+    pub overdue: Vec<Overdue>,
+    pub recently_closed: Vec<Closed>,
+}
+
+fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
+    match c {
+        Cause::Message {
+            message_id,
+            from,
+            quote,
+        } => (
+            from.clone(),
+            (!quote.is_empty()).then(|| quote.clone()),
+            Some(message_id.to_string()),
+        ),
+        Cause::Cli { user, reason } => {
+            (format!("{user} (command line)"), Some(reason.clone()), None)
+        }
+        Cause::System { what } => (what.clone(), None, None),
+        Cause::Report { input } => (format!("report {input}"), None, None),
+    }
+}
+
+/// Build the digest. `records` gives each case with its events and thread.
+pub fn build(
+    records: &[CaseRecord],
+    outbox: &[OutboxEntry],
+    now: DateTime<Utc>,
+    since: DateTime<Utc>,
+    t: Thresholds,
+) -> Digest {
+    let mut d = Digest {
+        generated: now,
+        since,
+        total: records.len(),
+        by_state: BTreeMap::new(),
+        by_subsystem: BTreeMap::new(),
+        needs_human: Vec::new(),
+        dead_mail: Vec::new(),
+        overdue: Vec::new(),
+        recently_closed: Vec::new(),
+    };
+    for (c, events, thread) in records {
+        *d.by_state.entry(c.state.as_str().to_string()).or_default() += 1;
+        if !c.state.is_closed() {
+            *d.by_subsystem
+                .entry(c.subsystem.clone().unwrap_or_else(|| "-".into()))
+                .or_default() += 1;
+        }
+        let line = CaseLine::new(c, now);
+        let since_state = entered(events, c.state)
+            .map(|e| e.time)
+            .unwrap_or(c.created);
+        match c.state {
+            CaseState::NeedsHuman => {
+                let e = entered(events, c.state);
+                let (who, quote, mid) = e.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+                d.needs_human.push(NeedsHuman {
+                    case: line,
+                    reason: e.map(|e| e.note.clone()).unwrap_or_default(),
+                    quote,
+                    from: (!who.is_empty()).then_some(who),
+                    message_id: mid,
+                    since: since_state,
+                });
+            }
+            CaseState::AwaitingRevert | CaseState::AwaitingFix => {
+                let days = (now - since_state).num_days();
+                if now - since_state > Duration::days(t.awaiting_days) {
+                    d.overdue.push(Overdue {
+                        case: line,
+                        why: format!("{} for {days} days", c.state),
+                        days,
+                    });
+                }
+            }
+            CaseState::Reported | CaseState::Reopened => {
+                let replied = thread.iter().any(|m| m.sender == Sender::Person);
+                let days = (now - since_state).num_days();
+                if !replied && now - since_state > Duration::days(t.no_reply_days) {
+                    d.overdue.push(Overdue {
+                        case: line,
+                        why: format!("no reply for {days} days"),
+                        days,
+                    });
+                }
+            }
+            s if s.is_closed() => {
+                if let Some(e) = entered(events, s).filter(|e| e.time >= since) {
+                    let (who, quote, mid) = cause_parts(&e.cause);
+                    d.recently_closed.push(Closed {
+                        case: line,
+                        when: e.time,
+                        who,
+                        evidence: quote.unwrap_or_else(|| e.note.clone()),
+                        message_id: mid,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    for e in outbox.iter().filter(|e| e.state == OutboxState::Dead) {
+        d.dead_mail.push(DeadMail {
+            case_id: e.case_id.to_string(),
+            message_id: e.message_id.to_string(),
+            kind: e.kind.to_string(),
+            subject: e.subject.clone(),
+            error: e.last_error.clone().unwrap_or_default(),
+        });
+    }
+    d.needs_human.sort_by_key(|n| n.since);
+    d.overdue.sort_by_key(|o| std::cmp::Reverse(o.days));
+    d.recently_closed.sort_by_key(|c| std::cmp::Reverse(c.when));
+    d
+}
+
+/// `7d`, `36h`, `2w` → a duration.
+pub fn parse_since(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+    let n: i64 = n.parse().ok()?;
+    let d = match unit {
+        "h" => Duration::try_hours(n),
+        "d" => Duration::try_days(n),
+        "w" => Duration::try_weeks(n),
+        _ => None,
+    }?;
+    // Nothing perfbot keeps is older than its first report; a century is
+    // "everything" and keeps date arithmetic far from overflowing.
+    (d <= Duration::days(MAX_DAYS)).then_some(d)
+}
+
+/// The longest look back (or ahead) any period may have, in days.
+pub const MAX_DAYS: i64 = 36_500;
+
+/// The digest as template data: times formatted, section sizes counted.
+pub fn view(d: &Digest) -> serde_json::Value {
+    let mut v = serde_json::to_value(d).unwrap_or_default();
+    v["generated"] = d.generated.format("%Y-%m-%d %H:%M UTC").to_string().into();
+    v["since"] = d.since.format("%Y-%m-%d %H:%M UTC").to_string().into();
+    v["n_needs_human"] = d.needs_human.len().into();
+    v["n_dead_mail"] = d.dead_mail.len().into();
+    v["n_overdue"] = d.overdue.len().into();
+    v["n_closed"] = d.recently_closed.len().into();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::case::Event;
+    use crate::model::MessageId;
+
+    fn case(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
+        Case::sample(id, state, created)
+    }
+
+    fn ev(t: DateTime<Utc>, old: CaseState, new: CaseState, cause: Cause, note: &str) -> Event {
+        Event {
+            time: t,
+            cause,
+            old: Some(old),
+            new,
+            note: note.into(),
+        }
+    }
+
+    #[test]
+    fn sections() {
+        let now = Utc::now();
+        let d30 = now - Duration::days(30);
+        let msg = |q: &str| Cause::Message {
+            message_id: MessageId::parse("r@x").unwrap(),
+            from: "david@fromorbit.com".into(),
+            quote: q.into(),
+        };
+        let records = vec![
+            (
+                case("aaaaaaaaaaaa", CaseState::NeedsHuman, d30),
+                vec![ev(
+                    now - Duration::days(1),
+                    CaseState::Reported,
+                    CaseState::NeedsHuman,
+                    msg("where do I find the test?"),
+                    "question from other",
+                )],
+                vec![],
+            ),
+            (
+                case("bbbbbbbbbbbb", CaseState::AwaitingRevert, d30),
+                vec![ev(
+                    d30,
+                    CaseState::Reported,
+                    CaseState::AwaitingRevert,
+                    msg("I'll revert"),
+                    "will-revert",
+                )],
+                vec![],
+            ),
+            (
+                case("cccccccccccc", CaseState::Reported, d30),
+                vec![],
+                vec![],
+            ),
+            (
+                case("dddddddddddd", CaseState::NotARegression, d30),
+                vec![ev(
+                    now - Duration::days(2),
+                    CaseState::Reported,
+                    CaseState::NotARegression,
+                    msg("This is not a regression."),
+                    "not-a-regression",
+                )],
+                vec![],
+            ),
+            (
+                case("eeeeeeeeeeee", CaseState::WontFix, d30),
+                vec![ev(
+                    now - Duration::days(20),
+                    CaseState::Reported,
+                    CaseState::WontFix,
+                    msg("acceptable"),
+                    "wont-fix",
+                )],
+                vec![],
+            ),
+        ];
+        let d = build(
+            &records,
+            &[],
+            now,
+            now - Duration::days(7),
+            Thresholds {
+                awaiting_days: 14,
+                no_reply_days: 7,
+            },
+        );
+        assert_eq!(d.total, 5);
+        assert_eq!(d.needs_human.len(), 1);
+        assert_eq!(
+            d.needs_human[0].quote.as_deref(),
+            Some("where do I find the test?")
+        );
+        assert_eq!(d.overdue.len(), 2);
+        assert!(d
+            .overdue
+            .iter()
+            .any(|o| o.why.starts_with("awaiting-revert for 30")));
+        assert!(d
+            .overdue
+            .iter()
+            .any(|o| o.why.starts_with("no reply for 30")));
+        assert_eq!(
+            d.recently_closed.len(),
+            1,
+            "the wont-fix is older than a week"
+        );
+        assert_eq!(d.recently_closed[0].evidence, "This is not a regression.");
+        assert_eq!(d.recently_closed[0].who, "david@fromorbit.com");
+        assert_eq!(d.by_subsystem["xfs"], 3);
+    }
+
+    #[test]
+    fn since() {
+        assert_eq!(parse_since("7d"), Some(Duration::days(7)));
+        assert_eq!(parse_since("36h"), Some(Duration::hours(36)));
+        assert_eq!(parse_since("2w"), Some(Duration::weeks(2)));
+        assert_eq!(parse_since("99999999999999d"), None);
+        assert_eq!(parse_since("9999999999999999999999d"), None);
+        assert_eq!(parse_since("7"), None);
+        assert_eq!(parse_since("d"), None);
+    }
+}

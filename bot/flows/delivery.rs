@@ -1,0 +1,468 @@
+//! Delivering what the outbox has due, exactly once per Message-ID.
+//!
+//! Each mail goes queued → sending (flushed to disk) → handed to the transport →
+//! sent (flushed at once). A crash before "sending" leaves it queued; a crash
+//! after the server accepted it but before "sent" was flushed leaves it in
+//! "sending", and the next run sends it again *with the same Message-ID and the
+//! same bytes*, which list archives and mail readers fold into one. That window
+//! is the round trip of one sled flush; it is kept that small by flushing each
+//! mail's "sent" mark alone, right after the server's reply.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use tokio::task::JoinSet;
+
+use crate::config::{Config, ConfigError, InboundSource, TransportKind};
+use crate::mail::guard;
+use crate::mail::smtp::{SendError, SmtpSender};
+use crate::mail::transport::deliver_file;
+use crate::model::case::{CaseState, Cause};
+use crate::model::Address;
+use crate::model::{OutboxEntry, OutboxKind, OutboxState};
+use crate::store::{Store, StoreError};
+
+/// Where mail goes.
+#[derive(Clone)]
+pub enum Transport {
+    File(PathBuf),
+    Stdout,
+    Smtp(SmtpSender),
+}
+
+impl Transport {
+    pub fn from_config(config: &Config) -> Result<Transport, ConfigError> {
+        Ok(match config.file.outbound.transport {
+            TransportKind::Stdout => Transport::Stdout,
+            TransportKind::Smtp => Transport::Smtp(SmtpSender::from_config(config)?),
+            TransportKind::File => Transport::File(config.outbox_dir()),
+        })
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Transport::File(d) => format!("file outbox {}", d.display()),
+            Transport::Stdout => "standard output".into(),
+            Transport::Smtp(s) => format!("smtp {}:{}", s.url.host, s.url.port),
+        }
+    }
+
+    async fn send(&self, e: &OutboxEntry, to: &[Address], raw: &[u8]) -> Result<String, SendError> {
+        match self {
+            Transport::File(dir) => deliver_file(dir, &e.message_id, raw)
+                .map(|p| format!("written to {}", p.display()))
+                .map_err(|err| SendError::Transient(err.to_string())),
+            Transport::Stdout => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                out.write_all(raw)
+                    .and_then(|_| out.write_all(b"\n"))
+                    .map(|_| "written to standard output".to_string())
+                    .map_err(|err| SendError::Transient(err.to_string()))
+            }
+            Transport::Smtp(s) => s.send(to, raw).await,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SendSummary {
+    pub sent: usize,
+    /// Failed this time, to be retried later.
+    pub failed: usize,
+    /// Given up: permanent failure or out of attempts.
+    pub dead: usize,
+    /// Due but held back by the rate limit.
+    pub deferred: usize,
+    /// Would have been sent (dry run).
+    pub would_send: usize,
+    /// Why nothing was sent at all, if so.
+    pub stopped: Option<String>,
+    /// The server refused perfbot itself (credentials): sending stopped, the
+    /// mail stays queued.
+    pub operator_error: Option<String>,
+    /// Interrupted mails found in the own mailbox (marked sent, not resent).
+    pub confirmed: usize,
+    pub lines: Vec<String>,
+}
+
+impl SendSummary {
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "sent {}, failed {}, dead {}, deferred by rate limit {}",
+            self.sent, self.failed, self.dead, self.deferred
+        );
+        if self.would_send > 0 {
+            s.push_str(&format!(", would send {}", self.would_send));
+        }
+        if self.confirmed > 0 {
+            s.push_str(&format!(", found already delivered {}", self.confirmed));
+        }
+        if let Some(r) = &self.stopped {
+            s.push_str(&format!(" (stopped: {r})"));
+        }
+        if let Some(r) = &self.operator_error {
+            s.push_str(&format!(" (stopped: {r})"));
+        }
+        s
+    }
+
+    /// Something went wrong in this run: a mail failed or died, or the server
+    /// refused perfbot itself.
+    pub fn trouble(&self) -> bool {
+        self.failed > 0 || self.dead > 0 || self.operator_error.is_some()
+    }
+}
+
+fn due(e: &OutboxEntry, now: DateTime<Utc>) -> bool {
+    match e.state {
+        OutboxState::Queued | OutboxState::Failed => e.next_attempt_at <= now,
+        // Left over from a process that died mid-send: its fate is unknown, so it
+        // goes again under the same Message-ID.
+        OutboxState::Sending => true,
+        _ => false,
+    }
+}
+
+/// Mails left in "sending" by a process that died may have left. perfbot
+/// copies itself on its reports (`report.cc_self`); when it reads its mailbox
+/// over IMAP, a copy there means the server took the mail: mark it sent
+/// instead of sending it a second time. Best effort: when the mailbox cannot
+/// be searched, the mail is sent again (same Message-ID, same bytes).
+async fn confirm_sending(
+    config: &Config,
+    store: &Store,
+    due: &mut Vec<OutboxEntry>,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    if config.file.inbound.source != InboundSource::Imap {
+        return Ok(());
+    }
+    let me: Vec<String> = [&config.file.bot.email, &config.file.imap.user]
+        .into_iter()
+        .filter_map(|a| Address::parse(a))
+        .map(|a| a.to_string())
+        .collect();
+    let copied = self_copy(config).is_some();
+    let ids: Vec<crate::model::MessageId> = due
+        .iter()
+        .filter(|e| {
+            e.state == OutboxState::Sending
+                && (copied || e.recipients.iter().any(|r| me.contains(r)))
+        })
+        .map(|e| e.message_id.clone())
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let account = match crate::flows::ingest::imap_source::account(config) {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox");
+            return Ok(());
+        }
+    };
+    let mailbox = config.file.imap.mailbox.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        crate::mail::imap::find_message_ids(&account, &mailbox, &ids)
+    })
+    .await;
+    let found = match found {
+        Ok(Ok(f)) => f,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox; sending it again");
+            return Ok(());
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "looking for interrupted mail failed; sending it again");
+            return Ok(());
+        }
+    };
+    let now = Utc::now();
+    for e in due.iter_mut().filter(|e| found.contains(&e.message_id)) {
+        e.state = OutboxState::Sent;
+        e.sent_at = Some(now);
+        e.server_reply = Some(
+            "interrupted while sending; a copy is in perfbot's own mailbox, so the server took it"
+                .into(),
+        );
+        let advance =
+            (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
+        store.outbox_transition(
+            e,
+            advance,
+            system("delivery"),
+            &format!(
+                "{} <{}> found in the own mailbox after an interruption: sent, not sent again",
+                e.kind, e.message_id
+            ),
+        )?;
+        tracing::info!(message_id = %e.message_id, "interrupted mail found in the own mailbox: not sent again");
+        s.lines.push(format!(
+            "{} <{}> was interrupted while sending and found in the own mailbox: marked sent",
+            e.kind, e.message_id
+        ));
+        s.confirmed += 1;
+    }
+    due.retain(|e| e.state != OutboxState::Sent);
+    Ok(())
+}
+
+/// The address perfbot sends itself a copy of every mail at (envelope only),
+/// when it copies itself (`report.cc_self`) and reads that mailbox over IMAP.
+fn self_copy(config: &Config) -> Option<Address> {
+    (config.file.report.cc_self && config.file.inbound.source == InboundSource::Imap)
+        .then(|| Address::parse(&config.file.bot.email))
+        .flatten()
+}
+
+/// Deliver every due message (at most what the rate limits allow). With
+/// `dry_run`, say what would be sent and change nothing.
+pub async fn send_due(
+    config: &Config,
+    store: &Store,
+    transport: &Transport,
+    now: DateTime<Utc>,
+    dry_run: bool,
+) -> Result<SendSummary, StoreError> {
+    let mut s = SendSummary::default();
+    let o = &config.file.outbound;
+    let entries = store.outbox_entries()?;
+    let mut due_list: Vec<OutboxEntry> = entries.iter().filter(|e| due(e, now)).cloned().collect();
+    if due_list.is_empty() {
+        return Ok(s);
+    }
+    if let Some(reason) = guard::stop_reason(config) {
+        tracing::warn!(due = due_list.len(), %reason, "emergency stop: nothing sent");
+        s.lines.push(format!(
+            "emergency stop, {} due mail(s) stay queued: {reason}",
+            due_list.len()
+        ));
+        s.stopped = Some(reason);
+        return Ok(s);
+    }
+    if !dry_run && matches!(transport, Transport::Smtp(_)) {
+        confirm_sending(config, store, &mut due_list, &mut s).await?;
+    }
+    let sent_times: Vec<DateTime<Utc>> = entries.iter().filter_map(|e| e.sent_at).collect();
+    let (allowed, next_free) = guard::budget(&sent_times, now, o.max_per_hour, o.max_per_day);
+    let optouts = crate::flows::optout::all(config, store)?;
+    let redirect = o.redirect_all_to.clone();
+    let self_copy = self_copy(config);
+
+    let mut tasks = JoinSet::new();
+    // What each task is sending, so that a task that panics is still recorded.
+    let mut in_flight: HashMap<tokio::task::Id, OutboxEntry> = HashMap::new();
+    let transport = Arc::new(transport.clone());
+    let mut started = 0usize;
+    for (i, mut e) in due_list.iter().cloned().enumerate() {
+        if s.operator_error.is_some() {
+            break;
+        }
+        if started >= allowed {
+            s.deferred = due_list.len() - i;
+            let when = next_free.map_or("later".to_string(), |t| t.to_rfc3339());
+            tracing::warn!(deferred = s.deferred, next = %when, "rate limit reached");
+            s.lines.push(format!(
+                "rate limit ({} per hour, {} per day): {} mail(s) wait until {when}",
+                o.max_per_hour, o.max_per_day, s.deferred
+            ));
+            break;
+        }
+        let (mut to, dropped) = guard::envelope(&e.recipients, &optouts, redirect.as_ref());
+        for (a, why) in &dropped {
+            tracing::info!(message_id = %e.message_id, address = %a, reason = why, "recipient left out");
+        }
+        // A copy of every mail to perfbot's own mailbox (envelope only, like
+        // Bcc): after an interruption, `confirm_sending` finds it there
+        // instead of sending the mail a second time.
+        if let (Some(me), false) = (&self_copy, to.is_empty() || redirect.is_some()) {
+            if !to.contains(me) {
+                to.push(me.clone());
+            }
+        }
+        if to.is_empty() {
+            if !dry_run {
+                e.state = OutboxState::Dead;
+                e.last_error = Some("no recipient left (all opted out or invalid)".into());
+                store.outbox_transition(
+                    &e,
+                    None,
+                    system("outbox"),
+                    &format!("mail <{}> not sent: no recipient left", e.message_id),
+                )?;
+            }
+            s.dead += 1;
+            s.lines.push(format!(
+                "dead {} ({}): no recipient left",
+                e.message_id, e.kind
+            ));
+            continue;
+        }
+        if dry_run {
+            s.would_send += 1;
+            s.lines.push(format!(
+                "would send {} ({}, case {}) to {}: {}",
+                e.message_id,
+                e.kind,
+                e.case_id,
+                to.iter()
+                    .map(Address::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                e.subject
+            ));
+            started += 1;
+            continue;
+        }
+        let mut raw = store.outbox_raw(&e.message_id)?;
+        if let Some(r) = &redirect {
+            let original: Vec<Address> = guard::envelope(&e.recipients, &optouts, None).0;
+            let mut with = guard::redirect_header(r, &original);
+            with.extend_from_slice(&raw);
+            raw = with;
+        }
+        if e.state == OutboxState::Sending {
+            tracing::warn!(message_id = %e.message_id, case = %e.case_id,
+                "was being sent when perfbot stopped; sending again under the same Message-ID");
+        }
+        let before = e.clone();
+        // Durably "sending" before the first byte goes out.
+        e.state = OutboxState::Sending;
+        e.attempts += 1;
+        store.put_outbox_entry(&e)?;
+        started += 1;
+        let t = transport.clone();
+        let handle = tasks.spawn(async move {
+            let r = t.send(&e, &to, &raw).await;
+            (e, r)
+        });
+        in_flight.insert(handle.id(), before);
+        // Bounded concurrency: as many in flight as pooled connections.
+        if tasks.len() >= o.concurrency {
+            if let Some(done) = tasks.join_next_with_id().await {
+                finish(config, store, done, &mut in_flight, &mut s)?;
+            }
+        }
+    }
+    while let Some(done) = tasks.join_next_with_id().await {
+        finish(config, store, done, &mut in_flight, &mut s)?;
+    }
+    Ok(s)
+}
+
+/// What a send task gives back: the mail and what the transport said.
+type Sent = (OutboxEntry, Result<String, SendError>);
+
+/// Record the outcome of one send task (or of its panic).
+fn finish(
+    config: &Config,
+    store: &Store,
+    done: Result<(tokio::task::Id, Sent), tokio::task::JoinError>,
+    in_flight: &mut HashMap<tokio::task::Id, OutboxEntry>,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    match done {
+        Ok((id, (e, r))) => {
+            let before = in_flight.remove(&id).expect("every task is tracked");
+            match r {
+                Err(SendError::Operator(why)) => {
+                    // Not the mail's fault: it goes back to where it was.
+                    let mut back = before;
+                    back.last_error = Some(format!("not sent: {why}"));
+                    store.outbox_transition(
+                        &back,
+                        None,
+                        system("delivery"),
+                        &format!("{} <{}> not sent, kept: {why}", back.kind, back.message_id),
+                    )?;
+                    if s.operator_error.is_none() {
+                        tracing::error!(error = %why, "the mail server refused perfbot's credentials: sending stopped, mail kept queued");
+                        s.lines.push(format!(
+                            "sending stopped, nothing was given up: the server refused perfbot itself ({why}); fix smtp.user / the password, then `perfbot send`"
+                        ));
+                        s.operator_error = Some(why);
+                    }
+                    Ok(())
+                }
+                r => record(config, store, e, r, s),
+            }
+        }
+        Err(join) => {
+            let mut e = in_flight.remove(&join.id()).expect("every task is tracked");
+            // The task died with the mail in hand: as a transient failure.
+            e.state = OutboxState::Sending;
+            e.attempts += 1;
+            let why = format!("internal error while sending: {join}");
+            tracing::error!(message_id = %e.message_id, error = %why, "send task failed");
+            record(config, store, e, Err(SendError::Transient(why)), s)
+        }
+    }
+}
+
+fn system(what: &str) -> Cause {
+    Cause::System { what: what.into() }
+}
+
+/// Write down what the transport said about one mail.
+fn record(
+    config: &Config,
+    store: &Store,
+    mut e: OutboxEntry,
+    r: Result<String, SendError>,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    let o = &config.file.outbound;
+    match r {
+        Ok(reply) => {
+            let now = Utc::now();
+            e.state = OutboxState::Sent;
+            e.sent_at = Some(now);
+            e.last_error = None;
+            e.server_reply = Some(reply.clone());
+            let advance =
+                (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
+            store.outbox_transition(
+                &e,
+                advance,
+                system("delivery"),
+                &format!("{} <{}> sent: {reply}", e.kind, e.message_id),
+            )?;
+            tracing::info!(case = %e.case_id, message_id = %e.message_id, kind = %e.kind, %reply, "sent");
+            s.sent += 1;
+            s.lines
+                .push(format!("sent {} ({}): {reply}", e.message_id, e.kind));
+        }
+        Err(err) => {
+            let give_up = matches!(err, SendError::Permanent(_) | SendError::Operator(_))
+                || e.attempts >= o.max_attempts;
+            e.last_error = Some(err.to_string());
+            let note = if give_up {
+                e.state = OutboxState::Dead;
+                s.dead += 1;
+                format!(
+                    "{} <{}> dead after {} attempt(s): {err}",
+                    e.kind, e.message_id, e.attempts
+                )
+            } else {
+                e.state = OutboxState::Failed;
+                e.next_attempt_at =
+                    Utc::now() + guard::backoff(e.attempts, o.retry_base_secs, o.retry_max_secs);
+                s.failed += 1;
+                format!(
+                    "{} <{}> attempt {} failed, next at {}: {err}",
+                    e.kind,
+                    e.message_id,
+                    e.attempts,
+                    e.next_attempt_at.to_rfc3339()
+                )
+            };
+            tracing::warn!(case = %e.case_id, message_id = %e.message_id, attempts = e.attempts, error = %err, "{}", if give_up { "gave up" } else { "will retry" });
+            store.outbox_transition(&e, None, system("delivery"), &note)?;
+            s.lines.push(note);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The digest flow: read the records from the store, render the digest with its
+//! template, queue it as a mail to the operators.
+
+use chrono::{DateTime, Utc};
+
+pub use crate::digest::{build, parse_since, view, Digest, Thresholds, MAX_DAYS};
+use crate::mail::message::BuildError;
+use crate::store::{Store, StoreError};
+use crate::templates::TemplateError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DigestError {
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    #[error(transparent)]
+    Mail(#[from] BuildError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Read everything the digest needs from the store.
+pub fn from_store(
+    store: &Store,
+    now: DateTime<Utc>,
+    since: DateTime<Utc>,
+    t: Thresholds,
+) -> Result<Digest, StoreError> {
+    Ok(build(
+        &store.case_records()?,
+        &store.outbox_entries()?,
+        now,
+        since,
+        t,
+    ))
+}
+
+/// Render the digest as text (`templates/digest.hbs` or the built-in copy).
+pub fn render_text(config: &crate::config::Config, d: &Digest) -> Result<String, TemplateError> {
+    let mut v = view(d);
+    v["signature"] = config.file.report.signature.clone().into();
+    config.render_template(&config.file.digest.template, &v)
+}
+
+/// Queue the digest as a mail to the operators (or `digest.to`). Returns the
+/// Message-ID, or `None` when nobody is configured to get it.
+pub fn queue_mail(
+    config: &crate::config::Config,
+    store: &Store,
+    d: &Digest,
+) -> Result<Option<crate::model::MessageId>, DigestError> {
+    use crate::mail::message::{build as build_mail, Envelope};
+    let to = config.digest_to();
+    if to.is_empty() {
+        return Ok(None);
+    }
+    let body = render_text(config, d)?;
+    let bot = &config.file.bot;
+    let id = crate::model::MessageId::parse(&format!(
+        "perfbot.digest.{}@{}",
+        d.generated.format("%Y%m%d%H%M%S"),
+        bot.message_id_domain
+    ))
+    .expect("valid id");
+    let subject = format!(
+        "[perfbot] digest {}: {} need a human, {} overdue, {} closed",
+        d.generated.format("%Y-%m-%d"),
+        d.needs_human.len(),
+        d.overdue.len(),
+        d.recently_closed.len()
+    );
+    let env = Envelope {
+        from: bot.sender(),
+        to: to.clone(),
+        cc: Vec::new(),
+        subject: subject.clone(),
+        message_id: id.clone(),
+        in_reply_to: None,
+        references: Vec::new(),
+        date: std::time::SystemTime::from(d.generated),
+        charset: crate::model::Charset::Utf8,
+        extra: vec![("Auto-Submitted".into(), "auto-generated".into())],
+    };
+    let raw = build_mail(&env, &body)?;
+    let entry = crate::model::OutboxEntry::queued(
+        id.clone(),
+        crate::model::case::CaseId::system(),
+        crate::model::OutboxKind::Digest,
+        subject,
+        to.iter()
+            .map(|a| crate::model::ids::bare_address(a))
+            .collect(),
+        d.generated,
+    );
+    store.queue_system_mail(&entry, &raw)?;
+    Ok(Some(id))
+}

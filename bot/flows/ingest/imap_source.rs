@@ -1,0 +1,224 @@
+//! The IMAP inbox: read from a cursor (mailbox, UIDVALIDITY, last UID) kept in
+//! sled, advanced only after the messages up to it are recorded; a changed
+//! UIDVALIDITY means a full rescan (deduplicated by Message-ID). Waits with IDLE
+//! when the server has it, else polls; reconnects with backoff.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::ingestor::Ingestor;
+use crate::config::{Config, ConfigError};
+use crate::mail::imap::{connect, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession};
+use crate::store::cursor::Cursor;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImapSourceError {
+    #[error(transparent)]
+    Imap(#[from] ImapError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+impl From<imap::Error> for ImapSourceError {
+    fn from(e: imap::Error) -> Self {
+        ImapSourceError::Imap(ImapError::Protocol(e))
+    }
+}
+
+/// The configured IMAP account.
+pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
+    let s = &config.file.imap;
+    let invalid = |message: String| ConfigError::Invalid {
+        path: config.source.clone(),
+        message,
+    };
+    let url = crate::model::url::ServerUrl::imap(&s.url)
+        .map_err(|e| invalid(format!("imap.url: {e}")))?;
+    let ca_pem = if s.ca_file.as_os_str().is_empty() {
+        None
+    } else {
+        let p = config.resolve(&s.ca_file);
+        Some(std::fs::read(&p).map_err(|e| invalid(format!("imap.ca_file {}: {e}", p.display())))?)
+    };
+    Ok(ImapAccount {
+        url,
+        user: s.user.clone(),
+        password: config.imap_password()?,
+        ca_pem,
+        timeout: Duration::from_secs(s.timeout_secs.max(1)),
+    })
+}
+
+/// One mailbox being followed.
+pub struct ImapInbox {
+    pub account: ImapAccount,
+    pub mailbox: String,
+    pub batch: usize,
+    session: Option<ImapSession>,
+    idle_capable: bool,
+}
+
+impl ImapInbox {
+    pub fn new(config: &Config) -> Result<ImapInbox, ConfigError> {
+        Ok(ImapInbox {
+            account: account(config)?,
+            mailbox: config.file.imap.mailbox.clone(),
+            batch: config.file.imap.batch.max(1),
+            session: None,
+            idle_capable: false,
+        })
+    }
+
+    /// The cursor's key: which account and mailbox it is of.
+    pub fn cursor_key(&self) -> String {
+        format!(
+            "imap://{}@{}/{}",
+            self.account.user,
+            self.account.url.addr(),
+            self.mailbox
+        )
+    }
+
+    fn session(&mut self) -> Result<&mut ImapSession, ImapSourceError> {
+        if self.session.is_none() {
+            let mut s = connect(&self.account)?;
+            self.idle_capable = s.capabilities()?.has_str("IDLE");
+            self.session = Some(s);
+        }
+        Ok(self.session.as_mut().expect("just set"))
+    }
+
+    /// Drop the connection (after an error, or to reconnect).
+    pub fn disconnect(&mut self) {
+        if let Some(mut s) = self.session.take() {
+            let _ = s.logout();
+        }
+    }
+
+    /// Fetch and ingest everything past the cursor. Returns how many messages
+    /// were read.
+    pub fn poll(&mut self, ing: &mut Ingestor) -> Result<usize, ImapSourceError> {
+        let key = self.cursor_key();
+        let mailbox = self.mailbox.clone();
+        let batch = self.batch;
+        let store = ing.store;
+        let s = self.session()?;
+        let mb = s.select(&mailbox)?;
+        let validity = mb.uid_validity.unwrap_or(0);
+        let mut cursor = match store.cursor(&key)? {
+            Some(c) if c.uid_validity == validity => c,
+            Some(c) => {
+                tracing::warn!(mailbox = %key, old = c.uid_validity, new = validity,
+                    "UIDVALIDITY changed: reading the whole mailbox again (known messages are skipped)");
+                Cursor {
+                    uid_validity: validity,
+                    last_uid: 0,
+                }
+            }
+            None => Cursor {
+                uid_validity: validity,
+                last_uid: 0,
+            },
+        };
+        let mut read = 0;
+        // With UIDNEXT known, walk UID ranges (no search result of the whole
+        // rest of the mailbox per batch); then (or without UIDNEXT) search for
+        // what arrived meanwhile: IDLE, which comes next, only tells of mail
+        // that arrives after it starts.
+        let mut uid_next = mb.uid_next;
+        loop {
+            let got = match uid_next {
+                Some(next) => {
+                    let from = cursor.last_uid.saturating_add(1);
+                    if from >= next {
+                        uid_next = None;
+                        continue;
+                    }
+                    let to = from.saturating_add(batch as u32 - 1).min(next - 1);
+                    let got = fetch_range(s, from, to)?;
+                    if got.is_empty() {
+                        // A gap of expunged UIDs: step over it.
+                        cursor.last_uid = to;
+                        continue;
+                    }
+                    got
+                }
+                None => fetch_after(s, cursor.last_uid, batch)?,
+            };
+            if got.is_empty() {
+                break;
+            }
+            for f in &got {
+                ing.ingest(&f.raw, &format!("{key} uid {}", f.uid))?;
+                read += 1;
+            }
+            // Recorded (each flushed): only now may the cursor move past them.
+            cursor.last_uid = got.last().map(|f| f.uid).unwrap_or(cursor.last_uid);
+            store.set_cursor(&key, cursor)?;
+            tracing::info!(mailbox = %key, last_uid = cursor.last_uid, read, "batch recorded");
+        }
+        // A fresh cursor is saved even for an empty mailbox.
+        store.set_cursor(&key, cursor)?;
+        Ok(read)
+    }
+
+    /// Wait for news: IDLE up to `max` when the server has it, else sleep `max`
+    /// (in short steps, watching `stop`).
+    pub fn wait(&mut self, max: Duration, stop: &AtomicBool) -> Result<(), ImapSourceError> {
+        if self.idle_capable {
+            let s = self.session()?;
+            // Short IDLE rounds so that a stop request is noticed quickly.
+            let deadline = Instant::now() + max;
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                let mut idle = s.idle();
+                idle.timeout(Duration::from_secs(2).min(max));
+                idle.keepalive(false);
+                match idle.wait_while(|_| false)? {
+                    imap::extensions::idle::WaitOutcome::MailboxChanged => return Ok(()),
+                    imap::extensions::idle::WaitOutcome::TimedOut => continue,
+                }
+            }
+            return Ok(());
+        }
+        let deadline = Instant::now() + max;
+        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Ok(())
+    }
+
+    /// Follow the mailbox until `stop`: poll, wait, repeat; on errors reconnect
+    /// with backoff (1 s doubling to 60 s). `after_poll` runs after every poll
+    /// (the daemon delivers follow-ups there).
+    pub fn follow(
+        &mut self,
+        ing: &mut Ingestor,
+        poll_every: Duration,
+        stop: &AtomicBool,
+        mut after_poll: impl FnMut(&mut Ingestor, usize),
+    ) {
+        let mut backoff = Duration::from_secs(1);
+        while !stop.load(Ordering::Relaxed) {
+            let r = self
+                .poll(ing)
+                .inspect(|n| after_poll(ing, *n))
+                .and_then(|_| self.wait(poll_every, stop));
+            match r {
+                Ok(()) => backoff = Duration::from_secs(1),
+                Err(e) => {
+                    tracing::warn!(mailbox = %self.cursor_key(), error = %e, retry_in = ?backoff, "IMAP error; reconnecting");
+                    self.disconnect();
+                    let until = Instant::now() + backoff;
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                }
+            }
+        }
+        self.disconnect();
+    }
+}

@@ -1,0 +1,425 @@
+//! One message in, recorded at most once: matched to its case (or counted and
+//! skipped after a look at its headers), quarantined when unreadable.
+
+use std::collections::HashMap;
+
+use chrono::Utc;
+use sha2::{Digest, Sha256};
+
+use super::parse::{parse, parse_head, Head, Limits};
+use super::sender::{classify, Identity};
+use super::thread::{match_case, reverted_cases, trailer_ids, SubjectIndex};
+use crate::config::Config;
+use crate::model::case::CaseId;
+use crate::model::thread::{Quarantined, ThreadEntry};
+use crate::model::MatchedBy;
+use crate::model::SenderKind;
+use crate::model::{Address, MessageId};
+use crate::reply::understand::quote::own_words;
+use crate::store::{Store, StoreError};
+
+/// What happened to the messages of one ingestion run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stats {
+    pub read: usize,
+    pub bytes: u64,
+    /// Belongs to a case thread (new or not).
+    pub matched: usize,
+    /// Recorded for the first time.
+    pub new: usize,
+    /// Seen before (or perfbot's own mail coming back).
+    pub duplicates: usize,
+    /// About no case.
+    pub unmatched: usize,
+    pub quarantined: usize,
+    /// New thread messages from robots (recorded, never acted on).
+    pub bots: usize,
+    /// Cut by a limit.
+    pub limited: usize,
+    /// People's replies understood and applied to their case.
+    pub handled: usize,
+}
+
+impl Stats {
+    pub fn line(&self) -> String {
+        format!(
+            "read {}, matched {}, new {}, duplicates {}, unmatched {}, quarantined {}",
+            self.read, self.matched, self.new, self.duplicates, self.unmatched, self.quarantined
+        )
+    }
+
+    pub fn add(&mut self, o: &Stats) {
+        self.read += o.read;
+        self.bytes += o.bytes;
+        self.matched += o.matched;
+        self.new += o.new;
+        self.duplicates += o.duplicates;
+        self.unmatched += o.unmatched;
+        self.quarantined += o.quarantined;
+        self.bots += o.bots;
+        self.limited += o.limited;
+        self.handled += o.handled;
+    }
+}
+
+/// The fate of one message.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Recorded in a case's thread for the first time.
+    New {
+        case: CaseId,
+        entry: Box<ThreadEntry>,
+        sender: SenderKind,
+        /// What the reply did (people's replies only).
+        handled: Option<Box<crate::flows::reply::Handled>>,
+    },
+    Duplicate,
+    Unmatched,
+    Quarantined(String),
+}
+
+pub struct Ingestor<'a> {
+    pub config: &'a Config,
+    pub store: &'a Store,
+    known: HashMap<MessageId, CaseId>,
+    subjects: SubjectIndex,
+    identity: Identity,
+    limits: Limits,
+    pub stats: Stats,
+    /// Bumped by whoever creates cases while this ingestor runs (the daemon's
+    /// spool): the indexes are reloaded before the next message.
+    pub generation: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    seen_generation: u64,
+    /// DKIM verification of people's replies (`trust.dkim`).
+    dkim: Option<crate::mail::dkim::Checker>,
+    /// `@domain` of every case's report Message-ID: a body that names one (a
+    /// `Closes:` trailer) may concern a case although it answers nothing.
+    report_domains: Vec<memchr::memmem::Finder<'static>>,
+}
+
+/// The `@domain` parts of the cases' report Message-IDs, as finders (memchr's
+/// SIMD search for one needle beats a multi-pattern automaton here: the
+/// needles are few, and their rare bytes let it skip most of the text).
+fn report_domains(cases: &[crate::model::case::Case]) -> Vec<memchr::memmem::Finder<'static>> {
+    let mut d: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            c.message_id
+                .as_str()
+                .rsplit_once('@')
+                .map(|(_, d)| format!("@{d}"))
+        })
+        .collect();
+    d.sort();
+    d.dedup();
+    d.into_iter()
+        .map(|s| memchr::memmem::Finder::new(s.as_bytes()).into_owned())
+        .collect()
+}
+
+static REVERTS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"This reverts commit "));
+
+impl<'a> Ingestor<'a> {
+    /// Load the thread index (every Message-ID of every case) and the cases'
+    /// commits, so that a message about no case costs one header parse.
+    pub fn new(config: &'a Config, store: &'a Store) -> Result<Ingestor<'a>, StoreError> {
+        let known = store.known_message_ids()?.into_iter().collect();
+        let cases = store.cases()?;
+        let subjects = SubjectIndex::new(&cases);
+        let i = &config.file.inbound;
+        let mut own = vec![];
+        own.extend(Address::parse(&config.file.bot.email));
+        own.extend(Address::parse(&config.file.smtp.envelope_from));
+        Ok(Ingestor {
+            config,
+            store,
+            known,
+            subjects,
+            identity: Identity {
+                own_addresses: own,
+                message_id_domain: config.file.bot.message_id_domain.clone(),
+                robots: i.robots.iter().map(|r| r.to_ascii_lowercase()).collect(),
+            },
+            limits: Limits {
+                max_bytes: i.max_message_bytes,
+                max_parts: i.max_mime_parts,
+                max_references: i.max_references,
+                max_text: i.max_text_bytes,
+            },
+            stats: Stats::default(),
+            generation: None,
+            seen_generation: 0,
+            dkim: if config.file.trust.dkim {
+                match crate::mail::dkim::Checker::new(&config.file.trust.dkim_keys) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        tracing::error!(error = %e, "DKIM verification unavailable: every sender is treated as unverified");
+                        None
+                    }
+                }
+            } else {
+                None
+            },
+            report_domains: report_domains(&cases),
+        })
+    }
+
+    /// A case created after this ingestor was: index it too.
+    pub fn refresh(&mut self) -> Result<(), StoreError> {
+        self.known = self.store.known_message_ids()?.into_iter().collect();
+        let cases = self.store.cases()?;
+        self.subjects = SubjectIndex::new(&cases);
+        self.report_domains = report_domains(&cases);
+        Ok(())
+    }
+
+    fn quarantine(
+        &mut self,
+        raw: &[u8],
+        source: &str,
+        reason: String,
+        message_id: Option<&MessageId>,
+    ) -> Result<Outcome, StoreError> {
+        let hash: String = Sha256::digest(raw)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        tracing::warn!(%source, message_id = ?message_id.map(MessageId::as_str), %reason, "message quarantined");
+        self.store.quarantine(
+            &Quarantined {
+                hash,
+                reason: reason.clone(),
+                source: source.to_string(),
+                size: raw.len(),
+                message_id: message_id.map(|m| m.to_string()),
+                time: Utc::now(),
+            },
+            raw,
+        )?;
+        self.stats.quarantined += 1;
+        Ok(Outcome::Quarantined(reason))
+    }
+
+    /// Whether a message could concern a case at all: it answers a known
+    /// message or names a case's commit in a reply's subject, or its body
+    /// holds what `lookup_body` looks for (a revert, a report's Message-ID).
+    fn may_concern(&self, r: &super::parse::Route, raw: &[u8]) -> bool {
+        r.ids.iter().any(|id| self.known.contains_key(*id))
+            || super::thread::match_ids(
+                &[],
+                &[],
+                &r.subject,
+                |id| self.known.get(id).cloned(),
+                &self.subjects,
+            )
+            .is_some()
+            || self.body_hint(&r.subject, raw)
+    }
+
+    /// A revert (its subject says so; `git revert` writes `Revert "…"` and
+    /// "This reverts commit …"), or a body naming a case's report. The body
+    /// is searched for "This reverts commit" only when the subject speaks of
+    /// a revert: searched in every body, those common words cost a third of
+    /// the whole ingestion (measured on the benchmark's mbox).
+    fn body_hint(&self, subject: &str, raw: &[u8]) -> bool {
+        let revert = subject.contains("Revert \"")
+            || (subject
+                .as_bytes()
+                .windows(6)
+                .any(|w| w.eq_ignore_ascii_case(b"revert"))
+                && REVERTS.find(raw).is_some());
+        revert || self.report_domains.iter().any(|f| f.find(raw).is_some())
+    }
+
+    fn lookup(&self, head: &Head) -> Option<(CaseId, MatchedBy)> {
+        match_case(head, |id| self.known.get(id).cloned(), &self.subjects)
+    }
+
+    /// Messages outside the thread that still concern a case: a revert of its
+    /// commit, or a patch whose trailer closes the report. Checked only when
+    /// the raw bytes hint at it (a cheap substring search), so unrelated mail
+    /// stays cheap.
+    fn lookup_body(&self, raw: &[u8], head: &Head) -> Option<(CaseId, MatchedBy)> {
+        let revert = head.subject.contains("Revert \"")
+            || memchr::memmem::find(raw, b"This reverts commit ").is_some();
+        let domain = format!("@{}", self.config.file.bot.message_id_domain);
+        let trailer = memchr::memmem::find(raw, domain.as_bytes()).is_some()
+            || memchr::memmem::find(raw, b"Closes: ").is_some();
+        if !revert && !trailer {
+            return None;
+        }
+        let msg = parse(raw, &self.limits).ok()?;
+        if revert {
+            let cases = reverted_cases(&head.subject, &msg.text, &self.subjects);
+            if cases.len() == 1 {
+                return Some((cases[0].clone(), MatchedBy::Revert));
+            }
+        }
+        let t = crate::reply::understand::command::trailers(&msg.text, &[]);
+        trailer_ids(&t.links)
+            .iter()
+            .find_map(|id| self.known.get(id).cloned())
+            .map(|c| (c, MatchedBy::Trailer))
+    }
+
+    /// Take one raw message from `source` (for logs: a file, a UID, an offset).
+    pub fn ingest(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
+        match self.route(raw)? {
+            Some(o) => Ok(o),
+            None => self.ingest_whole(raw, source),
+        }
+    }
+
+    /// One message of an mbox as stored (mboxrd quoting in place): routed as
+    /// it is, unquoted only when it is read whole.
+    pub fn ingest_stored(&mut self, stored: &[u8], source: &str) -> Result<Outcome, StoreError> {
+        match self.route(stored)? {
+            Some(o) => Ok(o),
+            None => self.ingest_whole(&super::mbox::unquote(stored), source),
+        }
+    }
+
+    /// A first look at the four threading headers: it settles most messages
+    /// (about no case) without parsing them. `None`: the message must be read
+    /// whole (it may matter, or it has none of those headers).
+    fn route(&mut self, raw: &[u8]) -> Result<Option<Outcome>, StoreError> {
+        if let Some(g) = &self.generation {
+            let now = g.load(std::sync::atomic::Ordering::Acquire);
+            if now != self.seen_generation {
+                self.seen_generation = now;
+                self.refresh()?;
+            }
+        }
+        self.stats.read += 1;
+        self.stats.bytes += raw.len() as u64;
+        let Some(r) = super::parse::parse_route(raw, &self.limits) else {
+            return Ok(None);
+        };
+        if !self.may_concern(&r, raw) {
+            self.stats.unmatched += 1;
+            return Ok(Some(Outcome::Unmatched));
+        }
+        Ok(None)
+    }
+
+    /// Read a message whole: quarantine it, or match it and record it.
+    fn ingest_whole(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
+        let head = match parse_head(raw, &self.limits) {
+            Ok(h) => h,
+            Err(e) => return self.quarantine(raw, source, e.to_string(), None),
+        };
+        if self.known.contains_key(&head.message_id) {
+            self.stats.duplicates += 1;
+            self.stats.matched += 1;
+            return Ok(Outcome::Duplicate);
+        }
+        let found = match self.lookup(&head) {
+            Some(f) => Some(f),
+            None => self.lookup_body(raw, &head),
+        };
+        let Some((case, how)) = found else {
+            self.stats.unmatched += 1;
+            return Ok(Outcome::Unmatched);
+        };
+        self.stats.matched += 1;
+        let msg = match parse(raw, &self.limits) {
+            Ok(m) => m,
+            Err(e) => {
+                let id = head.message_id.clone();
+                return self.quarantine(raw, source, e.to_string(), Some(&id));
+            }
+        };
+        if let Some(why) = &msg.limited {
+            self.stats.limited += 1;
+            tracing::warn!(%source, message_id = %head.message_id, limit = %why, "message limited");
+        }
+        let sender = classify(&head, &self.identity);
+        let mut entry = ThreadEntry {
+            message_id: head.message_id.clone(),
+            from: head
+                .from
+                .as_ref()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            from_name: head.from_name.clone(),
+            date: head.date,
+            received: Utc::now(),
+            subject: head.subject.clone(),
+            text: own_words(&msg.text),
+            sender: sender.sender(),
+            sender_note: match &sender {
+                SenderKind::Bot(why) => why.clone(),
+                _ => String::new(),
+            },
+            matched_by: how,
+            in_reply_to: head.in_reply_to.first().cloned(),
+            source: source.to_string(),
+            limited: msg.limited.clone(),
+            understanding: None,
+            seq: 0,
+        };
+        let who = crate::model::ids::display_mailbox(&entry.from_name, &entry.from);
+        let note = match &sender {
+            SenderKind::Person => format!("reply from {who}"),
+            SenderKind::Own => "perfbot's own mail, back from the list".to_string(),
+            SenderKind::Bot(why) => format!("automatic mail from {who} ({why}): not acted on"),
+        };
+        // Only a person's mail is ever acted on; the message and what it
+        // does are recorded in one write.
+        let mut handled = None;
+        let recorded = if sender == SenderKind::Person {
+            match crate::flows::reply::handle_reply(
+                self.config,
+                self.store,
+                &case,
+                crate::flows::reply::Incoming {
+                    entry: &mut entry,
+                    body: &msg.text,
+                    raw,
+                    note: &note,
+                },
+                self.dkim.as_ref(),
+            ) {
+                Ok(Some(h)) => {
+                    self.stats.handled += 1;
+                    handled = Some(Box::new(h));
+                    true
+                }
+                Ok(None) => false,
+                Err(crate::flows::reply::HandleError::Store(e)) => return Err(e),
+                Err(e) => {
+                    // Kept, with the reason it could not be acted on.
+                    tracing::error!(case = %case, message_id = %head.message_id, error = %e, "reply recorded but not handled");
+                    let note = format!("{note}; not handled: {e}");
+                    self.store.record_thread_message(&case, &mut entry, &note)?
+                }
+            }
+        } else {
+            self.store.record_thread_message(&case, &mut entry, &note)?
+        };
+        if !recorded {
+            self.stats.duplicates += 1;
+            self.known.insert(head.message_id, case);
+            return Ok(Outcome::Duplicate);
+        }
+        self.known.insert(head.message_id.clone(), case.clone());
+        if let Some(h) = &handled {
+            // Replies to what it queued belong to this case too.
+            for id in &h.queued {
+                self.known.insert(id.clone(), case.clone());
+            }
+        }
+        self.stats.new += 1;
+        if matches!(sender, SenderKind::Bot(_)) {
+            self.stats.bots += 1;
+        }
+        tracing::info!(case = %case, message_id = %head.message_id, sender = sender.as_str(), matched_by = how.as_str(), %source, "thread message recorded");
+        Ok(Outcome::New {
+            case,
+            entry: Box::new(entry),
+            sender,
+            handled,
+        })
+    }
+}

@@ -1,0 +1,516 @@
+//! One incoming message, parsed with mail-parser into what perfbot needs: its
+//! identity, its place in a thread, its sender and its text. Limits keep a
+//! hostile message from costing more than a glance.
+
+use chrono::{DateTime, TimeZone, Utc};
+use mail_parser::{HeaderValue, MessageParser, MimeHeaders};
+use sha2::{Digest, Sha256};
+
+use super::flowed::unflow;
+use crate::model::{Address, MessageId};
+
+/// Limits on what one message may cost (from `[inbound]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bigger messages are matched by their headers only; the body is not read.
+    pub max_bytes: usize,
+    /// More MIME parts than this and the message is quarantined.
+    pub max_parts: usize,
+    /// References kept (the first few and the last ones).
+    pub max_references: usize,
+    /// The text kept of a body, in bytes.
+    pub max_text: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 16 << 20,
+            max_parts: 200,
+            max_references: 200,
+            max_text: 64 << 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("not a mail: no From, Message-ID, Subject or Date header could be read")]
+    NoHeaders,
+    #[error("{parts} MIME parts, over the limit of {max}")]
+    TooManyParts { parts: usize, max: usize },
+}
+
+/// The headers that decide where a message belongs and who sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub message_id: MessageId,
+    /// True when the message had no usable Message-ID and one was derived from
+    /// its bytes (so that seeing it twice is still recognised).
+    pub synthetic_id: bool,
+    pub in_reply_to: Vec<MessageId>,
+    pub references: Vec<MessageId>,
+    pub subject: String,
+    pub from: Option<Address>,
+    pub from_name: String,
+    pub date: Option<DateTime<Utc>>,
+    /// Headers that mark automatic mail (name, value), for `sender`.
+    pub auto_headers: Vec<(String, String)>,
+    pub content_type: String,
+}
+
+/// A parsed message: its head and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound {
+    pub head: Head,
+    /// The body as plain text (HTML converted, format=flowed joined).
+    pub text: String,
+    /// Set when a limit cut something: says what.
+    pub limited: Option<String>,
+    pub size: usize,
+}
+
+/// Where the header block ends (the blank line), within the first `cap` bytes.
+pub fn header_block(raw: &[u8], cap: usize) -> &[u8] {
+    let hay = &raw[..raw.len().min(cap)];
+    // One pass over the line ends: a header block is a few dozen lines, the
+    // body behind it may be megabytes.
+    for nl in memchr::memchr_iter(b'\n', hay) {
+        match hay.get(nl + 1) {
+            Some(b'\n') => return &raw[..nl + 2],
+            Some(b'\r') if hay.get(nl + 2) == Some(&b'\n') => return &raw[..nl + 3],
+            _ => {}
+        }
+    }
+    hay
+}
+
+fn ids(v: &HeaderValue, max: usize) -> Vec<MessageId> {
+    let list: Vec<MessageId> = match v {
+        HeaderValue::Text(t) => t.split_whitespace().filter_map(MessageId::parse).collect(),
+        HeaderValue::TextList(l) => l.iter().filter_map(|t| MessageId::parse(t)).collect(),
+        _ => Vec::new(),
+    };
+    cap_ids(list, max)
+}
+
+/// Keep the first ten (the thread's root is first) and the most recent ones.
+fn cap_ids(mut list: Vec<MessageId>, max: usize) -> Vec<MessageId> {
+    if list.len() <= max {
+        return list;
+    }
+    let head = 10.min(max);
+    let tail = max - head;
+    let rest = list.split_off(head);
+    list.extend(rest[rest.len() - tail..].iter().cloned());
+    list
+}
+
+const AUTO_HEADERS: &[&str] = &[
+    "Auto-Submitted",
+    "X-Auto-Response-Suppress",
+    "Precedence",
+    "X-Perfbot-Case",
+    "Return-Path",
+    "X-Mailer",
+    "X-Patchwork-Bot",
+];
+
+/// Parse the head only: cheap, and enough to decide whether a message matters.
+pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
+    let block = header_block(raw, 256 << 10);
+    let m = MessageParser::default()
+        .parse_headers(block)
+        .ok_or(ParseError::NoHeaders)?;
+    // Something mail-parser read as headers, but none of the ones every mail
+    // has: not a mail.
+    if m.from().is_none() && m.message_id().is_none() && m.subject().is_none() && m.date().is_none()
+    {
+        return Err(ParseError::NoHeaders);
+    }
+    let (message_id, synthetic_id) = match m.message_id().and_then(MessageId::parse) {
+        Some(id) => (id, false),
+        None => {
+            let h: String = Sha256::digest(raw)
+                .iter()
+                .take(16)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            (
+                MessageId::parse(&format!("no-message-id.{h}@perfbot.invalid")).expect("valid"),
+                true,
+            )
+        }
+    };
+    let (from, from_name) = match m.from().and_then(|a| a.first()) {
+        Some(a) => (
+            a.address().and_then(Address::parse),
+            a.name().unwrap_or_default().to_string(),
+        ),
+        None => (None, String::new()),
+    };
+    let date = m
+        .date()
+        .and_then(|d| Utc.timestamp_opt(d.to_timestamp(), 0).single());
+    let auto_headers = AUTO_HEADERS
+        .iter()
+        .filter_map(|n| {
+            m.header_raw(*n)
+                .map(|v| (n.to_string(), v.trim().to_string()))
+        })
+        .collect();
+    let content_type = m
+        .content_type()
+        .map(|ct| match ct.subtype() {
+            Some(s) => format!("{}/{}", ct.ctype(), s).to_ascii_lowercase(),
+            None => ct.ctype().to_ascii_lowercase(),
+        })
+        .unwrap_or_else(|| "text/plain".into());
+    Ok(Head {
+        message_id,
+        synthetic_id,
+        in_reply_to: ids(m.in_reply_to(), limits.max_references),
+        references: ids(m.references(), limits.max_references),
+        subject: m.subject().unwrap_or_default().trim().to_string(),
+        from,
+        from_name,
+        date,
+        auto_headers,
+        content_type,
+    })
+}
+
+/// What a first look at a message's header block finds: every Message-ID
+/// its `Message-ID`, `In-Reply-To` and `References` fields could name (as
+/// text: what `MessageId::parse` would keep), and its subject. Generous on
+/// purpose: a candidate too many costs a full parse, one too few would lose a
+/// reply.
+#[derive(Debug, Clone, Default)]
+pub struct Route<'a> {
+    pub ids: Vec<&'a str>,
+    pub subject: std::borrow::Cow<'a, str>,
+}
+
+/// The text of a candidate id: trimmed, not empty, no inner space.
+fn candidate(b: &[u8]) -> Option<&str> {
+    let t = std::str::from_utf8(b.trim_ascii()).ok()?;
+    (!t.is_empty() && !t.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')).then_some(t)
+}
+
+/// Candidate Message-IDs in a field value: what is between `<` and `>`; in a
+/// value without brackets, every token with an `@`.
+fn id_candidates<'a>(value: &'a [u8], out: &mut Vec<&'a str>, max: usize) {
+    if memchr::memchr(b'<', value).is_none() {
+        for tok in value.split(|c| c.is_ascii_whitespace() || *c == b',') {
+            if out.len() >= max {
+                return;
+            }
+            if memchr::memchr(b'@', tok).is_some() {
+                out.extend(candidate(tok));
+            }
+        }
+        return;
+    }
+    let mut rest = value;
+    while let Some(a) = memchr::memchr(b'<', rest) {
+        let Some(b) = memchr::memchr(b'>', &rest[a..]) else {
+            break;
+        };
+        if out.len() >= max {
+            return;
+        }
+        out.extend(candidate(&rest[a + 1..a + b]));
+        rest = &rest[a + b + 1..];
+    }
+}
+
+/// A first look at the four fields that place a message in a thread, found by
+/// a scan of the header block's lines: no header is parsed (mail-parser reads
+/// the message whole when this look says it may matter). An encoded subject
+/// (`=?utf-8?b?…?=`) is decoded by mail-parser. `None`: none of the fields.
+pub fn parse_route<'a>(raw: &'a [u8], limits: &Limits) -> Option<Route<'a>> {
+    let block = &raw[..raw.len().min(256 << 10)];
+    const NAMES: [&[u8]; 4] = [b"message-id", b"in-reply-to", b"references", b"subject"];
+    let max = limits.max_references * 2 + 1;
+    let mut r = Route::default();
+    let mut seen = [false; 4];
+    let mut subject: Vec<&[u8]> = Vec::new();
+    let mut current: Option<usize> = None;
+    let mut start = 0;
+    // Line by line up to the blank line that ends the header block.
+    while start < block.len() {
+        let end = memchr::memchr(b'\n', &block[start..]).map_or(block.len(), |i| start + i);
+        let line = &block[start..end];
+        start = end + 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(&first) = line.first() else { break };
+        if first == b' ' || first == b'\t' {
+            match current {
+                Some(3) => subject.push(line),
+                Some(_) => id_candidates(line, &mut r.ids, max),
+                None => {}
+            }
+            continue;
+        }
+        current = None;
+        // Only names that can be one of the four are looked at closely.
+        if !matches!(first | 0x20, b'm' | b'i' | b'r' | b's') {
+            continue;
+        }
+        let Some(colon) = memchr::memchr(b':', line) else {
+            continue;
+        };
+        let name = line[..colon].trim_ascii_end();
+        let Some(f) = NAMES.iter().position(|n| name.eq_ignore_ascii_case(n)) else {
+            continue;
+        };
+        // A field given twice: the first one counts, as for mail-parser.
+        if seen[f] {
+            continue;
+        }
+        seen[f] = true;
+        current = Some(f);
+        let value = &line[colon + 1..];
+        if f == 3 {
+            subject.push(value);
+        } else {
+            id_candidates(value, &mut r.ids, max);
+        }
+    }
+    if !seen.iter().any(|s| *s) {
+        return None;
+    }
+    r.subject = match subject.as_slice() {
+        [] => std::borrow::Cow::Borrowed(""),
+        [one] if !one.windows(2).any(|w| w == b"=?") => String::from_utf8_lossy(one.trim_ascii()),
+        parts => {
+            let mut h = b"Subject:".to_vec();
+            for p in parts {
+                h.push(b' ');
+                h.extend_from_slice(p.trim_ascii());
+            }
+            h.extend_from_slice(b"\r\n\r\n");
+            let decoded = MessageParser::new()
+                .parse_headers(&h[..])
+                .and_then(|m| m.subject().map(|s| s.trim().to_string()))
+                .unwrap_or_else(|| String::from_utf8_lossy(&h[9..h.len() - 4]).into_owned());
+            std::borrow::Cow::Owned(decoded)
+        }
+    };
+    Some(r)
+}
+
+/// The body text of `input`: a raw RFC 5322 message, or plain text.
+pub fn body_text(input: &[u8]) -> String {
+    let limits = Limits::default();
+    if parse_head(input, &limits).is_ok() {
+        if let Ok(m) = parse(input, &limits) {
+            return m.text;
+        }
+    }
+    String::from_utf8_lossy(input).replace("\r\n", "\n")
+}
+
+/// Count MIME part openings cheaply (boundary declarations), before parsing.
+fn multipart_count(raw: &[u8]) -> usize {
+    memchr::memmem::find_iter(raw, b"boundary=").count()
+        + memchr::memmem::find_iter(raw, b"BOUNDARY=").count()
+        + memchr::memmem::find_iter(raw, b"Boundary=").count()
+}
+
+/// Parse the whole message within `limits`.
+pub fn parse(raw: &[u8], limits: &Limits) -> Result<Inbound, ParseError> {
+    let head = parse_head(raw, limits)?;
+    // Over the size limit, only the first `max_bytes` are read: the text a
+    // person wrote comes before the attachments that make a mail big, and
+    // what is read is marked as read in part (a decision in it then goes to
+    // a human instead of acting, or being lost).
+    let (raw_read, over) = if raw.len() > limits.max_bytes {
+        let mut cut = limits.max_bytes;
+        // Cut at a line end, so that no header or boundary line is split.
+        if let Some(nl) = memchr::memrchr(b'\n', &raw[..cut]) {
+            cut = nl + 1;
+        }
+        (&raw[..cut], true)
+    } else {
+        (raw, false)
+    };
+    let mut inbound = parse_within(raw_read, head, limits)?;
+    inbound.size = raw.len();
+    if over {
+        inbound.limited = Some(format!(
+            "{} bytes, over the limit of {}: only the first {} were read",
+            raw.len(),
+            limits.max_bytes,
+            raw_read.len()
+        ));
+    }
+    Ok(inbound)
+}
+
+fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, ParseError> {
+    let declared = multipart_count(raw);
+    if declared > limits.max_parts {
+        return Err(ParseError::TooManyParts {
+            parts: declared,
+            max: limits.max_parts,
+        });
+    }
+    let m = MessageParser::default()
+        .parse(raw)
+        .ok_or(ParseError::NoHeaders)?;
+    if m.parts.len() > limits.max_parts {
+        return Err(ParseError::TooManyParts {
+            parts: m.parts.len(),
+            max: limits.max_parts,
+        });
+    }
+    // The first text part; mail-parser turns an HTML-only body into text.
+    let flowed = m
+        .text_part(0)
+        .and_then(|p| p.content_type())
+        .is_some_and(|ct| {
+            ct.attribute("format")
+                .is_some_and(|f| f.eq_ignore_ascii_case("flowed"))
+        });
+    let delsp = m
+        .text_part(0)
+        .and_then(|p| p.content_type())
+        .is_some_and(|ct| {
+            ct.attribute("delsp")
+                .is_some_and(|f| f.eq_ignore_ascii_case("yes"))
+        });
+    let mut text = m
+        .body_text(0)
+        .map(|t| t.replace("\r\n", "\n"))
+        .unwrap_or_default();
+    if flowed {
+        text = unflow(&text, delsp);
+    }
+    text.retain(|c| c != '\0');
+    let mut limited = None;
+    if text.len() > limits.max_text {
+        let mut cut = limits.max_text;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        limited = Some(format!("text cut at {} bytes", limits.max_text));
+    }
+    Ok(Inbound {
+        head,
+        text,
+        limited,
+        size: raw.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(raw: &str) -> Inbound {
+        parse(raw.as_bytes(), &Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn identity_and_threading_headers() {
+        let m = p("Message-ID: (comment) <a@b>\r\nIn-Reply-To: junk <r@x> (c)\r\nReferences: <r0@x>\r\n <r@x> garbage\r\nFrom: \"Chinner, Dave\" <David@Fromorbit.COM>\r\nSubject: =?utf-8?q?Re=3A_=5Bxfs=5D_caf=C3=A9?=\r\nDate: Tue, 5 Jun 2018 17:31:14 +1000\r\n\r\nbody\r\n");
+        assert_eq!(m.head.message_id.as_str(), "a@b");
+        assert_eq!(m.head.in_reply_to[0].as_str(), "r@x");
+        let refs: Vec<&str> = m.head.references.iter().map(|r| r.as_str()).collect();
+        assert_eq!(refs, ["r0@x", "r@x"]);
+        assert_eq!(m.head.from.unwrap().as_str(), "david@fromorbit.com");
+        assert_eq!(m.head.from_name, "Chinner, Dave");
+        assert_eq!(m.head.subject, "Re: [xfs] café");
+        assert_eq!(
+            m.head.date.unwrap().to_rfc3339(),
+            "2018-06-05T07:31:14+00:00"
+        );
+        assert_eq!(m.text.trim(), "body");
+    }
+
+    #[test]
+    fn charsets_and_encodings() {
+        let m = p("Message-ID: <c@x>\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nGr=FC=DFe, =B119%\r\n");
+        assert_eq!(m.text.trim(), "Grüße, ±19%");
+        let m = p("Message-ID: <d@x>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\nSGVsbG8g4pyT\r\n");
+        assert_eq!(m.text.trim(), "Hello ✓");
+    }
+
+    #[test]
+    fn html_only_and_multipart() {
+        let m = p("Message-ID: <h@x>\r\nContent-Type: text/html\r\n\r\n<p>This is <b>not</b> a regression.</p>");
+        assert!(m.text.contains("This is not a regression."), "{}", m.text);
+        let m = p("Message-ID: <m@x>\r\nContent-Type: multipart/alternative; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\nplain words\r\n--zz\r\nContent-Type: text/html\r\n\r\n<p>html words</p>\r\n--zz--\r\n");
+        assert_eq!(m.text.trim(), "plain words");
+    }
+
+    #[test]
+    fn format_flowed_is_joined() {
+        let m = p("Message-ID: <f@x>\r\nContent-Type: text/plain; format=flowed\r\n\r\nI'll revert this \r\npatch today.\r\n> quoted \r\n> more\r\n");
+        assert!(
+            m.text.starts_with("I'll revert this patch today.\n"),
+            "{:?}",
+            m.text
+        );
+        assert!(m.text.contains("> quoted more"), "{:?}", m.text);
+    }
+
+    #[test]
+    fn limits_hold() {
+        let limits = Limits {
+            max_bytes: 1000,
+            ..Limits::default()
+        };
+        let big = format!("Message-ID: <big@x>\r\n\r\n{}", "x".repeat(5000));
+        let m = parse(big.as_bytes(), &limits).unwrap();
+        assert_eq!(m.head.message_id.as_str(), "big@x");
+        // Read in part, and marked so.
+        assert!(m.limited.unwrap().contains("only the first"));
+        assert!(m.text.len() < 1000);
+        let big = format!(
+            "Message-ID: <big2@x>\r\n\r\nThis is not a regression.\r\n{}",
+            "attachment line\r\n".repeat(500)
+        );
+        let m = parse(big.as_bytes(), &limits).unwrap();
+        assert!(
+            m.text.starts_with("This is not a regression."),
+            "{}",
+            m.text
+        );
+        let refs: String = (0..10_000).map(|i| format!(" <r{i}@x>")).collect();
+        let m = p(&format!(
+            "Message-ID: <r@x>\r\nReferences:{refs}\r\n\r\nhi\r\n"
+        ));
+        assert_eq!(m.head.references.len(), 200);
+        assert_eq!(m.head.references[0].as_str(), "r0@x");
+        assert_eq!(m.head.references[199].as_str(), "r9999@x");
+        // 1,000-level MIME nesting: refused before parsing.
+        let mut deep = String::from("Message-ID: <deep@x>\r\n");
+        for i in 0..1000 {
+            deep.push_str(&format!(
+                "Content-Type: multipart/mixed; boundary=b{i}\r\n\r\n--b{i}\r\n"
+            ));
+        }
+        assert!(matches!(
+            parse(deep.as_bytes(), &Limits::default()),
+            Err(ParseError::TooManyParts { .. })
+        ));
+    }
+
+    #[test]
+    fn junk_never_panics() {
+        for raw in [
+            &b""[..],
+            b"\0\0\0",
+            b"\xff\xfe\xfd: \xff\r\n\r\n\xff",
+            b"Subject: no id\r\n\r\nbody",
+            b"From nobody\n",
+        ] {
+            let _ = parse(raw, &Limits::default());
+        }
+        let m = parse(b"Subject: no id\r\n\r\nbody", &Limits::default()).unwrap();
+        assert!(m.head.synthetic_id);
+    }
+}

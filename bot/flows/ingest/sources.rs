@@ -1,0 +1,276 @@
+//! Local sources of mail: a maildir (`new/` and `cur/`), mbox files (plain or
+//! gzip, as lore exports threads and lists), one message on standard input.
+//! Each message goes through the `Ingestor`; a read error stops that source
+//! with a message that says where, and everything before it is kept.
+
+use std::fs::File;
+use std::io::{BufReader, IsTerminal, Read};
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::imap_source::{ImapInbox, ImapSourceError};
+use super::ingestor::Ingestor;
+use crate::config::{Config, ConfigError, InboundSource};
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{path}: {why}")]
+    Read { path: String, why: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The configured source cannot be used as configured (operator error).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Imap(#[from] ImapSourceError),
+}
+
+/// How long the configured source is read.
+#[derive(Clone, Copy)]
+pub enum Reading<'a> {
+    /// What is there now, then return.
+    Once,
+    /// Keep following it (IMAP IDLE or polling; a maildir polled every
+    /// `run.poll_every_secs`) until the flag is set.
+    Until(&'a AtomicBool),
+}
+
+/// Read the configured source (`inbound.source`), for `perfbot ingest` and
+/// the daemon alike. `after` runs after every round (the callers report
+/// progress and wake delivery there). Following, errors are logged and the
+/// source retried; once, they are returned.
+pub fn read_configured(
+    config: &Config,
+    ing: &mut Ingestor,
+    reading: Reading,
+    mut after: impl FnMut(&mut Ingestor),
+) -> Result<(), SourceError> {
+    match (config.file.inbound.source, reading) {
+        (InboundSource::None, _) => {
+            tracing::info!("inbound.source is none: not reading mail");
+        }
+        (InboundSource::Imap, Reading::Once) => {
+            let mut inbox = ImapInbox::new(config)?;
+            let r = inbox.poll(ing);
+            inbox.disconnect();
+            r?;
+            after(ing);
+        }
+        (InboundSource::Imap, Reading::Until(stop)) => {
+            let mut inbox = ImapInbox::new(config)?;
+            let every = Duration::from_secs(config.file.imap.poll_secs.max(1));
+            inbox.follow(ing, every, stop, |ing, _| after(ing));
+        }
+        (InboundSource::Maildir, Reading::Once) => {
+            ingest_maildir(ing, &config.maildir())?;
+            after(ing);
+        }
+        (InboundSource::Maildir, Reading::Until(stop)) => {
+            let dir = config.maildir();
+            let every = Duration::from_secs(config.file.run.poll_every_secs.max(1));
+            let mut first = true;
+            while !stop.load(Ordering::Relaxed) {
+                // cur/ once at start, then only what arrives in new/.
+                if let Err(e) = ingest_maildir_with(ing, &dir, first) {
+                    tracing::warn!(error = %e, "maildir");
+                }
+                after(ing);
+                first = false;
+                let until = Instant::now() + every;
+                while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl From<std::io::Error> for SourceError {
+    fn from(e: std::io::Error) -> Self {
+        SourceError::Read {
+            path: String::new(),
+            why: e.to_string(),
+        }
+    }
+}
+
+/// A reader that counts what it has read (for the progress bar and offsets).
+struct Counting<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+fn progress(len: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// Ingest every message of an mbox file (gzip detected by its magic bytes).
+pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
+    let shown = path.display().to_string();
+    let err = |why: String| SourceError::Read {
+        path: shown.clone(),
+        why,
+    };
+    let mut f = File::open(path).map_err(|e| err(e.to_string()))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut magic = [0u8; 2];
+    let gz = f.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    drop(f);
+    let f = File::open(path).map_err(|e| err(e.to_string()))?;
+    // Progress in bytes of the file (compressed, for gzip).
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let reader: Box<dyn Read + Send> = if gz {
+        let file = Counting {
+            inner: f,
+            count: count.clone(),
+        };
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            file,
+        )))
+    } else {
+        // A plain file is read straight into the splitter's buffers.
+        Box::new(f)
+    };
+    // Offsets are of the decompressed stream for gzip files.
+    let decoded = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let pb = progress(len, &shown);
+    let mut n = 0usize;
+    let mut last_tick = 0u64;
+    let mut last_end = 0u64;
+    let result = super::mbox::for_each::<_, SourceError>(reader, |m| {
+        n += 1;
+        last_end = m.offset;
+        decoded.store(m.offset, std::sync::atomic::Ordering::Relaxed);
+        if !gz {
+            count.store(m.offset, std::sync::atomic::Ordering::Relaxed);
+        }
+        let source = format!("mbox {shown} message {n} (at byte {})", m.offset);
+        ing.ingest_stored(m.raw, &source)?;
+        if n.is_multiple_of(CHECKPOINT) {
+            ing.store.flush()?;
+        }
+        let c = count.load(std::sync::atomic::Ordering::Relaxed);
+        if c - last_tick > (1 << 20) {
+            pb.set_position(c);
+            last_tick = c;
+        }
+        Ok(())
+    });
+    pb.finish_and_clear();
+    // What was read is kept, whatever stopped the reading.
+    ing.store.flush()?;
+    match result {
+        Ok(()) => Ok(()),
+        Err(SourceError::Read { why, .. }) => Err(err(format!(
+            "read error after {n} message(s), near byte {}{}: {why} (the messages before it are kept)",
+            decoded.load(std::sync::atomic::Ordering::Relaxed).max(last_end),
+            if gz { " of the decompressed data" } else { "" }
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Messages between two durability checkpoints of a long file.
+const CHECKPOINT: usize = 10_000;
+
+/// Ingest a maildir: `new/` first, each message then moved to `cur/` marked
+/// seen (as a mail reader does); `cur/` messages are read too (and deduplicated).
+pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError> {
+    ingest_maildir_with(ing, dir, true)
+}
+
+/// Like `ingest_maildir`; with `include_cur` false only `new/` is read (a
+/// follower that has read `cur/` once need not read it again).
+pub fn ingest_maildir_with(
+    ing: &mut Ingestor,
+    dir: &Path,
+    include_cur: bool,
+) -> Result<(), SourceError> {
+    let shown = dir.display().to_string();
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| SourceError::Read {
+            path: shown.clone(),
+            why: e.to_string(),
+        })?;
+    }
+    let it = mail_parser::mailbox::maildir::MessageIterator::new(dir).map_err(|e| {
+        SourceError::Read {
+            path: shown.clone(),
+            why: e.to_string(),
+        }
+    })?;
+    for m in it {
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(maildir = %shown, error = %e, "unreadable maildir entry skipped");
+                continue;
+            }
+        };
+        let path = m.path().to_path_buf();
+        let in_new = path.parent().and_then(|p| p.file_name()) == Some("new".as_ref());
+        if !include_cur && !in_new {
+            continue;
+        }
+        let source = format!("maildir {}", path.display());
+        ing.ingest(m.contents(), &source)?;
+        // Durable before the file is marked read.
+        ing.store.flush()?;
+        // Recorded (or found irrelevant): mark it read by moving it to cur/.
+        if path.parent().and_then(|p| p.file_name()) == Some("new".as_ref()) {
+            if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                let target = dir.join("cur").join(if name.contains(":2,") {
+                    name.to_string()
+                } else {
+                    format!("{name}:2,S")
+                });
+                if let Err(e) = std::fs::rename(&path, &target) {
+                    tracing::warn!(from = %path.display(), error = %e, "could not move to cur/");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One message on standard input.
+pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut raw)
+        .map_err(|e| SourceError::Read {
+            path: "standard input".into(),
+            why: e.to_string(),
+        })?;
+    ing.ingest(&raw, "standard input")?;
+    ing.store.flush()?;
+    Ok(())
+}

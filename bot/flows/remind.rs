@@ -1,0 +1,228 @@
+//! Reminders: a polite in-thread ping when a report gets no reply, or when a
+//! promised revert does not show up; at most `max_pings` per case; a case with
+//! no activity for long becomes stale. The decision is pure; the pings are
+//! queued like any follow-up, so opt-outs, rate limits and the emergency stop
+//! apply when they are sent.
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::json;
+
+use crate::config::{Config, RemindersSection};
+use crate::flows::followup::{prepare_followup, FollowUp};
+use crate::model::case::{entered, CaseRecord, CaseState, Cause};
+use crate::model::{OutboxEntry, OutboxKind, Sender};
+use crate::store::Store;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Ping the thread; `nth` counts from 1.
+    Ping {
+        case: crate::model::case::CaseId,
+        awaiting_revert: bool,
+        nth: u32,
+        since: DateTime<Utc>,
+    },
+    /// No activity for too long.
+    Stale {
+        case: crate::model::case::CaseId,
+        days: i64,
+    },
+}
+
+/// What is due at `now`.
+pub fn due(
+    records: &[CaseRecord],
+    outbox: &[OutboxEntry],
+    now: DateTime<Utc>,
+    r: &RemindersSection,
+) -> Vec<Action> {
+    let mut out = Vec::new();
+    for (c, events, thread) in records {
+        let pings: Vec<&OutboxEntry> = outbox
+            .iter()
+            .filter(|o| o.case_id == c.id && o.kind == OutboxKind::Reminder)
+            .collect();
+        let last_ping = pings.iter().map(|p| p.sent_at.unwrap_or(p.queued_at)).max();
+        let last_activity = thread
+            .iter()
+            .map(|t| t.received)
+            .chain(std::iter::once(c.updated))
+            .chain(last_ping)
+            .max()
+            .unwrap_or(c.updated);
+        if r.stale_days > 0
+            && !c.state.is_closed()
+            && !matches!(c.state, CaseState::Queued | CaseState::NeedsHuman)
+            && now - last_activity > Duration::days(r.stale_days)
+        {
+            out.push(Action::Stale {
+                case: c.id.clone(),
+                days: (now - last_activity).num_days(),
+            });
+            continue;
+        }
+        if pings.len() as u32 >= r.max_pings {
+            continue;
+        }
+        let (wait, awaiting_revert) = match c.state {
+            CaseState::Reported if !thread.iter().any(|t| t.sender == Sender::Person) => {
+                (r.no_reply_days, false)
+            }
+            CaseState::AwaitingRevert => (r.awaiting_revert_days, true),
+            _ => continue,
+        };
+        let since = entered(events, c.state).map_or(c.created, |e| e.time);
+        let from = last_ping.map_or(since, |p| p.max(since));
+        if now - from > Duration::days(wait) {
+            out.push(Action::Ping {
+                case: c.id.clone(),
+                awaiting_revert,
+                nth: pings.len() as u32 + 1,
+                since,
+            });
+        }
+    }
+    out
+}
+
+/// Run the reminders once: queue the pings, mark stale cases. Returns lines
+/// saying what was done (or would be, with `dry_run`).
+pub fn run(
+    config: &Config,
+    store: &Store,
+    now: DateTime<Utc>,
+    dry_run: bool,
+) -> anyhow::Result<Vec<String>> {
+    let r = &config.file.reminders;
+    let records = store.case_records()?;
+    let outbox = store.outbox_entries()?;
+    let mut lines = Vec::new();
+    for a in due(&records, &outbox, now, r) {
+        match a {
+            Action::Stale { case, days } => {
+                lines.push(format!("case {case}: no activity for {days} days: stale"));
+                if !dry_run {
+                    store.set_state(
+                        &case,
+                        CaseState::Stale,
+                        Cause::System {
+                            what: "reminders".into(),
+                        },
+                        &format!("no activity for {days} days"),
+                    )?;
+                }
+            }
+            Action::Ping {
+                case,
+                awaiting_revert,
+                nth,
+                since,
+            } => {
+                let c = store.case(&case)?;
+                lines.push(format!(
+                    "case {case}: reminder {nth} of {} ({})",
+                    r.max_pings,
+                    if awaiting_revert {
+                        "revert not seen"
+                    } else {
+                        "no reply"
+                    }
+                ));
+                if dry_run {
+                    continue;
+                }
+                let body = config.render_template(
+                    &r.template,
+                    &json!({
+                        "awaiting_revert": awaiting_revert,
+                        "decided_on": since.format("%Y-%m-%d").to_string(),
+                        "reported_on": c.created.format("%Y-%m-%d").to_string(),
+                        "nth": nth, "max": r.max_pings,
+                        "signature": config.file.report.signature,
+                    }),
+                )?;
+                // The ping's place in the series makes it a distinct mail.
+                let body = format!("{body}\n(reminder {nth} of {})\n", r.max_pings);
+                let f = FollowUp {
+                    kind: OutboxKind::Reminder,
+                    body: &body,
+                    parent: None,
+                    to: Vec::new(),
+                    cc: Vec::new(),
+                };
+                let (entry, raw) = prepare_followup(config, &c, &f, now)?;
+                store.queue_followup(
+                    &entry,
+                    &raw,
+                    Cause::System {
+                        what: "reminders".into(),
+                    },
+                    &format!("reminder {nth} queued"),
+                )?;
+            }
+        }
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::case::{Case, CaseId};
+    use crate::model::MessageId;
+    use crate::model::OutboxState;
+
+    fn case(state: CaseState, created: DateTime<Utc>) -> Case {
+        Case::sample("aaaaaaaaaaaa", state, created)
+    }
+
+    fn ping(at: DateTime<Utc>) -> OutboxEntry {
+        OutboxEntry {
+            message_id: MessageId::parse(&format!("p{}@x", at.timestamp())).unwrap(),
+            case_id: CaseId::parse("aaaaaaaaaaaa").unwrap(),
+            kind: OutboxKind::Reminder,
+            subject: String::new(),
+            state: OutboxState::Sent,
+            recipients: vec![],
+            attempts: 1,
+            queued_at: at,
+            next_attempt_at: at,
+            sent_at: Some(at),
+            last_error: None,
+            server_reply: None,
+        }
+    }
+
+    #[test]
+    fn table() {
+        let now = Utc::now();
+        let r = RemindersSection::default(); // 7 days, 14 for reverts, 2 pings, stale 90
+        let d = |n| now - Duration::days(n);
+        // (state, created days ago, pings days ago) -> expected
+        let cases: &[(CaseState, i64, &[i64], &str)] = &[
+            (CaseState::Reported, 3, &[], "none"),
+            (CaseState::Reported, 8, &[], "ping 1"),
+            (CaseState::Reported, 20, &[10], "ping 2"),
+            (CaseState::Reported, 20, &[3], "none"),
+            (CaseState::Reported, 40, &[30, 20], "none"),
+            (CaseState::AwaitingRevert, 10, &[], "none"),
+            (CaseState::AwaitingRevert, 15, &[], "ping 1"),
+            (CaseState::Investigating, 30, &[], "none"),
+            (CaseState::Investigating, 100, &[], "stale"),
+            (CaseState::NotARegression, 100, &[], "none"),
+        ];
+        for (state, age, pings, want) in cases {
+            let rec = vec![(case(*state, d(*age)), vec![], vec![])];
+            let ob: Vec<OutboxEntry> = pings.iter().map(|p| ping(d(*p))).collect();
+            let got = match due(&rec, &ob, now, &r).first() {
+                None => "none".to_string(),
+                Some(Action::Ping { nth, .. }) => format!("ping {nth}"),
+                Some(Action::Stale { .. }) => "stale".to_string(),
+            };
+            assert_eq!(
+                got, *want,
+                "{state} created {age} days ago, pings {pings:?}"
+            );
+        }
+    }
+}

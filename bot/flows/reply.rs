@@ -1,0 +1,327 @@
+//! A person's new message in a case thread: gather the facts (who sent it, is
+//! it verified, what it says, what perfbot sent before), let `policy` decide,
+//! render the follow-ups, and record the message, its reading, the case's move
+//! and the follow-ups in one write. Mail from perfbot itself or other robots
+//! never gets here.
+
+use chrono::{Duration, Utc};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::flows::followup::{prepare_followup, FollowUp};
+use crate::mail::dkim::Checker;
+use crate::model::case::{Case, CaseId, Cause};
+use crate::model::{Address, MessageId};
+use crate::model::{OutboxKind, ThreadEntry};
+use crate::reply::policy::trust::{role, Role, Verdict};
+use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
+use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
+use crate::reply::understand::{read, Basis, Context, Fact, Intent, Speaker, Understanding};
+use crate::store::thread::{QueuedMail, Recorded, Reply};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum HandleError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Template(#[from] crate::templates::TemplateError),
+    #[error("building a follow-up: {0}")]
+    Build(#[from] crate::mail::message::BuildError),
+}
+
+/// What handling one reply did.
+#[derive(Debug, Clone)]
+pub struct Handled {
+    pub understanding: Understanding,
+    pub role: Role,
+    pub effect: crate::reply::policy::effect::Effect,
+    /// Follow-ups queued (escalation, ack, command error).
+    pub queued: Vec<MessageId>,
+    /// What was deliberately not done (unanswered commands, echoes).
+    pub notes: Vec<String>,
+}
+
+fn thread_url(config: &Config, case: &Case) -> String {
+    format!(
+        "{}/{}",
+        config.file.report.archive_url.trim_end_matches('/'),
+        case.message_id
+    )
+}
+
+/// Who is speaking, for the reading: the trust role's reader-side name.
+pub fn speaker(r: Role) -> Speaker {
+    match r {
+        Role::Author | Role::Committer => Speaker::Author,
+        Role::Maintainer => Speaker::Maintainer,
+        Role::Operator => Speaker::Operator,
+        Role::Other | Role::Bot => Speaker::Other,
+    }
+}
+
+/// How a thread message was matched decides what kind of fact it is.
+fn fact(entry: &ThreadEntry) -> Option<Understanding> {
+    let (intent, fact, evidence) = match entry.matched_by.as_str() {
+        "revert" => (
+            Intent::WillRevert,
+            Fact::RevertPosted,
+            "a revert of the commit was posted",
+        ),
+        "trailer" => (
+            Intent::FixPosted,
+            Fact::ClosingPatch,
+            "a patch that closes the report was posted",
+        ),
+        _ => return None,
+    };
+    Some(Understanding {
+        intent,
+        confidence: 0.95,
+        evidence: format!("{evidence}: {}", entry.subject),
+        basis: Basis::Fact { fact },
+        ..Understanding::nothing()
+    })
+}
+
+/// `#perfbot dup <case>` names a case that exists and is not this one.
+fn check_commands(store: &Store, case: &Case, words: &str) -> Vec<(String, Parsed)> {
+    commands(words)
+        .into_iter()
+        .map(|(line, parsed)| {
+            let parsed = match parsed {
+                Ok(Command::Dup(other)) => match store.find_case(&other) {
+                    Ok(c) if c.id == case.id => Err(CommandError::DupOfItself),
+                    Ok(_) => Ok(Command::Dup(other)),
+                    Err(_) => Err(CommandError::NoSuchCase(other)),
+                },
+                p => p,
+            };
+            (line, parsed)
+        })
+        .collect()
+}
+
+/// Whether the reply only repeats perfbot's own automatic mail it answers, or
+/// perfbot's command-error text.
+fn echo(store: &Store, entry: &ThreadEntry) -> Result<Echo, StoreError> {
+    let mut ours = Vec::new();
+    if let Some(parent) = &entry.in_reply_to {
+        if let Some(r) = store.message(parent)? {
+            if r.our_kind().is_some_and(OutboxKind::automatic) {
+                if let Ok(raw) = store.outbox_raw(parent) {
+                    ours.push(crate::flows::ingest::parse::body_text(&raw));
+                }
+            }
+        }
+    }
+    Ok(echo_of(&entry.text, &ours, ERROR_MARKER))
+}
+
+/// Automatic answers queued to `to` since `since`.
+fn answers_since(
+    store: &Store,
+    to: &Address,
+    since: chrono::DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    Ok(store
+        .outbox_entries()?
+        .iter()
+        .filter(|e| {
+            e.queued_at >= since && e.kind.answer() && e.recipients.iter().any(|r| r == to.as_str())
+        })
+        .count())
+}
+
+/// A person's message as ingestion read it.
+pub struct Incoming<'a> {
+    /// Its thread entry (the understanding is filled in here).
+    pub entry: &'a mut ThreadEntry,
+    /// The decoded body text (quotes included).
+    pub body: &'a str,
+    /// The raw bytes (for the DKIM check).
+    pub raw: &'a [u8],
+    /// The note of its timeline event.
+    pub note: &'a str,
+}
+
+/// Handle a person's new message in `case_id`'s thread, and record it. `None`
+/// when the message was recorded before (nothing happens twice).
+pub fn handle_reply(
+    config: &Config,
+    store: &Store,
+    case_id: &CaseId,
+    msg: Incoming,
+    dkim: Option<&Checker>,
+) -> Result<Option<Handled>, HandleError> {
+    let Incoming {
+        entry,
+        body,
+        raw,
+        note,
+    } = msg;
+    let from = Address::parse(&entry.from);
+    let verdict: Option<Verdict> = dkim.map(|c| {
+        let domain = from
+            .as_ref()
+            .and_then(|a| a.as_str().rsplit_once('@'))
+            .map(|(_, d)| d.to_string())
+            .unwrap_or_default();
+        c.check(raw, &domain)
+    });
+    let fact_u = fact(entry);
+    let is_fact = fact_u.is_some();
+    let u = match fact_u {
+        Some(u) => u,
+        None => {
+            let case = store.case(case_id)?;
+            let ctx = Context {
+                speaker: speaker(role(from.as_ref(), false, &case, &config.policy)),
+                improvement: case.verdict == "improvement",
+            };
+            read(
+                body,
+                &entry.text,
+                ctx,
+                config.intent_rules(),
+                config.intent_model(),
+            )
+        }
+    };
+    let echo = echo(store, entry)?;
+    // The case may move under us only through another writer; decide again
+    // against where it is then (bounded: the daemon has one ingest thread).
+    for _ in 0..5 {
+        let case = store.case(case_id)?;
+        let cmds = check_commands(store, &case, &entry.text);
+        let wants_answer = !cmds.is_empty() || config.file.acks.enabled;
+        let answers_last_hour = match (&from, wants_answer) {
+            (Some(a), true) => answers_since(store, a, Utc::now() - Duration::hours(1))?,
+            _ => 0,
+        };
+        let acked_before = config.file.acks.enabled
+            && store
+                .case_outbox(&case.id)?
+                .iter()
+                .any(|o| o.kind == OutboxKind::Ack);
+        let facts = Facts {
+            case: &case,
+            from: from.clone(),
+            from_name: &entry.from_name,
+            role: role(from.as_ref(), false, &case, &config.policy),
+            dkim: verdict.clone(),
+            require_verified: config.require_dkim(),
+            understanding: &u,
+            fact: is_fact,
+            commands: &cmds,
+            limited: entry.limited.as_deref(),
+            echo,
+            acked_before,
+            answers_last_hour,
+            max_answers_per_hour: config.file.reply.max_answers_per_sender_hour,
+            escalation_to: config.escalation_to(),
+            ack_intents: &config.file.acks.intents,
+            acks_enabled: config.file.acks.enabled,
+            reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
+            thread_url: thread_url(config, &case),
+            signature: &config.file.report.signature,
+            words: &entry.text,
+            message_id: entry.message_id.as_str(),
+            from_header: &entry.from,
+        };
+        let plan = policy::plan(&facts, &config.policy);
+        let mails = render(config, &case, entry, &plan)?;
+        entry.understanding = Some(json!({
+            "intent": u.intent,
+            "confidence": u.confidence,
+            "evidence": u.evidence,
+            "secondary": u.secondary,
+            "role": plan.role,
+            "effect": plan.effect.note,
+            "dkim": verdict.as_ref().map(Verdict::describe),
+            "notes": plan.notes,
+        }));
+        let change = plan.effect.state.map(|new| {
+            (
+                new,
+                Cause::Message {
+                    message_id: entry.message_id.clone(),
+                    from: entry.from.clone(),
+                    quote: u.evidence.clone(),
+                },
+                plan.effect.note.clone(),
+            )
+        });
+        let recorded = store.record_reply(
+            case_id,
+            entry,
+            &Reply {
+                note,
+                expect: Some(case.state),
+                change,
+                mails: &mails,
+            },
+        )?;
+        match recorded {
+            Recorded::Duplicate => return Ok(None),
+            Recorded::Conflict(now) => {
+                tracing::info!(case = %case_id, was = %case.state, %now, "case moved while a reply was read; deciding again");
+                continue;
+            }
+            Recorded::New => {}
+        }
+        if let Some(new) = plan.effect.state {
+            tracing::info!(case = %case.id, message_id = %entry.message_id, from = %entry.from, role = %plan.role,
+                intent = %u.intent, confidence = u.confidence, new_state = %new, "case moved");
+        }
+        for n in &plan.notes {
+            tracing::info!(case = %case.id, message_id = %entry.message_id, "{n}");
+        }
+        return Ok(Some(Handled {
+            understanding: u,
+            role: plan.role,
+            effect: plan.effect,
+            queued: mails.iter().map(|m| m.entry.message_id.clone()).collect(),
+            notes: plan.notes,
+        }));
+    }
+    Err(HandleError::Store(StoreError::Corrupt {
+        path: String::new(),
+        why: format!("case {case_id} kept moving while a reply was recorded"),
+    }))
+}
+
+/// Render the planned follow-ups into mails ready to queue.
+fn render(
+    config: &Config,
+    case: &Case,
+    entry: &ThreadEntry,
+    plan: &Plan,
+) -> Result<Vec<QueuedMail>, HandleError> {
+    let mut out = Vec::new();
+    for p in &plan.followups {
+        let template = match p.kind {
+            FollowUpKind::Escalation => &config.file.escalation.template,
+            FollowUpKind::Ack => &config.file.acks.template,
+            FollowUpKind::CommandError => "command-error",
+        };
+        let text = config.render_template(template, &p.data)?;
+        let f = FollowUp {
+            kind: p.kind.outbox(),
+            body: &text,
+            parent: Some(&entry.message_id),
+            to: p.to.clone(),
+            cc: p.cc.clone(),
+        };
+        let (oe, raw) = prepare_followup(config, case, &f, Utc::now())?;
+        out.push(QueuedMail {
+            entry: oe,
+            raw,
+            cause: Cause::System {
+                what: format!("{} for <{}>", p.kind.as_str(), entry.message_id),
+            },
+            note: p.note.clone(),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,271 @@
+//! From an input file to a queued e-mail and a case: the `perfbot report` job.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use chrono::{DateTime, Utc};
+
+use crate::config::Config;
+use crate::input::LoadedInput;
+use crate::mail::message::{self, dedup_recipients, BuildError, Envelope};
+use crate::model::case::{Case, CaseId, CaseState, Cause};
+use crate::model::error::InputError;
+use crate::model::ids::{bare_address, OptOuts};
+use crate::model::MessageId;
+use crate::model::{OutboxEntry, OutboxState};
+use crate::report::build::{build, Report, ReportError};
+use crate::report::render::{render, Rendered};
+use crate::store::{Created, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A report rendered into a complete message, not yet stored.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub report: Report,
+    pub rendered: Rendered,
+    pub envelope: Envelope,
+    pub raw: Vec<u8>,
+    pub input: String,
+    /// The commit's author and committer addresses (for sender trust).
+    pub author: Option<String>,
+    pub committer: Option<String>,
+    /// Recipients left out (opted out, over `outbound.max_recipients`), with why.
+    pub dropped: Vec<(String, &'static str)>,
+}
+
+fn input_date(s: &str, path: &Path) -> Result<DateTime<Utc>, InputError> {
+    let d = DateTime::parse_from_rfc3339(s)
+        .or_else(|_| DateTime::parse_from_rfc2822(s))
+        .map(|d| d.with_timezone(&Utc))
+        .map_err(|e| InputError::field(path, "$.date", &format!("not an RFC 3339 date: {e}")))?;
+    // Mail dates are seconds since 1970; a report cannot predate that.
+    if !(1970..=9999).contains(&chrono::Datelike::year(&d)) {
+        return Err(InputError::field(
+            path,
+            "$.date",
+            "out of range: a report's date is between 1970 and 9999",
+        ));
+    }
+    Ok(d)
+}
+
+/// Load, analyse and render one input file.
+pub fn prepare(
+    config: &Config,
+    path: &Path,
+    template: Option<&str>,
+    force: bool,
+    now: DateTime<Utc>,
+) -> Result<Prepared, QueueError> {
+    let loaded = LoadedInput::load(path)?;
+    let date = match &loaded.input.date {
+        Some(d) => input_date(d, path)?,
+        None => now,
+    };
+    let name = template.unwrap_or(&config.file.report.template);
+    let (body_tpl, subject_tpl) = crate::templates::report_pair(&config.templates_dir(), name)
+        .map_err(|e| ReportError::Template(e.to_string()))?;
+    let report = build(&config.report_setup(), &loaded, name, force)?;
+    let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
+    let i = &loaded.input;
+    let bot = &config.file.bot;
+    let from = bot.sender();
+    let to: Vec<String> = if i.recipients.to.is_empty() {
+        i.commit
+            .author
+            .iter()
+            .map(|a| crate::model::ids::mailbox(&a.name, &a.email))
+            .collect()
+    } else {
+        i.recipients.to.clone()
+    };
+    let mut cc: Vec<String> = config.file.report.cc.clone();
+    cc.extend(i.recipients.cc.iter().cloned());
+    if config.file.report.cc_self {
+        cc.push(bot.email.clone());
+    }
+    let (to, cc) = dedup_recipients(&to, &cc);
+    let max = config.file.outbound.max_recipients;
+    if to.len() > max {
+        return Err(InputError::field(
+            path,
+            "$.recipients.to",
+            &format!(
+                "{} addresses in To, over outbound.max_recipients ({max}): perfbot never cuts To",
+                to.len()
+            ),
+        )
+        .into());
+    }
+    let (to, cc, dropped) = apply_policy(to, cc, &OptOuts::new(config.optout_addresses()), max);
+    let patch_id = i
+        .patch
+        .as_ref()
+        .and_then(|p| MessageId::parse(&p.message_id));
+    let envelope = Envelope {
+        from,
+        to,
+        cc,
+        subject: rendered.subject.clone(),
+        message_id: MessageId::parse(&report.view.message_id).expect("perfbot makes valid ids"),
+        in_reply_to: patch_id.clone(),
+        references: patch_id.into_iter().collect(),
+        date: SystemTime::from(date),
+        charset: config.file.report.charset,
+        extra: vec![(
+            "X-Perfbot-Case".into(),
+            CaseId::from_key(&report.case_key).to_string(),
+        )],
+    };
+    let raw = message::build(&envelope, &rendered.body)?;
+    Ok(Prepared {
+        report,
+        rendered,
+        envelope,
+        raw,
+        input: path.display().to_string(),
+        author: i.commit.author.as_ref().map(|a| a.email.clone()),
+        committer: i.commit.committer.as_ref().map(|a| a.email.clone()),
+        dropped,
+    })
+}
+
+/// Drop opted-out addresses, then cap the count (To is kept, Cc cut from the
+/// end). Returns what is left and what was dropped, with the reason.
+pub fn apply_policy(
+    to: Vec<String>,
+    cc: Vec<String>,
+    optouts: &OptOuts,
+    max: usize,
+) -> (Vec<String>, Vec<String>, Vec<(String, &'static str)>) {
+    let mut dropped = Vec::new();
+    let mut keep = |list: Vec<String>| -> Vec<String> {
+        list.into_iter()
+            .filter(|a| {
+                let out = optouts.excludes(a);
+                if out {
+                    dropped.push((a.clone(), "opted out"));
+                }
+                !out
+            })
+            .collect()
+    };
+    let mut to = keep(to);
+    let mut cc = keep(cc);
+    if to.len() > max {
+        for a in to.drain(max..) {
+            dropped.push((a, "over outbound.max_recipients"));
+        }
+    }
+    let room = max - to.len();
+    if cc.len() > room {
+        for a in cc.drain(room..) {
+            dropped.push((a, "over outbound.max_recipients"));
+        }
+    }
+    (to, cc, dropped)
+}
+
+impl Prepared {
+    /// Remove addresses opted out in the state database and rebuild the message.
+    pub fn exclude(&mut self, optouts: &OptOuts, max: usize) -> Result<(), QueueError> {
+        let (to, cc, dropped) = apply_policy(
+            std::mem::take(&mut self.envelope.to),
+            std::mem::take(&mut self.envelope.cc),
+            optouts,
+            max,
+        );
+        self.envelope.to = to;
+        self.envelope.cc = cc;
+        if !dropped.is_empty() {
+            self.raw = message::build(&self.envelope, &self.rendered.body)?;
+            self.dropped.extend(dropped);
+        }
+        Ok(())
+    }
+}
+
+/// Queue a prepared report: the opt-outs of the database too (`prepare` saw
+/// only the config's) are left out, then the case is recorded and its mail
+/// queued. What was left out stays listed in `p.dropped`.
+pub fn submit(
+    config: &Config,
+    store: &Store,
+    p: &mut Prepared,
+    now: DateTime<Utc>,
+) -> Result<Created, QueueError> {
+    let optouts = crate::flows::optout::all(config, store)?;
+    p.exclude(&optouts, config.file.outbound.max_recipients)?;
+    queue(config, store, p, now)
+}
+
+/// Record the case and queue its mail. Idempotent: the same input finds the
+/// existing case and queues nothing.
+pub fn queue(
+    config: &Config,
+    store: &Store,
+    p: &Prepared,
+    now: DateTime<Utc>,
+) -> Result<Created, QueueError> {
+    let r = &p.report;
+    let id = CaseId::from_key(&r.case_key);
+    let case = Case {
+        id: id.clone(),
+        key: r.case_key.clone(),
+        state: CaseState::Queued,
+        subject: p.rendered.subject.clone(),
+        message_id: p.envelope.message_id.clone(),
+        commit: r.view.commit.sha.clone(),
+        commit_subject: r.view.commit.subject.clone(),
+        testcase: r.view.test.testcase.clone(),
+        headline_metric: r.headline.metric.clone(),
+        headline_change: r.view.headline.change_signed.clone(),
+        verdict: r.view.headline.verdict.clone(),
+        subsystem: r.view.subsystem.clone(),
+        to: p.envelope.to.clone(),
+        cc: p.envelope.cc.clone(),
+        references: p.envelope.references.clone(),
+        author: p.author.clone(),
+        committer: p.committer.clone(),
+        bisect: r.bisect.clone(),
+        created: now,
+        updated: now,
+    };
+    let recipients = p
+        .envelope
+        .to
+        .iter()
+        .chain(&p.envelope.cc)
+        .map(|a| bare_address(a))
+        .collect();
+    let mut entry = OutboxEntry::queued(
+        p.envelope.message_id.clone(),
+        id,
+        crate::model::OutboxKind::Report,
+        p.rendered.subject.clone(),
+        recipients,
+        now,
+    );
+    if config.file.outbound.moderation {
+        entry.state = OutboxState::Held;
+    }
+    Ok(store.create_case(
+        &case,
+        Cause::Report {
+            input: p.input.clone(),
+        },
+        &entry,
+        &p.raw,
+    )?)
+}

@@ -1,0 +1,175 @@
+//! Optional DKIM verification of replies (mail-auth). A signature counts for
+//! the sender only when it verifies *and* its `d=` domain aligns with the From
+//! domain (relaxed alignment in the sense of RFC 7489 §3.1.1: the same
+//! organizational domain, found with the Public Suffix List): anyone can sign
+//! a forged `From: author@kernel.org` with their own domain's key.
+//!
+//! A signature that fails lowers the sender's trust: their words are recorded
+//! and understood, but they cannot decide the case. Keys come from DNS, or from
+//! `[trust] dkim_keys` (selector._domainkey.domain → TXT record) for private or
+//! offline setups.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use mail_auth::common::parse::TxtRecordParser;
+use mail_auth::common::verify::DomainKey;
+use mail_auth::{
+    AuthenticatedMessage, DkimResult, MessageAuthenticator, Parameters, ResolverCache, Txt,
+};
+
+pub use crate::reply::policy::trust::Verdict;
+
+/// The organizational domain of `domain` (lower case): its registrable part
+/// under the Public Suffix List, or the name itself when it has none.
+pub fn organizational_domain(domain: &str) -> String {
+    let d = domain.trim_end_matches('.').to_ascii_lowercase();
+    match psl::domain_str(&d) {
+        Some(org) => org.to_string(),
+        None => d,
+    }
+}
+
+/// Relaxed DKIM alignment (RFC 7489 §3.1.1): the signing domain and the From
+/// domain have the same organizational domain.
+pub fn aligned(signing_domain: &str, from_domain: &str) -> bool {
+    let (s, f) = (
+        signing_domain.trim_end_matches('.').to_ascii_lowercase(),
+        from_domain.trim_end_matches('.').to_ascii_lowercase(),
+    );
+    if s.is_empty() || f.is_empty() {
+        return false;
+    }
+    s == f || organizational_domain(&s) == organizational_domain(&f)
+}
+
+/// TXT records given in the config, answered before DNS.
+struct StaticTxt(HashMap<Box<str>, Txt>);
+
+impl ResolverCache<Box<str>, Txt> for StaticTxt {
+    fn get<Q>(&self, name: &Q) -> Option<Txt>
+    where
+        Box<str>: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.0.get(name).cloned()
+    }
+    fn remove<Q>(&self, _: &Q) -> Option<Txt>
+    where
+        Box<str>: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        None
+    }
+    fn insert(&self, _: Box<str>, _: Txt, _: std::time::Instant) {}
+}
+
+/// Why DKIM cannot be checked as configured.
+#[derive(Debug, thiserror::Error)]
+pub enum DkimError {
+    #[error("DKIM resolver: {0}")]
+    Resolver(String),
+    #[error("trust.dkim_keys {name:?}: {why}")]
+    Key { name: String, why: String },
+    #[error("DKIM runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+pub struct Checker {
+    auth: MessageAuthenticator,
+    keys: StaticTxt,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Checker {
+    /// `keys`: `selector._domainkey.domain` → the DKIM TXT record.
+    pub fn new(keys: &HashMap<String, String>) -> Result<Checker, DkimError> {
+        let auth = MessageAuthenticator::new_system_conf()
+            .or_else(|_| MessageAuthenticator::new_cloudflare())
+            .map_err(|e| DkimError::Resolver(e.to_string()))?;
+        let mut map = HashMap::new();
+        for (name, record) in keys {
+            let key = DomainKey::parse(record.as_bytes()).map_err(|e| DkimError::Key {
+                name: name.clone(),
+                why: e.to_string(),
+            })?;
+            let fqdn = format!("{}.", name.trim_end_matches('.').to_ascii_lowercase());
+            map.insert(fqdn.into_boxed_str(), Txt::DomainKey(Arc::new(key)));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Checker {
+            auth,
+            keys: StaticTxt(map),
+            rt,
+        })
+    }
+
+    /// Verify `raw`, whose From address is in `from_domain`. Blocking: call it
+    /// from a plain thread (ingestion's).
+    pub fn check(&self, raw: &[u8], from_domain: &str) -> Verdict {
+        let Some(msg) = AuthenticatedMessage::parse(raw) else {
+            return Verdict::Unsigned("not parseable for DKIM".into());
+        };
+        let out = self.rt.block_on(
+            self.auth
+                .verify_dkim(Parameters::new(&msg).with_txt_cache(&self.keys)),
+        );
+        if out.is_empty() {
+            return Verdict::Unsigned("no DKIM signature".into());
+        }
+        let mut why = Vec::new();
+        let mut unaligned = Vec::new();
+        for o in &out {
+            match o.result() {
+                DkimResult::Pass => {
+                    let d = o.signature().map(|s| s.d.to_string()).unwrap_or_default();
+                    if aligned(&d, from_domain) {
+                        return Verdict::Aligned(d);
+                    }
+                    unaligned.push(d);
+                }
+                DkimResult::Fail(e) | DkimResult::PermError(e) | DkimResult::Neutral(e) => {
+                    why.push(e.to_string())
+                }
+                DkimResult::TempError(e) => {
+                    return Verdict::Unsigned(format!("keys unavailable: {e}"))
+                }
+                DkimResult::None => {}
+            }
+        }
+        if !unaligned.is_empty() {
+            Verdict::Unaligned(format!("d={}", unaligned.join(", d=")))
+        } else if why.is_empty() {
+            Verdict::Unsigned("no DKIM signature".into())
+        } else {
+            Verdict::Fail(why.join("; "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment() {
+        let cases = [
+            ("kernel.org", "kernel.org", true),
+            ("kernel.org", "vger.kernel.org", true),
+            ("mail.example.co.uk", "example.co.uk", true),
+            ("attacker.test", "kernel.org", false),
+            ("co.uk", "example.co.uk", false),
+            ("user1.github.io", "user2.github.io", false),
+            ("gmail.com", "googlemail.com", false),
+            ("", "kernel.org", false),
+            ("KERNEL.ORG.", "kernel.org", true),
+        ];
+        for (d, from, want) in cases {
+            assert_eq!(aligned(d, from), want, "d={d} from={from}");
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Cases: one reported change each, with a state and an event history.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::ids::MessageId;
+
+/// Short, stable id of a case: the first 12 hex digits of its key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CaseId(String);
+
+impl CaseId {
+    pub fn from_key(key: &str) -> CaseId {
+        CaseId(key.chars().take(12).collect())
+    }
+    pub fn parse(s: &str) -> Option<CaseId> {
+        let s = s.trim().to_ascii_lowercase();
+        (s.len() == 12 && s.chars().all(|c| c.is_ascii_hexdigit())).then_some(CaseId(s))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id under which perfbot files mail that is about no case (digests).
+    pub fn system() -> CaseId {
+        CaseId("000000000000".into())
+    }
+}
+
+impl fmt::Display for CaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseState {
+    Queued,
+    Reported,
+    Investigating,
+    AwaitingRevert,
+    AwaitingFix,
+    NeedsHuman,
+    NotARegression,
+    Reverted,
+    Fixed,
+    WontFix,
+    Duplicate,
+    Stale,
+    Reopened,
+}
+
+impl CaseState {
+    pub const ALL: [CaseState; 13] = [
+        CaseState::Queued,
+        CaseState::Reported,
+        CaseState::Investigating,
+        CaseState::AwaitingRevert,
+        CaseState::AwaitingFix,
+        CaseState::NeedsHuman,
+        CaseState::NotARegression,
+        CaseState::Reverted,
+        CaseState::Fixed,
+        CaseState::WontFix,
+        CaseState::Duplicate,
+        CaseState::Stale,
+        CaseState::Reopened,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseState::Queued => "queued",
+            CaseState::Reported => "reported",
+            CaseState::Investigating => "investigating",
+            CaseState::AwaitingRevert => "awaiting-revert",
+            CaseState::AwaitingFix => "awaiting-fix",
+            CaseState::NeedsHuman => "needs-human",
+            CaseState::NotARegression => "not-a-regression",
+            CaseState::Reverted => "reverted",
+            CaseState::Fixed => "fixed",
+            CaseState::WontFix => "wont-fix",
+            CaseState::Duplicate => "duplicate",
+            CaseState::Stale => "stale",
+            CaseState::Reopened => "reopened",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CaseState> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    pub fn is_closed(self) -> bool {
+        matches!(
+            self,
+            CaseState::NotARegression
+                | CaseState::Reverted
+                | CaseState::Fixed
+                | CaseState::WontFix
+                | CaseState::Duplicate
+                | CaseState::Stale
+        )
+    }
+}
+
+impl fmt::Display for CaseState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub id: CaseId,
+    /// Full hex key (tree, commit, test, parameters, machine, headline).
+    pub key: String,
+    pub state: CaseState,
+    pub subject: String,
+    pub message_id: MessageId,
+    pub commit: String,
+    pub commit_subject: String,
+    pub testcase: String,
+    pub headline_metric: String,
+    pub headline_change: String,
+    pub verdict: String,
+    pub subsystem: Option<String>,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    /// The report's own References (the patch thread it answers), oldest first.
+    #[serde(default)]
+    pub references: Vec<MessageId>,
+    /// The commit's author and committer (who may decide by free text).
+    #[serde(default)]
+    pub author: Option<String>,
+    #[serde(default)]
+    pub committer: Option<String>,
+    /// Bisect samples, for plots.
+    #[serde(default)]
+    pub bisect: Vec<super::bisect::BisectSeries>,
+    pub created: DateTime<Utc>,
+    pub updated: DateTime<Utc>,
+}
+
+/// Why something happened to a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Cause {
+    /// A report was created from an input file.
+    Report { input: String },
+    /// A human at the command line.
+    Cli { user: String, reason: String },
+    /// A mail in the thread, with the words that decided.
+    Message {
+        message_id: MessageId,
+        from: String,
+        quote: String,
+    },
+    /// perfbot itself (delivery, schedule).
+    System { what: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub time: DateTime<Utc>,
+    pub cause: Cause,
+    pub old: Option<CaseState>,
+    pub new: CaseState,
+    pub note: String,
+}
+
+#[cfg(test)]
+impl Case {
+    /// A reported xfs fio case, for tests of what reads cases.
+    pub fn sample(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
+        Case {
+            id: CaseId::parse(id).expect("12 hex digits"),
+            key: id.repeat(5),
+            state,
+            subject: format!("[xfs] {id}: fio.write_iops -9% regression"),
+            message_id: MessageId::parse(&format!("{id}@perfbot")).expect("valid id"),
+            commit: "0b02c8c0d75a738c98c35f02efb36217c170d78c".into(),
+            commit_subject: "xfs: x".into(),
+            testcase: "fio-basic".into(),
+            headline_metric: "fio.write_iops".into(),
+            headline_change: "-9.0%".into(),
+            verdict: "regression".into(),
+            subsystem: Some("xfs".into()),
+            to: vec![],
+            cc: vec![],
+            references: vec![],
+            author: None,
+            committer: None,
+            bisect: vec![],
+            created,
+            updated: created,
+        }
+    }
+}
+
+/// The event that last moved a case into `state` (not a note while in it).
+pub fn entered(events: &[Event], state: CaseState) -> Option<&Event> {
+    events
+        .iter()
+        .rev()
+        .find(|e| e.new == state && e.old != Some(state))
+}
+
+/// A case with its history and its thread: what the digest and the
+/// reminders look at.
+pub type CaseRecord = (Case, Vec<Event>, Vec<super::thread::ThreadEntry>);

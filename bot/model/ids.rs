@@ -1,0 +1,173 @@
+//! Small typed values for mail identity.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A Message-ID without its angle brackets (`perfbot.0a1b…@example.org`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MessageId(String);
+
+impl MessageId {
+    /// Normalise: strip brackets, comments and surrounding junk; `None` when
+    /// nothing id-like remains.
+    pub fn parse(raw: &str) -> Option<MessageId> {
+        let s = raw.trim();
+        let s = match (s.find('<'), s.find('>')) {
+            (Some(a), Some(b)) if a < b => &s[a + 1..b],
+            _ => s,
+        };
+        let s = s.trim();
+        if s.is_empty()
+            || s.len() > 998
+            || s.contains(|c: char| c.is_whitespace() || c.is_control() || c == '<' || c == '>')
+        {
+            return None;
+        }
+        Some(MessageId(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// With angle brackets, for headers.
+    pub fn bracketed(&self) -> String {
+        format!("<{}>", self.0)
+    }
+}
+
+/// Look a Message-ID up by its text (`HashMap<MessageId, _>::get(&str)`):
+/// the text is the id, as `parse` leaves it.
+impl std::borrow::Borrow<str> for MessageId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The bare address of `Name <addr>` or `addr`, lower-cased for comparison.
+pub fn bare_address(mailbox: &str) -> String {
+    let s = mailbox.trim();
+    let s = match (s.rfind('<'), s.rfind('>')) {
+        (Some(a), Some(b)) if a < b => &s[a + 1..b],
+        _ => s,
+    };
+    s.trim().to_ascii_lowercase()
+}
+
+/// `Name <addr>` as a header takes it: the name quoted when it needs to be
+/// (`"Chinner, Dave" <david@fromorbit.com>`), the bare address without a name.
+pub fn mailbox(name: &str, email: &str) -> String {
+    match email.trim().parse::<lettre::Address>() {
+        Ok(a) if !name.trim().is_empty() => {
+            lettre::message::Mailbox::new(Some(name.trim().to_string()), a).to_string()
+        }
+        Ok(a) => a.to_string(),
+        Err(_) => email.to_string(),
+    }
+}
+
+/// Addresses that never get mail from perfbot: the one test every recipient
+/// list goes through (a report's headers when it is queued, each envelope
+/// when it is sent).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptOuts(std::collections::HashSet<Address>);
+
+impl OptOuts {
+    pub fn new(addresses: impl IntoIterator<Item = Address>) -> OptOuts {
+        OptOuts(addresses.into_iter().collect())
+    }
+
+    pub fn contains(&self, a: &Address) -> bool {
+        self.0.contains(a)
+    }
+
+    /// Whether the mailbox (`Name <addr>` or `addr`) is opted out.
+    pub fn excludes(&self, mailbox: &str) -> bool {
+        Address::parse(mailbox).is_some_and(|a| self.contains(&a))
+    }
+}
+
+/// `Name <addr>` as a person reads it in text (a report's `Reported-by:`, a
+/// timeline), unquoted; the address alone when there is no name. Headers
+/// use `mailbox`, which quotes what RFC 5322 needs quoted.
+pub fn display_mailbox(name: &str, email: &str) -> String {
+    if name.trim().is_empty() {
+        email.to_string()
+    } else {
+        format!("{} <{}>", name.trim(), email)
+    }
+}
+
+/// `localhost` or a loopback IP: where plain-text mail protocols are allowed.
+pub fn is_loopback_host(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A bare e-mail address, lower-cased: what opt-outs, trust and envelopes compare.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Address(String);
+
+impl Address {
+    /// From `Name <addr>` or `addr`; `None` unless it is a valid address.
+    pub fn parse(mailbox: &str) -> Option<Address> {
+        let bare = bare_address(mailbox);
+        bare.parse::<lettre::Address>().ok()?;
+        Some(Address(bare))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_ids() {
+        assert_eq!(MessageId::parse("<a@b>").unwrap().as_str(), "a@b");
+        assert_eq!(MessageId::parse(" a@b ").unwrap().as_str(), "a@b");
+        assert_eq!(
+            MessageId::parse("(comment) <a@b> junk").unwrap().as_str(),
+            "a@b"
+        );
+        assert!(MessageId::parse("<>").is_none());
+        assert!(MessageId::parse("a b@c").is_none());
+    }
+
+    #[test]
+    fn bare() {
+        assert_eq!(
+            bare_address("Dave Chinner <David@Fromorbit.com>"),
+            "david@fromorbit.com"
+        );
+        assert_eq!(bare_address("<x@y>"), "x@y");
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(Address::parse("A <B@C.org>").unwrap().as_str(), "b@c.org");
+        assert!(Address::parse("not an address").is_none());
+        assert!(Address::parse("a@b\r\nBcc: x@y").is_none());
+    }
+}

@@ -1,0 +1,21 @@
+//! The bottom layer: the values everything else passes around — Message-IDs
+//! and addresses, cases and their events, table rows, bisect samples, outbox
+//! records and thread messages, input errors, server URLs. Plain data with
+//! their own small rules (parsing an id, naming a state); this module imports
+//! nothing else of the crate.
+
+pub mod bisect;
+pub mod case;
+pub mod charset;
+pub mod error;
+pub mod ids;
+pub mod outbox;
+pub mod table;
+pub mod thread;
+pub mod url;
+
+pub use case::{Case, CaseId, CaseState, Cause, Event};
+pub use charset::Charset;
+pub use ids::{Address, MessageId};
+pub use outbox::{Direction, MessageRef, OutboxEntry, OutboxKind, OutboxState, RefKind};
+pub use thread::{MatchedBy, Quarantined, Sender, SenderKind, ThreadEntry};

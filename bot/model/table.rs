@@ -1,0 +1,43 @@
+//! The rows of a comparison table: what `compare` computes and `report`
+//! prints (the printing is `report::table`'s).
+
+/// The change of one column against the base column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Percent, or an absolute difference when `absolute`.
+    pub value: f64,
+    pub absolute: bool,
+    /// The change exactly as another tool printed it (pre-aggregated input), shown
+    /// instead of `value` so that a re-rendered table says what the original said.
+    pub printed: Option<String>,
+}
+
+/// One perf value cell: a mean and its spread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerfCell {
+    pub mean: f64,
+    /// What lkp compares against 2 to decide whether to print `±N%`: the relative
+    /// standard deviation in percent (or, lkp's quirk, the raw value when the mean
+    /// is 0; -1 when there was a single sample).
+    pub spread: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cells {
+    Perf {
+        cells: Vec<PerfCell>,
+        changes: Vec<Change>,
+    },
+    Failure {
+        fails: Vec<u64>,
+        runs: Vec<usize>,
+        /// Reproduction-rate change in percentage points.
+        changes: Vec<f64>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub cells: Cells,
+}

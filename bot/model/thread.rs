@@ -1,0 +1,118 @@
+//! The messages of a case's thread, how perfbot recognised who sent each and
+//! how it was matched to the case, and the messages kept in quarantine.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::ids::MessageId;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SenderKind {
+    /// perfbot's own mail, back from a list or an archive.
+    Own,
+    /// Automatic mail, with the reason it was recognised.
+    Bot(String),
+    Person,
+}
+
+impl SenderKind {
+    pub fn as_str(&self) -> &'static str {
+        self.sender().as_str()
+    }
+
+    /// Without the reason.
+    pub fn sender(&self) -> Sender {
+        match self {
+            SenderKind::Own => Sender::Own,
+            SenderKind::Bot(_) => Sender::Bot,
+            SenderKind::Person => Sender::Person,
+        }
+    }
+}
+
+/// Who sent a thread message, as recorded (`ThreadEntry::sender`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sender {
+    Person,
+    Bot,
+    Own,
+}
+
+impl Sender {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sender::Own => "own",
+            Sender::Bot => "bot",
+            Sender::Person => "person",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MatchedBy {
+    InReplyTo,
+    References,
+    Subject,
+    /// A revert of the case's commit, posted anywhere.
+    Revert,
+    /// A patch whose `Closes:`/`Link:` trailer points at the report.
+    Trailer,
+}
+
+impl MatchedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchedBy::InReplyTo => "in-reply-to",
+            MatchedBy::References => "references",
+            MatchedBy::Subject => "subject",
+            MatchedBy::Revert => "revert",
+            MatchedBy::Trailer => "trailer",
+        }
+    }
+}
+
+/// One message of a case's thread, as the timeline shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadEntry {
+    pub message_id: MessageId,
+    pub from: String,
+    pub from_name: String,
+    pub date: Option<DateTime<Utc>>,
+    pub received: DateTime<Utc>,
+    pub subject: String,
+    /// The sender's own words (quotes, signature and footers removed).
+    pub text: String,
+    pub sender: Sender,
+    /// Why it is not a person, for bots.
+    #[serde(default)]
+    pub sender_note: String,
+    pub matched_by: MatchedBy,
+    /// The message it answers, if known.
+    #[serde(default)]
+    pub in_reply_to: Option<MessageId>,
+    /// Where it was read from (`imap://…/INBOX uid 42`, `mbox FILE`, …).
+    pub source: String,
+    /// A limit that cut it, if any.
+    #[serde(default)]
+    pub limited: Option<String>,
+    /// What the reply was understood to say (set by `reply`), if anything.
+    #[serde(default)]
+    pub understanding: Option<serde_json::Value>,
+    /// Its place in the case's thread (the record's key), once recorded.
+    #[serde(default)]
+    pub seq: u64,
+}
+
+/// A message that could not be read, kept with the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quarantined {
+    /// SHA-256 of the raw bytes (also the name of the file that holds them).
+    pub hash: String,
+    pub reason: String,
+    pub source: String,
+    pub size: usize,
+    pub message_id: Option<String>,
+    pub time: DateTime<Utc>,
+}
