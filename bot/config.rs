@@ -856,3 +856,123 @@ pub fn secret(var: &str, file: &Path, config: &Config) -> Result<Secret, ConfigE
     })?;
     Ok(Secret(text.trim_end_matches(['\r', '\n']).to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default config with `patch` applied: a line replaced (`key = …`
+    /// matched at the start of a line) or, with no match, appended to the
+    /// given section.
+    fn with(section: &str, line: &str) -> Result<Config, ConfigError> {
+        let base = include_str!("../config.toml");
+        let key = line.split('=').next().unwrap().trim();
+        let mut out = String::new();
+        let mut current = String::new();
+        let mut done = false;
+        for l in base.lines() {
+            if l.starts_with('[') {
+                if current == section && !done {
+                    out.push_str(line);
+                    out.push('\n');
+                    done = true;
+                }
+                current = l.trim_matches(['[', ']']).to_string();
+            }
+            let same_key = l.split('=').next().map(str::trim) == Some(key);
+            if current == section && same_key && !done {
+                out.push_str(line);
+                done = true;
+            } else {
+                out.push_str(l);
+            }
+            out.push('\n');
+        }
+        if !done {
+            out.push_str(&format!("[{section}]\n{line}\n"));
+        }
+        Config::parse(
+            &out,
+            "config.toml",
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        )
+    }
+
+    fn rejected(section: &str, line: &str) -> String {
+        match with(section, line) {
+            Ok(_) => panic!("[{section}] {line}: accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_default_config_is_valid() {
+        let c = with("bot", "name = \"perfbot\"").unwrap();
+        assert_eq!(c.file.outbound.transport, TransportKind::File);
+        assert_eq!(c.file.inbound.source, InboundSource::Maildir);
+    }
+
+    #[test]
+    fn closed_choices_are_typed_and_named_when_wrong() {
+        // (section, line, words the error must contain)
+        let table: &[(&str, &str, &[&str])] = &[
+            (
+                "outbound",
+                "transport = \"pigeon\"",
+                &["transport", "pigeon"],
+            ),
+            ("inbound", "source = \"pop3\"", &["source", "pop3"]),
+            ("report", "charset = \"ebcdic\"", &["charset", "ebcdic"]),
+            (
+                "report",
+                "kinds = [\"regression\", \"hunch\"]",
+                &["kinds", "hunch"],
+            ),
+            (
+                "trust",
+                "free_text = [\"author\", \"passer-by\"]",
+                &["free_text", "passer-by"],
+            ),
+            (
+                "trust",
+                "operators = [\"not an address\"]",
+                &["operators", "not an address"],
+            ),
+            ("outbound", "transprot = \"smtp\"", &["transprot"]),
+            ("reply", "model = 7", &["model"]),
+        ];
+        for (section, line, words) in table {
+            let e = rejected(section, line);
+            assert!(e.starts_with("config.toml: "), "{line}: {e}");
+            for w in *words {
+                assert!(e.contains(w), "{line}: {e:?} does not name {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn what_serde_cannot_check_is_validated() {
+        let table: &[(&str, &str, &str)] = &[
+            ("bot", "email = \"nobody\"", "bot.email"),
+            ("bot", "name = \"a\\nb\"", "bot.name must be one line"),
+            ("outbound", "concurrency = 0", "at least 1"),
+            ("trust", "dkim_keys = { x = \"y\" }", "trust.dkim_keys"),
+            ("reminders", "stale_days = 99999999", "reminders.stale_days"),
+            ("trust", "min_confidence = 1.5", "min_confidence"),
+            (
+                "trust",
+                "require_dkim = true",
+                "require_dkim needs trust.dkim",
+            ),
+            (
+                "trust",
+                "maintainers_file = \"no/such/MAINTAINERS\"",
+                "maintainers_file",
+            ),
+        ];
+        for (section, line, want) in table {
+            let e = rejected(section, line);
+            assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");
+        }
+    }
+}

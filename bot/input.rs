@@ -394,7 +394,20 @@ impl LoadedInput {
         Ok(loaded)
     }
 
+    /// Everything serde cannot check: single lines, sizes, ids, addresses,
+    /// combinations; each error names the file and the field.
     fn validate(&self) -> Result<(), InputError> {
+        self.validate_commits()?;
+        self.validate_origin()?;
+        self.validate_recipients()?;
+        for (n, t) in self.input.tests.iter().enumerate() {
+            self.validate_test(n, t)?;
+        }
+        Ok(())
+    }
+
+    /// The commit and its base: ids, subjects, people.
+    fn validate_commits(&self) -> Result<(), InputError> {
         let p = &self.path;
         let i = &self.input;
         for (at, c) in [("$.commit", &i.commit), ("$.base", &i.base)] {
@@ -421,6 +434,14 @@ impl LoadedInput {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Where the commit is: a tree or a patch (exactly one); where else it
+    /// still regresses.
+    fn validate_origin(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
         if i.tree.is_none() && i.patch.is_none() {
             return Err(InputError::field(
                 p,
@@ -472,6 +493,13 @@ impl LoadedInput {
                 MAX_NAME,
             )?;
         }
+        Ok(())
+    }
+
+    /// At least one test and one recipient; each a single address.
+    fn validate_recipients(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
         if i.tests.is_empty() {
             return Err(InputError::field(
                 p,
@@ -497,85 +525,95 @@ impl LoadedInput {
                 }
             }
         }
-        for (n, t) in i.tests.iter().enumerate() {
-            let at = format!("$.tests[{n}]");
-            for (f, v) in [
-                ("testcase", &t.testcase),
-                ("machine", &t.machine),
-                ("tbox_group", &t.tbox_group),
-                ("kconfig", &t.kconfig),
-                ("compiler", &t.compiler),
-                ("rootfs", &t.rootfs),
-            ] {
-                if v.trim().is_empty() {
-                    return Err(InputError::field(
-                        p,
-                        &format!("{at}.{f}"),
-                        "must be a non-empty single line",
-                    ));
-                }
-                one_line(p, &format!("{at}.{f}"), v, MAX_SUBJECT)?;
+        Ok(())
+    }
+
+    /// A test's one-line fields, parameters and bisect samples.
+    fn validate_test(&self, n: usize, t: &Test) -> Result<(), InputError> {
+        let p = &self.path;
+        let at = format!("$.tests[{n}]");
+        for (f, v) in [
+            ("testcase", &t.testcase),
+            ("machine", &t.machine),
+            ("tbox_group", &t.tbox_group),
+            ("kconfig", &t.kconfig),
+            ("compiler", &t.compiler),
+            ("rootfs", &t.rootfs),
+        ] {
+            if v.trim().is_empty() {
+                return Err(InputError::field(
+                    p,
+                    &format!("{at}.{f}"),
+                    "must be a non-empty single line",
+                ));
             }
-            for (f, v) in [("description", &t.description), ("url", &t.url)] {
-                if let Some(v) = v {
-                    if f == "url" {
-                        one_line(p, &format!("{at}.url"), v, MAX_URL)?;
-                    } else if v.len() > 64 << 10 {
-                        return Err(InputError::field(p, &format!("{at}.{f}"), "over 64 KB"));
-                    }
-                }
-            }
-            for (k, v) in &t.params {
-                let key_at = format!("{at}.params.{}", crate::compare::matrix::json_key(k));
-                one_line(p, &key_at, k, MAX_NAME)?;
-                if k.trim().is_empty() {
-                    return Err(InputError::field(p, &key_at, "an empty parameter name"));
-                }
-                if matches!(v, Value::Object(_) | Value::Array(_))
-                    || has_line_break(&crate::compare::case_file::axis_text(v))
-                    || crate::compare::case_file::axis_text(v).chars().count() > MAX_URL
-                {
-                    return Err(InputError::field(
-                        p,
-                        &format!("{at}.params.{k}"),
-                        "must be a single-line value",
-                    ));
-                }
-            }
-            if let Some(b) = &t.bisect {
-                if b.points.is_empty() {
-                    return Err(InputError::field(
-                        p,
-                        &format!("{at}.bisect.points"),
-                        "empty: give the bisect samples or drop \"bisect\"",
-                    ));
-                }
-                for (j, pt) in b.points.iter().enumerate() {
-                    for (m, v) in &pt.values {
-                        let ok = match v {
-                            Value::Array(a) => {
-                                !a.is_empty()
-                                    && a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite))
-                            }
-                            Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
-                            _ => false,
-                        };
-                        if !ok {
-                            return Err(InputError::field(
-                                p,
-                                &format!(
-                                    "{at}.bisect.points[{j}].values.{}",
-                                    crate::compare::matrix::json_key(m)
-                                ),
-                                "must be a number or a non-empty list of numbers",
-                            ));
-                        }
-                    }
+            one_line(p, &format!("{at}.{f}"), v, MAX_SUBJECT)?;
+        }
+        for (f, v) in [("description", &t.description), ("url", &t.url)] {
+            if let Some(v) = v {
+                if f == "url" {
+                    one_line(p, &format!("{at}.url"), v, MAX_URL)?;
+                } else if v.len() > 64 << 10 {
+                    return Err(InputError::field(p, &format!("{at}.{f}"), "over 64 KB"));
                 }
             }
         }
+        for (k, v) in &t.params {
+            let key_at = format!("{at}.params.{}", crate::compare::matrix::json_key(k));
+            one_line(p, &key_at, k, MAX_NAME)?;
+            if k.trim().is_empty() {
+                return Err(InputError::field(p, &key_at, "an empty parameter name"));
+            }
+            if matches!(v, Value::Object(_) | Value::Array(_))
+                || has_line_break(&crate::compare::case_file::axis_text(v))
+                || crate::compare::case_file::axis_text(v).chars().count() > MAX_URL
+            {
+                return Err(InputError::field(
+                    p,
+                    &format!("{at}.params.{k}"),
+                    "must be a single-line value",
+                ));
+            }
+        }
+        if let Some(b) = &t.bisect {
+            validate_bisect(p, &at, b)?;
+        }
         Ok(())
     }
+}
+
+/// Bisect samples: at least one point, each value a finite number or a
+/// non-empty list of them.
+fn validate_bisect(p: &Path, at: &str, b: &Bisect) -> Result<(), InputError> {
+    if b.points.is_empty() {
+        return Err(InputError::field(
+            p,
+            &format!("{at}.bisect.points"),
+            "empty: give the bisect samples or drop \"bisect\"",
+        ));
+    }
+    for (j, pt) in b.points.iter().enumerate() {
+        for (m, v) in &pt.values {
+            let ok = match v {
+                Value::Array(a) => {
+                    !a.is_empty() && a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite))
+                }
+                Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
+                _ => false,
+            };
+            if !ok {
+                return Err(InputError::field(
+                    p,
+                    &format!(
+                        "{at}.bisect.points[{j}].values.{}",
+                        crate::compare::matrix::json_key(m)
+                    ),
+                    "must be a number or a non-empty list of numbers",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn load_source(

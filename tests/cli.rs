@@ -314,8 +314,15 @@ fn corrupt_or_newer_state_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path());
     {
-        let store = perfbot::store::Store::open(&tmp.path().join("state")).unwrap();
-        store.meta_set_schema_for_test(99);
+        // Create the database, then write as a newer perfbot would: sled
+        // directly, a schema this one does not know.
+        drop(perfbot::store::Store::open(&tmp.path().join("state")).unwrap());
+        let db = sled::open(tmp.path().join("state/db")).unwrap();
+        db.open_tree("meta")
+            .unwrap()
+            .insert("schema", b"99".as_slice())
+            .unwrap();
+        db.flush().unwrap();
     }
     let o = perfbot(&cfg, &["cases", "list"]);
     assert_eq!(o.status.code(), Some(1));

@@ -2,9 +2,9 @@
 //! (`daemon`), the dashboard (`web`), how cases are shown (`view`),
 //! benchmarks (`bench`) and the reply evaluation (`eval`).
 
-pub mod bench;
+pub(crate) mod bench;
 pub mod cli;
-pub mod daemon;
+pub(crate) mod daemon;
 pub mod eval;
-pub mod view;
+pub(crate) mod view;
 pub mod web;

@@ -20,6 +20,7 @@ use crate::mail::guard;
 use crate::mail::smtp::{SendError, SmtpSender};
 use crate::mail::transport::deliver_file;
 use crate::model::case::{CaseState, Cause};
+use crate::model::ids::OptOuts;
 use crate::model::Address;
 use crate::model::{OutboxEntry, OutboxKind, OutboxState};
 use crate::store::{Store, StoreError};
@@ -271,28 +272,10 @@ pub async fn send_due(
             ));
             break;
         }
-        let (mut to, dropped) = guard::envelope(&e.recipients, &optouts, redirect.as_ref());
-        for (a, why) in &dropped {
-            tracing::info!(message_id = %e.message_id, address = %a, reason = why, "recipient left out");
-        }
-        // A copy of every mail to perfbot's own mailbox (envelope only, like
-        // Bcc): after an interruption, `confirm_sending` finds it there
-        // instead of sending the mail a second time.
-        if let (Some(me), false) = (&self_copy, to.is_empty() || redirect.is_some()) {
-            if !to.contains(me) {
-                to.push(me.clone());
-            }
-        }
+        let to = envelope(&e, &optouts, redirect.as_ref(), self_copy.as_ref());
         if to.is_empty() {
             if !dry_run {
-                e.state = OutboxState::Dead;
-                e.last_error = Some("no recipient left (all opted out or invalid)".into());
-                store.outbox_transition(
-                    &e,
-                    None,
-                    system("outbox"),
-                    &format!("mail <{}> not sent: no recipient left", e.message_id),
-                )?;
+                bury_unaddressed(store, &mut e)?;
             }
             s.dead += 1;
             s.lines.push(format!(
@@ -303,27 +286,11 @@ pub async fn send_due(
         }
         if dry_run {
             s.would_send += 1;
-            s.lines.push(format!(
-                "would send {} ({}, case {}) to {}: {}",
-                e.message_id,
-                e.kind,
-                e.case_id,
-                to.iter()
-                    .map(Address::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                e.subject
-            ));
+            s.lines.push(would_send(&e, &to));
             started += 1;
             continue;
         }
-        let mut raw = store.outbox_raw(&e.message_id)?;
-        if let Some(r) = &redirect {
-            let original: Vec<Address> = guard::envelope(&e.recipients, &optouts, None).0;
-            let mut with = guard::redirect_header(r, &original);
-            with.extend_from_slice(&raw);
-            raw = with;
-        }
+        let raw = message_bytes(store, &e, &optouts, redirect.as_ref())?;
         if e.state == OutboxState::Sending {
             tracing::warn!(message_id = %e.message_id, case = %e.case_id,
                 "was being sent when perfbot stopped; sending again under the same Message-ID");
@@ -351,6 +318,74 @@ pub async fn send_due(
         finish(config, store, done, &mut in_flight, &mut s)?;
     }
     Ok(s)
+}
+
+/// The envelope recipients of a mail: its recipients without the opted-out
+/// (or the staging address instead), and perfbot's own mailbox.
+fn envelope(
+    e: &OutboxEntry,
+    optouts: &OptOuts,
+    redirect: Option<&Address>,
+    self_copy: Option<&Address>,
+) -> Vec<Address> {
+    let (mut to, dropped) = guard::envelope(&e.recipients, optouts, redirect);
+    for (a, why) in &dropped {
+        tracing::info!(message_id = %e.message_id, address = %a, reason = why, "recipient left out");
+    }
+    // A copy of every mail to perfbot's own mailbox (envelope only, like
+    // Bcc): after an interruption, `confirm_sending` finds it there
+    // instead of sending the mail a second time.
+    if let (Some(me), false) = (self_copy, to.is_empty() || redirect.is_some()) {
+        if !to.contains(me) {
+            to.push(me.clone());
+        }
+    }
+    to
+}
+
+/// A mail nobody may get any more is dead, with the reason in its case.
+fn bury_unaddressed(store: &Store, e: &mut OutboxEntry) -> Result<(), StoreError> {
+    e.state = OutboxState::Dead;
+    e.last_error = Some("no recipient left (all opted out or invalid)".into());
+    store.outbox_transition(
+        e,
+        None,
+        system("outbox"),
+        &format!("mail <{}> not sent: no recipient left", e.message_id),
+    )
+}
+
+/// The line `send --dry-run` prints for a mail.
+fn would_send(e: &OutboxEntry, to: &[Address]) -> String {
+    format!(
+        "would send {} ({}, case {}) to {}: {}",
+        e.message_id,
+        e.kind,
+        e.case_id,
+        to.iter()
+            .map(Address::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+        e.subject
+    )
+}
+
+/// The bytes to send: the queued message, with a header naming the original
+/// recipients when staging redirects it.
+fn message_bytes(
+    store: &Store,
+    e: &OutboxEntry,
+    optouts: &OptOuts,
+    redirect: Option<&Address>,
+) -> Result<Vec<u8>, StoreError> {
+    let raw = store.outbox_raw(&e.message_id)?;
+    let Some(r) = redirect else {
+        return Ok(raw);
+    };
+    let original: Vec<Address> = guard::envelope(&e.recipients, optouts, None).0;
+    let mut with = guard::redirect_header(r, &original);
+    with.extend_from_slice(&raw);
+    Ok(with)
 }
 
 /// What a send task gives back: the mail and what the transport said.

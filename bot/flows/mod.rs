@@ -3,11 +3,11 @@
 //! (`reply`), sending what is due (`delivery`), mail in a case's thread
 //! (`followup`), the digest and the reminders.
 
-pub mod delivery;
-pub mod digest;
-pub mod followup;
+pub(crate) mod delivery;
+pub(crate) mod digest;
+pub(crate) mod followup;
 pub mod ingest;
-pub mod optout;
-pub mod remind;
-pub mod reply;
+pub(crate) mod optout;
+pub(crate) mod remind;
+pub(crate) mod reply;
 pub mod report;

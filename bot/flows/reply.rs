@@ -161,49 +161,14 @@ pub fn handle_reply(
         note,
     } = msg;
     let from = Address::parse(&entry.from);
-    let verdict: Option<Verdict> = dkim.map(|c| {
-        let domain = from
-            .as_ref()
-            .and_then(|a| a.as_str().rsplit_once('@'))
-            .map(|(_, d)| d.to_string())
-            .unwrap_or_default();
-        c.check(raw, &domain)
-    });
-    let fact_u = fact(entry);
-    let is_fact = fact_u.is_some();
-    let u = match fact_u {
-        Some(u) => u,
-        None => {
-            let case = store.case(case_id)?;
-            let ctx = Context {
-                speaker: speaker(role(from.as_ref(), false, &case, &config.policy)),
-                improvement: case.verdict == "improvement",
-            };
-            read(
-                body,
-                &entry.text,
-                ctx,
-                config.intent_rules(),
-                config.intent_model(),
-            )
-        }
-    };
+    let verdict: Option<Verdict> = dkim.map(|c| c.check(raw, domain_of(from.as_ref())));
+    let (u, is_fact) = understand(config, store, case_id, entry, body, from.as_ref())?;
     let echo = echo(store, entry)?;
     // The case may move under us only through another writer; decide again
     // against where it is then (bounded: the daemon has one ingest thread).
     for _ in 0..5 {
         let case = store.case(case_id)?;
-        let cmds = check_commands(store, &case, &entry.text);
-        let wants_answer = !cmds.is_empty() || config.file.acks.enabled;
-        let answers_last_hour = match (&from, wants_answer) {
-            (Some(a), true) => answers_since(store, a, Utc::now() - Duration::hours(1))?,
-            _ => 0,
-        };
-        let acked_before = config.file.acks.enabled
-            && store
-                .case_outbox(&case.id)?
-                .iter()
-                .any(|o| o.kind == OutboxKind::Ack);
+        let seen = Seen::of(config, store, &case, &entry.text, from.as_ref())?;
         let facts = Facts {
             case: &case,
             from: from.clone(),
@@ -213,11 +178,11 @@ pub fn handle_reply(
             require_verified: config.require_dkim(),
             understanding: &u,
             fact: is_fact,
-            commands: &cmds,
+            commands: &seen.commands,
             limited: entry.limited.as_deref(),
             echo,
-            acked_before,
-            answers_last_hour,
+            acked_before: seen.acked_before,
+            answers_last_hour: seen.answers_last_hour,
             max_answers_per_hour: config.file.reply.max_answers_per_sender_hour,
             escalation_to: config.escalation_to(),
             ack_intents: &config.file.acks.intents,
@@ -231,38 +196,22 @@ pub fn handle_reply(
         };
         let plan = policy::plan(&facts, &config.policy);
         let mails = render(config, &case, entry, &plan)?;
-        entry.understanding = Some(json!({
-            "intent": u.intent,
-            "confidence": u.confidence,
-            "evidence": u.evidence,
-            "secondary": u.secondary,
-            "role": plan.role,
-            "effect": plan.effect.note,
-            "dkim": verdict.as_ref().map(Verdict::describe),
-            "notes": plan.notes,
-        }));
+        entry.understanding = Some(understanding_record(&u, &plan, verdict.as_ref()));
         let change = plan.effect.state.map(|new| {
-            (
-                new,
-                Cause::Message {
-                    message_id: entry.message_id.clone(),
-                    from: entry.from.clone(),
-                    quote: u.evidence.clone(),
-                },
-                plan.effect.note.clone(),
-            )
+            let cause = Cause::Message {
+                message_id: entry.message_id.clone(),
+                from: entry.from.clone(),
+                quote: u.evidence.clone(),
+            };
+            (new, cause, plan.effect.note.clone())
         });
-        let recorded = store.record_reply(
-            case_id,
-            entry,
-            &Reply {
-                note,
-                expect: Some(case.state),
-                change,
-                mails: &mails,
-            },
-        )?;
-        match recorded {
+        let reply = Reply {
+            note,
+            expect: Some(case.state),
+            change,
+            mails: &mails,
+        };
+        match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
             Recorded::Conflict(now) => {
                 tracing::info!(case = %case_id, was = %case.state, %now, "case moved while a reply was read; deciding again");
@@ -270,13 +219,7 @@ pub fn handle_reply(
             }
             Recorded::New => {}
         }
-        if let Some(new) = plan.effect.state {
-            tracing::info!(case = %case.id, message_id = %entry.message_id, from = %entry.from, role = %plan.role,
-                intent = %u.intent, confidence = u.confidence, new_state = %new, "case moved");
-        }
-        for n in &plan.notes {
-            tracing::info!(case = %case.id, message_id = %entry.message_id, "{n}");
-        }
+        log_outcome(&case, entry, &u, &plan);
         return Ok(Some(Handled {
             understanding: u,
             role: plan.role,
@@ -289,6 +232,104 @@ pub fn handle_reply(
         path: String::new(),
         why: format!("case {case_id} kept moving while a reply was recorded"),
     }))
+}
+
+/// The domain of the From address (what a DKIM signature must align with).
+fn domain_of(from: Option<&Address>) -> &str {
+    from.and_then(|a| a.as_str().rsplit_once('@'))
+        .map_or("", |(_, d)| d)
+}
+
+/// What the message says: a fact seen on the list (a revert, a closing
+/// patch), else the sender's words read in the case's context. The flag
+/// says which.
+fn understand(
+    config: &Config,
+    store: &Store,
+    case_id: &CaseId,
+    entry: &ThreadEntry,
+    body: &str,
+    from: Option<&Address>,
+) -> Result<(Understanding, bool), HandleError> {
+    if let Some(u) = fact(entry) {
+        return Ok((u, true));
+    }
+    let case = store.case(case_id)?;
+    let ctx = Context {
+        speaker: speaker(role(from, false, &case, &config.policy)),
+        improvement: case.verdict == "improvement",
+    };
+    let u = read(
+        body,
+        &entry.text,
+        ctx,
+        config.intent_rules(),
+        config.intent_model(),
+    );
+    Ok((u, false))
+}
+
+/// What the store says that the decision depends on, read afresh each try.
+struct Seen {
+    /// The sender's `#perfbot` lines, `dup` targets checked.
+    commands: Vec<(String, Parsed)>,
+    answers_last_hour: usize,
+    acked_before: bool,
+}
+
+impl Seen {
+    fn of(
+        config: &Config,
+        store: &Store,
+        case: &Case,
+        words: &str,
+        from: Option<&Address>,
+    ) -> Result<Seen, StoreError> {
+        let commands = check_commands(store, case, words);
+        let wants_answer = !commands.is_empty() || config.file.acks.enabled;
+        let answers_last_hour = match (from, wants_answer) {
+            (Some(a), true) => answers_since(store, a, Utc::now() - Duration::hours(1))?,
+            _ => 0,
+        };
+        let acked_before = config.file.acks.enabled
+            && store
+                .case_outbox(&case.id)?
+                .iter()
+                .any(|o| o.kind == OutboxKind::Ack);
+        Ok(Seen {
+            commands,
+            answers_last_hour,
+            acked_before,
+        })
+    }
+}
+
+/// The understanding as the thread entry keeps it (timeline, dashboard).
+fn understanding_record(
+    u: &Understanding,
+    plan: &Plan,
+    dkim: Option<&Verdict>,
+) -> serde_json::Value {
+    json!({
+        "intent": u.intent,
+        "confidence": u.confidence,
+        "evidence": u.evidence,
+        "secondary": u.secondary,
+        "role": plan.role,
+        "effect": plan.effect.note,
+        "dkim": dkim.map(Verdict::describe),
+        "notes": plan.notes,
+    })
+}
+
+fn log_outcome(case: &Case, entry: &ThreadEntry, u: &Understanding, plan: &Plan) {
+    if let Some(new) = plan.effect.state {
+        tracing::info!(case = %case.id, message_id = %entry.message_id, from = %entry.from, role = %plan.role,
+            intent = %u.intent, confidence = u.confidence, new_state = %new, "case moved");
+    }
+    for n in &plan.notes {
+        tracing::info!(case = %case.id, message_id = %entry.message_id, "{n}");
+    }
 }
 
 /// Render the planned follow-ups into mails ready to queue.

@@ -2,9 +2,9 @@
 //! them (files, standard output, SMTP), IMAP access, DKIM verification, and the
 //! guard rails applied at send time.
 
-pub mod dkim;
-pub mod guard;
+pub(crate) mod dkim;
+pub(crate) mod guard;
 pub mod imap;
-pub mod message;
+pub(crate) mod message;
 pub mod smtp;
-pub mod transport;
+pub(crate) mod transport;

@@ -12,8 +12,6 @@ pub enum TransportError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Smtp(String),
 }
 
 /// A file name for a Message-ID that is safe on any file system.

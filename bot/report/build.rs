@@ -406,61 +406,49 @@ pub fn case_key(input: &LoadedInput, headline: &str) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Build the report of `input` with template `template` (for its row order).
-pub fn build(
+/// The headline of the first test: the analysis's, or the one the input
+/// names (forced, or checked to be reportable); it must be of a kind
+/// `report.kinds` reports.
+fn choose_headline(
     setup: &Setup,
     input: &LoadedInput,
-    template: &str,
+    rows: &[Row],
     force: bool,
-) -> Result<Report, ReportError> {
-    let i = &input.input;
+) -> Result<(Analysis, Headline), ReportError> {
     let r = setup.report;
-    let hoist = !is_modern_layout(template);
     let file = input.path.display().to_string();
-    let all_rows: Vec<Vec<Row>> = input
-        .data
-        .iter()
-        .map(|d| test_rows(setup.selection, d, hoist))
-        .collect();
-
-    let analysis = analyse(&all_rows[0], setup.directions, r.min_change_percent);
-    let chosen = match (&i.headline, force) {
-        (Some(choice), true) => Some(
-            forced(&all_rows[0], setup.directions, &choice.metric).ok_or_else(|| {
-                ReportError::UnknownHeadline {
-                    file: file.clone(),
-                    metric: choice.metric.clone(),
-                }
-            })?,
-        ),
+    let analysis = analyse(rows, setup.directions, r.min_change_percent);
+    let chosen = match (&input.input.headline, force) {
+        (Some(choice), true) => Some(forced(rows, setup.directions, &choice.metric).ok_or_else(
+            || ReportError::UnknownHeadline {
+                file: file.clone(),
+                metric: choice.metric.clone(),
+            },
+        )?),
         (Some(choice), false) => {
             // A named headline must itself be reportable.
-            analyse(
-                &all_rows[0]
-                    .iter()
-                    .filter(|row| row.name == choice.metric)
-                    .cloned()
-                    .collect::<Vec<_>>(),
-                setup.directions,
-                r.min_change_percent,
-            )
-            .headline
+            let named: Vec<Row> = rows
+                .iter()
+                .filter(|row| row.name == choice.metric)
+                .cloned()
+                .collect();
+            analyse(&named, setup.directions, r.min_change_percent).headline
         }
         (None, _) => analysis.headline.clone(),
     };
-    let headline = match chosen {
-        Some(h) if force || r.kinds.iter().any(|k| k.word() == h.verdict.word()) => h,
-        Some(h) => {
-            return Err(ReportError::NothingToReport {
-                file,
-                reasons: vec![format!(
-                    "{} is a {}; report.kinds = {:?}",
-                    h.metric,
-                    h.verdict.word(),
-                    r.kinds.iter().map(|k| k.word()).collect::<Vec<_>>()
-                )],
-            })
+    match chosen {
+        Some(h) if force || r.kinds.iter().any(|k| k.word() == h.verdict.word()) => {
+            Ok((analysis, h))
         }
+        Some(h) => Err(ReportError::NothingToReport {
+            file,
+            reasons: vec![format!(
+                "{} is a {}; report.kinds = {:?}",
+                h.metric,
+                h.verdict.word(),
+                r.kinds.iter().map(|k| k.word()).collect::<Vec<_>>()
+            )],
+        }),
         None => {
             let mut reasons = analysis.not_reportable.clone();
             if reasons.is_empty() {
@@ -473,11 +461,144 @@ pub fn build(
                 "use --force with \"headline\": {\"metric\": …} in the input to report anyway"
                     .into(),
             );
-            return Err(ReportError::NothingToReport { file, reasons });
+            Err(ReportError::NothingToReport { file, reasons })
         }
-    };
+    }
+}
 
-    let mut all_rows = all_rows;
+/// The body below the headline: each test's table (the first, then the
+/// others under a `***` separator) with its plots; the "In addition to that"
+/// lines of the other tests; the bisect samples for the dashboard.
+#[derive(Default)]
+struct Details {
+    text: String,
+    in_addition: Vec<(String, String, Vec<String>)>,
+    bisect: Vec<BisectSeries>,
+}
+
+impl Details {
+    fn build(
+        setup: &Setup,
+        input: &LoadedInput,
+        all_rows: &[Vec<Row>],
+        headline: &Headline,
+        modern: bool,
+    ) -> Details {
+        let i = &input.input;
+        let commit_lines = vec![
+            format!("{} (\"{}\")", sha10(&i.base.sha), i.base.subject),
+            format!("{} (\"{}\")", sha10(&i.commit.sha), i.commit.subject),
+        ];
+        let mut d = Details::default();
+        for (n, (t, rows)) in i.tests.iter().zip(all_rows).enumerate() {
+            let test_headline = if n == 0 {
+                Some(headline.clone())
+            } else {
+                let r = setup.report;
+                analyse(rows, setup.directions, r.min_change_percent).headline
+            };
+            if n > 0 {
+                d.separator(t, test_headline.as_ref(), modern);
+            }
+            let table = Table {
+                params: axes(t),
+                axis: "commit".into(),
+                commit_lines: commit_lines.clone(),
+                column_ids: vec![i.base.sha.clone(), i.commit.sha.clone()],
+                rows: rows.clone(),
+            };
+            d.text.push_str(&table.render());
+            d.add_bisect(t, test_headline.as_ref());
+            let plots = plots_for(t, test_headline.as_ref().map(|h| h.metric.as_str()));
+            if !plots.is_empty() {
+                d.text.push('\n');
+                d.text.push_str(&plots);
+            }
+        }
+        d
+    }
+
+    /// The `***` line and machine of another test; its "In addition" line.
+    fn separator(&mut self, t: &Test, headline: Option<&Headline>, modern: bool) {
+        self.text.push('\n');
+        self.text.push_str(&"*".repeat(99));
+        self.text.push('\n');
+        self.text
+            .push_str(&format!("{}: {}\n", t.tbox_group, t.machine));
+        let Some(h) = headline else {
+            return;
+        };
+        let hv = HeadlineView::new(h, None);
+        let change = if modern {
+            hv.change_magnitude
+        } else {
+            hv.change_classic
+        };
+        let mut params: Vec<String> = t
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", axis_text(v)))
+            .collect();
+        params.sort();
+        self.in_addition.push((
+            format!("{}: {} {} {}", t.testcase, h.metric, change, hv.verdict),
+            t.machine.clone(),
+            params,
+        ));
+    }
+
+    /// The bisect samples of the headline and the plotted metrics, once each.
+    fn add_bisect(&mut self, t: &Test, headline: Option<&Headline>) {
+        let Some(b) = &t.bisect else {
+            return;
+        };
+        let mut metrics: Vec<&str> = headline.iter().map(|h| h.metric.as_str()).collect();
+        metrics.extend(b.plot.iter().map(String::as_str));
+        for m in metrics {
+            if self.bisect.iter().any(|s| s.metric == m) {
+                continue;
+            }
+            if let Some((good, bad)) = bisect_series(t, m) {
+                self.bisect.push(BisectSeries {
+                    metric: m.to_string(),
+                    good,
+                    bad,
+                });
+            }
+        }
+    }
+}
+
+/// `[still regression on <ref> <sha>]` lines, the refs right-aligned.
+fn still_regression_lines(i: &crate::input::ReportInput) -> Vec<String> {
+    let w = i
+        .still_regression_on
+        .iter()
+        .map(|s| s.reference.chars().count())
+        .max()
+        .unwrap_or(0);
+    i.still_regression_on
+        .iter()
+        .map(|s| format!("[still regression on {:>w$} {}]", s.reference, s.sha))
+        .collect()
+}
+
+/// Build the report of `input` with template `template` (for its row order).
+pub fn build(
+    setup: &Setup,
+    input: &LoadedInput,
+    template: &str,
+    force: bool,
+) -> Result<Report, ReportError> {
+    let i = &input.input;
+    let r = setup.report;
+    let modern = is_modern_layout(template);
+    let mut all_rows: Vec<Vec<Row>> = input
+        .data
+        .iter()
+        .map(|d| test_rows(setup.selection, d, !modern))
+        .collect();
+    let (analysis, headline) = choose_headline(setup, input, &all_rows[0], force)?;
     if r.headline_first {
         if let Some(pos) = all_rows[0]
             .iter()
@@ -493,89 +614,7 @@ pub fn build(
         &headline,
         i.headline.as_ref().and_then(|h| h.kind.as_deref()),
     );
-
-    // Groups: the first test, then each other test under a `***` separator.
-    let commit_lines = vec![
-        format!("{} (\"{}\")", sha10(&i.base.sha), i.base.subject),
-        format!("{} (\"{}\")", sha10(&i.commit.sha), i.commit.subject),
-    ];
-    let mut details = String::new();
-    let mut bisect: Vec<BisectSeries> = Vec::new();
-    let mut blocks = Vec::new();
-    for (n, (t, rows)) in i.tests.iter().zip(&all_rows).enumerate() {
-        let table = Table {
-            params: axes(t),
-            axis: "commit".into(),
-            commit_lines: commit_lines.clone(),
-            column_ids: vec![i.base.sha.clone(), i.commit.sha.clone()],
-            rows: rows.clone(),
-        };
-        let test_headline = if n == 0 {
-            Some(headline.clone())
-        } else {
-            analyse(rows, setup.directions, r.min_change_percent).headline
-        };
-        if n > 0 {
-            details.push('\n');
-            details.push_str(&"*".repeat(99));
-            details.push('\n');
-            details.push_str(&format!("{}: {}\n", t.tbox_group, t.machine));
-            if let Some(h) = &test_headline {
-                let hv = HeadlineView::new(h, None);
-                let change = if is_modern_layout(template) {
-                    hv.change_magnitude
-                } else {
-                    hv.change_classic
-                };
-                let mut params: Vec<String> = t
-                    .params
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", axis_text(v)))
-                    .collect();
-                params.sort();
-                blocks.push((
-                    format!("{}: {} {} {}", t.testcase, h.metric, change, hv.verdict),
-                    t.machine.clone(),
-                    params,
-                ));
-            }
-        }
-        details.push_str(&table.render());
-        if let Some(b) = &t.bisect {
-            let mut metrics: Vec<&str> = test_headline.iter().map(|h| h.metric.as_str()).collect();
-            metrics.extend(b.plot.iter().map(String::as_str));
-            for m in metrics {
-                if bisect.iter().any(|s: &BisectSeries| s.metric == m) {
-                    continue;
-                }
-                if let Some((good, bad)) = bisect_series(t, m) {
-                    bisect.push(BisectSeries {
-                        metric: m.to_string(),
-                        good,
-                        bad,
-                    });
-                }
-            }
-        }
-        let plots = plots_for(t, test_headline.as_ref().map(|h| h.metric.as_str()));
-        if !plots.is_empty() {
-            details.push('\n');
-            details.push_str(&plots);
-        }
-    }
-
-    let still: Vec<String> = {
-        let w = i
-            .still_regression_on
-            .iter()
-            .map(|s| s.reference.chars().count())
-            .max()
-            .unwrap_or(0);
-        i.still_regression_on
-            .iter()
-            .map(|s| format!("[still regression on {:>w$} {}]", s.reference, s.sha))
-            .collect()
-    };
+    let details = Details::build(setup, input, &all_rows, &headline, modern);
     let archive = r.archive_url.trim_end_matches('/');
     let view = ReportView {
         robot_name: setup.bot.name.clone(),
@@ -589,10 +628,11 @@ pub fn build(
         tree: i.tree.clone(),
         patch: i.patch.clone(),
         subsystem: subsystem(&i.commit.subject),
-        still_regression_on: still,
+        still_regression_on: still_regression_lines(i),
         test: TestView::new(&i.tests[0]),
-        in_addition: (!blocks.is_empty()).then(|| in_addition_table(&blocks)),
-        details,
+        in_addition: (!details.in_addition.is_empty())
+            .then(|| in_addition_table(&details.in_addition)),
+        details: details.text,
         closes_url: format!("{archive}/{message_id}"),
         materials_url: (!r.materials_url.is_empty())
             .then(|| format!("{}/{}", r.materials_url.trim_end_matches('/'), message_id)),
@@ -607,6 +647,6 @@ pub fn build(
         view,
         analysis,
         headline,
-        bisect,
+        bisect: details.bisect,
     })
 }

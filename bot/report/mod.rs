@@ -2,9 +2,9 @@
 //! rendering through the templates. Pure: the pipeline that loads inputs and
 //! queues the mail is `flows::report`.
 
-pub mod build;
+pub(crate) mod build;
 pub mod numfmt;
 pub mod plot;
-pub mod render;
-pub mod settings;
+pub(crate) mod render;
+pub(crate) mod settings;
 pub mod table;

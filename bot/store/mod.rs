@@ -1,14 +1,14 @@
 //! sled, the one source of truth: cases, their events, the Message-ID index, the
 //! outbox and mailbox cursors. Multi-tree updates run in one transaction.
 
-pub mod cursor;
-pub mod optout;
-pub mod outbox;
-pub mod thread;
+pub(crate) mod cursor;
+pub(crate) mod optout;
+pub(crate) mod outbox;
+pub(crate) mod thread;
 
 use std::path::Path;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use sled::Transactional;
 
@@ -57,22 +57,22 @@ pub enum StoreError {
 }
 
 pub struct Store {
-    pub db: sled::Db,
+    db: sled::Db,
     generation: std::sync::atomic::AtomicU64,
     flush_lock: std::sync::Mutex<()>,
     generation_path: std::path::PathBuf,
-    pub(crate) cases: sled::Tree,
-    pub(crate) events: sled::Tree,
-    pub(crate) messages: sled::Tree,
-    pub(crate) outbox: sled::Tree,
-    pub(crate) outbox_raw: sled::Tree,
-    pub(crate) optout: sled::Tree,
-    pub(crate) cursors: sled::Tree,
-    pub(crate) thread: sled::Tree,
-    pub(crate) quarantine: sled::Tree,
-    pub(crate) meta: sled::Tree,
+    cases: sled::Tree,
+    events: sled::Tree,
+    messages: sled::Tree,
+    outbox: sled::Tree,
+    outbox_raw: sled::Tree,
+    optout: sled::Tree,
+    cursors: sled::Tree,
+    thread: sled::Tree,
+    quarantine: sled::Tree,
+    meta: sled::Tree,
     /// The state directory (for files kept beside the database).
-    pub dir: std::path::PathBuf,
+    dir: std::path::PathBuf,
 }
 
 /// What `Store::create_case` did.
@@ -98,17 +98,66 @@ pub(crate) fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("records serialise")
 }
 
-pub(crate) fn abort<E: std::fmt::Display>(e: E) -> ConflictableTransactionError<String> {
-    ConflictableTransactionError::Abort(e.to_string())
+/// Why a transaction gave up.
+#[derive(Debug)]
+pub(crate) enum Abort {
+    /// The case it writes to does not exist.
+    NoCase(CaseId),
+    /// A record it read could not be decoded.
+    Damaged(String),
 }
 
-pub(crate) fn tx_err(e: TransactionError<String>) -> StoreError {
+pub(crate) fn abort<E: std::fmt::Display>(e: E) -> ConflictableTransactionError<Abort> {
+    ConflictableTransactionError::Abort(Abort::Damaged(e.to_string()))
+}
+
+pub(crate) fn no_case(id: &CaseId) -> ConflictableTransactionError<Abort> {
+    ConflictableTransactionError::Abort(Abort::NoCase(id.clone()))
+}
+
+pub(crate) fn tx_err(e: TransactionError<Abort>) -> StoreError {
     match e {
-        TransactionError::Abort(s) => StoreError::Corrupt {
+        TransactionError::Abort(Abort::NoCase(id)) => StoreError::NoCase(id.to_string()),
+        TransactionError::Abort(Abort::Damaged(why)) => StoreError::Corrupt {
             path: String::new(),
-            why: s,
+            why,
         },
         TransactionError::Storage(e) => StoreError::Sled(e),
+    }
+}
+
+/// The one place a case changes state. Every transaction that moves a case
+/// (a decision of `set_state`, a mail delivered by `outbox_transition`, a
+/// reply's decision in `record_reply`) calls this, so the state and the last
+/// event of its history cannot disagree. Returns the event to write.
+pub(crate) fn move_case(
+    c: &mut Case,
+    new: CaseState,
+    cause: Cause,
+    note: String,
+    time: DateTime<Utc>,
+) -> Event {
+    let ev = Event {
+        time,
+        cause,
+        old: Some(c.state),
+        new,
+        note,
+    };
+    c.state = new;
+    c.updated = time;
+    ev
+}
+
+/// An event that leaves the case where it is (a message recorded, a mail
+/// queued or sent while the case was elsewhere).
+pub(crate) fn note_event(c: &Case, cause: Cause, note: String, time: DateTime<Utc>) -> Event {
+    Event {
+        time,
+        cause,
+        old: Some(c.state),
+        new: c.state,
+        note,
     }
 }
 
@@ -582,31 +631,14 @@ impl Store {
         let seq = self.db.generate_id()?;
         let now = Utc::now();
         let result = (&self.cases, &self.events).transaction(|(cases, events)| {
-            let v = cases
-                .get(id.as_str())?
-                .ok_or_else(|| abort(format!("no case {id}")))?;
+            let v = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
             let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
-            let ev = Event {
-                time: now,
-                cause: cause.clone(),
-                old: Some(c.state),
-                new,
-                note: note.to_string(),
-            };
-            c.state = new;
-            c.updated = now;
+            let ev = move_case(&mut c, new, cause.clone(), note.to_string(), now);
             cases.insert(id.as_str(), encode(&c))?;
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(c)
         });
-        let c = result.map_err(|e| match e {
-            TransactionError::Abort(s) if s.starts_with("no case") => {
-                StoreError::NoCase(id.to_string())
-            }
-            e => tx_err(e),
-        })?;
-
-        Ok(c)
+        result.map_err(tx_err)
     }
 
     /// Which case a Message-ID belongs to, if any.
@@ -630,17 +662,6 @@ impl Store {
     pub fn meta_set(&self, key: &str, value: &str) -> Result<(), StoreError> {
         self.meta.insert(key, value.as_bytes())?;
         self.flush()
-    }
-}
-
-impl Store {
-    /// Pretend a newer perfbot wrote this database (for tests of the refusal).
-    #[doc(hidden)]
-    pub fn meta_set_schema_for_test(&self, v: u32) {
-        self.meta
-            .insert("schema", v.to_string().as_bytes())
-            .unwrap();
-        self.flush().unwrap();
     }
 }
 
@@ -685,4 +706,107 @@ pub fn daemon_running(state_dir: &Path) -> bool {
         return false;
     };
     matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::OutboxKind;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = Store::open(&tmp.path().join("state")).unwrap();
+        (tmp, s)
+    }
+
+    fn queued_case(s: &Store) -> (Case, OutboxEntry) {
+        let c = Case::sample("0123456789ab", CaseState::Queued, Utc::now());
+        let e = OutboxEntry::queued(
+            c.message_id.clone(),
+            c.id.clone(),
+            OutboxKind::Report,
+            c.subject.clone(),
+            vec!["lkml@example.test".into()],
+            Utc::now(),
+        );
+        let cause = Cause::Report {
+            input: "in.json".into(),
+        };
+        s.create_case(&c, cause, &e, b"Subject: x\r\n\r\nbody\r\n")
+            .unwrap();
+        (c, e)
+    }
+
+    fn cli() -> Cause {
+        Cause::Cli {
+            user: "op".into(),
+            reason: "test".into(),
+        }
+    }
+
+    #[test]
+    fn a_missing_case_is_a_typed_error() {
+        let (_t, s) = store();
+        let id = CaseId::parse("ffffffffffff").unwrap();
+        let e = s.set_state(&id, CaseState::Fixed, cli(), "x").unwrap_err();
+        assert!(
+            matches!(&e, StoreError::NoCase(i) if i == "ffffffffffff"),
+            "{e}"
+        );
+        assert!(matches!(s.case(&id), Err(StoreError::NoCase(_))));
+    }
+
+    #[test]
+    fn every_move_leaves_state_and_history_agreeing() {
+        let (_t, s) = store();
+        let (c, mut e) = queued_case(&s);
+        // Delivered: queued → reported, through the outbox's transition.
+        e.state = crate::model::OutboxState::Sent;
+        let advance = Some((CaseState::Queued, CaseState::Reported));
+        s.outbox_transition(&e, advance, cli(), "sent").unwrap();
+        // A second delivery record does not move it again (it is not queued).
+        s.outbox_transition(&e, advance, cli(), "sent again")
+            .unwrap();
+        s.set_state(&c.id, CaseState::AwaitingRevert, cli(), "will revert")
+            .unwrap();
+        let now = s.case(&c.id).unwrap();
+        assert_eq!(now.state, CaseState::AwaitingRevert);
+        let events = s.events(&c.id).unwrap();
+        let moves: Vec<(Option<CaseState>, CaseState)> =
+            events.iter().map(|e| (e.old, e.new)).collect();
+        assert_eq!(
+            moves[1..],
+            [
+                (Some(CaseState::Queued), CaseState::Reported),
+                (Some(CaseState::Reported), CaseState::Reported),
+                (Some(CaseState::Reported), CaseState::AwaitingRevert),
+            ]
+        );
+        // Each event starts where the one before ended.
+        for w in events.windows(2) {
+            assert_eq!(w[1].old, Some(w[0].new), "{events:#?}");
+        }
+        assert_eq!(events.last().unwrap().new, now.state);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_not_reset() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        {
+            let s = Store::open(&dir).unwrap();
+            queued_case(&s);
+            s.meta_set("schema", "99").unwrap();
+        }
+        let e = Store::open(&dir).err().expect("refused");
+        assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
+        // Nothing was reset: back at the known schema, the case is still there.
+        {
+            let db = sled::open(dir.join("db")).unwrap();
+            db.open_tree("meta").unwrap().insert("schema", "1").unwrap();
+            db.flush().unwrap();
+        }
+        let s = Store::open(&dir).unwrap();
+        assert_eq!(s.cases().unwrap().len(), 1);
+    }
 }

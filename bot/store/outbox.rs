@@ -4,7 +4,9 @@
 use chrono::Utc;
 use sled::Transactional;
 
-use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
+use super::{
+    abort, decode, encode, event_key, move_case, no_case, note_event, tx_err, Store, StoreError,
+};
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::model::{MessageId, MessageRef, OutboxEntry};
 
@@ -72,20 +74,13 @@ impl Store {
                     return Ok(());
                 };
                 let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
-                let old = c.state;
-                if let Some((from, to)) = advance {
-                    if c.state == from {
-                        c.state = to;
-                        c.updated = now;
+                let ev = match advance {
+                    Some((from, to)) if c.state == from => {
+                        let ev = move_case(&mut c, to, cause.clone(), note.to_string(), now);
                         cases.insert(e.case_id.as_str(), encode(&c))?;
+                        ev
                     }
-                }
-                let ev = Event {
-                    time: now,
-                    cause: cause.clone(),
-                    old: Some(old),
-                    new: c.state,
-                    note: note.to_string(),
+                    _ => note_event(&c, cause.clone(), note.to_string(), now),
                 };
                 events.insert(event_key(&e.case_id, seq), encode(&ev))?;
                 Ok(())
@@ -147,7 +142,7 @@ impl Store {
                 }
                 let v = cases
                     .get(e.case_id.as_str())?
-                    .ok_or_else(|| abort(format!("no case {}", e.case_id)))?;
+                    .ok_or_else(|| no_case(&e.case_id))?;
                 let c: Case = serde_json::from_slice(&v).map_err(abort)?;
                 outbox.insert(e.message_id.as_str(), encode(e))?;
                 outbox_raw.insert(e.message_id.as_str(), raw)?;

@@ -2,11 +2,12 @@
 //! the outbox), and the quarantine of messages that could not be read.
 
 use chrono::Utc;
-use sled::transaction::TransactionError;
 use sled::Transactional;
 
-use super::{abort, decode, encode, event_key, tx_err, Store, StoreError};
-use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
+use super::{
+    abort, decode, encode, event_key, move_case, no_case, note_event, tx_err, Store, StoreError,
+};
+use crate::model::case::{Case, CaseId, CaseState, Cause};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry};
 
 /// What a reply does, for `Store::record_reply`.
@@ -109,9 +110,7 @@ impl Store {
                 if messages.get(entry.message_id.as_str())?.is_some() {
                     return Ok(Recorded::Duplicate);
                 }
-                let v = cases
-                    .get(case.as_str())?
-                    .ok_or_else(|| abort(format!("no case {case}")))?;
+                let v = cases.get(case.as_str())?.ok_or_else(|| no_case(case))?;
                 let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
                 if reply.expect.is_some_and(|e| e != c.state) {
                     return Ok(Recorded::Conflict(c.state));
@@ -121,28 +120,15 @@ impl Store {
                     encode(&MessageRef::theirs(case, entry.sender)),
                 )?;
                 thread.insert(event_key(case, seq), encode(entry))?;
-                let ev = Event {
-                    time: entry.received,
-                    cause: Cause::Message {
-                        message_id: entry.message_id.clone(),
-                        from: entry.from.clone(),
-                        quote: entry.text.chars().take(2000).collect(),
-                    },
-                    old: Some(c.state),
-                    new: c.state,
-                    note: reply.note.to_string(),
+                let cause = Cause::Message {
+                    message_id: entry.message_id.clone(),
+                    from: entry.from.clone(),
+                    quote: entry.text.chars().take(2000).collect(),
                 };
+                let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
                 events.insert(event_key(case, seq), encode(&ev))?;
                 if let Some((new, cause, note)) = &reply.change {
-                    let ev = Event {
-                        time: now,
-                        cause: cause.clone(),
-                        old: Some(c.state),
-                        new: *new,
-                        note: note.clone(),
-                    };
-                    c.state = *new;
-                    c.updated = now;
+                    let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
                     cases.insert(case.as_str(), encode(&c))?;
                     events.insert(event_key(case, change_seq), encode(&ev))?;
                 }
@@ -154,23 +140,12 @@ impl Store {
                     outbox.insert(id, encode(&m.entry))?;
                     outbox_raw.insert(id, m.raw.as_slice())?;
                     messages.insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
-                    let ev = Event {
-                        time: m.entry.queued_at,
-                        cause: m.cause.clone(),
-                        old: Some(c.state),
-                        new: c.state,
-                        note: m.note.clone(),
-                    };
+                    let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
                     events.insert(event_key(case, *mseq), encode(&ev))?;
                 }
                 Ok(Recorded::New)
             })
-            .map_err(|e| match e {
-                TransactionError::Abort(s) if s.starts_with("no case") => {
-                    StoreError::NoCase(case.to_string())
-                }
-                e => tx_err(e),
-            })
+            .map_err(tx_err)
     }
 
     /// Update the stored thread entry of a message (its understanding). Not

@@ -5,7 +5,7 @@
 //! HTML-escaped by handlebars; the only raw HTML inserted is built here from
 //! escaped parts (highlighted evidence, SVG plots).
 
-pub mod view;
+pub(crate) mod view;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

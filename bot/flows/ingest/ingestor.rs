@@ -10,6 +10,7 @@ use super::parse::{parse, parse_head, Head, Limits};
 use super::sender::{classify, Identity};
 use super::thread::{match_case, reverted_cases, trailer_ids, SubjectIndex};
 use crate::config::Config;
+use crate::flows::reply::Handled;
 use crate::model::case::CaseId;
 use crate::model::thread::{Quarantined, ThreadEntry};
 use crate::model::MatchedBy;
@@ -71,7 +72,7 @@ pub enum Outcome {
         entry: Box<ThreadEntry>,
         sender: SenderKind,
         /// What the reply did (people's replies only).
-        handled: Option<Box<crate::flows::reply::Handled>>,
+        handled: Option<Box<Handled>>,
     },
     Duplicate,
     Unmatched,
@@ -335,74 +336,12 @@ impl<'a> Ingestor<'a> {
             tracing::warn!(%source, message_id = %head.message_id, limit = %why, "message limited");
         }
         let sender = classify(&head, &self.identity);
-        let mut entry = ThreadEntry {
-            message_id: head.message_id.clone(),
-            from: head
-                .from
-                .as_ref()
-                .map(|a| a.to_string())
-                .unwrap_or_default(),
-            from_name: head.from_name.clone(),
-            date: head.date,
-            received: Utc::now(),
-            subject: head.subject.clone(),
-            text: own_words(&msg.text),
-            sender: sender.sender(),
-            sender_note: match &sender {
-                SenderKind::Bot(why) => why.clone(),
-                _ => String::new(),
-            },
-            matched_by: how,
-            in_reply_to: head.in_reply_to.first().cloned(),
-            source: source.to_string(),
-            limited: msg.limited.clone(),
-            understanding: None,
-            seq: 0,
-        };
-        let who = crate::model::ids::display_mailbox(&entry.from_name, &entry.from);
-        let note = match &sender {
-            SenderKind::Person => format!("reply from {who}"),
-            SenderKind::Own => "perfbot's own mail, back from the list".to_string(),
-            SenderKind::Bot(why) => format!("automatic mail from {who} ({why}): not acted on"),
-        };
-        // Only a person's mail is ever acted on; the message and what it
-        // does are recorded in one write.
-        let mut handled = None;
-        let recorded = if sender == SenderKind::Person {
-            match crate::flows::reply::handle_reply(
-                self.config,
-                self.store,
-                &case,
-                crate::flows::reply::Incoming {
-                    entry: &mut entry,
-                    body: &msg.text,
-                    raw,
-                    note: &note,
-                },
-                self.dkim.as_ref(),
-            ) {
-                Ok(Some(h)) => {
-                    self.stats.handled += 1;
-                    handled = Some(Box::new(h));
-                    true
-                }
-                Ok(None) => false,
-                Err(crate::flows::reply::HandleError::Store(e)) => return Err(e),
-                Err(e) => {
-                    // Kept, with the reason it could not be acted on.
-                    tracing::error!(case = %case, message_id = %head.message_id, error = %e, "reply recorded but not handled");
-                    let note = format!("{note}; not handled: {e}");
-                    self.store.record_thread_message(&case, &mut entry, &note)?
-                }
-            }
-        } else {
-            self.store.record_thread_message(&case, &mut entry, &note)?
-        };
-        if !recorded {
+        let mut entry = thread_entry(&head, &msg, &sender, how, source);
+        let Kept::Recorded(handled) = self.record(&case, &mut entry, &msg, raw, &sender)? else {
             self.stats.duplicates += 1;
             self.known.insert(head.message_id, case);
             return Ok(Outcome::Duplicate);
-        }
+        };
         self.known.insert(head.message_id.clone(), case.clone());
         if let Some(h) = &handled {
             // Replies to what it queued belong to this case too.
@@ -421,5 +360,106 @@ impl<'a> Ingestor<'a> {
             sender,
             handled,
         })
+    }
+
+    /// Record a matched message in its case's thread. Only a person's mail is
+    /// ever acted on; the message and what it does are recorded in one write.
+    fn record(
+        &mut self,
+        case: &CaseId,
+        entry: &mut ThreadEntry,
+        msg: &super::parse::Inbound,
+        raw: &[u8],
+        sender: &SenderKind,
+    ) -> Result<Kept, StoreError> {
+        let who = crate::model::ids::display_mailbox(&entry.from_name, &entry.from);
+        let note = match sender {
+            SenderKind::Person => format!("reply from {who}"),
+            SenderKind::Own => "perfbot's own mail, back from the list".to_string(),
+            SenderKind::Bot(why) => format!("automatic mail from {who} ({why}): not acted on"),
+        };
+        if *sender != SenderKind::Person {
+            let recorded = self.store.record_thread_message(case, entry, &note)?;
+            return Ok(Kept::new(recorded, None));
+        }
+        let incoming = crate::flows::reply::Incoming {
+            entry,
+            body: &msg.text,
+            raw,
+            note: &note,
+        };
+        match crate::flows::reply::handle_reply(
+            self.config,
+            self.store,
+            case,
+            incoming,
+            self.dkim.as_ref(),
+        ) {
+            Ok(Some(h)) => {
+                self.stats.handled += 1;
+                Ok(Kept::Recorded(Some(Box::new(h))))
+            }
+            Ok(None) => Ok(Kept::Already),
+            Err(crate::flows::reply::HandleError::Store(e)) => Err(e),
+            Err(e) => {
+                // Kept, with the reason it could not be acted on.
+                tracing::error!(case = %case, message_id = %entry.message_id, error = %e, "reply recorded but not handled");
+                let note = format!("{note}; not handled: {e}");
+                let recorded = self.store.record_thread_message(case, entry, &note)?;
+                Ok(Kept::new(recorded, None))
+            }
+        }
+    }
+}
+
+/// What recording a matched message came to.
+enum Kept {
+    /// It was in the thread already (read twice, or raced).
+    Already,
+    /// Recorded now; with what the reply did, if it was a person's.
+    Recorded(Option<Box<Handled>>),
+}
+
+impl Kept {
+    fn new(recorded: bool, handled: Option<Box<Handled>>) -> Kept {
+        if recorded {
+            Kept::Recorded(handled)
+        } else {
+            Kept::Already
+        }
+    }
+}
+
+/// The thread record of a message, before anything acts on it.
+fn thread_entry(
+    head: &Head,
+    msg: &super::parse::Inbound,
+    sender: &SenderKind,
+    how: MatchedBy,
+    source: &str,
+) -> ThreadEntry {
+    ThreadEntry {
+        message_id: head.message_id.clone(),
+        from: head
+            .from
+            .as_ref()
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
+        from_name: head.from_name.clone(),
+        date: head.date,
+        received: Utc::now(),
+        subject: head.subject.clone(),
+        text: own_words(&msg.text),
+        sender: sender.sender(),
+        sender_note: match sender {
+            SenderKind::Bot(why) => why.clone(),
+            _ => String::new(),
+        },
+        matched_by: how,
+        in_reply_to: head.in_reply_to.first().cloned(),
+        source: source.to_string(),
+        limited: msg.limited.clone(),
+        understanding: None,
+        seq: 0,
     }
 }

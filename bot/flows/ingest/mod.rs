@@ -2,12 +2,12 @@
 //! the sources it is read from (IMAP, maildir, mbox, standard input).
 
 pub mod flowed;
-pub mod imap_source;
-pub mod ingestor;
-pub mod mbox;
+pub(crate) mod imap_source;
+pub(crate) mod ingestor;
+pub(crate) mod mbox;
 pub mod parse;
-pub mod sender;
-pub mod sources;
+pub(crate) mod sender;
+pub(crate) mod sources;
 pub mod thread;
 
 pub use ingestor::{Ingestor, Outcome, Stats};

@@ -1,4 +1,5 @@
-//! What a reply does to its case: the state machine of DESIGN.md, as one pure
+//! What a reply does to its case: the case state machine (ARCHITECTURE.md,
+//! "Case states"), as one pure
 //! function. A decision moves the case only when it is confident, from someone
 //! the policy trusts, and consistent with earlier decisions; otherwise the case
 //! goes to a human with the reason.

@@ -11,10 +11,10 @@
 //! decision come out as a decision of low confidence, which the policy sends
 //! to a human — never as "investigating", where it would be lost.
 
-pub mod classify;
-pub mod command;
+pub(crate) mod classify;
+pub(crate) mod command;
 pub mod features;
-pub mod intent;
+pub(crate) mod intent;
 pub mod model;
 pub mod quote;
 pub mod rules;
