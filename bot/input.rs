@@ -762,7 +762,13 @@ impl CaseFile {
         }
         let common_axes = match obj.get("common_axes") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect(),
+            // Sorted by name, as `ncompare` prints them, whatever the file's order.
+            Some(Value::Object(m)) => {
+                let mut axes: Vec<(String, String)> =
+                    m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect();
+                axes.sort_by(|a, b| a.0.cmp(&b.0));
+                axes
+            }
             Some(_) => {
                 return Err(InputError::field(
                     path,

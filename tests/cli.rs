@@ -269,7 +269,7 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
     let dir = root().join("tests/fixtures/conformance/fio_two_commits");
     let o = perfbot(&cfg, &["compare", dir.join("case.json").to_str().unwrap()]);
     assert!(o.status.success());
-    assert_eq!(o.stdout, std::fs::read(dir.join("output.txt")).unwrap());
+    assert_eq!(o.stdout, std::fs::read(dir.join("perfbot.txt")).unwrap());
     let o = perfbot(
         &cfg,
         &[
@@ -284,7 +284,7 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    let want = std::fs::read_to_string(dir.join("output.txt")).unwrap();
+    let want = std::fs::read_to_string(dir.join("perfbot.txt")).unwrap();
     // Same rows as the case file; only the params lines differ (no axes given).
     let rows = |s: &str| {
         s.lines()
@@ -293,6 +293,43 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
             .collect::<Vec<_>>()
     };
     assert_eq!(rows(&out), rows(&want));
+    // The commits as one list, or after one flag, are the same thing.
+    let (base, head) = (dir.join("base.matrix.json"), dir.join("head.matrix.json"));
+    for commits in [
+        vec![
+            "--commit",
+            "8925a3dc4771004b2ff4c1d0f3a9e6b7c5d2e1f0,0b02c8c0d75a738c5db1f6b9d8d6a17c9b7e4a93",
+        ],
+        vec![
+            "--commit",
+            "8925a3dc4771004b2ff4c1d0f3a9e6b7c5d2e1f0",
+            "0b02c8c0d75a738c5db1f6b9d8d6a17c9b7e4a93",
+        ],
+    ] {
+        let mut args = vec!["compare", base.to_str().unwrap(), head.to_str().unwrap()];
+        args.extend(commits);
+        let o = perfbot(&cfg, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), out);
+    }
+    // Common axes print sorted by name, as ncompare does, whatever the
+    // order in the case file.
+    let mut case: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("case.json")).unwrap()).unwrap();
+    let axes = case["common_axes"].as_object().unwrap().clone();
+    let mut reversed = serde_json::Map::new();
+    for (k, v) in axes.iter().rev() {
+        reversed.insert(k.clone(), v.clone());
+    }
+    case["common_axes"] = serde_json::Value::Object(reversed);
+    for m in ["base.matrix.json", "head.matrix.json"] {
+        std::fs::copy(dir.join(m), tmp.path().join(m)).unwrap();
+    }
+    let shuffled = tmp.path().join("case.json");
+    std::fs::write(&shuffled, serde_json::to_vec_pretty(&case).unwrap()).unwrap();
+    let o = perfbot(&cfg, &["compare", shuffled.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, std::fs::read(dir.join("perfbot.txt")).unwrap());
 }
 
 #[test]

@@ -2,11 +2,11 @@
 //! changed stats, direction, and the headline of a report.
 
 pub mod case_file;
-pub mod headline;
+pub(crate) mod headline;
 pub mod matrix;
-pub mod order;
+pub(crate) mod order;
 pub mod rules;
-pub mod select;
+pub(crate) mod select;
 
 use matrix::{Matrix, Series};
 use rules::SelectionRules;
@@ -14,13 +14,45 @@ pub use select::SelectOptions;
 
 use crate::model::table::{Cells, Change, PerfCell, Row};
 
-/// lkp's `Enumerable#average`: a left-to-right sum over the length.
+/// lkp's `Enumerable#average`: Ruby's sum over the length.
 pub fn mean(v: &[f64]) -> f64 {
-    let mut sum = 0.0;
-    for x in v {
-        sum += x;
+    ruby_sum(v) / v.len() as f64
+}
+
+/// The sum as lkp's Ruby computes it (`Array#sum`): Kahan–Babuska
+/// compensated summation, so that 15.96 prints where a plain left-to-right
+/// sum would drift to 15.95. Infinities and NaN propagate as in Ruby.
+pub fn ruby_sum(v: &[f64]) -> f64 {
+    let mut f = 0.0f64;
+    let mut c = 0.0f64;
+    for &x in v {
+        if f.is_nan() {
+            continue;
+        }
+        if x.is_nan() {
+            f = x;
+            continue;
+        }
+        if x.is_infinite() {
+            f = if f.is_infinite() && x.signum() != f.signum() {
+                f64::NAN
+            } else {
+                x
+            };
+            continue;
+        }
+        if f.is_infinite() {
+            continue;
+        }
+        let t = f + x;
+        if f.abs() >= x.abs() {
+            c += (f - t) + x;
+        } else {
+            c += (x - t) + f;
+        }
+        f = t;
     }
-    sum / v.len() as f64
+    f + c
 }
 
 /// Population standard deviation, computed the way lkp does (1/n · Σ(x-μ)²).
@@ -161,5 +193,21 @@ mod tests {
         let v = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
         assert_eq!(mean(&v), 5.0);
         assert_eq!(stddev(&v), 2.0);
+    }
+
+    #[test]
+    fn sums_are_compensated_as_in_ruby() {
+        // Ruby: [0.1] * 10).sum == 1.0, while a plain fold gives 0.9999999999999999.
+        let tenth = [0.1; 10];
+        assert_eq!(tenth.iter().sum::<f64>(), 0.9999999999999999);
+        assert_eq!(ruby_sum(&tenth), 1.0);
+        // Ruby: [3.0, 1e100, -1e100].sum == 3.0 (a plain fold loses the 3).
+        assert_eq!(ruby_sum(&[3.0, 1e100, -1e100]), 3.0);
+        // Special values as Ruby: opposite infinities give NaN, NaN sticks.
+        assert!(ruby_sum(&[f64::INFINITY, 1.0, f64::NEG_INFINITY]).is_nan());
+        assert_eq!(ruby_sum(&[1.0, f64::INFINITY, 2.0]), f64::INFINITY);
+        assert!(ruby_sum(&[f64::NAN, f64::INFINITY]).is_nan());
+        // Integers (the usual samples) stay exact.
+        assert_eq!(ruby_sum(&[41000.0, 41001.0, 40999.0]), 123000.0);
     }
 }

@@ -14,8 +14,8 @@ pub struct CompareArgs {
     /// A case file, or two or more lkp matrix.json files (the base first)
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The commit of each matrix file, in order
-    #[arg(long = "commit")]
+    /// The commit of each matrix file, in order (repeated, or one list: a,b)
+    #[arg(long = "commit", num_args = 1.., value_delimiter = ',')]
     pub commits: Vec<String>,
     /// Also show stats lkp's deny list hides (`ncompare -m`)
     #[arg(long)]
