@@ -855,13 +855,27 @@ impl CaseFile {
                 ),
             ));
         }
+        // Each file on a thread of its own: reading them is most of the work.
+        let matrices: Vec<Result<Matrix, InputError>> = std::thread::scope(|scope| {
+            let readers: Vec<_> = paths
+                .iter()
+                .map(|p| scope.spawn(move || Matrix::load(p)))
+                .collect();
+            readers
+                .into_iter()
+                .map(|r| {
+                    r.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
         let mut columns = Vec::new();
-        for (i, p) in paths.iter().enumerate() {
+        for (i, (p, m)) in paths.iter().zip(matrices).enumerate() {
             let id = commits
                 .get(i)
                 .cloned()
                 .unwrap_or_else(|| p.display().to_string());
-            columns.push(Column::new(id, Matrix::load(p)?));
+            columns.push(Column::new(id, m?));
         }
         Ok(CaseFile {
             path: first.to_path_buf(),

@@ -1,12 +1,25 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+    // `RUST_LOG` as directives (`warn`, `perfbot=debug,info`). A `Targets`
+    // filter rather than `EnvFilter`: the latter's regex matching pulls in
+    // full-DFA regex compilation, which made every regex perfbot compiles at
+    // start-up (the selection rules, the classifier's phrases) several times
+    // slower.
+    use tracing_subscriber::prelude::*;
+    let filter: tracing_subscriber::filter::Targets = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
+        });
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with(filter)
         .init();
     let cli = perfbot::app::cli::Cli::parse();
     if cli.command.prints_for_a_pipe() {
