@@ -105,9 +105,14 @@ pub struct StillOn {
     #[serde(rename = "ref")]
     pub reference: String,
     pub sha: String,
+    /// The tip failed the test instead (`[test failed on …]`).
+    #[serde(default)]
+    pub failed: bool,
 }
 
-/// One pre-aggregated value: a mean, or a mean with its spread and run count.
+/// One pre-aggregated value: a mean, or a mean with its spread and run count;
+/// or, for a failure stat (`dmesg.*`, …), in how many of how many runs it
+/// occurred (`1:4` in a printed table).
 #[derive(Debug, Clone)]
 pub enum AggValue {
     Mean(f64),
@@ -116,6 +121,10 @@ pub enum AggValue {
         stddev_percent: Option<f64>,
         runs: Option<u32>,
     },
+    Failures {
+        fails: u64,
+        runs: u32,
+    },
 }
 
 /// The object form of an `AggValue`, strict about its fields (`"stddev": 5`
@@ -123,11 +132,14 @@ pub enum AggValue {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AggFull {
-    mean: f64,
+    #[serde(default)]
+    mean: Option<f64>,
     #[serde(default)]
     stddev_percent: Option<f64>,
     #[serde(default)]
     runs: Option<u32>,
+    #[serde(default)]
+    fails: Option<u64>,
 }
 
 impl<'de> Deserialize<'de> for AggValue {
@@ -136,7 +148,9 @@ impl<'de> Deserialize<'de> for AggValue {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = AggValue;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a mean (a number) or {\"mean\", \"stddev_percent\", \"runs\"}")
+                f.write_str(
+                    "a mean (a number), {\"mean\", \"stddev_percent\", \"runs\"} or {\"fails\", \"runs\"}",
+                )
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<AggValue, E> {
                 Ok(AggValue::Mean(v))
@@ -148,12 +162,30 @@ impl<'de> Deserialize<'de> for AggValue {
                 Ok(AggValue::Mean(v as f64))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<AggValue, A::Error> {
+                use serde::de::Error;
                 let f = AggFull::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(AggValue::Full {
-                    mean: f.mean,
-                    stddev_percent: f.stddev_percent,
-                    runs: f.runs,
-                })
+                match (f.mean, f.fails) {
+                    (Some(mean), None) => Ok(AggValue::Full {
+                        mean,
+                        stddev_percent: f.stddev_percent,
+                        runs: f.runs,
+                    }),
+                    (None, Some(fails)) if f.stddev_percent.is_none() => {
+                        let runs = f
+                            .runs
+                            .ok_or_else(|| A::Error::custom("\"fails\" needs \"runs\""))?;
+                        if fails > runs as u64 || runs == 0 {
+                            return Err(A::Error::custom(
+                                "\"fails\" is at most \"runs\", and \"runs\" at least 1",
+                            ));
+                        }
+                        Ok(AggValue::Failures { fails, runs })
+                    }
+                    (None, None) => Err(A::Error::missing_field("mean")),
+                    _ => Err(A::Error::custom(
+                        "either a mean (with stddev_percent) or a failure count (fails, runs)",
+                    )),
+                }
             }
         }
         d.deserialize_any(V)
@@ -164,12 +196,20 @@ impl AggValue {
     pub fn mean(&self) -> f64 {
         match self {
             AggValue::Mean(m) | AggValue::Full { mean: m, .. } => *m,
+            AggValue::Failures { fails, runs } => *fails as f64 / *runs as f64,
         }
     }
     pub fn stddev_percent(&self) -> Option<f64> {
         match self {
-            AggValue::Mean(_) => None,
+            AggValue::Mean(_) | AggValue::Failures { .. } => None,
             AggValue::Full { stddev_percent, .. } => *stddev_percent,
+        }
+    }
+    /// (fails, runs) of a failure stat.
+    pub fn failures(&self) -> Option<(u64, u32)> {
+        match self {
+            AggValue::Failures { fails, runs } => Some((*fails, *runs)),
+            _ => None,
         }
     }
 }
@@ -250,6 +290,10 @@ pub struct Test {
     pub aggregated: Option<Vec<AggregatedRow>>,
     #[serde(default)]
     pub bisect: Option<Bisect>,
+    /// The metric this test leads with in "In addition to that" (else the
+    /// analysis picks it, as for the first test), and its word.
+    #[serde(default)]
+    pub headline: Option<HeadlineChoice>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -766,7 +810,7 @@ impl CaseFile {
             Some(Value::Object(m)) => {
                 let mut axes: Vec<(String, String)> =
                     m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect();
-                axes.sort_by(|a, b| a.0.cmp(&b.0));
+                crate::compare::case_file::sort_axes(&mut axes);
                 axes
             }
             Some(_) => {

@@ -20,6 +20,36 @@ const BUILTIN: &[(&str, &str)] = &[
         "modern.subject",
         include_str!("../templates/modern.subject.hbs"),
     ),
+    ("lkp-2014", include_str!("../templates/lkp-2014.hbs")),
+    (
+        "lkp-2014.subject",
+        include_str!("../templates/lkp-2014.subject.hbs"),
+    ),
+    ("lkp-2018", include_str!("../templates/lkp-2018.hbs")),
+    (
+        "lkp-2018.subject",
+        include_str!("../templates/lkp-2018.subject.hbs"),
+    ),
+    ("lkp-2021", include_str!("../templates/lkp-2021.hbs")),
+    (
+        "lkp-2021.subject",
+        include_str!("../templates/lkp-2021.subject.hbs"),
+    ),
+    ("lkp-2023", include_str!("../templates/lkp-2023.hbs")),
+    (
+        "lkp-2023.subject",
+        include_str!("../templates/lkp-2023.subject.hbs"),
+    ),
+    ("lkp-2024", include_str!("../templates/lkp-2024.hbs")),
+    (
+        "lkp-2024.subject",
+        include_str!("../templates/lkp-2024.subject.hbs"),
+    ),
+    ("lkp-2025", include_str!("../templates/lkp-2025.hbs")),
+    (
+        "lkp-2025.subject",
+        include_str!("../templates/lkp-2025.subject.hbs"),
+    ),
     ("ack", include_str!("../templates/ack.hbs")),
     ("escalation", include_str!("../templates/escalation.hbs")),
     (
@@ -35,11 +65,15 @@ const BUILTIN: &[(&str, &str)] = &[
 ];
 
 /// The report templates a config may name without a path.
-pub const REPORT_TEMPLATES: &[&str] = &["classic", "modern"];
+/// `classic` and `modern` are perfbot's own two; the `lkp-*` layouts are the
+/// robot's by era (what `parse-report` recognises).
+pub const REPORT_TEMPLATES: &[&str] = &[
+    "classic", "modern", "lkp-2014", "lkp-2018", "lkp-2021", "lkp-2023", "lkp-2024", "lkp-2025",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2023, lkp-2024, lkp-2025 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

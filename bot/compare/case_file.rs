@@ -23,3 +23,9 @@ pub fn axis_text(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// lkp's order of a job's axes: as `key=value` strings, so that `fs2` comes
+/// before `fs` (`2` sorts before `=`), as `ncompare` and the robot print them.
+pub fn sort_axes(v: &mut [(String, String)]) {
+    v.sort_by_cached_key(|(k, val)| format!("{k}={val}"));
+}

@@ -609,9 +609,12 @@ mod tests {
 
     #[test]
     fn a_metric_listed_twice_is_an_error_and_junk_after_is_too() {
-        let e = Matrix::parse(r#"{"a": [1], "b": [2], "a": [3]}"#, Path::new("m.json"))
-            .unwrap_err();
-        assert!(e.to_string().contains("$.a: the metric is listed twice"), "{e}");
+        let e =
+            Matrix::parse(r#"{"a": [1], "b": [2], "a": [3]}"#, Path::new("m.json")).unwrap_err();
+        assert!(
+            e.to_string().contains("$.a: the metric is listed twice"),
+            "{e}"
+        );
         let e = Matrix::parse(r#"{"a": [1]} {"b": 2}"#, Path::new("m.json")).unwrap_err();
         assert!(e.to_string().contains("line 1, column"), "{e}");
     }

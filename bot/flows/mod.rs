@@ -11,3 +11,4 @@ pub(crate) mod optout;
 pub(crate) mod remind;
 pub(crate) mod reply;
 pub mod report;
+pub mod robot;

@@ -31,10 +31,22 @@ pub enum ReportError {
 /// Whether a template (by name or path) has the 2023+ layout: its tables do not
 /// put the test's own metrics first (the 2014-2022 robot did) and its changes
 /// are magnitudes.
+/// The robot's own layout a template name stands for (`lkp-2023`, …): those
+/// differ from perfbot's `classic` and `modern` in small ways the robot's
+/// mails have (alignment, spacing, wording), kept apart so that perfbot's own
+/// two stay as they are.
+pub fn robot_layout(template: &str) -> Option<u16> {
+    let stem = std::path::Path::new(template).file_stem()?.to_str()?;
+    stem.strip_prefix("lkp-")?.parse().ok()
+}
+
 pub fn is_modern_layout(template: &str) -> bool {
-    std::path::Path::new(template)
-        .file_stem()
-        .is_some_and(|s| s == "modern")
+    std::path::Path::new(template).file_stem().is_some_and(|s| {
+        s == "modern"
+            || s.to_str()
+                .and_then(|s| s.strip_prefix("lkp-"))
+                .is_some_and(|y| y >= "2023")
+    })
 }
 
 /// The rows of one test, sorted.
@@ -51,6 +63,23 @@ pub fn test_rows(rules: &SelectionRules, data: &TestData, hoist: bool) -> Vec<Ro
         TestData::Aggregated(agg) => agg
             .iter()
             .map(|r| {
+                if let (Some((bf, br)), Some((hf, hr))) = (r.base.failures(), r.head.failures()) {
+                    // lkp: the reproduction rate's change, in points.
+                    let computed = 100.0 * (hf as f64 / hr as f64 - bf as f64 / br as f64);
+                    let change = r
+                        .change
+                        .as_deref()
+                        .and_then(|c| c.trim_end_matches('%').parse::<f64>().ok())
+                        .unwrap_or(computed);
+                    return Row {
+                        name: r.metric.clone(),
+                        cells: Cells::Failure {
+                            fails: vec![bf, hf],
+                            runs: vec![br as usize, hr as usize],
+                            changes: vec![change],
+                        },
+                    };
+                }
                 let absolute = rules.is_absolute_change(&r.metric);
                 let (b, h) = (r.base.mean(), r.head.mean());
                 // The printed change orders rows; rows it cannot tell apart keep
@@ -128,6 +157,9 @@ pub struct HeadlineView {
     pub change_magnitude: String,
     /// Regressions signed, improvements as computed (`91.4%`, `-20.0%`).
     pub change_classic: String,
+    /// The signed change without a `+` (`-20.0%`, `17.5%`): the robot's
+    /// 2023-2024 sentences.
+    pub change_robot: String,
 }
 
 impl HeadlineView {
@@ -153,6 +185,7 @@ impl HeadlineView {
         HeadlineView {
             metric: h.metric.clone(),
             change_classic: if is_regression { signed.clone() } else { plain },
+            change_robot: signed.strip_prefix('+').unwrap_or(&signed).to_string(),
             change_signed: signed,
             change_magnitude: magnitude,
             verdict,
@@ -294,7 +327,7 @@ fn axes(t: &Test) -> Vec<(String, String)> {
             v.push((k.to_string(), val.clone()));
         }
     }
-    v.sort();
+    crate::compare::case_file::sort_axes(&mut v);
     v
 }
 
@@ -483,22 +516,37 @@ impl Details {
         all_rows: &[Vec<Row>],
         headline: &Headline,
         modern: bool,
+        robot: Option<u16>,
     ) -> Details {
         let i = &input.input;
+        // The robot's tables name a patch by its subject without the
+        // `[PATCH v3 4/4] ` prefix.
+        let subject = |s: &str| -> String {
+            match (robot, s.strip_prefix('[').and_then(|r| r.split_once("] "))) {
+                (Some(_), Some((_, rest))) => rest.to_string(),
+                _ => s.to_string(),
+            }
+        };
         let commit_lines = vec![
-            format!("{} (\"{}\")", sha10(&i.base.sha), i.base.subject),
-            format!("{} (\"{}\")", sha10(&i.commit.sha), i.commit.subject),
+            format!("{} (\"{}\")", sha10(&i.base.sha), subject(&i.base.subject)),
+            format!(
+                "{} (\"{}\")",
+                sha10(&i.commit.sha),
+                subject(&i.commit.subject)
+            ),
         ];
         let mut d = Details::default();
         for (n, (t, rows)) in i.tests.iter().zip(all_rows).enumerate() {
             let test_headline = if n == 0 {
                 Some(headline.clone())
+            } else if let Some(m) = &t.headline {
+                crate::compare::headline::forced(rows, setup.directions, &m.metric)
             } else {
                 let r = setup.report;
                 analyse(rows, setup.directions, r.min_change_percent).headline
             };
             if n > 0 {
-                d.separator(t, test_headline.as_ref(), modern);
+                d.separator(t, test_headline.as_ref(), modern, robot);
             }
             let table = Table {
                 params: axes(t),
@@ -508,6 +556,10 @@ impl Details {
                 rows: rows.clone(),
             };
             d.text.push_str(&table.render());
+            // The robot ends the tables of the other tests with a blank line.
+            if n > 0 && robot.is_some() {
+                d.text.push('\n');
+            }
             d.add_bisect(t, test_headline.as_ref());
             let plots = plots_for(t, test_headline.as_ref().map(|h| h.metric.as_str()));
             if !plots.is_empty() {
@@ -519,7 +571,13 @@ impl Details {
     }
 
     /// The `***` line and machine of another test; its "In addition" line.
-    fn separator(&mut self, t: &Test, headline: Option<&Headline>, modern: bool) {
+    fn separator(
+        &mut self,
+        t: &Test,
+        headline: Option<&Headline>,
+        modern: bool,
+        robot: Option<u16>,
+    ) {
         self.text.push('\n');
         self.text.push_str(&"*".repeat(99));
         self.text.push('\n');
@@ -528,11 +586,15 @@ impl Details {
         let Some(h) = headline else {
             return;
         };
-        let hv = HeadlineView::new(h, None);
-        let change = if modern {
-            hv.change_magnitude
-        } else {
-            hv.change_classic
+        let hv = HeadlineView::new(h, t.headline.as_ref().and_then(|c| c.kind.as_deref()));
+        let change = match robot {
+            // 2024 on: the sign's place is kept blank (`  14.1% regression`).
+            Some(year) if year >= 2025 => {
+                hv.change_signed.replacen('-', " ", 1).replacen('+', "", 1)
+            }
+            Some(_) => hv.change_signed.replacen('+', "", 1),
+            None if modern => hv.change_magnitude,
+            None => hv.change_classic,
         };
         let mut params: Vec<String> = t
             .params
@@ -570,7 +632,9 @@ impl Details {
 }
 
 /// `[still regression on <ref> <sha>]` lines, the refs right-aligned.
-fn still_regression_lines(i: &crate::input::ReportInput) -> Vec<String> {
+/// `[still regression on linus/master <sha>]`, the refs aligned: to the
+/// right by perfbot, to the left (padded after) by the robot.
+fn still_regression_lines(i: &crate::input::ReportInput, left: bool) -> Vec<String> {
     let w = i
         .still_regression_on
         .iter()
@@ -579,7 +643,18 @@ fn still_regression_lines(i: &crate::input::ReportInput) -> Vec<String> {
         .unwrap_or(0);
     i.still_regression_on
         .iter()
-        .map(|s| format!("[still regression on {:>w$} {}]", s.reference, s.sha))
+        .map(|s| {
+            let what = if s.failed {
+                "test failed on"
+            } else {
+                "still regression on"
+            };
+            if left {
+                format!("[{what} {:<w$} {}]", s.reference, s.sha)
+            } else {
+                format!("[{what} {:>w$} {}]", s.reference, s.sha)
+            }
+        })
         .collect()
 }
 
@@ -614,7 +689,8 @@ pub fn build(
         &headline,
         i.headline.as_ref().and_then(|h| h.kind.as_deref()),
     );
-    let details = Details::build(setup, input, &all_rows, &headline, modern);
+    let robot = robot_layout(template);
+    let details = Details::build(setup, input, &all_rows, &headline, modern, robot);
     let archive = r.archive_url.trim_end_matches('/');
     let view = ReportView {
         robot_name: setup.bot.name.clone(),
@@ -628,7 +704,7 @@ pub fn build(
         tree: i.tree.clone(),
         patch: i.patch.clone(),
         subsystem: subsystem(&i.commit.subject),
-        still_regression_on: still_regression_lines(i),
+        still_regression_on: still_regression_lines(i, robot.is_some()),
         test: TestView::new(&i.tests[0]),
         in_addition: (!details.in_addition.is_empty())
             .then(|| in_addition_table(&details.in_addition)),

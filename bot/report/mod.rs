@@ -4,6 +4,7 @@
 
 pub(crate) mod build;
 pub mod numfmt;
+pub mod parse;
 pub mod plot;
 pub(crate) mod render;
 pub(crate) mod settings;

@@ -24,6 +24,7 @@ mod quarantine;
 mod remind;
 mod replies;
 mod report;
+mod robot;
 mod run;
 mod send;
 
@@ -78,6 +79,10 @@ pub enum Command {
     Quarantine(quarantine::QuarantineCmd),
     /// Measure throughput (figures for BENCHMARKS.md)
     Bench(bench::BenchArgs),
+    /// Read a kernel test robot report mail into a report input (JSON)
+    ParseReport(robot::ParseReportArgs),
+    /// Read robot report mails and render them back: how many come back identical
+    Roundtrip(robot::RoundtripArgs),
 }
 
 impl Command {
@@ -88,7 +93,9 @@ impl Command {
             Command::Compare(_)
             | Command::Classify(_)
             | Command::Quarantine(_)
-            | Command::EvalReplies(_) => true,
+            | Command::EvalReplies(_)
+            | Command::ParseReport(_)
+            | Command::Roundtrip(_) => true,
             Command::Report(a) => a.print,
             Command::Cases(c) => c.only_prints(),
             Command::Outbox(c) => c.only_prints(),
@@ -158,6 +165,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::TrainIntents(a) => replies::train(&config, a),
         Command::Quarantine(c) => quarantine::run(&config, c),
         Command::Bench(a) => bench::run(&config, a),
+        Command::ParseReport(a) => robot::parse(&config, a),
+        Command::Roundtrip(a) => robot::run(&config, a),
     }
 }
 

@@ -1,0 +1,752 @@
+//! Reading a kernel test robot report back into a report input: the mail's
+//! headers and its text become the structured input `perfbot report` takes
+//! (commits, tree or patch, tests with their pre-aggregated rows, headline,
+//! recipients, date) plus the layout the mail was written in. Pure: the
+//! caller decodes the mail.
+//!
+//! The robot's mails changed over the years (see `Layout`); the reader
+//! accepts all of them and says which one it saw. Nothing of the body is
+//! kept as text except the human preface: what cannot be read as data is an
+//! error naming the line.
+
+use serde_json::{json, Map, Value};
+
+/// The robot's mail layouts, by era.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// 2014–2016: `[lkp] [mm] 5507231dd04: …`, "FYI, we noticed the below changes on".
+    Lkp2014,
+    /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
+    Lkp2018,
+    /// 2021–2022: as 2018, with the `0DAY/LKP+ Test Infrastructure` footer.
+    Lkp2021,
+    /// 2023 – 2024-10: "Hello," / "kernel test robot noticed …", no config lines.
+    Lkp2023,
+    /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
+    Lkp2024,
+    /// 2024-11 on: regressions as magnitudes (`14.7% regression`).
+    Lkp2025,
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Lkp2014 => "lkp-2014",
+            Layout::Lkp2018 => "lkp-2018",
+            Layout::Lkp2021 => "lkp-2021",
+            Layout::Lkp2023 => "lkp-2023",
+            Layout::Lkp2024 => "lkp-2024",
+            Layout::Lkp2025 => "lkp-2025",
+        }
+    }
+}
+
+/// What the mail's headers say, decoded by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct Headers {
+    pub subject: String,
+    pub from_name: String,
+    pub from_email: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    /// RFC 3339.
+    pub date: Option<String>,
+    pub message_id: String,
+    pub in_reply_to: Option<String>,
+}
+
+/// A report read back.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ParsedReport {
+    pub layout: Layout,
+    /// The report input (the schema of README's "Report input format").
+    pub input: Value,
+    /// Who the mail names in `Reported-by:` (name, address).
+    pub reported_by: Option<(String, String)>,
+    /// The URL the materials link starts with (before the Message-ID).
+    pub materials_base: Option<String>,
+    /// The URL the `Closes:`/`Link:` tag starts with (before the Message-ID).
+    pub archive_base: Option<String>,
+    /// The disclaimer paragraph, when the mail has one.
+    pub disclaimer: Option<String>,
+    /// The lines after the `-- ` signature separator.
+    pub signature: Option<String>,
+    /// The indented "To reproduce:" instructions, when the mail has them.
+    pub reproduce: Option<String>,
+}
+
+/// Why a mail could not be read as a report.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ParseError {
+    /// 1-based line of the body (0: the mail as a whole).
+    pub line: usize,
+    pub message: String,
+}
+
+fn err(line: usize, message: impl Into<String>) -> ParseError {
+    ParseError {
+        line: line + 1,
+        message: message.into(),
+    }
+}
+
+const RULE: &str =
+    "=========================================================================================";
+
+/// Read a report mail's body (decoded text) with its headers.
+pub fn parse(h: &Headers, body: &str) -> Result<ParsedReport, ParseError> {
+    let text = body.replace("\r\n", "\n");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut r = Reader { lines: &lines };
+    r.parse(h)
+}
+
+struct Reader<'a> {
+    lines: &'a [&'a str],
+}
+
+/// One comparison group of the details.
+struct Group {
+    axes: Vec<(String, String)>,
+    base_sha: String,
+    base_subject: String,
+    rows: Vec<Value>,
+    /// `lkp-skl-fpga01: 104 threads …` above the group (not for the first).
+    machine: Option<(String, String)>,
+}
+
+/// A test of the "In addition to that" table.
+struct Extra {
+    testcase: String,
+    metric: String,
+    kind: String,
+    machine: String,
+}
+
+impl<'a> Reader<'a> {
+    fn find(&self, from: usize, pred: impl Fn(&str) -> bool) -> Option<usize> {
+        (from..self.lines.len()).find(|&i| pred(self.lines[i]))
+    }
+
+    fn parse(&mut self, h: &Headers) -> Result<ParsedReport, ParseError> {
+        let lines = self.lines;
+        let anchor = self
+            .find(0, |l| {
+                l == "Hello," || l == "Greeting," || l.starts_with("FYI, we noticed")
+            })
+            .ok_or_else(|| {
+                ParseError {
+                    line: 0,
+                    message: "not a kernel test robot report: no \"Hello,\", \"Greeting,\" or \"FYI, we noticed\" line".into(),
+                }
+            })?;
+        let preface = trimmed_block(&lines[..anchor]);
+        let sentence = self
+            .find(anchor, |l| {
+                l.starts_with("kernel test robot noticed") || l.starts_with("FYI, we noticed")
+            })
+            .ok_or_else(|| err(anchor, "no \"… noticed …\" sentence after the greeting"))?;
+        let modern = lines[sentence].starts_with("kernel test robot noticed");
+        let mut words = lines[sentence].to_string();
+        if !words.ends_with(':') && sentence + 1 < lines.len() {
+            words.push(' ');
+            words.push_str(lines[sentence + 1].trim());
+        }
+        let (change, kind, metric) = headline_words(&words)
+            .ok_or_else(|| err(sentence, format!("cannot read the headline in {words:?}")))?;
+
+        // commit: <sha> ("subject"), then the tree or the patch.
+        let c = self
+            .find(sentence, |l| {
+                l.starts_with("commit: ") || l.starts_with("commit ")
+            })
+            .ok_or_else(|| err(sentence, "no \"commit:\" line"))?;
+        let (sha, subject) = commit_line(lines[c])
+            .ok_or_else(|| err(c, "a commit line is `commit: <40 hex> (\"<subject>\")`"))?;
+        let mut tree: Option<Value> = None;
+        let mut patch = Map::new();
+        let mut i = c + 1;
+        while i < lines.len() && !lines[i].trim().is_empty() {
+            let l = lines[i];
+            if let Some(v) = l.strip_prefix("url: ") {
+                patch.insert("url".into(), json!(v));
+            } else if let Some(v) = l.strip_prefix("base: ") {
+                patch.insert("base".into(), json!(v));
+            } else if let Some(v) = l.strip_prefix("patch link: ") {
+                patch.insert("link".into(), json!(v));
+            } else if let Some(v) = l.strip_prefix("patch subject: ") {
+                patch.insert("subject".into(), json!(v));
+            } else if let Some((url, branch)) = l.rsplit_once(' ') {
+                let name = tree_name(&h.subject).unwrap_or_default();
+                tree = Some(json!({"name": name, "url": url, "branch": branch}));
+            }
+            i += 1;
+        }
+        // [still regression on linus/master <sha>]
+        let mut still = Vec::new();
+        let test_start = self
+            .find(c, |l| {
+                l.starts_with("testcase: ") || l.starts_with("in testcase: ")
+            })
+            .ok_or_else(|| err(c, "no \"testcase:\" line"))?;
+        for (n, l) in lines.iter().enumerate().take(test_start).skip(c) {
+            let (rest, failed) = match (
+                l.strip_prefix("[still regression on"),
+                l.strip_prefix("[test failed on"),
+            ) {
+                (Some(r), _) => (r, false),
+                (_, Some(r)) => (r, true),
+                _ => continue,
+            };
+            let rest = rest.trim().trim_end_matches(']');
+            let (r, s) = rest
+                .rsplit_once(' ')
+                .ok_or_else(|| err(n, "a still-regression line names a ref and a commit"))?;
+            if failed {
+                still.push(json!({"ref": r.trim(), "sha": s, "failed": true}));
+            } else {
+                still.push(json!({"ref": r.trim(), "sha": s}));
+            }
+        }
+
+        // The test block.
+        let mut test = Map::new();
+        let mut params = Map::new();
+        let mut description = None;
+        let mut url = None;
+        let mut i = test_start;
+        while i < lines.len() {
+            let l = lines[i];
+            if let Some(v) = l
+                .strip_prefix("testcase: ")
+                .or_else(|| l.strip_prefix("in testcase: "))
+            {
+                test.insert("testcase".into(), json!(v));
+            } else if let Some(v) = l.strip_prefix("config: ") {
+                test.insert("kconfig".into(), json!(v));
+            } else if let Some(v) = l.strip_prefix("compiler: ") {
+                test.insert("compiler".into(), json!(v));
+            } else if let Some(v) = l
+                .strip_prefix("test machine: ")
+                .or_else(|| l.strip_prefix("on test machine: "))
+            {
+                test.insert("machine".into(), json!(v));
+            } else if l == "parameters:" || l == "with following parameters:" {
+                i += 1;
+                while i < lines.len() && lines[i].is_empty() {
+                    i += 1;
+                }
+                while i < lines.len() && lines[i].starts_with('\t') {
+                    let (k, v) = lines[i][1..]
+                        .split_once(": ")
+                        .or_else(|| lines[i][1..].split_once(':'))
+                        .ok_or_else(|| err(i, "a parameter line is `\\t<key>: <value>`"))?;
+                    params.insert(k.to_string(), json!(v));
+                    i += 1;
+                }
+                continue;
+            } else if let Some(v) = l.strip_prefix("test-description: ") {
+                description = Some(v.to_string());
+            } else if let Some(v) = l.strip_prefix("test-url: ") {
+                url = Some(v.to_string());
+            } else if l.starts_with("In addition to that")
+                || l.starts_with("If you fix")
+                || l.starts_with("Details are as below")
+                || l.starts_with("the above")
+            {
+                break;
+            }
+            i += 1;
+        }
+
+        // "In addition to that": the other tests' machines and headlines.
+        let extras = match self.find(i, |l| l.starts_with("In addition to that")) {
+            Some(a) if a < self.find(i, |l| l == RULE).unwrap_or(lines.len()) => self.extras(a)?,
+            _ => Vec::new(),
+        };
+
+        // Tags.
+        let mut reported_by = None;
+        let mut archive_base = None;
+        for l in lines.iter() {
+            let t = l.trim_start_matches("| ");
+            if let Some(v) = t.strip_prefix("Reported-by: ") {
+                if reported_by.is_none() {
+                    reported_by = split_mailbox(v);
+                }
+            } else if let Some(v) = t
+                .strip_prefix("Closes: ")
+                .or_else(|| t.strip_prefix("Link: "))
+            {
+                if archive_base.is_none() {
+                    let id = h.message_id.trim_matches(['<', '>']);
+                    archive_base = v
+                        .strip_suffix(id)
+                        .map(|b| b.trim_end_matches('/').to_string());
+                }
+            }
+        }
+        let materials_base = self
+            .find(0, |l| {
+                l.starts_with("The kernel config and materials to reproduce")
+            })
+            .and_then(|m| lines.get(m + 1))
+            .and_then(|u| {
+                u.strip_suffix(h.message_id.trim_matches(['<', '>']))
+                    .map(|b| b.trim_end_matches('/').to_string())
+            });
+        let disclaimer = self.find(0, |l| l == "Disclaimer:").map(|d| {
+            let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
+            lines[d + 1..end].join("\n")
+        });
+
+        let signature = self.find(0, |l| l == "-- ").map(|d| {
+            let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
+            lines[d + 1..end].join("\n")
+        });
+        let reproduce = self.find(0, |l| l == "To reproduce:").and_then(|d| {
+            let mut end = d + 1;
+            while end < lines.len() && (lines[end].is_empty() || lines[end].starts_with(' ')) {
+                end += 1;
+            }
+            trimmed_block(&lines[d + 1..end])
+        });
+
+        // The details: one group per test.
+        let groups = self.groups()?;
+        let first = groups
+            .first()
+            .ok_or_else(|| err(lines.len().saturating_sub(1), "no comparison table"))?;
+
+        let mut tests = Vec::new();
+        for (n, g) in groups.iter().enumerate() {
+            let axis = |k: &str| {
+                g.axes
+                    .iter()
+                    .find(|(a, _)| a == k)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            let mut t = Map::new();
+            let testcase = axis("testcase");
+            t.insert("testcase".into(), json!(testcase));
+            if n == 0 {
+                if let Some(d) = &description {
+                    t.insert("description".into(), json!(d));
+                }
+                if let Some(u) = &url {
+                    t.insert("url".into(), json!(u));
+                }
+            }
+            let machine = if n == 0 {
+                test.get("machine").cloned().unwrap_or(json!(""))
+            } else {
+                json!(g.machine.as_ref().map(|m| m.1.clone()).unwrap_or_default())
+            };
+            t.insert("machine".into(), machine);
+            t.insert("tbox_group".into(), json!(axis("tbox_group")));
+            // Parameters: the first test's in job order (its parameters
+            // block), then any other axis the table shows; the others' in
+            // the table's (sorted) order.
+            let mut p = if n == 0 { params.clone() } else { Map::new() };
+            for (k, v) in &g.axes {
+                let standard = matches!(
+                    k.as_str(),
+                    "compiler" | "kconfig" | "rootfs" | "tbox_group" | "testcase"
+                );
+                if standard && !(n == 0 && params.contains_key(k)) {
+                    continue;
+                }
+                if !p.contains_key(k) {
+                    p.insert(k.clone(), json!(v));
+                }
+            }
+            t.insert("params".into(), Value::Object(p));
+            t.insert("kconfig".into(), json!(axis("kconfig")));
+            t.insert("compiler".into(), json!(axis("compiler")));
+            t.insert("rootfs".into(), json!(axis("rootfs")));
+            if g.rows.is_empty() {
+                return Err(err(0, format!("the table of test {} has no rows", n + 1)));
+            }
+            t.insert("aggregated".into(), Value::Array(g.rows.clone()));
+            if n > 0 {
+                if let Some(e) = extras
+                    .iter()
+                    .find(|e| e.testcase == testcase && e.machine == t["machine"])
+                {
+                    t.insert(
+                        "headline".into(),
+                        json!({"metric": e.metric, "kind": e.kind}),
+                    );
+                }
+            }
+            tests.push(Value::Object(t));
+        }
+
+        let signed = change.starts_with('-');
+        let before_2024_11 = h.date.as_deref().is_some_and(|d| d < "2024-11-15");
+        let layout = match (modern, test.contains_key("kconfig")) {
+            (true, true) if signed || (kind != "regression" && before_2024_11) => Layout::Lkp2024,
+            (true, true) => Layout::Lkp2025,
+            (true, false) => Layout::Lkp2023,
+            (false, _)
+                if lines
+                    .iter()
+                    .any(|l| l.starts_with("0DAY/LKP+ Test Infrastructure")) =>
+            {
+                Layout::Lkp2021
+            }
+            (false, _) if lines[sentence].starts_with("FYI, we noticed the below") => {
+                Layout::Lkp2014
+            }
+            (false, _) => Layout::Lkp2018,
+        };
+
+        let author = h.to.first().and_then(|a| split_mailbox(a));
+        let mut commit = Map::new();
+        commit.insert("sha".into(), json!(sha));
+        commit.insert("subject".into(), json!(subject));
+        if let Some((name, email)) = &author {
+            commit.insert("author".into(), json!({"name": name, "email": email}));
+        }
+        let mut input = Map::new();
+        if let Some(d) = &h.date {
+            input.insert("date".into(), json!(d));
+        }
+        input.insert("commit".into(), Value::Object(commit));
+        input.insert(
+            "base".into(),
+            json!({"sha": first.base_sha, "subject": first.base_subject}),
+        );
+        if !patch.is_empty() {
+            patch.entry("subject").or_insert_with(|| json!(subject));
+            if let Some(id) = &h.in_reply_to {
+                patch.insert("message_id".into(), json!(id));
+            } else if let Some(link) = patch.get("link").and_then(Value::as_str) {
+                let id = link.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                patch.insert("message_id".into(), json!(format!("<{id}>")));
+            }
+            input.insert("patch".into(), Value::Object(patch));
+        } else if let Some(t) = tree {
+            input.insert("tree".into(), t);
+        }
+        if !still.is_empty() {
+            input.insert("still_regression_on".into(), Value::Array(still));
+        }
+        let own = reported_by.as_ref().map(|(_, e)| e.to_ascii_lowercase());
+        let cc: Vec<&String> = h
+            .cc
+            .iter()
+            .filter(|a| split_mailbox(a).is_none_or(|(_, e)| Some(e.to_ascii_lowercase()) != own))
+            .collect();
+        input.insert("recipients".into(), json!({"to": h.to, "cc": cc}));
+        input.insert("headline".into(), json!({"metric": metric, "kind": kind}));
+        if let Some(p) = preface {
+            input.insert("preface".into(), json!(p));
+        }
+        input.insert("tests".into(), Value::Array(tests));
+        Ok(ParsedReport {
+            layout,
+            input: Value::Object(input),
+            reported_by,
+            materials_base,
+            archive_base,
+            disclaimer,
+            signature,
+            reproduce,
+        })
+    }
+
+    /// The boxed table of other tests, from its first line.
+    fn extras(&self, from: usize) -> Result<Vec<Extra>, ParseError> {
+        let mut out = Vec::new();
+        let mut i = from + 1;
+        let mut seen_box = false;
+        while i < self.lines.len() {
+            let l = self.lines[i];
+            if l.starts_with('+') {
+                seen_box = true;
+            } else if let Some(rest) = l.strip_prefix("| testcase: change | ") {
+                let cell = rest.trim_end_matches('|').trim();
+                let (testcase, what) = cell.split_once(": ").ok_or_else(|| {
+                    err(
+                        i,
+                        "a testcase cell is `<testcase>: <metric> <change> <kind>`",
+                    )
+                })?;
+                let words: Vec<&str> = what.split_whitespace().collect();
+                out.push(Extra {
+                    testcase: testcase.to_string(),
+                    metric: words.first().unwrap_or(&"").to_string(),
+                    kind: words.last().unwrap_or(&"").to_string(),
+                    machine: String::new(),
+                });
+            } else if let Some(rest) = l.strip_prefix("| test machine     | ") {
+                if let Some(e) = out.last_mut() {
+                    e.machine = rest.trim_end_matches('|').trim_end().to_string();
+                }
+            } else if seen_box && !l.starts_with('|') {
+                break;
+            }
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// Every comparison group of the details.
+    fn groups(&mut self) -> Result<Vec<Group>, ParseError> {
+        let lines = self.lines;
+        let mut out: Vec<Group> = Vec::new();
+        let mut i = 0;
+        let mut pending_machine: Option<(String, String)> = None;
+        while i < lines.len() {
+            let l = lines[i];
+            if l.starts_with("***************") {
+                if let Some(m) = lines.get(i + 1).and_then(|m| m.split_once(": ")) {
+                    pending_machine = Some((m.0.to_string(), m.1.to_string()));
+                }
+                i += 1;
+                continue;
+            }
+            if l != RULE {
+                i += 1;
+                continue;
+            }
+            // keys/keys: then values/values.
+            let keys = lines
+                .get(i + 1)
+                .and_then(|k| k.strip_suffix(':'))
+                .ok_or_else(|| err(i + 1, "a table starts with the parameter names, `a/b/c:`"))?;
+            let values = lines
+                .get(i + 2)
+                .map(|v| v.trim_start())
+                .ok_or_else(|| err(i + 2, "the parameter values are missing"))?;
+            let keys: Vec<&str> = keys.split('/').collect();
+            let mut vals: Vec<&str> = values.splitn(keys.len(), '/').collect();
+            if vals.len() != keys.len() {
+                // A value with a slash in it: give the rest to the last key.
+                vals.resize(keys.len(), "");
+            }
+            let axes: Vec<(String, String)> = keys
+                .iter()
+                .zip(&vals)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            // commit: then the commit lines.
+            let c = (i + 3..lines.len())
+                .find(|&j| lines[j].starts_with("commit:"))
+                .ok_or_else(|| err(i + 3, "no \"commit:\" line in the table"))?;
+            let base_line = lines
+                .get(c + 1)
+                .map(|l| l.trim())
+                .ok_or_else(|| err(c + 1, "no base commit line"))?;
+            let (_, base_subject) = base_line
+                .split_once(" (\"")
+                .map(|(s, rest)| (s, rest.strip_suffix("\")").unwrap_or(rest)))
+                .ok_or_else(|| err(c + 1, "a commit line is `<sha> (\"<subject>\")`"))?;
+            // The column header: the base's 16 digits.
+            let header = (c + 1..lines.len())
+                .find(|&j| lines[j].starts_with("----------------"))
+                .ok_or_else(|| err(c, "no column rule `---------------- …`"))?;
+            let base_sha = lines[header - 1]
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let mut rows = Vec::new();
+            let mut j = header + 1;
+            let mut failures = false;
+            while j < lines.len() {
+                let row = lines[j];
+                let t = row.trim();
+                if t.starts_with("%stddev") {
+                    failures = false;
+                } else if t.starts_with("fail:runs") {
+                    failures = true;
+                } else if t.starts_with('\\') || t.starts_with('|') {
+                } else if t.is_empty() {
+                    // A blank line ends the table unless another block follows.
+                    let next = lines.get(j + 1).map(|n| n.trim()).unwrap_or("");
+                    if !(next.starts_with("%stddev") || next.starts_with("fail:runs")) {
+                        break;
+                    }
+                } else if failures {
+                    rows.push(
+                        failure_row(row).ok_or_else(|| err(j, "cannot read this failure row"))?,
+                    );
+                } else {
+                    rows.push(perf_row(row).ok_or_else(|| err(j, "cannot read this table row"))?);
+                }
+                j += 1;
+            }
+            out.push(Group {
+                axes,
+                base_sha,
+                base_subject: base_subject.to_string(),
+                rows,
+                machine: pending_machine.take(),
+            });
+            i = j;
+        }
+        Ok(out)
+    }
+}
+
+/// Lines without the blank ones around them; `None` when nothing is left.
+fn trimmed_block(lines: &[&str]) -> Option<String> {
+    let start = lines.iter().position(|l| !l.trim().is_empty())?;
+    let end = lines.iter().rposition(|l| !l.trim().is_empty())?;
+    Some(lines[start..=end].join("\n"))
+}
+
+/// `… noticed a -42.3% regression of stress-ng.utime.ops_per_sec on:` →
+/// ("-42.3%", "regression", metric).
+fn headline_words(s: &str) -> Option<(String, String, String)> {
+    let after = s.split_once(" noticed a")?.1;
+    let after = after.strip_prefix('n').unwrap_or(after).trim_start();
+    let mut w = after.split_whitespace();
+    let change = w.next()?.to_string();
+    let kind = w.next()?.to_string();
+    if w.next()? != "of" {
+        return None;
+    }
+    let metric = w.next()?.to_string();
+    change.ends_with('%').then_some((change, kind, metric))
+}
+
+/// `commit: <sha> ("subject")`.
+fn commit_line(l: &str) -> Option<(String, String)> {
+    let rest = l
+        .strip_prefix("commit: ")
+        .or_else(|| l.strip_prefix("commit "))?;
+    let (sha, subject) = rest.split_once(" (\"")?;
+    let subject = subject.strip_suffix("\")")?;
+    (sha.len() >= 12 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| (sha.to_string(), subject.to_string()))
+}
+
+/// `[linus:master] [jbd2] …` → `linus`.
+fn tree_name(subject: &str) -> Option<String> {
+    let inner = subject.strip_prefix('[')?.split_once(']')?.0;
+    let (name, _) = inner.split_once(':')?;
+    Some(name.to_string())
+}
+
+/// `kernel test robot <oliver.sang@intel.com>` → (name, address).
+fn split_mailbox(s: &str) -> Option<(String, String)> {
+    let s = s.trim();
+    match s.rsplit_once('<') {
+        Some((name, rest)) => {
+            let email = rest.trim_end_matches('>').trim().to_string();
+            Some((name.trim().trim_matches('"').to_string(), email))
+        }
+        None if s.contains('@') => Some((String::new(), s.to_string())),
+        None => None,
+    }
+}
+
+/// A number as the table prints it (`20608395`, `0.01`, `3.348e+08`).
+fn number(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// One side of a perf row: the mean and, after it, an optional `± N%`.
+fn side<'t>(tokens: &mut std::iter::Peekable<impl Iterator<Item = &'t str>>) -> Option<Value> {
+    let mean = number(tokens.next()?)?;
+    if tokens.peek() == Some(&"±") || tokens.peek().is_some_and(|t| t.starts_with('±')) {
+        let t = tokens.next()?;
+        let pct = if t == "±" {
+            tokens.next()?
+        } else {
+            &t['±'.len_utf8()..]
+        };
+        let pct = number(pct.trim_end_matches('%'))?;
+        return Some(json!({"mean": mean, "stddev_percent": pct}));
+    }
+    Some(json!(mean))
+}
+
+/// `      0.01 ±  5%     +20.0%       0.01 ±  8%  perf-sched.…`.
+fn perf_row(row: &str) -> Option<Value> {
+    let mut tokens = row.split_whitespace().peekable();
+    let base = side(&mut tokens)?;
+    let change = tokens.next()?.to_string();
+    if !(change.starts_with('+') || change.starts_with('-')) {
+        return None;
+    }
+    let head = side(&mut tokens)?;
+    let metric = tokens.next()?.to_string();
+    if tokens.next().is_some() {
+        return None;
+    }
+    Some(json!({"metric": metric, "base": base, "head": head, "change": change}))
+}
+
+/// `          1:4          -25%            :4     dmesg.WARNING:…`.
+fn failure_row(row: &str) -> Option<Value> {
+    let mut tokens = row.split_whitespace();
+    let base = tokens.next()?;
+    let change = tokens.next()?;
+    let head = tokens.next()?;
+    let metric = tokens.next()?;
+    let count = |t: &str| -> Option<Value> {
+        let (fails, runs) = t.split_once(':')?;
+        let fails: u64 = if fails.is_empty() {
+            0
+        } else {
+            fails.parse().ok()?
+        };
+        let runs: u64 = runs.parse().ok()?;
+        Some(json!({"fails": fails, "runs": runs}))
+    };
+    Some(json!({"metric": metric, "base": count(base)?, "head": count(head)?, "change": change}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_read_as_printed() {
+        let r = perf_row("      0.01 ±  5%     +20.0%       0.01 ±  8%  perf-sched.x").unwrap();
+        assert_eq!(
+            r,
+            json!({"metric": "perf-sched.x", "base": {"mean": 0.01, "stddev_percent": 5.0},
+                   "head": {"mean": 0.01, "stddev_percent": 8.0}, "change": "+20.0%"})
+        );
+        let r = perf_row(" 3.348e+08            -3.3%  3.237e+08        perf-stat.i.branch-misses")
+            .unwrap();
+        assert_eq!(r["base"], json!(3.348e8));
+        let r = perf_row("      0.17 ±141%      +0.4        0.61        perf-profile.x").unwrap();
+        assert_eq!(r["base"]["stddev_percent"], json!(141.0));
+        let f =
+            failure_row("          1:4          -25%            :4     dmesg.WARNING:at").unwrap();
+        assert_eq!(f["base"], json!({"fails": 1, "runs": 4}));
+        assert_eq!(f["head"], json!({"fails": 0, "runs": 4}));
+    }
+
+    #[test]
+    fn headline_sentences_of_every_era() {
+        assert_eq!(
+            headline_words(
+                "kernel test robot noticed a -42.3% regression of stress-ng.utime.ops_per_sec on:"
+            ),
+            Some((
+                "-42.3%".into(),
+                "regression".into(),
+                "stress-ng.utime.ops_per_sec".into()
+            ))
+        );
+        assert_eq!(
+            headline_words("FYI, we noticed a 993.0% improvement of fio.write_iops due to commit:"),
+            Some((
+                "993.0%".into(),
+                "improvement".into(),
+                "fio.write_iops".into()
+            ))
+        );
+        assert_eq!(headline_words("FYI, we noticed the below changes on"), None);
+    }
+}
