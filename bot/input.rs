@@ -91,7 +91,9 @@ pub struct Tree {
 pub struct Patch {
     #[serde(default)]
     pub url: Option<String>,
-    pub base: String,
+    /// `<tree url> <sha or branch>` (some of the robot's reports leave it out).
+    #[serde(default)]
+    pub base: Option<String>,
     #[serde(default)]
     pub link: Option<String>,
     pub subject: String,
@@ -290,6 +292,10 @@ pub struct Test {
     pub aggregated: Option<Vec<AggregatedRow>>,
     #[serde(default)]
     pub bisect: Option<Bisect>,
+    /// Pre-aggregated rows in the order given (a table read from a report
+    /// keeps the robot's order) instead of lkp's.
+    #[serde(default)]
+    pub keep_order: bool,
     /// The metric this test leads with in "In addition to that" (else the
     /// analysis picks it, as for the first test), and its word.
     #[serde(default)]
@@ -357,6 +363,16 @@ pub struct LoadedInput {
 
 fn is_sha(s: &str) -> bool {
     (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// A release tag: `v6.16-rc4`, `v5.15`.
+fn is_tag(s: &str) -> bool {
+    s.len() <= 40
+        && s.strip_prefix('v').is_some_and(|r| {
+            r.starts_with(|c: char| c.is_ascii_digit())
+                && r.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+        })
 }
 
 fn has_line_break(s: &str) -> bool {
@@ -455,7 +471,10 @@ impl LoadedInput {
         let p = &self.path;
         let i = &self.input;
         for (at, c) in [("$.commit", &i.commit), ("$.base", &i.base)] {
-            if !is_sha(&c.sha) {
+            // A base may be a release tag (`v6.16-rc4`), as the robot compares
+            // against one at times.
+            let tag = at == "$.base" && is_tag(&c.sha);
+            if !is_sha(&c.sha) && !tag {
                 return Err(InputError::field(
                     p,
                     &format!("{at}.sha"),
@@ -509,8 +528,11 @@ impl LoadedInput {
         }
         if let Some(patch) = &i.patch {
             one_line(p, "$.patch.subject", &patch.subject, MAX_SUBJECT)?;
-            one_line(p, "$.patch.base", &patch.base, MAX_URL)?;
-            for (f, v) in [("url", &patch.url), ("link", &patch.link)] {
+            for (f, v) in [
+                ("url", &patch.url),
+                ("link", &patch.link),
+                ("base", &patch.base),
+            ] {
                 if let Some(v) = v {
                     one_line(p, &format!("$.patch.{f}"), v, MAX_URL)?;
                 }

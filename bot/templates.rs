@@ -35,6 +35,11 @@ const BUILTIN: &[(&str, &str)] = &[
         "lkp-2021.subject",
         include_str!("../templates/lkp-2021.subject.hbs"),
     ),
+    ("lkp-2022", include_str!("../templates/lkp-2022.hbs")),
+    (
+        "lkp-2022.subject",
+        include_str!("../templates/lkp-2022.subject.hbs"),
+    ),
     ("lkp-2023", include_str!("../templates/lkp-2023.hbs")),
     (
         "lkp-2023.subject",
@@ -68,12 +73,13 @@ const BUILTIN: &[(&str, &str)] = &[
 /// `classic` and `modern` are perfbot's own two; the `lkp-*` layouts are the
 /// robot's by era (what `parse-report` recognises).
 pub const REPORT_TEMPLATES: &[&str] = &[
-    "classic", "modern", "lkp-2014", "lkp-2018", "lkp-2021", "lkp-2023", "lkp-2024", "lkp-2025",
+    "classic", "modern", "lkp-2014", "lkp-2018", "lkp-2021", "lkp-2022", "lkp-2023", "lkp-2024",
+    "lkp-2025",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2023, lkp-2024, lkp-2025 or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2022, lkp-2023, lkp-2024, lkp-2025 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

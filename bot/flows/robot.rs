@@ -174,6 +174,9 @@ pub fn render_back(
     if let Some(rep) = &parsed.reproduce {
         r.reproduce = rep.clone();
     }
+    if let Some(name) = &parsed.signoff {
+        r.signoff = name.clone();
+    }
     let text = serde_json::to_string(&parsed.input).expect("a JSON value serialises");
     let loaded = LoadedInput::parse(&text, Path::new(file)).map_err(|e| RobotError::Input {
         file: file.into(),

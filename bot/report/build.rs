@@ -527,8 +527,15 @@ impl Details {
                 _ => s.to_string(),
             }
         };
+        let line = |sha: &str, s: &str| {
+            if s.is_empty() {
+                sha10(sha)
+            } else {
+                format!("{} (\"{}\")", sha10(sha), subject(s))
+            }
+        };
         let commit_lines = vec![
-            format!("{} (\"{}\")", sha10(&i.base.sha), subject(&i.base.subject)),
+            line(&i.base.sha, &i.base.subject),
             format!(
                 "{} (\"{}\")",
                 sha10(&i.commit.sha),
@@ -671,7 +678,17 @@ pub fn build(
     let mut all_rows: Vec<Vec<Row>> = input
         .data
         .iter()
-        .map(|d| test_rows(setup.selection, d, !modern))
+        .zip(&i.tests)
+        .map(|(d, t)| {
+            let mut rows = test_rows(setup.selection, d, !modern);
+            if t.keep_order {
+                if let (Some(agg), TestData::Aggregated(_)) = (&t.aggregated, d) {
+                    let pos = |name: &str| agg.iter().position(|r| r.metric == name);
+                    rows.sort_by_key(|r| pos(&r.name));
+                }
+            }
+            rows
+        })
         .collect();
     let (analysis, headline) = choose_headline(setup, input, &all_rows[0], force)?;
     if r.headline_first {

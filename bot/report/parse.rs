@@ -19,8 +19,10 @@ pub enum Layout {
     Lkp2014,
     /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
     Lkp2018,
-    /// 2021–2022: as 2018, with the `0DAY/LKP+ Test Infrastructure` footer.
+    /// 2021 – 2022-04: as 2018, with the `0DAY/LKP+ Test Infrastructure` footer.
     Lkp2021,
+    /// 2022-05 – 2023-02: as 2018, signed `-- 0-DAY CI Kernel Test Service`.
+    Lkp2022,
     /// 2023 – 2024-10: "Hello," / "kernel test robot noticed …", no config lines.
     Lkp2023,
     /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
@@ -35,6 +37,7 @@ impl Layout {
             Layout::Lkp2014 => "lkp-2014",
             Layout::Lkp2018 => "lkp-2018",
             Layout::Lkp2021 => "lkp-2021",
+            Layout::Lkp2022 => "lkp-2022",
             Layout::Lkp2023 => "lkp-2023",
             Layout::Lkp2024 => "lkp-2024",
             Layout::Lkp2025 => "lkp-2025",
@@ -74,6 +77,8 @@ pub struct ParsedReport {
     pub signature: Option<String>,
     /// The indented "To reproduce:" instructions, when the mail has them.
     pub reproduce: Option<String>,
+    /// The name after the last "Thanks,".
+    pub signoff: Option<String>,
 }
 
 /// Why a mail could not be read as a report.
@@ -314,6 +319,13 @@ impl<'a> Reader<'a> {
             trimmed_block(&lines[d + 1..end])
         });
 
+        let signoff = (0..lines.len())
+            .rev()
+            .find(|&i| lines[i] == "Thanks,")
+            .and_then(|i| lines.get(i + 1))
+            .filter(|n| !n.is_empty())
+            .map(|n| n.to_string());
+
         // The details: one group per test.
         let groups = self.groups()?;
         let first = groups
@@ -371,6 +383,7 @@ impl<'a> Reader<'a> {
                 return Err(err(0, format!("the table of test {} has no rows", n + 1)));
             }
             t.insert("aggregated".into(), Value::Array(g.rows.clone()));
+            t.insert("keep_order".into(), json!(true));
             if n > 0 {
                 if let Some(e) = extras
                     .iter()
@@ -398,6 +411,7 @@ impl<'a> Reader<'a> {
             {
                 Layout::Lkp2021
             }
+            (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
             (false, _) if lines[sentence].starts_with("FYI, we noticed the below") => {
                 Layout::Lkp2014
             }
@@ -456,6 +470,7 @@ impl<'a> Reader<'a> {
             disclaimer,
             signature,
             reproduce,
+            signoff,
         })
     }
 
@@ -542,10 +557,12 @@ impl<'a> Reader<'a> {
                 .get(c + 1)
                 .map(|l| l.trim())
                 .ok_or_else(|| err(c + 1, "no base commit line"))?;
-            let (_, base_subject) = base_line
-                .split_once(" (\"")
-                .map(|(s, rest)| (s, rest.strip_suffix("\")").unwrap_or(rest)))
-                .ok_or_else(|| err(c + 1, "a commit line is `<sha> (\"<subject>\")`"))?;
+            // `<sha> ("<subject>")`, or a bare release tag (`v6.16-rc4`).
+            let base_subject = match base_line.split_once(" (\"") {
+                Some((_, rest)) => rest.strip_suffix("\")").unwrap_or(rest),
+                None if base_line.starts_with('v') && !base_line.contains(' ') => "",
+                None => return Err(err(c + 1, "a commit line is `<sha> (\"<subject>\")`")),
+            };
             // The column header: the base's 16 digits.
             let header = (c + 1..lines.len())
                 .find(|&j| lines[j].starts_with("----------------"))
