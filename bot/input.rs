@@ -344,6 +344,11 @@ pub struct ReportInput {
     /// A human preface placed before the greeting.
     #[serde(default)]
     pub preface: Option<String>,
+    /// The names of the files the robot attached (`job.yaml`, `reproduce`,
+    /// the kernel config): the mail is then multipart, and its text part
+    /// starts at the greeting.
+    #[serde(default)]
+    pub attachments: Vec<String>,
 }
 
 /// The samples of one test, resolved and validated.
@@ -525,6 +530,13 @@ impl LoadedInput {
             }
             one_line(p, "$.tree.branch", &t.branch, MAX_NAME)?;
             one_line(p, "$.tree.url", &t.url, MAX_URL)?;
+        }
+        for (n, a) in i.attachments.iter().enumerate() {
+            let at = format!("$.attachments[{n}]");
+            one_line(p, &at, a, MAX_NAME)?;
+            if a.is_empty() || a.contains(['/', '\\']) {
+                return Err(InputError::field(p, &at, "a file name (no folders)"));
+            }
         }
         if let Some(patch) = &i.patch {
             one_line(p, "$.patch.subject", &patch.subject, MAX_SUBJECT)?;
@@ -766,6 +778,13 @@ fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, In
                             "mean and stddev_percent must be numbers within ±1e100 (stddev_percent >= 0)",
                         ));
                     }
+                }
+                if r.base.failures().is_some() != r.head.failures().is_some() {
+                    return Err(InputError::field(
+                        file,
+                        &rat,
+                        "base and head are both failure counts ({\"fails\", \"runs\"}) or both means",
+                    ));
                 }
                 if rows[..j].iter().any(|o| o.metric == r.metric) {
                     return Err(InputError::field(

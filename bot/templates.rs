@@ -45,6 +45,11 @@ const BUILTIN: &[(&str, &str)] = &[
         "lkp-2023.subject",
         include_str!("../templates/lkp-2023.subject.hbs"),
     ),
+    ("lkp-2023-08", include_str!("../templates/lkp-2023-08.hbs")),
+    (
+        "lkp-2023-08.subject",
+        include_str!("../templates/lkp-2023-08.subject.hbs"),
+    ),
     ("lkp-2024", include_str!("../templates/lkp-2024.hbs")),
     (
         "lkp-2024.subject",
@@ -73,13 +78,21 @@ const BUILTIN: &[(&str, &str)] = &[
 /// `classic` and `modern` are perfbot's own two; the `lkp-*` layouts are the
 /// robot's by era (what `parse-report` recognises).
 pub const REPORT_TEMPLATES: &[&str] = &[
-    "classic", "modern", "lkp-2014", "lkp-2018", "lkp-2021", "lkp-2022", "lkp-2023", "lkp-2024",
+    "classic",
+    "modern",
+    "lkp-2014",
+    "lkp-2018",
+    "lkp-2021",
+    "lkp-2022",
+    "lkp-2023",
+    "lkp-2023-08",
+    "lkp-2024",
     "lkp-2025",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2022, lkp-2023, lkp-2024, lkp-2025 or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2022, lkp-2023, lkp-2023-08, lkp-2024, lkp-2025 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

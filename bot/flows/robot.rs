@@ -20,8 +20,8 @@ pub enum RobotError {
     NotMail { file: String },
     #[error("{file}: no text part")]
     NoText { file: String },
-    #[error("{file}: {source}")]
-    Parse { file: String, source: ParseError },
+    #[error("{file}: {error}")]
+    Parse { file: String, error: ParseError },
     #[error("{file}: the input read from it is not valid: {why}")]
     Input { file: String, why: String },
     #[error("{file}: rendering it back: {why}")]
@@ -45,13 +45,26 @@ fn mailboxes(a: Option<&MailAddress>) -> Vec<String> {
 
 /// A mail's headers and its first text part (decoded; line ends as `\n`).
 pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError> {
+    let raw = without_archive_note(raw);
     let msg = MessageParser::default()
         .parse(raw)
         .ok_or_else(|| RobotError::NotMail { file: file.into() })?;
-    let body = msg
+    let mut body = msg
         .body_text(0)
         .ok_or_else(|| RobotError::NoText { file: file.into() })?
         .replace("\r\n", "\n");
+    // A copy re-encoded as UTF-8 that still says iso-8859-1 (archives do
+    // this): `±` then reads as `Â±`. Read such a body as UTF-8 again.
+    if body.contains("Â±") {
+        if let Some(part) = msg.text_part(0) {
+            let bytes = &raw[part.raw_body_offset() as usize..part.raw_end_offset() as usize];
+            if let Ok(t) = std::str::from_utf8(bytes) {
+                if t.contains('±') {
+                    body = t.replace("\r\n", "\n");
+                }
+            }
+        }
+    }
     let from = msg.from().and_then(|f| f.first());
     let h = Headers {
         subject: msg.subject().unwrap_or("").to_string(),
@@ -68,16 +81,43 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
             .in_reply_to()
             .as_text()
             .map(|m| format!("<{}>", m.trim_matches(['<', '>']))),
+        attachments: msg
+            .attachments()
+            .filter_map(|a| {
+                use mail_parser::MimeHeaders;
+                a.attachment_name().map(str::to_string)
+            })
+            .collect(),
     };
     Ok((h, body))
+}
+
+/// A mail saved from an archive with a note above it (the lore URL, a
+/// `[note]`, then a line of dashes): the mail starts after the dashes.
+fn without_archive_note(raw: &[u8]) -> &[u8] {
+    if !raw.starts_with(b"http") {
+        return raw;
+    }
+    let mut at = 0;
+    for _ in 0..6 {
+        let Some(nl) = memchr::memchr(b'\n', &raw[at..]) else {
+            return raw;
+        };
+        let line = &raw[at..at + nl];
+        at += nl + 1;
+        if line.len() >= 20 && line.iter().all(|&b| b == b'-' || b == b'\r') {
+            return &raw[at..];
+        }
+    }
+    raw
 }
 
 /// `perfbot parse-report`: a robot mail → what it reports.
 pub fn parse_report(raw: &[u8], file: &str) -> Result<ParsedReport, RobotError> {
     let (h, body) = read_mail(raw, file)?;
-    parse(&h, &body).map_err(|source| RobotError::Parse {
+    parse(&h, &body).map_err(|error| RobotError::Parse {
         file: file.into(),
-        source,
+        error,
     })
 }
 
@@ -115,9 +155,9 @@ pub fn roundtrip(config: &Config, raw: &[u8], file: &str) -> RoundTrip {
 
 fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip, RobotError> {
     let (h, original) = read_mail(raw, file)?;
-    let parsed = parse(&h, &original).map_err(|source| RobotError::Parse {
+    let parsed = parse(&h, &original).map_err(|error| RobotError::Parse {
         file: file.into(),
-        source,
+        error,
     })?;
     let rendered = render_back(config, &h, &parsed, file)?;
     let diff = first_differences(&original, &rendered, 5);

@@ -37,7 +37,7 @@ pub enum ReportError {
 /// two stay as they are.
 pub fn robot_layout(template: &str) -> Option<u16> {
     let stem = std::path::Path::new(template).file_stem()?.to_str()?;
-    stem.strip_prefix("lkp-")?.parse().ok()
+    stem.strip_prefix("lkp-")?.get(..4)?.parse().ok()
 }
 
 pub fn is_modern_layout(template: &str) -> bool {
@@ -263,6 +263,9 @@ pub struct ReportView {
     pub robot_email: String,
     pub reported_by: String,
     pub preface: Option<String>,
+    /// The robot's attachments, by name (the text part then starts at the
+    /// greeting, with no blank lines before it).
+    pub attachments: Vec<String>,
     pub headline: HeadlineView,
     pub commit: CommitView,
     pub commit_sha10: String,
@@ -683,8 +686,12 @@ pub fn build(
             let mut rows = test_rows(setup.selection, d, !modern);
             if t.keep_order {
                 if let (Some(agg), TestData::Aggregated(_)) = (&t.aggregated, d) {
-                    let pos = |name: &str| agg.iter().position(|r| r.metric == name);
-                    rows.sort_by_key(|r| pos(&r.name));
+                    let pos: std::collections::HashMap<&str, usize> = agg
+                        .iter()
+                        .enumerate()
+                        .map(|(n, r)| (r.metric.as_str(), n))
+                        .collect();
+                    rows.sort_by_key(|r| pos.get(r.name.as_str()).copied());
                 }
             }
             rows
@@ -714,6 +721,7 @@ pub fn build(
         robot_email: setup.bot.email.clone(),
         reported_by: setup.bot.reported_by(),
         preface: i.preface.clone(),
+        attachments: i.attachments.clone(),
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),

@@ -25,6 +25,8 @@ pub enum Layout {
     Lkp2022,
     /// 2023 – 2024-10: "Hello," / "kernel test robot noticed …", no config lines.
     Lkp2023,
+    /// 2023-08 – 2023-10: as 2023, one blank line fewer at the end.
+    Lkp2023Aug,
     /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
     Lkp2024,
     /// 2024-11 on: regressions as magnitudes (`14.7% regression`).
@@ -39,6 +41,7 @@ impl Layout {
             Layout::Lkp2021 => "lkp-2021",
             Layout::Lkp2022 => "lkp-2022",
             Layout::Lkp2023 => "lkp-2023",
+            Layout::Lkp2023Aug => "lkp-2023-08",
             Layout::Lkp2024 => "lkp-2024",
             Layout::Lkp2025 => "lkp-2025",
         }
@@ -57,6 +60,8 @@ pub struct Headers {
     pub date: Option<String>,
     pub message_id: String,
     pub in_reply_to: Option<String>,
+    /// File names of the mail's attachments, in order.
+    pub attachments: Vec<String>,
 }
 
 /// A report read back.
@@ -403,6 +408,13 @@ impl<'a> Reader<'a> {
         let layout = match (modern, test.contains_key("kconfig")) {
             (true, true) if signed || (kind != "regression" && before_2024_11) => Layout::Lkp2024,
             (true, true) => Layout::Lkp2025,
+            (true, false)
+                if h.date
+                    .as_deref()
+                    .is_some_and(|d| ("2023-08-01".."2023-11-01").contains(&d)) =>
+            {
+                Layout::Lkp2023Aug
+            }
             (true, false) => Layout::Lkp2023,
             (false, _)
                 if lines
@@ -461,6 +473,9 @@ impl<'a> Reader<'a> {
             input.insert("preface".into(), json!(p));
         }
         input.insert("tests".into(), Value::Array(tests));
+        if !h.attachments.is_empty() {
+            input.insert("attachments".into(), json!(h.attachments));
+        }
         Ok(ParsedReport {
             layout,
             input: Value::Object(input),

@@ -73,7 +73,8 @@ fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
         if p.is_dir() {
             out.extend(walkdir(&p));
         } else if p.file_name().is_some_and(|n| n == "00-report.eml")
-            || (p.extension().is_some_and(|x| x == "eml")
+            || p.to_string_lossy().ends_with(".eml.gz")
+            || (p.extension().is_some_and(|x| x == "eml" || x == "txt")
                 && !p.file_name().is_some_and(|n| {
                     n.to_string_lossy()
                         .starts_with(|c: char| c.is_ascii_digit())
@@ -85,6 +86,17 @@ fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
     out
 }
 
+/// A mail file, gunzipped when its name ends in `.gz`.
+fn read_mail_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let raw = std::fs::read(path)?;
+    if path.extension().is_some_and(|x| x == "gz") {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut out)?;
+        return Ok(out);
+    }
+    Ok(raw)
+}
+
 pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
     let files = mails_in(&a.mails);
     if files.is_empty() {
@@ -93,7 +105,7 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
     let mut results: Vec<RoundTrip> = Vec::new();
     for f in &files {
         let shown = f.display().to_string();
-        let r = match std::fs::read(f) {
+        let r = match read_mail_file(f) {
             Ok(raw) => roundtrip(config, &raw, &shown),
             Err(e) => RoundTrip {
                 file: shown,

@@ -1,0 +1,205 @@
+//! The kernel test robot's real report mails (the 27 answered threads and the
+//! 142 unanswered reports of the corpus, 2019–2026) read back with
+//! `perfbot parse-report` and written again with `perfbot roundtrip`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn perfbot(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(root().join("config.toml"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn corpus() -> [String; 2] {
+    [
+        root().join("tests/fixtures/threads").display().to_string(),
+        root()
+            .join("tests/fixtures/unanswered")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// The round trip over the whole corpus: every mail is read or refused with
+/// the line that stopped it, and at least the measured share comes back byte
+/// for byte (BENCHMARKS.md lists what keeps the others from it).
+#[test]
+fn the_corpus_round_trips() {
+    let [a, b] = corpus();
+    let o = perfbot(&["roundtrip", "--json", &a, &b]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let results: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(results.len(), 169, "27 answered + 142 unanswered reports");
+    let identical = results.iter().filter(|r| r["identical"] == true).count();
+    assert!(identical >= 78, "{identical} of 169 came back identical");
+    for r in &results {
+        if let Some(e) = r["error"].as_str() {
+            // A refusal says where: a body line or an input field.
+            assert!(
+                e.contains("line ") || e.contains("$."),
+                "{}: {e}",
+                r["file"]
+            );
+        } else {
+            assert!(r["layout"].as_str().is_some_and(|l| l.starts_with("lkp-")));
+        }
+    }
+    // Every era is recognised somewhere in the corpus.
+    for layout in [
+        "lkp-2018",
+        "lkp-2021",
+        "lkp-2022",
+        "lkp-2023",
+        "lkp-2023-08",
+        "lkp-2025",
+    ] {
+        assert!(
+            results.iter().any(|r| r["layout"] == layout),
+            "no {layout} report read"
+        );
+    }
+}
+
+fn gunzip(p: &Path) -> Vec<u8> {
+    let raw = std::fs::read(p).unwrap();
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut out).unwrap();
+    out
+}
+
+/// What `parse-report` prints is a report input `perfbot report` takes, and
+/// rendered in the layout it names it gives the robot's body back.
+#[test]
+fn a_parsed_report_is_an_input_that_renders_the_same_mail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mail = tmp.path().join("report.eml");
+    std::fs::write(
+        &mail,
+        gunzip(&root().join("tests/fixtures/unanswered/2025-02-05_linux-btrfs_c87c299776.eml.gz")),
+    )
+    .unwrap();
+    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(input["layout"], "lkp-2025");
+    assert_eq!(
+        input["commit"]["sha"],
+        "c87c299776e4d75bcc5559203ae2c37dc0396d80"
+    );
+    assert_eq!(input["tree"]["name"], "linus");
+    assert_eq!(
+        input["headline"]["metric"],
+        "sysbench-fileio.write_operations/s"
+    );
+    assert_eq!(input["tests"].as_array().unwrap().len(), 4);
+    assert_eq!(input["still_regression_on"][1]["ref"], "linux-next/master");
+    assert_eq!(input["tests"][1]["headline"]["kind"], "regression");
+    // Structured data only: the text of the mail is not carried along.
+    let text = input.to_string();
+    assert!(!text.contains("Details are as below"));
+    assert!(!text.contains("If you fix the issue"));
+    input.as_object_mut().unwrap().remove("layout");
+    let json = tmp.path().join("input.json");
+    std::fs::write(&json, input.to_string()).unwrap();
+    let o = perfbot(&[
+        "report",
+        json.to_str().unwrap(),
+        "--print",
+        "--force",
+        "--template",
+        "lkp-2025",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("noticed a 14.7% regression of sysbench-fileio.write_operations/s on:"),
+        "{printed}"
+    );
+    let o = perfbot(&["roundtrip", mail.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"));
+}
+
+/// A reply is not a report: exit 2, saying why.
+#[test]
+fn a_reply_is_refused_with_the_reason() {
+    let reply = std::fs::read_dir(root().join("tests/fixtures/threads"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap()
+        .join("01-16581733.eml");
+    let reply = if reply.exists() {
+        reply
+    } else {
+        // Any reply of the first thread.
+        let dir = root().join("tests/fixtures/threads/2020-07-01_netfilter-devel_140402bab8");
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| !p.ends_with("00-report.eml") && p.extension().is_some_and(|x| x == "eml"))
+            .unwrap()
+    };
+    let o = perfbot(&["parse-report", reply.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("not a kernel test robot report"), "{e}");
+    let o = perfbot(&["parse-report", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Failure counts (`1:4`) are an input form of their own and print as the
+/// robot printed them.
+#[test]
+fn failure_rows_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({
+        "commit": {"sha": "0b02c8c0d75a738c98c35f02efb36217c170d78c", "subject": "xfs: x",
+                   "author": {"name": "A", "email": "a@example.org"}},
+        "base": {"sha": "fbe7e520036583a7", "subject": "xfs: y"},
+        "tree": {"name": "linus", "url": "https://git.kernel.org/x.git", "branch": "master"},
+        "headline": {"metric": "fio.write_iops", "kind": "regression"},
+        "tests": [{
+            "testcase": "fio-basic", "machine": "m", "tbox_group": "lkp-x", "kconfig": "k",
+            "compiler": "gcc-12", "rootfs": "r", "keep_order": true,
+            "aggregated": [
+                {"metric": "dmesg.WARNING:at_x", "base": {"fails": 1, "runs": 4},
+                 "head": {"fails": 0, "runs": 4}, "change": "-25%"},
+                {"metric": "fio.write_iops", "base": 41000, "head": 37000, "change": "-9.8%"}
+            ]
+        }]
+    });
+    let p = tmp.path().join("in.json");
+    std::fs::write(&p, input.to_string()).unwrap();
+    let o = perfbot(&[
+        "report",
+        p.to_str().unwrap(),
+        "--print",
+        "--template",
+        "lkp-2025",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("          1:4          -25%            :4     dmesg.WARNING:at_x"),
+        "{out}"
+    );
+    // fails over runs is refused.
+    let mut bad = input.clone();
+    bad["tests"][0]["aggregated"][0]["base"] = serde_json::json!({"fails": 5, "runs": 4});
+    std::fs::write(&p, bad.to_string()).unwrap();
+    let o = perfbot(&["report", p.to_str().unwrap(), "--print"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fails"));
+}
