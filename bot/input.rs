@@ -344,6 +344,10 @@ pub struct ReportInput {
     /// A human preface placed before the greeting.
     #[serde(default)]
     pub preface: Option<String>,
+    /// A human note placed after the greeting, before the robot's sentence
+    /// (the 2023+ robot puts its operators' remarks there).
+    #[serde(default)]
+    pub note: Option<String>,
     /// The names of the files the robot attached (`job.yaml`, `reproduce`,
     /// the kernel config): the mail is then multipart, and its text part
     /// starts at the greeting.

@@ -20,11 +20,6 @@ const BUILTIN: &[(&str, &str)] = &[
         "modern.subject",
         include_str!("../templates/modern.subject.hbs"),
     ),
-    ("lkp-2014", include_str!("../templates/lkp-2014.hbs")),
-    (
-        "lkp-2014.subject",
-        include_str!("../templates/lkp-2014.subject.hbs"),
-    ),
     ("lkp-2018", include_str!("../templates/lkp-2018.hbs")),
     (
         "lkp-2018.subject",
@@ -44,6 +39,11 @@ const BUILTIN: &[(&str, &str)] = &[
     (
         "lkp-2023.subject",
         include_str!("../templates/lkp-2023.subject.hbs"),
+    ),
+    ("lkp-2023-04", include_str!("../templates/lkp-2023-04.hbs")),
+    (
+        "lkp-2023-04.subject",
+        include_str!("../templates/lkp-2023-04.subject.hbs"),
     ),
     ("lkp-2023-08", include_str!("../templates/lkp-2023-08.hbs")),
     (
@@ -80,11 +80,11 @@ const BUILTIN: &[(&str, &str)] = &[
 pub const REPORT_TEMPLATES: &[&str] = &[
     "classic",
     "modern",
-    "lkp-2014",
     "lkp-2018",
     "lkp-2021",
     "lkp-2022",
     "lkp-2023",
+    "lkp-2023-04",
     "lkp-2023-08",
     "lkp-2024",
     "lkp-2025",
@@ -92,7 +92,7 @@ pub const REPORT_TEMPLATES: &[&str] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2022, lkp-2023, lkp-2023-08, lkp-2024, lkp-2025 or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2018, lkp-2021, lkp-2022, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

@@ -62,6 +62,7 @@ fn the_corpus_round_trips() {
         "lkp-2021",
         "lkp-2022",
         "lkp-2023",
+        "lkp-2023-04",
         "lkp-2023-08",
         "lkp-2025",
     ] {

@@ -263,6 +263,7 @@ pub struct ReportView {
     pub robot_email: String,
     pub reported_by: String,
     pub preface: Option<String>,
+    pub note: Option<String>,
     /// The robot's attachments, by name (the text part then starts at the
     /// greeting, with no blank lines before it).
     pub attachments: Vec<String>,
@@ -721,6 +722,7 @@ pub fn build(
         robot_email: setup.bot.email.clone(),
         reported_by: setup.bot.reported_by(),
         preface: i.preface.clone(),
+        note: i.note.clone(),
         attachments: i.attachments.clone(),
         headline: headline_view,
         commit: CommitView::new(&i.commit),

@@ -15,8 +15,6 @@ use serde_json::{json, Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
-    /// 2014–2016: `[lkp] [mm] 5507231dd04: …`, "FYI, we noticed the below changes on".
-    Lkp2014,
     /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
     Lkp2018,
     /// 2021 – 2022-04: as 2018, with the `0DAY/LKP+ Test Infrastructure` footer.
@@ -27,6 +25,8 @@ pub enum Layout {
     Lkp2023,
     /// 2023-08 – 2023-10: as 2023, one blank line fewer at the end.
     Lkp2023Aug,
+    /// 2023-03 – 2023-05: as 2023, with the older `Link:` tag.
+    Lkp2023Apr,
     /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
     Lkp2024,
     /// 2024-11 on: regressions as magnitudes (`14.7% regression`).
@@ -36,12 +36,12 @@ pub enum Layout {
 impl Layout {
     pub fn name(self) -> &'static str {
         match self {
-            Layout::Lkp2014 => "lkp-2014",
             Layout::Lkp2018 => "lkp-2018",
             Layout::Lkp2021 => "lkp-2021",
             Layout::Lkp2022 => "lkp-2022",
             Layout::Lkp2023 => "lkp-2023",
             Layout::Lkp2023Aug => "lkp-2023-08",
+            Layout::Lkp2023Apr => "lkp-2023-04",
             Layout::Lkp2024 => "lkp-2024",
             Layout::Lkp2025 => "lkp-2025",
         }
@@ -159,6 +159,12 @@ impl<'a> Reader<'a> {
             })
             .ok_or_else(|| err(anchor, "no \"… noticed …\" sentence after the greeting"))?;
         let modern = lines[sentence].starts_with("kernel test robot noticed");
+        // A human note between the greeting and the robot's sentence.
+        let note = if lines[anchor] == "Hello," {
+            trimmed_block(&lines[anchor + 1..sentence])
+        } else {
+            None
+        };
         let mut words = lines[sentence].to_string();
         if !words.ends_with(':') && sentence + 1 < lines.len() {
             words.push(' ');
@@ -357,10 +363,18 @@ impl<'a> Reader<'a> {
                     t.insert("url".into(), json!(u));
                 }
             }
+            // The machine: the first test's own line; the others' from the
+            // `***` line above their table, else from the "In addition" box,
+            // else (the same machine) the first test's.
+            let first_machine = test.get("machine").cloned().unwrap_or(json!(""));
             let machine = if n == 0 {
-                test.get("machine").cloned().unwrap_or(json!(""))
+                first_machine
+            } else if let Some(m) = &g.machine {
+                json!(m.1)
+            } else if let Some(e) = extras.iter().find(|e| e.testcase == testcase) {
+                json!(e.machine)
             } else {
-                json!(g.machine.as_ref().map(|m| m.1.clone()).unwrap_or_default())
+                first_machine
             };
             t.insert("machine".into(), machine);
             t.insert("tbox_group".into(), json!(axis("tbox_group")));
@@ -405,7 +419,9 @@ impl<'a> Reader<'a> {
 
         let signed = change.starts_with('-');
         let before_2024_11 = h.date.as_deref().is_some_and(|d| d < "2024-11-15");
+        let link_tag = lines.iter().any(|l| l.starts_with("| Link: "));
         let layout = match (modern, test.contains_key("kconfig")) {
+            (true, false) if link_tag => Layout::Lkp2023Apr,
             (true, true) if signed || (kind != "regression" && before_2024_11) => Layout::Lkp2024,
             (true, true) => Layout::Lkp2025,
             (true, false)
@@ -424,9 +440,6 @@ impl<'a> Reader<'a> {
                 Layout::Lkp2021
             }
             (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
-            (false, _) if lines[sentence].starts_with("FYI, we noticed the below") => {
-                Layout::Lkp2014
-            }
             (false, _) => Layout::Lkp2018,
         };
 
@@ -471,6 +484,9 @@ impl<'a> Reader<'a> {
         input.insert("headline".into(), json!({"metric": metric, "kind": kind}));
         if let Some(p) = preface {
             input.insert("preface".into(), json!(p));
+        }
+        if let Some(n) = note {
+            input.insert("note".into(), json!(n));
         }
         input.insert("tests".into(), Value::Array(tests));
         if !h.attachments.is_empty() {
