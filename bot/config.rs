@@ -305,6 +305,29 @@ pub struct ConfigFile {
     pub reminders: RemindersSection,
     pub web: WebSection,
     pub run: RunSection,
+    pub track: TrackSection,
+}
+
+/// `[track]`: other robots' reports to follow as cases (adopted), as read
+/// from the lists. Off unless `senders` or `names` say whose.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackSection {
+    /// Sender addresses of the reports (`oliver.sang@intel.com`, `lkp@intel.com`).
+    #[serde(deserialize_with = "addresses")]
+    pub senders: Vec<Address>,
+    /// Sender display names (`kernel test robot`), matched exactly.
+    pub names: Vec<String>,
+    /// Only reports sent to one of these lists (To, Cc or List-Id); any when empty.
+    pub lists: Vec<String>,
+    /// Remind on adopted cases too (off: the robot's reports are not ours to chase).
+    pub remind: bool,
+}
+
+impl TrackSection {
+    pub fn enabled(&self) -> bool {
+        !self.senders.is_empty() || !self.names.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

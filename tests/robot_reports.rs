@@ -204,3 +204,120 @@ fn failure_rows_round_trip() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("fails"));
 }
+
+/// `perfbot replay`: the robot's report is adopted as a case, the replies
+/// are read in order as ingestion reads them, and the case ends where the
+/// people in the thread left it.
+#[test]
+fn a_thread_replays_into_an_adopted_case() {
+    let dir = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9");
+    let o = perfbot(&["replay", "--json", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["outcome"], "adopted");
+    assert_eq!(steps[0]["state"], "reported");
+    // List copies (Precedence: bulk, List-Id) are people's replies.
+    assert!(
+        steps[1..].iter().all(|s| s["outcome"] == "reply"),
+        "{steps:#?}"
+    );
+    // The author agrees to skip the merge window: a revert is awaited.
+    assert_eq!(r["final_state"], "awaiting-revert");
+    let last = steps.last().unwrap();
+    assert_eq!(last["role"], "author");
+    assert_eq!(last["intent"], "will-revert");
+}
+
+/// `[track]` in ingestion: a tracked robot's performance report opens one
+/// adopted case (once, however often it is read); its other mail (a build
+/// report) and untracked senders are left alone; replies land in the case.
+#[test]
+fn ingestion_adopts_tracked_robot_reports_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let thread = root().join("tests/fixtures/threads/2024-12-27_linux-crypto_e1d3422c95");
+    let text = std::fs::read_to_string(root().join("config.toml"))
+        .unwrap()
+        .replace(
+            "state_dir = \"state\"",
+            &format!("state_dir = {:?}", tmp.path().join("state")),
+        )
+        .replace(
+            "outbox_dir = \"state/outbox\"",
+            &format!("outbox_dir = {:?}", tmp.path().join("outbox")),
+        )
+        .replace(
+            "templates_dir = \"templates\"",
+            &format!("templates_dir = {:?}", root().join("templates")),
+        );
+    let untracked = tmp.path().join("untracked.toml");
+    std::fs::write(&untracked, &text).unwrap();
+    let tracked = tmp.path().join("tracked.toml");
+    std::fs::write(
+        &tracked,
+        format!("{text}\n[track]\nsenders = [\"oliver.sang@intel.com\"]\n"),
+    )
+    .unwrap();
+    // The summary line goes to standard error.
+    let ingest = |cfg: &Path, file: &Path| {
+        let mut o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(cfg)
+            .args(["ingest", "--stdin"])
+            .stdin(std::fs::File::open(file).unwrap())
+            .output()
+            .unwrap();
+        o.stdout.extend_from_slice(&o.stderr);
+        o
+    };
+    let report = thread.join("00-report.eml");
+    // Off unless configured: nothing is adopted.
+    let o = ingest(&untracked, &report);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("adopted"));
+    // Tracked: adopted once, the second reading is a duplicate.
+    for n in 0..2 {
+        let o = ingest(&tracked, &report);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(out.contains("adopted 1"), n == 0, "{out}");
+    }
+    // The robot's build report is not a performance report: not adopted,
+    // not quarantined.
+    let build = tmp.path().join("build.eml");
+    std::fs::write(
+        &build,
+        "From: kernel test robot <oliver.sang@intel.com>\r\nTo: a@example.org\r\n\
+         Message-ID: <build-1@intel.com>\r\nSubject: [linux-next:master] BUILD SUCCESS\r\n\r\n\
+         Hi,\r\n\r\nkernel test robot noticed the following build warnings:\r\n",
+    )
+    .unwrap();
+    let o = ingest(&tracked, &build);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("unmatched 1") && out.contains("quarantined 0"),
+        "{out}"
+    );
+    // A reply in the thread lands in the adopted case.
+    let reply = std::fs::read_dir(&thread)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.ends_with("00-report.eml"))
+        .min()
+        .unwrap();
+    let o = ingest(&tracked, &reply);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(out.contains("matched 1") && out.contains("new 1"), "{out}");
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&tracked)
+        .args(["cases", "list", "--json"])
+        .output()
+        .unwrap();
+    let cases: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(cases.as_array().unwrap().len(), 1);
+    assert_eq!(
+        cases[0]["commit"],
+        "e1d3422c95f003eba241c176adfe593c33e8a8f6"
+    );
+}

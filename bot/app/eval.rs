@@ -611,6 +611,7 @@ pub fn sample_case() -> Case {
         author: None,
         committer: None,
         bisect: vec![],
+        adopted: false,
         created: now,
         updated: now,
     }

@@ -94,7 +94,12 @@ pub fn run(
     dry_run: bool,
 ) -> anyhow::Result<Vec<String>> {
     let r = &config.file.reminders;
-    let records = store.case_records()?;
+    let mut records = store.case_records()?;
+    // Adopted cases answer another robot's report: not ours to chase,
+    // unless `track.remind` says so.
+    if !config.file.track.remind {
+        records.retain(|(c, _, _)| !c.adopted);
+    }
     let outbox = store.outbox_entries()?;
     let mut lines = Vec::new();
     for a in due(&records, &outbox, now, r) {

@@ -239,6 +239,7 @@ pub fn queue(
         author: p.author.clone(),
         committer: p.committer.clone(),
         bisect: r.bisect.clone(),
+        adopted: false,
         created: now,
         updated: now,
     };

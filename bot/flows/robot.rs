@@ -9,6 +9,7 @@ use mail_parser::{Address as MailAddress, MessageParser};
 
 use crate::config::Config;
 use crate::input::LoadedInput;
+use crate::model::case::{Case, CaseId, CaseState};
 use crate::report::build::build;
 use crate::report::parse::{parse, Headers, ParseError, ParsedReport};
 use crate::report::render::render;
@@ -110,6 +111,14 @@ fn without_archive_note(raw: &[u8]) -> &[u8] {
         }
     }
     raw
+}
+
+impl RobotError {
+    /// Not a performance report (another kind of mail, or of robot mail).
+    pub fn not_a_report(&self) -> bool {
+        matches!(self, RobotError::Parse { error, .. } if error.not_a_report())
+            || matches!(self, RobotError::NoText { .. })
+    }
 }
 
 /// `perfbot parse-report`: a robot mail → what it reports.
@@ -268,4 +277,189 @@ fn first_differences(a: &str, b: &str, max: usize) -> Vec<(usize, String, String
         ));
     }
     out
+}
+
+/// The case of an adopted robot report: what the report says, keyed by its
+/// Message-ID (one case per report mail), state `reported`.
+pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) -> Case {
+    use sha2::Digest;
+    let i = &p.input;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    let metric = text(&i["headline"]["metric"]);
+    let change = i["tests"][0]["aggregated"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["metric"] == metric.as_str()))
+        .map(|r| text(&r["change"]))
+        .unwrap_or_default();
+    let key: String = sha2::Sha256::digest(format!("adopted\0{}", head.message_id).as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let commit_subject = text(&i["commit"]["subject"]);
+    let created = head.date.unwrap_or_else(chrono::Utc::now);
+    Case {
+        id: CaseId::from_key(&key),
+        key,
+        state: CaseState::Reported,
+        subject: head.subject.clone(),
+        message_id: head.message_id.clone(),
+        commit: text(&i["commit"]["sha"]),
+        subsystem: crate::report::build::subsystem(&commit_subject),
+        commit_subject,
+        testcase: text(&i["tests"][0]["testcase"]),
+        headline_metric: metric,
+        headline_change: change,
+        verdict: text(&i["headline"]["kind"]),
+        to: strings(&i["recipients"]["to"]),
+        cc: strings(&i["recipients"]["cc"]),
+        references: head.in_reply_to.clone(),
+        author: i["commit"]["author"]["email"].as_str().map(str::to_string),
+        committer: None,
+        bisect: Vec::new(),
+        adopted: true,
+        created,
+        updated: created,
+    }
+}
+
+/// One message of a replayed thread, as perfbot read it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReplayStep {
+    pub file: String,
+    /// `adopted`, `reply`, `robot`, `own`, `duplicate`, `unmatched`, `quarantined`.
+    pub outcome: String,
+    pub from: String,
+    pub intent: Option<String>,
+    pub confidence: Option<f64>,
+    pub role: Option<String>,
+    pub evidence: Option<String>,
+    /// The case's state after this message.
+    pub state: Option<String>,
+}
+
+/// A thread replayed: each message's reading and the case's final state.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Replay {
+    pub thread: String,
+    pub case: Option<String>,
+    pub steps: Vec<ReplayStep>,
+    pub final_state: Option<String>,
+}
+
+/// Replay one thread folder (`00-report.eml`, then the replies in name
+/// order) into `store`: the report is adopted (the config's `[track]` plus
+/// the report's own sender), the replies are ingested as ingestion reads them.
+pub fn replay(
+    config: &Config,
+    store: &crate::store::Store,
+    dir: &Path,
+) -> Result<Replay, ReplayError> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| ReplayError::Read(dir.display().to_string(), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    files.sort();
+    let report = files
+        .first()
+        .filter(|p| p.file_name().is_some_and(|n| n == "00-report.eml"))
+        .ok_or_else(|| ReplayError::NoReport(dir.display().to_string()))?;
+    let raw =
+        std::fs::read(report).map_err(|e| ReplayError::Read(report.display().to_string(), e))?;
+    // Follow the report's own sender, whatever the config names.
+    let mut c = config.clone();
+    if let Ok((h, _)) = read_mail(&raw, &report.display().to_string()) {
+        if let Some(a) = crate::model::Address::parse(&h.from_email) {
+            if !c.file.track.senders.contains(&a) {
+                c.file.track.senders.push(a);
+            }
+        }
+    }
+    let mut ingestor = crate::flows::ingest::Ingestor::new(&c, store)?;
+    let mut steps = Vec::new();
+    let mut case: Option<CaseId> = None;
+    for f in &files {
+        let raw = std::fs::read(f).map_err(|e| ReplayError::Read(f.display().to_string(), e))?;
+        let shown = f
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let outcome = ingestor.ingest(&raw, &shown)?;
+        let mut step = ReplayStep {
+            file: shown,
+            outcome: String::new(),
+            from: String::new(),
+            intent: None,
+            confidence: None,
+            role: None,
+            evidence: None,
+            state: None,
+        };
+        use crate::flows::ingest::Outcome;
+        match outcome {
+            Outcome::Adopted { case: id } => {
+                step.outcome = "adopted".into();
+                case = Some(id);
+            }
+            Outcome::New {
+                case: id,
+                entry,
+                sender,
+                handled,
+            } => {
+                step.from = crate::model::ids::display_mailbox(&entry.from_name, &entry.from);
+                step.outcome = match sender {
+                    crate::model::SenderKind::Person => "reply",
+                    crate::model::SenderKind::Own => "own",
+                    crate::model::SenderKind::Bot(_) => "robot",
+                }
+                .into();
+                if let Some(h) = handled {
+                    step.intent = Some(h.understanding.intent.as_str().to_string());
+                    step.confidence = Some(h.understanding.confidence);
+                    step.role = Some(h.role.as_str().to_string());
+                    step.evidence = Some(h.understanding.evidence.clone());
+                }
+                case.get_or_insert(id);
+            }
+            Outcome::Duplicate => step.outcome = "duplicate".into(),
+            Outcome::Unmatched => step.outcome = "unmatched".into(),
+            Outcome::Quarantined(why) => step.outcome = format!("quarantined: {why}"),
+        }
+        if let Some(id) = &case {
+            step.state = store.case(id).ok().map(|c| c.state.as_str().to_string());
+        }
+        steps.push(step);
+    }
+    store.flush()?;
+    let final_state = case
+        .as_ref()
+        .and_then(|id| store.case(id).ok())
+        .map(|c| c.state.as_str().to_string());
+    Ok(Replay {
+        thread: dir.display().to_string(),
+        case: case.map(|c| c.to_string()),
+        steps,
+        final_state,
+    })
+}
+
+/// Why a thread could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{0}: {1}")]
+    Read(String, std::io::Error),
+    #[error("{0}: no 00-report.eml (a thread folder holds the report, then its replies)")]
+    NoReport(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }

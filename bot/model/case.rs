@@ -140,6 +140,11 @@ pub struct Case {
     /// Bisect samples, for plots.
     #[serde(default)]
     pub bisect: Vec<super::bisect::BisectSeries>,
+    /// Opened from another robot's report seen on a list (`[track]`), not
+    /// from a report perfbot sent: never sent again, reminded only when
+    /// `track.remind` says so.
+    #[serde(default)]
+    pub adopted: bool,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }
@@ -194,6 +199,7 @@ impl Case {
             author: None,
             committer: None,
             bisect: vec![],
+            adopted: false,
             created,
             updated: created,
         }

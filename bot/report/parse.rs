@@ -33,6 +33,14 @@ pub enum Layout {
     Lkp2025,
 }
 
+impl ParseError {
+    /// The mail is not a performance report at all (rather than one that
+    /// could not be read).
+    pub fn not_a_report(&self) -> bool {
+        self.line == 0
+    }
+}
+
 impl Layout {
     pub fn name(self) -> &'static str {
         match self {
@@ -170,8 +178,24 @@ impl<'a> Reader<'a> {
             words.push(' ');
             words.push_str(lines[sentence + 1].trim());
         }
-        let (change, kind, metric) = headline_words(&words)
-            .ok_or_else(|| err(sentence, format!("cannot read the headline in {words:?}")))?;
+        let (change, kind, metric) = match headline_words(&words) {
+            Some(h) => h,
+            // The robot's build and boot reports say "noticed the following …".
+            None if !(words.contains("% regression") || words.contains("% improvement")) => {
+                return Err(ParseError {
+                    line: 0,
+                    message:
+                        "not a performance report (no \"noticed a N% regression/improvement\")"
+                            .into(),
+                })
+            }
+            None => {
+                return Err(err(
+                    sentence,
+                    format!("cannot read the headline in {words:?}"),
+                ))
+            }
+        };
 
         // commit: <sha> ("subject"), then the tree or the patch.
         let c = self

@@ -562,6 +562,38 @@ impl Store {
         Ok(created)
     }
 
+    /// Open a case for another robot's report seen on a list: the case, its
+    /// first event and its report's Message-ID (theirs, a robot's), in one
+    /// transaction; nothing is queued. Not flushed: part of ingestion's batch.
+    pub fn adopt_case(&self, case: &Case, cause: Cause) -> Result<Created, StoreError> {
+        let seq = self.db.generate_id()?;
+        (&self.cases, &self.events, &self.messages)
+            .transaction(|(cases, events, messages)| {
+                if let Some(existing) = cases.get(case.id.as_str())? {
+                    let c: Case = serde_json::from_slice(&existing).map_err(abort)?;
+                    return Ok(Created::Existing(c));
+                }
+                cases.insert(case.id.as_str(), encode(case))?;
+                let ev = Event {
+                    time: case.created,
+                    cause: cause.clone(),
+                    old: None,
+                    new: case.state,
+                    note: "robot report adopted from the list".into(),
+                };
+                events.insert(event_key(&case.id, seq), encode(&ev))?;
+                messages.insert(
+                    case.message_id.as_str(),
+                    encode(&crate::model::MessageRef::theirs(
+                        &case.id,
+                        crate::model::Sender::Bot,
+                    )),
+                )?;
+                Ok(Created::New(case.clone()))
+            })
+            .map_err(tx_err)
+    }
+
     pub fn case(&self, id: &CaseId) -> Result<Case, StoreError> {
         let v = self
             .cases

@@ -83,6 +83,9 @@ pub enum Command {
     ParseReport(robot::ParseReportArgs),
     /// Read robot report mails and render them back: how many come back identical
     Roundtrip(robot::RoundtripArgs),
+    /// Replay thread folders (report, then replies): each reply's reading and
+    /// the case's final state
+    Replay(robot::ReplayArgs),
 }
 
 impl Command {
@@ -167,6 +170,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(a) => bench::run(&config, a),
         Command::ParseReport(a) => robot::parse(&config, a),
         Command::Roundtrip(a) => robot::run(&config, a),
+        Command::Replay(a) => robot::replay(&config, a),
     }
 }
 

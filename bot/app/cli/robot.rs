@@ -139,3 +139,102 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Thread folders: `00-report.eml`, then the replies (as in the corpus)
+    #[arg(required = true)]
+    pub threads: Vec<PathBuf>,
+    /// Replay into this state directory (kept) instead of a scratch one per thread
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// One JSON object per thread
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A scratch state directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for t in &a.threads {
+        if t.join("00-report.eml").exists() {
+            dirs.push(t.clone());
+        } else if t.is_dir() {
+            // A folder of thread folders (the corpus).
+            let mut inner: Vec<PathBuf> = std::fs::read_dir(t)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join("00-report.eml").exists())
+                .collect();
+            inner.sort();
+            dirs.extend(inner);
+        } else {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{}: not a thread folder",
+                t.display()
+            )));
+        }
+    }
+    let mut states: std::collections::BTreeMap<String, usize> = Default::default();
+    for (n, dir) in dirs.iter().enumerate() {
+        let (state_dir, _scratch) = match &a.state {
+            Some(s) => (s.clone(), None),
+            None => {
+                let s =
+                    std::env::temp_dir().join(format!("perfbot-replay-{}-{n}", std::process::id()));
+                (s.clone(), Some(Scratch(s)))
+            }
+        };
+        let mut c = config.clone();
+        c.file.bot.state_dir = state_dir.clone();
+        let store = crate::store::Store::open(&state_dir)?;
+        let r = crate::flows::robot::replay(&c, &store, dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+        drop(store);
+        *states
+            .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))
+            .or_default() += 1;
+        if a.json {
+            println!("{}", serde_json::to_string(&r)?);
+            continue;
+        }
+        println!(
+            "== {} → {}",
+            r.thread,
+            r.final_state.as_deref().unwrap_or("no case")
+        );
+        for s in &r.steps {
+            let reading = match (&s.intent, s.confidence) {
+                (Some(i), Some(c)) => format!(
+                    "{i} ({c:.2}, {}) {:?}",
+                    s.role.as_deref().unwrap_or("?"),
+                    s.evidence
+                        .as_deref()
+                        .unwrap_or("")
+                        .chars()
+                        .take(70)
+                        .collect::<String>()
+                ),
+                _ => String::new(),
+            };
+            println!(
+                "   {:<18} {:<10} {:<16} {}",
+                s.file,
+                s.outcome.split(':').next().unwrap_or(""),
+                s.state.as_deref().unwrap_or("-"),
+                reading
+            );
+        }
+    }
+    if !a.json {
+        let summary: Vec<String> = states.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        println!("{} threads: {}", dirs.len(), summary.join(", "));
+    }
+    Ok(())
+}

@@ -39,14 +39,20 @@ pub struct Stats {
     pub limited: usize,
     /// People's replies understood and applied to their case.
     pub handled: usize,
+    /// Other robots' reports opened as cases (`[track]`).
+    pub adopted: usize,
 }
 
 impl Stats {
     pub fn line(&self) -> String {
-        format!(
+        let mut line = format!(
             "read {}, matched {}, new {}, duplicates {}, unmatched {}, quarantined {}",
             self.read, self.matched, self.new, self.duplicates, self.unmatched, self.quarantined
-        )
+        );
+        if self.adopted > 0 {
+            line.push_str(&format!(", adopted {}", self.adopted));
+        }
+        line
     }
 
     pub fn add(&mut self, o: &Stats) {
@@ -60,6 +66,7 @@ impl Stats {
         self.bots += o.bots;
         self.limited += o.limited;
         self.handled += o.handled;
+        self.adopted += o.adopted;
     }
 }
 
@@ -77,6 +84,10 @@ pub enum Outcome {
     Duplicate,
     Unmatched,
     Quarantined(String),
+    /// Another robot's report, opened as a case (`[track]`).
+    Adopted {
+        case: CaseId,
+    },
 }
 
 pub struct Ingestor<'a> {
@@ -297,11 +308,83 @@ impl<'a> Ingestor<'a> {
         let Some(r) = super::parse::parse_route(raw, &self.limits) else {
             return Ok(None);
         };
+        if self.may_be_tracked(&r.subject, raw) {
+            return Ok(None);
+        }
         if !self.may_concern(&r, raw) {
             self.stats.unmatched += 1;
             return Ok(Some(Outcome::Unmatched));
         }
         Ok(None)
+    }
+
+    /// A cheap first look: could this be a report of a robot `[track]`
+    /// follows (a sender of it in the headers, a change in the subject)?
+    fn may_be_tracked(&self, subject: &str, raw: &[u8]) -> bool {
+        let t = &self.config.file.track;
+        // Reports answering a patch have the patch's subject (`Re: [PATCH …]`).
+        let _ = subject;
+        if !t.enabled() {
+            return false;
+        }
+        let head_end = memchr::memmem::find(raw, b"\n\n")
+            .or_else(|| memchr::memmem::find(raw, b"\r\n\r\n"))
+            .unwrap_or(raw.len());
+        let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
+        t.senders.iter().any(|a| head.contains(a.as_str()))
+            || t.names
+                .iter()
+                .any(|n| head.contains(&n.to_ascii_lowercase()))
+    }
+
+    /// Open a case for a tracked robot's performance report about no case
+    /// yet. A report that cannot be read is quarantined with the reason,
+    /// never half a case.
+    fn adopt(
+        &mut self,
+        raw: &[u8],
+        head: &Head,
+        source: &str,
+    ) -> Result<Option<Outcome>, StoreError> {
+        let t = &self.config.file.track;
+        if !t.enabled() {
+            return Ok(None);
+        }
+        let from_tracked = head.from.as_ref().is_some_and(|a| t.senders.contains(a))
+            || t.names.iter().any(|n| n == &head.from_name);
+        if !from_tracked {
+            return Ok(None);
+        }
+        if !t.lists.is_empty() {
+            let head_end = memchr::memmem::find(raw, b"\n\n").unwrap_or(raw.len());
+            let h = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
+            if !t.lists.iter().any(|l| h.contains(&l.to_ascii_lowercase())) {
+                return Ok(None);
+            }
+        }
+        let parsed = match crate::flows::robot::parse_report(raw, source) {
+            Ok(p) => p,
+            // The robot's other mail (build errors, boot failures): not ours.
+            Err(e) if e.not_a_report() => return Ok(None),
+            Err(e) => {
+                let why = format!("a tracked robot report that could not be read: {e}");
+                return self
+                    .quarantine(raw, source, why, Some(&head.message_id))
+                    .map(Some);
+            }
+        };
+        let case = crate::flows::robot::adopted_case(&parsed, head);
+        let id = case.id.clone();
+        let cause = crate::model::case::Cause::System {
+            what: format!("adopted the robot's report <{}>", head.message_id),
+        };
+        self.store.adopt_case(&case, cause)?;
+        self.known.insert(head.message_id.clone(), id.clone());
+        self.subjects = SubjectIndex::new(&self.store.cases()?);
+        self.stats.adopted += 1;
+        self.stats.matched += 1;
+        tracing::info!(case = %id, message_id = %head.message_id, %source, "robot report adopted");
+        Ok(Some(Outcome::Adopted { case: id }))
     }
 
     /// Read a message whole: quarantine it, or match it and record it.
@@ -320,6 +403,9 @@ impl<'a> Ingestor<'a> {
             None => self.lookup_body(raw, &head),
         };
         let Some((case, how)) = found else {
+            if let Some(o) = self.adopt(raw, &head, source)? {
+                return Ok(o);
+            }
             self.stats.unmatched += 1;
             return Ok(Outcome::Unmatched);
         };

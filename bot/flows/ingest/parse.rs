@@ -114,6 +114,7 @@ const AUTO_HEADERS: &[&str] = &[
     "Return-Path",
     "X-Mailer",
     "X-Patchwork-Bot",
+    "List-Id",
 ];
 
 /// Parse the head only: cheap, and enough to decide whether a message matters.

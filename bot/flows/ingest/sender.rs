@@ -46,11 +46,15 @@ pub fn classify(head: &Head, me: &Identity) -> SenderKind {
     {
         return SenderKind::Own;
     }
+    // Mailing-list software (vger, kvack) stamps `Precedence: bulk` on every
+    // post it relays: on a list copy it says nothing of the author.
+    let via_list = head.auto_headers.iter().any(|(n, _)| n == "List-Id");
     for (name, value) in &head.auto_headers {
         let v = value.to_ascii_lowercase();
         let bot = match name.as_str() {
             "Auto-Submitted" => v != "no",
             "X-Auto-Response-Suppress" => true,
+            "Precedence" if via_list => matches!(v.as_str(), "junk" | "auto_reply"),
             "Precedence" => matches!(v.as_str(), "bulk" | "junk" | "auto_reply"),
             // A bounce has the null reverse path.
             "Return-Path" => v == "<>",
@@ -109,6 +113,15 @@ mod tests {
             ("From: a@b.org\r\nX-Auto-Response-Suppress: All", "bot"),
             ("From: a@b.org\r\nPrecedence: bulk", "bot"),
             ("From: a@b.org\r\nPrecedence: list", "person"),
+            // A list copy: the list stamped it bulk, not the author.
+            (
+                "From: a@b.org\r\nPrecedence: bulk\r\nList-Id: <linux-mm.kvack.org>",
+                "person",
+            ),
+            (
+                "From: a@b.org\r\nAuto-Submitted: auto-replied\r\nList-Id: <l.kernel.org>",
+                "bot",
+            ),
             ("From: syzbot <syzbot+abc@syzkaller.appspotmail.com>", "bot"),
             ("From: kernel test robot <lkp@intel.com>", "bot"),
             ("From: MAILER-DAEMON@mx.example.org", "bot"),
