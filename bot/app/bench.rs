@@ -395,6 +395,80 @@ pub fn ingest(
     ))
 }
 
+/// `bench --what public-inbox`: the synthetic LKML of `ingest`, written as a
+/// public-inbox repository (one commit per message, with gitoxide), then read
+/// by `ingest --public-inbox` from an empty cursor; and read again (nothing
+/// new: the cursor).
+pub fn public_inbox(config: &Config, messages: usize) -> anyhow::Result<String> {
+    use crate::flows::ingest::public_inbox::{ingest_repository, write_archive};
+    use crate::flows::ingest::Ingestor;
+    use crate::store::Store;
+
+    let scratch = tempfile_dir()?;
+    let mut config = config.clone();
+    config.file.bot.state_dir = scratch.join("state");
+    config.file.outbound.outbox_dir = scratch.join("outbox");
+    let store = Store::open(&config.state_dir())?;
+    let mbox = scratch.join("lkml.mbox");
+    write_synthetic_mbox(&mbox, messages, &["bench.case0@perfbot".to_string()])?;
+    let mut raws: Vec<Vec<u8>> = Vec::with_capacity(messages);
+    crate::flows::ingest::mbox::for_each::<_, std::io::Error>(std::fs::File::open(&mbox)?, |m| {
+        raws.push(m.raw.to_vec());
+        Ok(())
+    })?;
+    let bytes: u64 = raws.iter().map(|r| r.len() as u64).sum();
+    let repo = scratch.join("lkml/git/0.git");
+    let t = Instant::now();
+    write_archive(&repo, raws.iter().map(Vec::as_slice))?;
+    let written = t.elapsed().as_secs_f64();
+    drop(raws);
+    let rss_before = peak_rss_mib().unwrap_or(0.0);
+    let time_read = |store: &Store| -> anyhow::Result<(f64, String, usize)> {
+        let mut ing = Ingestor::new(&config, store)?;
+        let t = Instant::now();
+        let read = ingest_repository(&mut ing, &repo, |_| {})?;
+        Ok((t.elapsed().as_secs_f64(), ing.stats.line(), read.commits))
+    };
+    let (loose, first, commits) = time_read(&store)?;
+    let rss = peak_rss_mib().unwrap_or(0.0);
+    let t = Instant::now();
+    let (_, _, again) = time_read(&store)?;
+    let rerun = t.elapsed().as_secs_f64();
+    // lore's mirrors are packed: pack the archive as `git gc` would (once,
+    // with git if it is installed) and read it again into a fresh state.
+    let packed = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["repack", "-adq"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let packed_line = if packed {
+        drop(store);
+        let fresh = Store::open(&scratch.join("state2"))?;
+        let (t, _, _) = time_read(&fresh)?;
+        format!(
+            "packed (git repack -ad): {t:.2} s: {:.0} MB/s, {:.0} messages/s\n",
+            bytes as f64 / 1e6 / t,
+            messages as f64 / t
+        )
+    } else {
+        "packed: git not installed, not measured\n".into()
+    };
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(format!(
+        "public-inbox: {messages} messages, {:.1} MB of message data, one commit each \
+         (written with gitoxide in {written:.1} s)\n\
+         first read: {commits} commits, {first}\n\
+         loose objects: {loose:.2} s: {:.0} MB/s, {:.0} messages/s\n\
+         {packed_line}\
+         peak RSS {rss:.1} MiB (before reading: {rss_before:.1} MiB)\n\
+         rerun from the cursor: {again} commits in {rerun:.3} s\n",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / loose,
+        messages as f64 / loose,
+    ))
+}
+
 /// Classify a typical reply (seed 000's, Dave Chinner's) and a 370 KB reply
 /// that quotes a whole report, `iterations` times each; the rules are compiled
 /// once before timing.

@@ -1,4 +1,5 @@
-//! Where each mailbox was read up to: (mailbox, UIDVALIDITY, last UID).
+//! Where each mailbox was read up to: (mailbox, UIDVALIDITY, last UID); and
+//! named cursors (the last commit read of a public-inbox repository).
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,21 @@ impl Store {
     /// Move the cursor, durably (after the messages up to it are recorded).
     pub fn set_cursor(&self, mailbox: &str, c: Cursor) -> Result<(), StoreError> {
         self.cursors.insert(mailbox, encode(&c))?;
+        self.flush()
+    }
+
+    /// A cursor that is a name, such as the last commit read of a
+    /// public-inbox repository (key `public-inbox:<path>`).
+    pub fn text_cursor(&self, key: &str) -> Result<Option<String>, StoreError> {
+        match self.cursors.get(key)? {
+            Some(v) => Ok(Some(decode("cursors", key.as_bytes(), &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Move a named cursor, durably.
+    pub fn set_text_cursor(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.cursors.insert(key, encode(&value))?;
         self.flush()
     }
 }

@@ -21,6 +21,8 @@ pub enum What {
     Classify,
     /// The daemon's loops
     Daemon,
+    /// A synthetic LKML of --count messages as a public-inbox repository
+    PublicInbox,
 }
 
 #[derive(Args, Debug)]
@@ -58,6 +60,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
         What::Ingest => bench::ingest(config, b.count, b.mbox.as_deref())?,
         What::Classify => bench::classify(config, b.iterations.max(100)),
         What::Daemon => bench::daemon(config, b.count)?,
+        What::PublicInbox => bench::public_inbox(config, b.count)?,
     };
     print!("{out}");
     Ok(())

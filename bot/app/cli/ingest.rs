@@ -24,6 +24,10 @@ pub struct IngestArgs {
     /// Read one message from standard input
     #[arg(long)]
     pub stdin: bool,
+    /// Read public-inbox archives (a repository, its epochs `N.git`, or a
+    /// grokmirror tree of lists) from each repository's cursor on
+    #[arg(long = "public-inbox", num_args = 1.., conflicts_with_all = ["mbox", "stdin", "maildir"])]
+    pub public_inbox: Vec<PathBuf>,
     /// Keep following the configured source (IMAP IDLE or polling, a polled
     /// maildir) until stopped
     #[arg(long)]
@@ -35,7 +39,9 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     let mut ing = Ingestor::new(config, &store)?;
     let t0 = std::time::Instant::now();
     let mut unread = 0;
-    if a.stdin {
+    if !a.public_inbox.is_empty() {
+        public_inbox(&mut ing, &a.public_inbox)?;
+    } else if a.stdin {
         ingest_stdin(&mut ing)?;
     } else if !a.mbox.is_empty() {
         for f in &a.mbox {
@@ -59,6 +65,40 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     );
     if unread > 0 {
         return Err(anyhow!("{unread} source(s) could not be read to the end").into());
+    }
+    Ok(())
+}
+
+/// Every repository of the given archives, in epoch order, with a progress
+/// line on a terminal.
+fn public_inbox(ing: &mut Ingestor, paths: &[PathBuf]) -> Result<(), Failure> {
+    use crate::flows::ingest::public_inbox::{ingest_repository, repositories};
+    use std::io::IsTerminal;
+    let mut repos = Vec::new();
+    for p in paths {
+        repos.extend(repositories(p).map_err(Failure::usage)?);
+    }
+    for r in &repos {
+        let pb = if std::io::stderr().is_terminal() {
+            let pb = indicatif::ProgressBar::new_spinner();
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{msg} {bytes} {bytes_per_sec} {elapsed}")
+                    .expect("valid template"),
+            );
+            pb.set_message(r.display().to_string());
+            pb
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        let read = ingest_repository(ing, r, |b| pb.set_position(b))?;
+        pb.finish_and_clear();
+        if read.rescanned {
+            eprintln!(
+                "{}: history rewritten since the last run: read again ({} commits)",
+                r.display(),
+                read.commits
+            );
+        }
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ pub(crate) mod imap_source;
 pub(crate) mod ingestor;
 pub(crate) mod mbox;
 pub mod parse;
+pub mod public_inbox;
 pub(crate) mod sender;
 pub(crate) mod sources;
 pub mod thread;
