@@ -126,6 +126,37 @@ pub(crate) fn tx_err(e: TransactionError<Abort>) -> StoreError {
     }
 }
 
+/// Open `case` inside a transaction: the case, its first event and its
+/// report's Message-ID, unless the case exists already (then it is returned
+/// and nothing is written). Shared by perfbot's own reports and adopted ones.
+fn open_case(
+    (cases, events, messages): (
+        &sled::transaction::TransactionalTree,
+        &sled::transaction::TransactionalTree,
+        &sled::transaction::TransactionalTree,
+    ),
+    case: &Case,
+    cause: &Cause,
+    seq: u64,
+    note: &str,
+    report: &crate::model::MessageRef,
+) -> Result<Option<Case>, ConflictableTransactionError<Abort>> {
+    if let Some(existing) = cases.get(case.id.as_str())? {
+        return Ok(Some(serde_json::from_slice(&existing).map_err(abort)?));
+    }
+    cases.insert(case.id.as_str(), encode(case))?;
+    let ev = Event {
+        time: case.created,
+        cause: cause.clone(),
+        old: None,
+        new: case.state,
+        note: note.into(),
+    };
+    events.insert(event_key(&case.id, seq), encode(&ev))?;
+    messages.insert(case.message_id.as_str(), encode(report))?;
+    Ok(None)
+}
+
 /// The one place a case changes state. Every transaction that moves a case
 /// (a decision of `set_state`, a mail delivered by `outbox_transition`, a
 /// reply's decision in `record_reply`) calls this, so the state and the last
@@ -533,26 +564,14 @@ impl Store {
             &self.outbox_raw,
         )
             .transaction(|(cases, events, messages, outbox, outbox_raw)| {
-                if let Some(existing) = cases.get(case.id.as_str())? {
-                    let c: Case = serde_json::from_slice(&existing).map_err(abort)?;
-                    return Ok(Created::Existing(c));
+                let report =
+                    crate::model::MessageRef::ours(&case.id, crate::model::OutboxKind::Report);
+                let opened = (cases, events, messages);
+                if let Some(existing) =
+                    open_case(opened, case, &cause, seq, "report queued", &report)?
+                {
+                    return Ok(Created::Existing(existing));
                 }
-                cases.insert(case.id.as_str(), encode(case))?;
-                let ev = Event {
-                    time: case.created,
-                    cause: cause.clone(),
-                    old: None,
-                    new: case.state,
-                    note: "report queued".into(),
-                };
-                events.insert(event_key(&case.id, seq), encode(&ev))?;
-                messages.insert(
-                    case.message_id.as_str(),
-                    encode(&crate::model::MessageRef::ours(
-                        &case.id,
-                        crate::model::OutboxKind::Report,
-                    )),
-                )?;
                 outbox.insert(entry.message_id.as_str(), encode(entry))?;
                 outbox_raw.insert(entry.message_id.as_str(), raw)?;
                 Ok(Created::New(case.clone()))
@@ -569,27 +588,13 @@ impl Store {
         let seq = self.db.generate_id()?;
         (&self.cases, &self.events, &self.messages)
             .transaction(|(cases, events, messages)| {
-                if let Some(existing) = cases.get(case.id.as_str())? {
-                    let c: Case = serde_json::from_slice(&existing).map_err(abort)?;
-                    return Ok(Created::Existing(c));
-                }
-                cases.insert(case.id.as_str(), encode(case))?;
-                let ev = Event {
-                    time: case.created,
-                    cause: cause.clone(),
-                    old: None,
-                    new: case.state,
-                    note: "robot report adopted from the list".into(),
-                };
-                events.insert(event_key(&case.id, seq), encode(&ev))?;
-                messages.insert(
-                    case.message_id.as_str(),
-                    encode(&crate::model::MessageRef::theirs(
-                        &case.id,
-                        crate::model::Sender::Bot,
-                    )),
-                )?;
-                Ok(Created::New(case.clone()))
+                let trees = (cases, events, messages);
+                let report = crate::model::MessageRef::theirs(&case.id, crate::model::Sender::Bot);
+                let note = "robot report adopted from the list";
+                Ok(match open_case(trees, case, &cause, seq, note, &report)? {
+                    Some(existing) => Created::Existing(existing),
+                    None => Created::New(case.clone()),
+                })
             })
             .map_err(tx_err)
     }
