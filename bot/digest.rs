@@ -82,6 +82,19 @@ pub struct Closed {
     pub message_id: Option<String>,
 }
 
+/// A robot report perfbot follows (adopted, `[track]`) and how its thread went.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Followed {
+    pub case: CaseLine,
+    /// People's messages in the thread.
+    pub replies: usize,
+    /// From the report to the first person's reply (by the mails' dates).
+    pub first_reply_hours: Option<i64>,
+    /// The words of the last reply that moved the case, and whose.
+    pub evidence: Option<String>,
+    pub who: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Digest {
     pub generated: DateTime<Utc>,
@@ -94,6 +107,10 @@ pub struct Digest {
     pub dead_mail: Vec<DeadMail>,
     pub overdue: Vec<Overdue>,
     pub recently_closed: Vec<Closed>,
+    /// Robot reports of the period perfbot follows, by subsystem.
+    pub followed: BTreeMap<String, Vec<Followed>>,
+    /// Of those, the ones nobody answered.
+    pub unanswered: Vec<CaseLine>,
 }
 
 fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
@@ -133,6 +150,8 @@ pub fn build(
         dead_mail: Vec::new(),
         overdue: Vec::new(),
         recently_closed: Vec::new(),
+        followed: BTreeMap::new(),
+        unanswered: Vec::new(),
     };
     for (c, events, thread) in records {
         *d.by_state.entry(c.state.as_str().to_string()).or_default() += 1;
@@ -142,6 +161,16 @@ pub fn build(
                 .or_default() += 1;
         }
         let line = CaseLine::new(c, now);
+        if c.adopted && c.created >= since {
+            let f = followed(c, events, thread, &line);
+            if f.replies == 0 {
+                d.unanswered.push(line.clone());
+            }
+            d.followed
+                .entry(line.subsystem.clone())
+                .or_default()
+                .push(f);
+        }
         let since_state = entered(events, c.state)
             .map(|e| e.time)
             .unwrap_or(c.created);
@@ -209,6 +238,33 @@ pub fn build(
     d
 }
 
+/// How an adopted report's thread went: replies, the first one's delay, the
+/// words of the last reply that moved the case.
+fn followed(
+    c: &Case,
+    events: &[crate::model::case::Event],
+    thread: &[crate::model::ThreadEntry],
+    line: &CaseLine,
+) -> Followed {
+    let people: Vec<&crate::model::ThreadEntry> = thread
+        .iter()
+        .filter(|m| m.sender == Sender::Person)
+        .collect();
+    let first = people.iter().map(|m| m.date.unwrap_or(m.received)).min();
+    let moved = events
+        .iter()
+        .rev()
+        .find(|e| e.old != Some(e.new) && matches!(e.cause, Cause::Message { .. }));
+    let (who, quote, _) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+    Followed {
+        case: line.clone(),
+        replies: people.len(),
+        first_reply_hours: first.map(|f| (f - c.created).num_hours().max(0)),
+        evidence: quote,
+        who: (!who.is_empty()).then_some(who),
+    }
+}
+
 /// `7d`, `36h`, `2w` → a duration.
 pub fn parse_since(s: &str) -> Option<Duration> {
     let s = s.trim();
@@ -237,6 +293,8 @@ pub fn view(d: &Digest) -> serde_json::Value {
     v["n_dead_mail"] = d.dead_mail.len().into();
     v["n_overdue"] = d.overdue.len().into();
     v["n_closed"] = d.recently_closed.len().into();
+    v["n_followed"] = d.followed.values().map(Vec::len).sum::<usize>().into();
+    v["n_unanswered"] = d.unanswered.len().into();
     v
 }
 
@@ -364,5 +422,75 @@ mod tests {
         assert_eq!(parse_since("9999999999999999999999d"), None);
         assert_eq!(parse_since("7"), None);
         assert_eq!(parse_since("d"), None);
+    }
+
+    #[test]
+    fn followed_robot_reports_by_subsystem_and_the_unanswered() {
+        let now = Utc::now();
+        let created = now - Duration::days(3);
+        let mut answered = case("aaaaaaaaaaaa", CaseState::NotARegression, created);
+        answered.adopted = true;
+        let mut silent = case("bbbbbbbbbbbb", CaseState::Reported, created);
+        silent.adopted = true;
+        let ours = case("cccccccccccc", CaseState::Reported, created);
+        let reply = crate::model::ThreadEntry {
+            message_id: MessageId::parse("r@x").unwrap(),
+            from: "david@fromorbit.com".into(),
+            from_name: "Dave".into(),
+            date: Some(created + Duration::hours(5)),
+            received: now,
+            subject: "Re: x".into(),
+            text: "This is not a regression.".into(),
+            sender: Sender::Person,
+            sender_note: String::new(),
+            matched_by: crate::model::MatchedBy::InReplyTo,
+            in_reply_to: None,
+            source: "test".into(),
+            limited: None,
+            understanding: None,
+            seq: 1,
+        };
+        let closing = Event {
+            time: created + Duration::hours(5),
+            cause: Cause::Message {
+                message_id: MessageId::parse("r@x").unwrap(),
+                from: "david@fromorbit.com".into(),
+                quote: "This is not a regression.".into(),
+            },
+            old: Some(CaseState::Reported),
+            new: CaseState::NotARegression,
+            note: "not-a-regression".into(),
+        };
+        let records = vec![
+            (answered, vec![closing], vec![reply]),
+            (silent, vec![], vec![]),
+            (ours, vec![], vec![]),
+        ];
+        let t = Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let d = build(&records, &[], now, now - Duration::days(7), t);
+        // Perfbot's own report is not among the followed ones.
+        let followed: Vec<&Followed> = d.followed.values().flatten().collect();
+        assert_eq!(followed.len(), 2);
+        let a = followed
+            .iter()
+            .find(|f| f.case.id == "aaaaaaaaaaaa")
+            .unwrap();
+        assert_eq!((a.replies, a.first_reply_hours), (1, Some(5)));
+        assert_eq!(a.evidence.as_deref(), Some("This is not a regression."));
+        assert_eq!(a.who.as_deref(), Some("david@fromorbit.com"));
+        assert_eq!(d.followed.keys().collect::<Vec<_>>(), ["xfs"]);
+        assert_eq!(
+            d.unanswered
+                .iter()
+                .map(|c| c.id.as_str())
+                .collect::<Vec<_>>(),
+            ["bbbbbbbbbbbb"]
+        );
+        // Older than the period: not listed.
+        let d = build(&records, &[], now, now - Duration::days(1), t);
+        assert!(d.followed.is_empty() && d.unanswered.is_empty());
     }
 }
