@@ -137,6 +137,10 @@ pub struct Filter {
     /// Younger than this many days.
     pub age: Option<String>,
     pub needs_human: Option<String>,
+    /// Reports sent to a list whose address contains this (`linux-mm`).
+    pub list: Option<String>,
+    /// Reports of this year (`2024`).
+    pub year: Option<String>,
 }
 
 fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
@@ -168,6 +172,19 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
         })
         .filter(|c| age.is_none_or(|d| now - c.created <= Duration::days(d)))
         .filter(|c| f.needs_human.is_none() || c.state == CaseState::NeedsHuman)
+        .filter(|c| {
+            let list = f.list.as_deref().map(str::trim).filter(|l| !l.is_empty());
+            list.is_none_or(|l| {
+                let l = l.to_ascii_lowercase();
+                c.to.iter()
+                    .chain(&c.cc)
+                    .any(|a| a.to_ascii_lowercase().contains(&l))
+            })
+        })
+        .filter(|c| {
+            let year = f.year.as_deref().and_then(|y| y.trim().parse::<i32>().ok());
+            year.is_none_or(|y| chrono::Datelike::year(&c.created) == y)
+        })
         .collect();
     Ok(Listing {
         cases: list,
@@ -204,7 +221,8 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         "list",
         &json!({
             "total": total, "counts": counts, "cases": cases, "states": states,
-            "filter": {"subsystem": f.subsystem, "age": f.age, "needs_human": f.needs_human.is_some()},
+            "filter": {"subsystem": f.subsystem, "age": f.age, "needs_human": f.needs_human.is_some(),
+                       "list": f.list, "year": f.year},
         }),
     )
 }
@@ -381,5 +399,62 @@ pub async fn serve(
                 .serve_connection(TokioIo::new(tcp), service);
             let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::case::{Case, Cause};
+
+    #[test]
+    fn the_case_list_filters_by_list_and_year() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let at = |y: i32| chrono::TimeZone::with_ymd_and_hms(&Utc, y, 6, 1, 0, 0, 0).unwrap();
+        let mut mm = Case::sample("aaaaaaaaaaaa", CaseState::Reported, at(2024));
+        mm.cc = vec!["<linux-mm@kvack.org>".into()];
+        mm.adopted = true;
+        let mut xfs = Case::sample("bbbbbbbbbbbb", CaseState::Reported, at(2025));
+        xfs.to = vec!["linux-xfs@vger.kernel.org".into()];
+        xfs.message_id = crate::model::MessageId::parse("other@x").unwrap();
+        xfs.adopted = true;
+        for c in [&mm, &xfs] {
+            let cause = Cause::System {
+                what: "test".into(),
+            };
+            store.adopt_case(c, cause).unwrap();
+        }
+        let config = Arc::new(Config::load(None).unwrap());
+        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let ids = |f: Filter| -> Vec<String> {
+            let Ok(listing) = filtered(&s, &f) else {
+                panic!("the listing failed");
+            };
+            listing.cases.iter().map(|c| c.id.to_string()).collect()
+        };
+        assert_eq!(ids(Filter::default()).len(), 2);
+        let by_list = Filter {
+            list: Some("Linux-MM".into()),
+            ..Filter::default()
+        };
+        assert_eq!(ids(by_list), ["aaaaaaaaaaaa"]);
+        let by_year = Filter {
+            year: Some("2025".into()),
+            ..Filter::default()
+        };
+        assert_eq!(ids(by_year), ["bbbbbbbbbbbb"]);
+        let nothing = Filter {
+            list: Some("linux-mm".into()),
+            year: Some("2025".into()),
+            ..Filter::default()
+        };
+        assert!(ids(nothing).is_empty());
+        // Not a year: no year filter, as an empty field.
+        let junk = Filter {
+            year: Some("soon".into()),
+            ..Filter::default()
+        };
+        assert_eq!(ids(junk).len(), 2);
     }
 }
