@@ -321,3 +321,28 @@ fn ingestion_adopts_tracked_robot_reports_once() {
         "e1d3422c95f003eba241c176adfe593c33e8a8f6"
     );
 }
+
+/// perfbot's own report mails are read back too (the sender's name in the
+/// sentence is perfbot's, not the robot's).
+#[test]
+fn perfbots_own_report_is_read_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = perfbot(&[
+        "report",
+        "examples/seed002-xfs-fio-falloc-2022.json",
+        "--print",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mail = tmp.path().join("own.eml");
+    std::fs::write(&mail, &o.stdout).unwrap();
+    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        input["commit"]["sha"],
+        "0b02c8c0d75a738c98c35f02efb36217c170d78c"
+    );
+    assert_eq!(input["headline"]["metric"], "fio.write_iops");
+    assert!(input["tests"][0]["aggregated"].as_array().unwrap().len() > 10);
+}

@@ -163,10 +163,18 @@ impl<'a> Reader<'a> {
         let preface = trimmed_block(&lines[..anchor]);
         let sentence = self
             .find(anchor, |l| {
-                l.starts_with("kernel test robot noticed") || l.starts_with("FYI, we noticed")
+                // `kernel test robot noticed …`, or another sender's name
+                // (perfbot's own reports say `perfbot noticed …`).
+                l.starts_with("FYI, we noticed")
+                    || (l.contains(" noticed a") && !l.starts_with('>') && !l.starts_with('|'))
             })
-            .ok_or_else(|| err(anchor, "no \"… noticed …\" sentence after the greeting"))?;
-        let modern = lines[sentence].starts_with("kernel test robot noticed");
+            // The robot's build and boot reports say "noticed the following …".
+            .ok_or_else(|| ParseError {
+                line: 0,
+                message: "not a performance report (no \"noticed a N% regression/improvement\")"
+                    .into(),
+            })?;
+        let modern = !lines[sentence].starts_with("FYI, we noticed");
         // A human note between the greeting and the robot's sentence.
         let note = if lines[anchor] == "Hello," {
             trimmed_block(&lines[anchor + 1..sentence])
