@@ -173,6 +173,20 @@ impl ImapInbox {
             // Short IDLE rounds so that a stop request is noticed quickly.
             let deadline = Instant::now() + max;
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                // Mail that arrived between two IDLE rounds is announced in
+                // the untagged responses of the round that ended (`* 5
+                // EXISTS` before `OK IDLE terminated`), not in the next one:
+                // without this look it would wait for the next poll.
+                let arrived = s.take_all_unsolicited().any(|r| {
+                    matches!(
+                        r,
+                        imap::types::UnsolicitedResponse::Exists(_)
+                            | imap::types::UnsolicitedResponse::Recent(_)
+                    )
+                });
+                if arrived {
+                    return Ok(());
+                }
                 let mut idle = s.idle();
                 idle.timeout(Duration::from_secs(2).min(max));
                 idle.keepalive(false);
