@@ -354,7 +354,20 @@ fn corrupt_or_newer_state_is_refused() {
         // Create the database, then write as a newer perfbot would: sled
         // directly, a schema this one does not know.
         drop(perfbot::store::Store::open(&tmp.path().join("state")).unwrap());
-        let db = sled::open(tmp.path().join("state/db")).unwrap();
+        // sled's flusher thread lets go of the file lock a moment after the
+        // drop: wait for it (bounded).
+        let mut tries = 0;
+        let db = loop {
+            match sled::open(tmp.path().join("state/db")) {
+                Ok(db) => break db,
+                Err(e) if tries < 100 => {
+                    tries += 1;
+                    let _ = e;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => panic!("{e}"),
+            }
+        };
         db.open_tree("meta")
             .unwrap()
             .insert("schema", b"99".as_slice())

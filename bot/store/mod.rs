@@ -826,6 +826,11 @@ mod tests {
         assert_eq!(events.last().unwrap().new, now.state);
     }
 
+    /// Open, waiting while a just-dropped handle's flusher holds the lock.
+    fn open_retrying(dir: &Path) -> Store {
+        Store::open_waiting_unless(dir, std::time::Duration::from_secs(5), || false).unwrap()
+    }
+
     #[test]
     fn a_newer_schema_is_refused_not_reset() {
         let tmp = tempfile::tempdir().unwrap();
@@ -835,15 +840,35 @@ mod tests {
             queued_case(&s);
             s.meta_set("schema", "99").unwrap();
         }
-        let e = Store::open(&dir).err().expect("refused");
+        let e = loop {
+            match Store::open(&dir) {
+                Err(StoreError::Sled(_)) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50))
+                }
+                Err(e) => break e,
+                Ok(_) => panic!("a newer schema was accepted"),
+            }
+        };
         assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
         // Nothing was reset: back at the known schema, the case is still there.
         {
-            let db = sled::open(dir.join("db")).unwrap();
+            // sled's flusher thread lets go of the lock a moment after a drop.
+            let mut tries = 0;
+            let db = loop {
+                match sled::open(dir.join("db")) {
+                    Ok(db) => break db,
+                    Err(e) if tries < 100 => {
+                        tries += 1;
+                        let _ = e;
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            };
             db.open_tree("meta").unwrap().insert("schema", "1").unwrap();
             db.flush().unwrap();
         }
-        let s = Store::open(&dir).unwrap();
+        let s = open_retrying(&dir);
         assert_eq!(s.cases().unwrap().len(), 1);
     }
 }
