@@ -308,7 +308,7 @@ impl<'a> Ingestor<'a> {
         let Some(r) = super::parse::parse_route(raw, &self.limits) else {
             return Ok(None);
         };
-        if self.may_be_tracked(&r.subject, raw) {
+        if self.may_be_tracked(raw) {
             return Ok(None);
         }
         if !self.may_concern(&r, raw) {
@@ -319,11 +319,10 @@ impl<'a> Ingestor<'a> {
     }
 
     /// A cheap first look: could this be a report of a robot `[track]`
-    /// follows (a sender of it in the headers, a change in the subject)?
-    fn may_be_tracked(&self, subject: &str, raw: &[u8]) -> bool {
+    /// follows (one of its senders in the headers)? Not the subject: reports
+    /// answering a patch carry the patch's (`Re: [PATCH …]`).
+    fn may_be_tracked(&self, raw: &[u8]) -> bool {
         let t = &self.config.file.track;
-        // Reports answering a patch have the patch's subject (`Re: [PATCH …]`).
-        let _ = subject;
         if !t.enabled() {
             return false;
         }
@@ -380,7 +379,7 @@ impl<'a> Ingestor<'a> {
         };
         self.store.adopt_case(&case, cause)?;
         self.known.insert(head.message_id.clone(), id.clone());
-        self.subjects = SubjectIndex::new(&self.store.cases()?);
+        self.subjects.add(&case);
         self.stats.adopted += 1;
         self.stats.matched += 1;
         tracing::info!(case = %id, message_id = %head.message_id, %source, "robot report adopted");
