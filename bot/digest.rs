@@ -32,7 +32,7 @@ pub struct CaseLine {
 }
 
 impl CaseLine {
-    fn new(c: &Case, now: DateTime<Utc>) -> CaseLine {
+    pub fn new(c: &Case, now: DateTime<Utc>) -> CaseLine {
         CaseLine {
             id: c.id.to_string(),
             state: c.state,
@@ -238,9 +238,10 @@ pub fn build(
     d
 }
 
-/// How an adopted report's thread went: replies, the first one's delay, the
-/// words of the last reply that moved the case.
-fn followed(
+/// How a case's thread went: replies, the first one's delay, the words of
+/// the last reply that moved the case (the digest's followed reports and the
+/// dashboard's case list).
+pub fn followed(
     c: &Case,
     events: &[crate::model::case::Event],
     thread: &[crate::model::ThreadEntry],
@@ -262,6 +263,15 @@ fn followed(
         first_reply_hours: first.map(|f| (f - c.created).num_hours().max(0)),
         evidence: quote,
         who: (!who.is_empty()).then_some(who),
+    }
+}
+
+/// A delay in hours as people read it: `5 h` up to two days, then `3 d`.
+pub fn hours_text(h: i64) -> String {
+    if h < 48 {
+        format!("{h} h")
+    } else {
+        format!("{} d", h / 24)
     }
 }
 

@@ -89,6 +89,7 @@ impl AppState {
 }
 
 /// A failed request: its status and a line saying why.
+#[derive(Debug)]
 pub struct WebError(StatusCode, String);
 
 impl IntoResponse for WebError {
@@ -193,6 +194,28 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
     })
 }
 
+/// The case list's rows: each case with its thread's course (replies, the
+/// first one's delay, the words that moved the case), as the digest shows
+/// it for followed reports.
+fn list_rows(s: &AppState, list: &[crate::model::case::Case]) -> Result<Vec<Value>, WebError> {
+    let now = Utc::now();
+    let mut cases: Vec<Value> = Vec::with_capacity(list.len());
+    for c in list {
+        let events = s.store.events(&c.id).map_err(internal)?;
+        let thread = s.store.thread(&c.id).map_err(internal)?;
+        let line = crate::digest::CaseLine::new(c, now);
+        let f = crate::digest::followed(c, &events, &thread, &line);
+        cases.push(json!({
+            "id": c.id, "state": c.state, "subsystem": line.subsystem,
+            "age_days": (now - c.created).num_days(), "subject": c.subject,
+            "adopted": c.adopted, "replies": f.replies,
+            "first_reply": f.first_reply_hours.map(crate::digest::hours_text),
+            "evidence": f.evidence, "who": f.who,
+        }));
+    }
+    Ok(cases)
+}
+
 async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
     let Listing {
         cases: list,
@@ -202,16 +225,10 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         Ok(x) => x,
         Err(e) => return e.into_response(),
     };
-    let now = Utc::now();
-    let cases: Vec<Value> = list
-        .iter()
-        .map(|c| {
-            json!({
-                "id": c.id, "state": c.state, "subsystem": c.subsystem.clone().unwrap_or_else(|| "-".into()),
-                "age_days": (now - c.created).num_days(), "subject": c.subject,
-            })
-        })
-        .collect();
+    let cases = match list_rows(&s, &list) {
+        Ok(x) => x,
+        Err(e) => return e.into_response(),
+    };
     let states: Vec<Value> = CaseState::ALL
         .iter()
         .map(|st| json!({"name": st.as_str(), "selected": f.state.as_deref() == Some(st.as_str())}))
@@ -456,5 +473,42 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(ids(junk).len(), 2);
+    }
+
+    /// A real thread replayed (the robot's report adopted, the replies read):
+    /// the case list shows the replies, the delay to the first one and the
+    /// words that moved the case, with who wrote them.
+    #[test]
+    fn the_case_list_shows_how_a_followed_thread_went() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = Arc::new(Config::load(None).unwrap());
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9");
+        let r = crate::flows::robot::replay(&config, &store, &dir).unwrap();
+        assert_eq!(r.final_state.as_deref(), Some("awaiting-revert"));
+        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let listing = filtered(&s, &Filter::default()).unwrap();
+        let rows = list_rows(&s, &listing.cases).unwrap();
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!(row["adopted"], true);
+        let replies = r.steps.iter().filter(|s| s.outcome == "reply").count() as u64;
+        assert_eq!(row["replies"], replies);
+        // The report: 21 October 2023, 00:17:56 +08:00 (16:17 UTC on the
+        // 20th); the first reply: 20 October, 10:23:16 -07:00 (17:23 UTC).
+        assert_eq!(row["first_reply"], "1 h");
+        let evidence = row["evidence"].as_str().unwrap();
+        assert_eq!(Some(evidence), r.steps.last().unwrap().evidence.as_deref());
+        let html = s
+            .hb
+            .render(
+                "list",
+                &json!({"cases": rows, "total": 1, "counts": {}, "states": [], "filter": {}}),
+            )
+            .unwrap();
+        assert!(html.contains("<td class=\"first-reply\">1 h</td>"), "{html}");
+        let shown = handlebars::html_escape(evidence);
+        assert!(html.contains(&shown), "{html}");
     }
 }
