@@ -145,3 +145,49 @@ fn a_path_that_is_no_archive_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not a public-inbox archive"), "{err}");
 }
+
+/// A damaged object in the middle of an archive (a loose blob overwritten):
+/// the read stops with an error naming the repository and the commit, what
+/// was read before it is kept, and once the object is repaired a rerun reads
+/// the rest without doubling what it had.
+#[test]
+fn a_damaged_object_stops_the_read_and_loses_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    let repo = tmp.path().join("linux-crypto/git/0.git");
+    let t = thread("2024-12-27_linux-crypto_e1d3422c95");
+    let mut messages = vec![unrelated(1)];
+    messages.extend(t.iter().cloned());
+    write_archive(&repo, messages.iter().map(Vec::as_slice)).unwrap();
+    // Damage the blob of the last reply: its loose object file.
+    let last = messages.last().unwrap();
+    let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, last).unwrap();
+    let hex = id.to_string();
+    let file = repo.join("objects").join(&hex[..2]).join(&hex[2..]);
+    let good = std::fs::read(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, b"this is not zlib data").unwrap();
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("0.git"), "the repository is named: {err}");
+    // Everything before the damaged message was recorded.
+    let cases = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["cases", "list", "--json"])
+        .output()
+        .unwrap();
+    let cases: serde_json::Value = serde_json::from_slice(&cases.stdout).unwrap();
+    assert_eq!(cases.as_array().unwrap().len(), 1, "{err}");
+    // Repaired: the rerun reads again from the cursor (none was set, the
+    // read failed) and records only what is new: the last reply.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, good).unwrap();
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("new 1,") || err.contains("new 1 "), "{err}");
+    assert!(
+        err.contains(&format!("duplicates {}", t.len() - 1)),
+        "{err}"
+    );
+}

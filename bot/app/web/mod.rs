@@ -500,14 +500,16 @@ mod tests {
         assert_eq!(row["first_reply"], "1 h");
         let evidence = row["evidence"].as_str().unwrap();
         assert_eq!(Some(evidence), r.steps.last().unwrap().evidence.as_deref());
-        let html = s
-            .hb
-            .render(
+        let html =
+            s.hb.render(
                 "list",
                 &json!({"cases": rows, "total": 1, "counts": {}, "states": [], "filter": {}}),
             )
             .unwrap();
-        assert!(html.contains("<td class=\"first-reply\">1 h</td>"), "{html}");
+        assert!(
+            html.contains("<td class=\"first-reply\">1 h</td>"),
+            "{html}"
+        );
         let shown = handlebars::html_escape(evidence);
         assert!(html.contains(&shown), "{html}");
     }

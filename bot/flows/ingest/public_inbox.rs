@@ -118,6 +118,7 @@ pub fn ingest_repository(
     // The first-parent chain from the head back to the cursor: public-inbox
     // history is linear. Each commit is decoded once, for its tree and parent.
     let mut chain: Vec<(gix::ObjectId, gix::ObjectId)> = Vec::new();
+    let walk = std::time::Instant::now();
     let mut at = Some(head);
     let mut reached = cursor.is_none();
     while let Some(id) = at {
@@ -131,44 +132,33 @@ pub fn ingest_repository(
         at = commit.parent_ids().next().map(|p| p.detach());
     }
     let rescanned = !reached;
+    tracing::debug!(repository = %shown, commits = chain.len(), ms = walk.elapsed().as_millis() as u64, "history walked");
     if rescanned {
         tracing::warn!(repository = %shown, "the cursor's commit is not in the history (rewritten?): reading everything again, known Message-IDs are skipped");
     }
     chain.reverse();
-    // The blobs are read (inflated) on a thread of their own while this one
-    // ingests, a bounded queue between them.
+    // The blobs are read (inflated) on reader threads while this one
+    // ingests: reader k takes messages k, k+n, k+2n… into a bounded queue of
+    // its own, and this thread takes from the queues in turn, so messages
+    // stay in commit order and memory stays flat. Loose objects (a file
+    // each, three per message) need more than one reader to keep up.
+    let readers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 4);
     let mut bytes = 0u64;
-    let (tx, rx) =
-        std::sync::mpsc::sync_channel::<Result<(gix::ObjectId, Option<Vec<u8>>), String>>(256);
+    type Blob = Result<(gix::ObjectId, Option<Vec<u8>>), String>;
     let result = std::thread::scope(|scope| -> Result<(), PublicInboxError> {
         let chain = &chain;
-        scope.spawn(move || {
-            // A handle of its own (gitoxide's handles stay on their thread).
-            let repo = match gix::open(repo_path) {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Err(e.to_string()));
-                    return;
-                }
+        let mut queues = Vec::with_capacity(readers);
+        for k in 0..readers {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Blob>(64);
+            queues.push(rx);
+            scope.spawn(move || read_blobs(repo_path, chain.iter().skip(k).step_by(readers), tx));
+        }
+        for n in 0..chain.len() {
+            let Ok(item) = queues[n % readers].recv() else {
+                return Err(git("a reader thread stopped".into()));
             };
-            for (id, tree) in chain {
-                let blob = repo
-                    .find_tree(*tree)
-                    .map_err(|e| e.to_string())
-                    .and_then(|t| match t.find_entry("m") {
-                        // `m` is the message; a commit that deletes one has only `d`.
-                        None => Ok(None),
-                        Some(e) => e
-                            .object()
-                            .map(|o| Some(o.detach().data))
-                            .map_err(|e| e.to_string()),
-                    });
-                if tx.send(blob.map(|b| (*id, b))).is_err() {
-                    return;
-                }
-            }
-        });
-        for (n, item) in rx.iter().enumerate() {
             let (id, blob) = item.map_err(git)?;
             if let Some(data) = blob {
                 bytes += data.len() as u64;
@@ -193,6 +183,40 @@ pub fn ingest_repository(
         commits: chain.len(),
         rescanned,
     })
+}
+
+/// A reader thread: the message blob (`m`) of each commit's tree, in the
+/// order given, into `tx`; a commit that deletes a message (only `d`) gives
+/// `None`. Stops at the first error (sent on) or when the receiver is gone.
+fn read_blobs<'c>(
+    repo_path: &Path,
+    commits: impl Iterator<Item = &'c (gix::ObjectId, gix::ObjectId)>,
+    tx: std::sync::mpsc::SyncSender<Result<(gix::ObjectId, Option<Vec<u8>>), String>>,
+) {
+    // A handle of its own (gitoxide's handles stay on their thread).
+    let repo = match gix::open(repo_path) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = tx.send(Err(e.to_string()));
+            return;
+        }
+    };
+    for (id, tree) in commits {
+        let blob = repo
+            .find_tree(*tree)
+            .map_err(|e| e.to_string())
+            .and_then(|t| match t.find_entry("m") {
+                None => Ok(None),
+                Some(e) => e
+                    .object()
+                    .map(|o| Some(o.detach().data))
+                    .map_err(|e| e.to_string()),
+            });
+        let failed = blob.is_err();
+        if tx.send(blob.map(|b| (*id, b))).is_err() || failed {
+            return;
+        }
+    }
 }
 
 /// Write messages into a new public-inbox repository at `path` (a bare git
