@@ -146,7 +146,6 @@ pub fn ingest_repository(
         .map_or(2, |n| n.get())
         .clamp(2, 4);
     let mut bytes = 0u64;
-    type Blob = Result<(gix::ObjectId, Option<Vec<u8>>), String>;
     let result = std::thread::scope(|scope| -> Result<(), PublicInboxError> {
         let chain = &chain;
         let mut queues = Vec::with_capacity(readers);
@@ -185,13 +184,17 @@ pub fn ingest_repository(
     })
 }
 
+/// What a reader thread hands on: a commit and its message (`None`: the
+/// commit deletes one), or why it could not be read.
+type Blob = Result<(gix::ObjectId, Option<Vec<u8>>), String>;
+
 /// A reader thread: the message blob (`m`) of each commit's tree, in the
 /// order given, into `tx`; a commit that deletes a message (only `d`) gives
 /// `None`. Stops at the first error (sent on) or when the receiver is gone.
 fn read_blobs<'c>(
     repo_path: &Path,
     commits: impl Iterator<Item = &'c (gix::ObjectId, gix::ObjectId)>,
-    tx: std::sync::mpsc::SyncSender<Result<(gix::ObjectId, Option<Vec<u8>>), String>>,
+    tx: std::sync::mpsc::SyncSender<Blob>,
 ) {
     // A handle of its own (gitoxide's handles stay on their thread).
     let repo = match gix::open(repo_path) {
