@@ -107,6 +107,37 @@ pub struct Ingestor<'a> {
     /// `@domain` of every case's report Message-ID: a body that names one (a
     /// `Closes:` trailer) may concern a case although it answers nothing.
     report_domains: Vec<memchr::memmem::Finder<'static>>,
+    /// `[track]`'s senders and names, and its lists, as case-insensitive
+    /// automata over a message's raw header block (no lower-cased copy per
+    /// message). `None`: nothing to look for (or the automaton could not be
+    /// built: then every message gets the full check).
+    tracked_senders: Option<aho_corasick::AhoCorasick>,
+    tracked_lists: Option<aho_corasick::AhoCorasick>,
+}
+
+/// Where a message's header block ends (the first empty line).
+fn header_end(raw: &[u8]) -> usize {
+    memchr::memmem::find(raw, b"\n\n")
+        .into_iter()
+        .chain(memchr::memmem::find(raw, b"\r\n\r\n"))
+        .min()
+        .unwrap_or(raw.len())
+}
+
+/// A case-insensitive automaton for `patterns`, or `None` without any.
+fn header_matcher<'p>(
+    what: &str,
+    patterns: impl IntoIterator<Item = &'p str>,
+) -> Option<aho_corasick::AhoCorasick> {
+    let patterns: Vec<&str> = patterns.into_iter().filter(|p| !p.is_empty()).collect();
+    if patterns.is_empty() {
+        return None;
+    }
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(patterns)
+        .map_err(|e| tracing::error!(error = %e, "[track] {what}: no quick header check"))
+        .ok()
 }
 
 /// The `@domain` parts of the cases' report Message-IDs, as finders (memchr's
@@ -160,6 +191,20 @@ impl<'a> Ingestor<'a> {
                 max_text: i.max_text_bytes,
             },
             stats: Stats::default(),
+            tracked_senders: header_matcher(
+                "senders",
+                config
+                    .file
+                    .track
+                    .senders
+                    .iter()
+                    .map(|a| a.as_str())
+                    .chain(config.file.track.names.iter().map(String::as_str)),
+            ),
+            tracked_lists: header_matcher(
+                "lists",
+                config.file.track.lists.iter().map(String::as_str),
+            ),
             generation: None,
             seen_generation: 0,
             dkim: if config.file.trust.dkim {
@@ -326,14 +371,11 @@ impl<'a> Ingestor<'a> {
         if !t.enabled() {
             return false;
         }
-        let head_end = memchr::memmem::find(raw, b"\n\n")
-            .or_else(|| memchr::memmem::find(raw, b"\r\n\r\n"))
-            .unwrap_or(raw.len());
-        let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
-        t.senders.iter().any(|a| head.contains(a.as_str()))
-            || t.names
-                .iter()
-                .any(|n| head.contains(&n.to_ascii_lowercase()))
+        match &self.tracked_senders {
+            Some(m) => m.is_match(&raw[..header_end(raw)]),
+            // No automaton: let the full check decide.
+            None => true,
+        }
     }
 
     /// Open a case for a tracked robot's performance report about no case
@@ -354,10 +396,8 @@ impl<'a> Ingestor<'a> {
         if !from_tracked {
             return Ok(None);
         }
-        if !t.lists.is_empty() {
-            let head_end = memchr::memmem::find(raw, b"\n\n").unwrap_or(raw.len());
-            let h = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
-            if !t.lists.iter().any(|l| h.contains(&l.to_ascii_lowercase())) {
+        if let Some(lists) = &self.tracked_lists {
+            if !lists.is_match(&raw[..header_end(raw)]) {
                 return Ok(None);
             }
         }
@@ -546,5 +586,64 @@ fn thread_entry(
         limited: msg.limited.clone(),
         understanding: None,
         seq: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Vec<u8> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/threads/2024-12-27_linux-crypto_e1d3422c95/00-report.eml");
+        std::fs::read(p).unwrap()
+    }
+
+    /// `[track]` in ingestion: senders match whatever their case, lists must
+    /// be among the recipients or the list's own headers, and the quick look
+    /// reads only the header block (a body naming the robot is not enough).
+    #[test]
+    fn tracked_reports_are_found_by_sender_and_list() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let raw = report();
+        // The body is ISO-8859-1 (`±`): change the bytes, not a lossy copy.
+        let from: &[u8] = b"<oliver.sang@intel.com>\nTo:";
+        let at = memchr::memmem::find(&raw, from).unwrap();
+        let mut shouted = raw.clone();
+        shouted[at..at + from.len()].copy_from_slice(b"<Oliver.Sang@INTEL.com>\nTo:");
+        let adopted = |senders: &[&str], lists: &[&str], raw: &[u8]| -> bool {
+            let mut config = Config::load(None).unwrap();
+            config.file.bot.state_dir = tmp.path().join("unused");
+            config.file.track.senders = senders.iter().filter_map(|s| Address::parse(s)).collect();
+            config.file.track.lists = lists.iter().map(|s| s.to_string()).collect();
+            let mut ing = Ingestor::new(&config, &store).unwrap();
+            let tracked = ing.may_be_tracked(raw);
+            let head = crate::flows::ingest::parse::parse_head(raw, &ing.limits).unwrap();
+            let outcome = ing.adopt(raw, &head, "test").unwrap();
+            tracked && matches!(outcome, Some(Outcome::Adopted { .. }))
+        };
+        assert!(!adopted(&[], &[], &raw), "off unless configured");
+        assert!(!adopted(&["lkp@intel.com"], &[], &raw), "another sender");
+        assert!(
+            !adopted(&["oliver.sang@intel.com"], &["linux-mm@kvack.org"], &raw),
+            "another list"
+        );
+        assert!(adopted(
+            &["oliver.sang@intel.com"],
+            &["LINUX-CRYPTO@vger.kernel.org"],
+            &shouted
+        ));
+        // Only the header block counts: the robot named in a body is not a
+        // report from the robot.
+        let quoted = b"From: someone@example.org\r\nSubject: Re: x\r\n\r\nkernel test robot <oliver.sang@intel.com> wrote:\r\n";
+        let config = {
+            let mut c = Config::load(None).unwrap();
+            c.file.track.senders = vec![Address::parse("oliver.sang@intel.com").unwrap()];
+            c
+        };
+        let ing = Ingestor::new(&config, &store).unwrap();
+        assert!(!ing.may_be_tracked(quoted));
+        assert!(ing.may_be_tracked(&shouted));
     }
 }
