@@ -353,7 +353,14 @@ pub struct ReportInput {
     /// starts at the greeting.
     #[serde(default)]
     pub attachments: Vec<String>,
+    /// Blank lines before sections where the mail differs from its layout
+    /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
+    #[serde(default)]
+    pub spacing: crate::model::spacing::Spacing,
 }
+
+/// The most blank lines `spacing` may ask for before a section.
+const MAX_BLANKS: u8 = 9;
 
 /// The samples of one test, resolved and validated.
 #[derive(Debug, Clone)]
@@ -514,6 +521,15 @@ impl LoadedInput {
     fn validate_origin(&self) -> Result<(), InputError> {
         let p = &self.path;
         let i = &self.input;
+        // A layout's spacing, not a way to pad a mail with blank pages.
+        if let Some((s, n)) = i.spacing.iter().find(|(_, n)| **n > MAX_BLANKS) {
+            let name = serde_json::to_value(s).unwrap_or_default();
+            return Err(InputError::field(
+                p,
+                &format!("$.spacing.{}", name.as_str().unwrap_or("?")),
+                &format!("{n} blank lines: at most {MAX_BLANKS}"),
+            ));
+        }
         if i.tree.is_none() && i.patch.is_none() {
             return Err(InputError::field(
                 p,

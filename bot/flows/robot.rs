@@ -130,6 +130,33 @@ pub fn parse_report(raw: &[u8], file: &str) -> Result<ParsedReport, RobotError> 
     })
 }
 
+/// `perfbot parse-report` for rendering: [`parse_report`], plus the blank
+/// lines before sections where the mail differs from its layout (the input's
+/// `spacing`, found by rendering it once with the layout's own). Returns the
+/// mail's headers and body too.
+pub fn parse_report_spaced(
+    config: &Config,
+    raw: &[u8],
+    file: &str,
+) -> Result<(Headers, String, ParsedReport), RobotError> {
+    use crate::model::spacing::{differences, measure};
+    let (h, original) = read_mail(raw, file)?;
+    let mut parsed = parse(&h, &original).map_err(|error| RobotError::Parse {
+        file: file.into(),
+        error,
+    })?;
+    // A report the layout cannot render gets no spacing: the round trip
+    // says why it cannot be rendered.
+    if let Ok(ours) = render_back(config, &h, &parsed, file) {
+        let spacing = differences(&measure(&original), &measure(&ours));
+        if !spacing.is_empty() {
+            parsed.input["spacing"] =
+                serde_json::to_value(&spacing).expect("section counts serialise");
+        }
+    }
+    Ok((h, original, parsed))
+}
+
 /// One mail's round trip.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RoundTrip {
@@ -137,6 +164,9 @@ pub struct RoundTrip {
     pub layout: Option<String>,
     /// The body came back byte for byte (Message-ID links aside).
     pub identical: bool,
+    /// Sections whose blank lines differ from the layout's (recorded in the
+    /// input's `spacing`).
+    pub spaced: usize,
     /// Why it could not be done at all.
     pub error: Option<String>,
     /// The first differing lines: (line, original, rendered).
@@ -155,6 +185,7 @@ pub fn roundtrip(config: &Config, raw: &[u8], file: &str) -> RoundTrip {
             file: file.into(),
             layout: None,
             identical: false,
+            spaced: 0,
             error: Some(e.to_string()),
             diff: Vec::new(),
             unified: String::new(),
@@ -163,12 +194,9 @@ pub fn roundtrip(config: &Config, raw: &[u8], file: &str) -> RoundTrip {
 }
 
 fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip, RobotError> {
-    let (h, original) = read_mail(raw, file)?;
-    let parsed = parse(&h, &original).map_err(|error| RobotError::Parse {
-        file: file.into(),
-        error,
-    })?;
+    let (h, original, parsed) = parse_report_spaced(config, raw, file)?;
     let rendered = render_back(config, &h, &parsed, file)?;
+    let spaced = parsed.input["spacing"].as_object().map_or(0, |m| m.len());
     let diff = first_differences(&original, &rendered, 5);
     let unified = similar::TextDiff::from_lines(&original, &rendered)
         .unified_diff()
@@ -179,6 +207,7 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         file: file.into(),
         layout: Some(parsed.layout.name().into()),
         identical: diff.is_empty(),
+        spaced,
         error: None,
         diff,
         unified,

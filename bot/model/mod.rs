@@ -10,6 +10,7 @@ pub mod charset;
 pub mod error;
 pub mod ids;
 pub mod outbox;
+pub mod spacing;
 pub mod table;
 pub mod thread;
 pub mod url;

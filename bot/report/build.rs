@@ -267,6 +267,10 @@ pub struct ReportView {
     /// The robot's attachments, by name (the text part then starts at the
     /// greeting, with no blank lines before it).
     pub attachments: Vec<String>,
+    /// Blank lines before sections, where the input overrides its layout
+    /// (applied to the rendered body).
+    #[serde(skip)]
+    pub spacing: crate::model::spacing::Spacing,
     pub headline: HeadlineView,
     pub commit: CommitView,
     pub commit_sha10: String,
@@ -724,6 +728,7 @@ pub fn build(
         preface: i.preface.clone(),
         note: i.note.clone(),
         attachments: i.attachments.clone(),
+        spacing: i.spacing.clone(),
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),

@@ -25,6 +25,7 @@ pub fn render(
     let body = hb
         .render("body", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
+    let body = crate::model::spacing::apply(&body, &view.spacing);
     let subject = hb
         .render("subject", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;

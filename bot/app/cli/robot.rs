@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::{read_input, Failure};
 use crate::config::Config;
-use crate::flows::robot::{parse_report, roundtrip, RoundTrip};
+use crate::flows::robot::{parse_report_spaced, roundtrip, RoundTrip};
 
 #[derive(Args, Debug)]
 pub struct ParseReportArgs {
@@ -18,10 +18,10 @@ pub struct ParseReportArgs {
     pub all: bool,
 }
 
-pub fn parse(_config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
+pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     let raw = read_input(&a.mail)?;
     let shown = a.mail.display().to_string();
-    let parsed = parse_report(&raw, &shown).map_err(Failure::usage)?;
+    let (_, _, parsed) = parse_report_spaced(config, &raw, &shown).map_err(Failure::usage)?;
     let mut out = parsed.input.clone();
     out.as_object_mut()
         .expect("an input is an object")
@@ -111,6 +111,7 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
                 file: shown,
                 layout: None,
                 identical: false,
+                spaced: 0,
                 error: Some(e.to_string()),
                 diff: Vec::new(),
                 unified: String::new(),
@@ -130,8 +131,12 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
     if !a.json {
         let same = results.iter().filter(|r| r.identical).count();
         let failed = results.iter().filter(|r| r.error.is_some()).count();
+        let spaced = results
+            .iter()
+            .filter(|r| r.identical && r.spaced > 0)
+            .count();
         println!(
-            "{same} of {} identical ({:.1}%), {} differ, {failed} could not be read or rendered",
+            "{same} of {} identical ({:.1}%; {spaced} of them with blank lines recorded where the mail differs from its layout), {} differ, {failed} could not be read or rendered",
             results.len(),
             100.0 * same as f64 / results.len() as f64,
             results.len() - same - failed
