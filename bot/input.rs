@@ -101,6 +101,14 @@ pub struct Patch {
     pub message_id: String,
 }
 
+/// Left or right, for text padded to a width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Align {
+    Left,
+    Right,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StillOn {
@@ -336,6 +344,10 @@ pub struct ReportInput {
     pub patch: Option<Patch>,
     #[serde(default)]
     pub still_regression_on: Vec<StillOn>,
+    /// How the refs of `still_regression_on` line up (the layout's way if
+    /// not given: perfbot right-aligns, the robot mostly left-aligns).
+    #[serde(default)]
+    pub still_regression_align: Option<Align>,
     pub tests: Vec<Test>,
     #[serde(default)]
     pub recipients: Recipients,

@@ -66,6 +66,7 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
             }
         }
     }
+    let body = without_list_footer(body);
     let from = msg.from().and_then(|f| f.first());
     let h = Headers {
         subject: msg.subject().unwrap_or("").to_string(),
@@ -91,6 +92,24 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
             .collect(),
     };
     Ok((h, body))
+}
+
+/// The body as its sender wrote it: without the footer a mailing list
+/// appended to its copy (Mailman's `___` rule and "… mailing list" lines,
+/// Google Groups' "You received this message because …" signature).
+fn without_list_footer(mut body: String) -> String {
+    const MAILMAN: &str = "\n_______________________________________________\n";
+    const GROUPS: &str = "\n-- \nYou received this message because you are subscribed to the Google Groups";
+    if let Some(at) = body.rfind(MAILMAN) {
+        let after = &body[at + MAILMAN.len()..];
+        if after.lines().next().is_some_and(|l| l.ends_with(" mailing list")) {
+            body.truncate(at + 1);
+        }
+    }
+    if let Some(at) = body.rfind(GROUPS) {
+        body.truncate(at + 1);
+    }
+    body
 }
 
 /// A mail saved from an archive with a note above it (the lore URL, a

@@ -18,6 +18,9 @@ pub enum Section {
     Top,
     /// `Greeting,` / `Hello,`.
     Greeting,
+    /// The first line after the greeting (a note of the robot's operators,
+    /// or the robot's sentence).
+    AfterGreeting,
     /// The robot's sentence (`FYI, we noticed …`, `… noticed a …`).
     Headline,
     /// `commit: …`.
@@ -47,9 +50,10 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 15] = [
+    pub const ALL: [Section; 16] = [
         Section::Top,
         Section::Greeting,
+        Section::AfterGreeting,
         Section::Headline,
         Section::Commit,
         Section::Tips,
@@ -65,10 +69,10 @@ impl Section {
         Section::End,
     ];
 
-    /// Does `line` open this section? (`Top` and `End` are positions.)
+    /// Does `line` open this section? (`Top`, `AfterGreeting` and `End` are positions.)
     fn opens(self, line: &str) -> bool {
         match self {
-            Section::Top | Section::End => false,
+            Section::Top | Section::End | Section::AfterGreeting => false,
             Section::Greeting => line == "Greeting," || line == "Hello,",
             Section::Headline => {
                 line.starts_with("FYI, we noticed") || line.contains(" noticed a ")
@@ -98,6 +102,13 @@ impl Section {
         match self {
             Section::Top => lines.iter().position(|l| !l.is_empty()),
             Section::End => Some(lines.len()),
+            Section::AfterGreeting => {
+                let g = Section::Greeting.find(lines)?;
+                lines[g + 1..]
+                    .iter()
+                    .position(|l| !l.is_empty())
+                    .map(|p| g + 1 + p)
+            }
             Section::Footer | Section::Signature => lines.iter().rposition(|l| self.opens(l)),
             _ => lines.iter().position(|l| self.opens(l)),
         }
@@ -156,6 +167,7 @@ mod tests {
         let s = measure(BODY);
         assert_eq!(s[&Section::Top], 1);
         assert_eq!(s[&Section::Greeting], 1);
+        assert_eq!(s[&Section::AfterGreeting], 1);
         assert_eq!(s[&Section::Headline], 1);
         assert_eq!(s[&Section::Commit], 2);
         assert_eq!(s[&Section::Testcase], 1);

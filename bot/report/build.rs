@@ -736,7 +736,13 @@ pub fn build(
         tree: i.tree.clone(),
         patch: i.patch.clone(),
         subsystem: subsystem(&i.commit.subject),
-        still_regression_on: still_regression_lines(i, robot.is_some()),
+        still_regression_on: still_regression_lines(
+            i,
+            match i.still_regression_align {
+                Some(a) => a == crate::input::Align::Left,
+                None => robot.is_some(),
+            },
+        ),
         test: TestView::new(&i.tests[0]),
         in_addition: (!details.in_addition.is_empty())
             .then(|| in_addition_table(&details.in_addition)),

@@ -234,6 +234,9 @@ impl<'a> Reader<'a> {
         }
         // [still regression on linus/master <sha>]
         let mut still = Vec::new();
+        // Refs of different lengths are padded: before them (right-aligned)
+        // or after them (left-aligned); the robot has done both.
+        let mut align = None;
         let test_start = self
             .find(c, |l| {
                 l.starts_with("testcase: ") || l.starts_with("in testcase: ")
@@ -248,7 +251,13 @@ impl<'a> Reader<'a> {
                 (_, Some(r)) => (r, true),
                 _ => continue,
             };
+            let padded_before = rest.starts_with("  ");
             let rest = rest.trim().trim_end_matches(']');
+            if padded_before {
+                align = Some("right");
+            } else if rest.contains("  ") {
+                align = Some("left");
+            }
             let (r, s) = rest
                 .rsplit_once(' ')
                 .ok_or_else(|| err(n, "a still-regression line names a ref and a commit"))?;
@@ -505,6 +514,9 @@ impl<'a> Reader<'a> {
         }
         if !still.is_empty() {
             input.insert("still_regression_on".into(), Value::Array(still));
+        }
+        if let Some(a) = align {
+            input.insert("still_regression_align".into(), json!(a));
         }
         let own = reported_by.as_ref().map(|(_, e)| e.to_ascii_lowercase());
         let cc: Vec<&String> = h
