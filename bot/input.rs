@@ -101,6 +101,21 @@ pub struct Patch {
     pub message_id: String,
 }
 
+/// A test named in the "In addition to that" box only: its headline as
+/// printed, its machine and its parameters (`key=value`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OtherTest {
+    pub testcase: String,
+    pub metric: String,
+    /// The change as the box prints it (`-23.9%`, `127.0%`).
+    pub change: String,
+    pub kind: String,
+    pub machine: String,
+    #[serde(default)]
+    pub params: Vec<String>,
+}
+
 /// Left or right, for text padded to a width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -348,6 +363,10 @@ pub struct ReportInput {
     /// not given: perfbot right-aligns, the robot mostly left-aligns).
     #[serde(default)]
     pub still_regression_align: Option<Align>,
+    /// Other tests named in the "In addition to that" box without a table
+    /// of their own in the mail (the robot sometimes leaves it out).
+    #[serde(default)]
+    pub in_addition_only: Vec<OtherTest>,
     pub tests: Vec<Test>,
     #[serde(default)]
     pub recipients: Recipients,

@@ -744,8 +744,17 @@ pub fn build(
             },
         ),
         test: TestView::new(&i.tests[0]),
-        in_addition: (!details.in_addition.is_empty())
-            .then(|| in_addition_table(&details.in_addition)),
+        in_addition: {
+            let mut blocks = details.in_addition.clone();
+            blocks.extend(i.in_addition_only.iter().map(|o| {
+                (
+                    format!("{}: {} {} {}", o.testcase, o.metric, o.change, o.kind),
+                    o.machine.clone(),
+                    o.params.clone(),
+                )
+            }));
+            (!blocks.is_empty()).then(|| in_addition_table(&blocks))
+        },
         details: details.text,
         closes_url: format!("{archive}/{message_id}"),
         materials_url: (!r.materials_url.is_empty())

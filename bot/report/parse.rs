@@ -139,8 +139,11 @@ struct Group {
 struct Extra {
     testcase: String,
     metric: String,
+    /// The change as printed (`-23.9%`, `127.0%`).
+    change: String,
     kind: String,
     machine: String,
+    params: Vec<String>,
 }
 
 impl<'a> Reader<'a> {
@@ -385,6 +388,7 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| err(lines.len().saturating_sub(1), "no comparison table"))?;
 
         let mut tests = Vec::new();
+        let mut with_table = vec![false; extras.len()];
         for (n, g) in groups.iter().enumerate() {
             let axis = |k: &str| {
                 g.axes
@@ -445,18 +449,31 @@ impl<'a> Reader<'a> {
             t.insert("aggregated".into(), Value::Array(g.rows.clone()));
             t.insert("keep_order".into(), json!(true));
             if n > 0 {
-                if let Some(e) = extras
-                    .iter()
-                    .find(|e| e.testcase == testcase && e.machine == t["machine"])
-                {
+                // Tests of one testcase on one machine are boxed in table
+                // order: the first one not yet given a table.
+                let same = |e: &Extra| e.testcase == testcase && e.machine == t["machine"];
+                let unused = (0..extras.len()).find(|&k| !with_table[k] && same(&extras[k]));
+                if let Some(k) = unused.or_else(|| extras.iter().position(same)) {
+                    let e = &extras[k];
                     t.insert(
                         "headline".into(),
                         json!({"metric": e.metric, "kind": e.kind}),
                     );
+                    with_table[k] = true;
                 }
             }
             tests.push(Value::Object(t));
         }
+        // Tests the box names whose tables the mail does not give.
+        let table_less: Vec<Value> = extras
+            .iter()
+            .zip(&with_table)
+            .filter(|(_, t)| !**t)
+            .map(|(e, _)| {
+                json!({"testcase": e.testcase, "metric": e.metric, "change": e.change,
+                       "kind": e.kind, "machine": e.machine, "params": e.params})
+            })
+            .collect();
 
         let signed = change.starts_with('-');
         let before_2024_11 = h.date.as_deref().is_some_and(|d| d < "2024-11-15");
@@ -533,6 +550,9 @@ impl<'a> Reader<'a> {
             input.insert("note".into(), json!(n));
         }
         input.insert("tests".into(), Value::Array(tests));
+        if !table_less.is_empty() {
+            input.insert("in_addition_only".into(), Value::Array(table_less));
+        }
         if !h.attachments.is_empty() {
             input.insert("attachments".into(), json!(h.attachments));
         }
@@ -570,12 +590,22 @@ impl<'a> Reader<'a> {
                 out.push(Extra {
                     testcase: testcase.to_string(),
                     metric: words.first().unwrap_or(&"").to_string(),
+                    change: words.get(1).unwrap_or(&"").to_string(),
                     kind: words.last().unwrap_or(&"").to_string(),
                     machine: String::new(),
+                    params: Vec::new(),
                 });
             } else if let Some(rest) = l.strip_prefix("| test machine     | ") {
                 if let Some(e) = out.last_mut() {
                     e.machine = rest.trim_end_matches('|').trim_end().to_string();
+                }
+            } else if let Some(rest) = l
+                .strip_prefix("| test parameters  | ")
+                .or_else(|| l.strip_prefix("|                  | "))
+            {
+                if let Some(e) = out.last_mut() {
+                    e.params
+                        .push(rest.trim_end_matches('|').trim_end().to_string());
                 }
             } else if seen_box && !l.starts_with('|') {
                 break;
