@@ -388,6 +388,10 @@ pub struct ReportInput {
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
     #[serde(default)]
     pub spacing: crate::model::spacing::Spacing,
+    /// The layout the report was read in (`parse-report` names it): the
+    /// template `report` uses unless `--template` says otherwise.
+    #[serde(default)]
+    pub layout: Option<String>,
 }
 
 /// The most blank lines `spacing` may ask for before a section.

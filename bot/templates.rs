@@ -35,6 +35,11 @@ const BUILTIN: &[(&str, &str)] = &[
         "lkp-2022.subject",
         include_str!("../templates/lkp-2022.subject.hbs"),
     ),
+    ("lkp-2022-11", include_str!("../templates/lkp-2022-11.hbs")),
+    (
+        "lkp-2022-11.subject",
+        include_str!("../templates/lkp-2022-11.subject.hbs"),
+    ),
     ("lkp-2023", include_str!("../templates/lkp-2023.hbs")),
     (
         "lkp-2023.subject",
@@ -83,6 +88,7 @@ pub const REPORT_TEMPLATES: &[&str] = &[
     "lkp-2018",
     "lkp-2021",
     "lkp-2022",
+    "lkp-2022-11",
     "lkp-2023",
     "lkp-2023-04",
     "lkp-2023-08",
@@ -92,7 +98,7 @@ pub const REPORT_TEMPLATES: &[&str] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2018, lkp-2021, lkp-2022, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025 or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2018, lkp-2021, lkp-2022, lkp-2022-11, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

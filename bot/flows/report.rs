@@ -73,7 +73,11 @@ pub fn prepare(
         Some(d) => input_date(d, path)?,
         None => now,
     };
-    let name = template.unwrap_or(&config.file.report.template);
+    // --template, else the layout a parsed report was read in, else the
+    // config's.
+    let name = template
+        .or(loaded.input.layout.as_deref())
+        .unwrap_or(&config.file.report.template);
     let (body_tpl, subject_tpl) = crate::templates::report_pair(&config.templates_dir(), name)
         .map_err(|e| ReportError::Template(e.to_string()))?;
     let report = build(&config.report_setup(), &loaded, name, force)?;

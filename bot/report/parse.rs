@@ -21,6 +21,9 @@ pub enum Layout {
     Lkp2021,
     /// 2022-05 – 2023-02: as 2018, signed `-- 0-DAY CI Kernel Test Service`.
     Lkp2022,
+    /// 2022-11 – 2023-02 (oe-lkp): as 2022, with `patch subject:` and the
+    /// tags as `| Reported-by:` / `| Link:`.
+    Lkp2022Nov,
     /// 2023 – 2024-10: "Hello," / "kernel test robot noticed …", no config lines.
     Lkp2023,
     /// 2023-08 – 2023-10: as 2023, one blank line fewer at the end.
@@ -47,6 +50,7 @@ impl Layout {
             Layout::Lkp2018 => "lkp-2018",
             Layout::Lkp2021 => "lkp-2021",
             Layout::Lkp2022 => "lkp-2022",
+            Layout::Lkp2022Nov => "lkp-2022-11",
             Layout::Lkp2023 => "lkp-2023",
             Layout::Lkp2023Aug => "lkp-2023-08",
             Layout::Lkp2023Apr => "lkp-2023-04",
@@ -497,6 +501,7 @@ impl<'a> Reader<'a> {
             {
                 Layout::Lkp2021
             }
+            (false, _) if lines.contains(&"-- ") && link_tag => Layout::Lkp2022Nov,
             (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
             (false, _) => Layout::Lkp2018,
         };
