@@ -203,17 +203,21 @@ pub struct RoundTrip {
 /// Parse `raw`, render it back with the layout it was read in and the
 /// original's sender, and compare the bodies.
 pub fn roundtrip(config: &Config, raw: &[u8], file: &str) -> RoundTrip {
-    match roundtrip_inner(config, raw, file) {
-        Ok(r) => r,
-        Err(e) => RoundTrip {
+    roundtrip_inner(config, raw, file).unwrap_or_else(|e| RoundTrip::failed(file, e))
+}
+
+impl RoundTrip {
+    /// A mail that could not be read or rendered at all, and why.
+    pub fn failed(file: &str, why: impl std::fmt::Display) -> RoundTrip {
+        RoundTrip {
             file: file.into(),
             layout: None,
             identical: false,
             spaced: 0,
-            error: Some(e.to_string()),
+            error: Some(why.to_string()),
             diff: Vec::new(),
             unified: String::new(),
-        },
+        }
     }
 }
 

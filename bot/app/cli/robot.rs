@@ -107,15 +107,7 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
         let shown = f.display().to_string();
         let r = match read_mail_file(f) {
             Ok(raw) => roundtrip(config, &raw, &shown),
-            Err(e) => RoundTrip {
-                file: shown,
-                layout: None,
-                identical: false,
-                spaced: 0,
-                error: Some(e.to_string()),
-                diff: Vec::new(),
-                unified: String::new(),
-            },
+            Err(e) => RoundTrip::failed(&shown, e),
         };
         if a.json {
             println!("{}", serde_json::to_string(&r)?);
