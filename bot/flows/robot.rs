@@ -145,40 +145,58 @@ impl RobotError {
     }
 }
 
-/// `perfbot parse-report`: a robot mail → what it reports.
-pub fn parse_report(raw: &[u8], file: &str) -> Result<ParsedReport, RobotError> {
+/// A robot mail's headers, body and what the body reports.
+fn read_report(raw: &[u8], file: &str) -> Result<(Headers, String, ParsedReport), RobotError> {
     let (h, body) = read_mail(raw, file)?;
-    parse(&h, &body).map_err(|error| RobotError::Parse {
-        file: file.into(),
-        error,
-    })
-}
-
-/// `perfbot parse-report` for rendering: [`parse_report`], plus the blank
-/// lines before sections where the mail differs from its layout (the input's
-/// `spacing`, found by rendering it once with the layout's own). Returns the
-/// mail's headers and body too.
-pub fn parse_report_spaced(
-    config: &Config,
-    raw: &[u8],
-    file: &str,
-) -> Result<(Headers, String, ParsedReport), RobotError> {
-    use crate::model::spacing::{differences, measure};
-    let (h, original) = read_mail(raw, file)?;
-    let mut parsed = parse(&h, &original).map_err(|error| RobotError::Parse {
+    let parsed = parse(&h, &body).map_err(|error| RobotError::Parse {
         file: file.into(),
         error,
     })?;
-    // A report the layout cannot render gets no spacing: the round trip
-    // says why it cannot be rendered.
-    if let Ok(ours) = render_back(config, &h, &parsed, file) {
+    Ok((h, body, parsed))
+}
+
+/// `perfbot parse-report`: a robot mail → what it reports.
+pub fn parse_report(raw: &[u8], file: &str) -> Result<ParsedReport, RobotError> {
+    read_report(raw, file).map(|(_, _, parsed)| parsed)
+}
+
+/// A robot mail read and written back.
+pub struct ReadBack {
+    /// The mail's body.
+    pub original: String,
+    /// What it reports, with the input's `spacing`: the blank lines before
+    /// sections where the mail differs from its layout.
+    pub parsed: ParsedReport,
+    /// perfbot's body for it (its layout and sender, the recorded spacing),
+    /// or why there is none.
+    pub rendered: Result<String, RobotError>,
+    /// How many sections `spacing` records.
+    pub spaced: usize,
+}
+
+/// `perfbot parse-report` for rendering, and the round trip: the mail is
+/// rendered once with its layout's own spacing, both bodies are measured the
+/// same way, and where they differ the mail's counts are recorded in the
+/// input and applied to the rendering (as `report` applies them).
+pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, RobotError> {
+    use crate::model::spacing::{apply, differences, measure};
+    let (h, original, mut parsed) = read_report(raw, file)?;
+    let mut spaced = 0;
+    let rendered = render_back(config, &h, &parsed, file).map(|ours| {
         let spacing = differences(&measure(&original), &measure(&ours));
-        if !spacing.is_empty() {
-            parsed.input["spacing"] =
-                serde_json::to_value(&spacing).expect("section counts serialise");
+        spaced = spacing.len();
+        if spaced == 0 {
+            return ours;
         }
-    }
-    Ok((h, original, parsed))
+        parsed.input["spacing"] = serde_json::to_value(&spacing).expect("section counts serialise");
+        apply(&ours, &spacing)
+    });
+    Ok(ReadBack {
+        original,
+        parsed,
+        rendered,
+        spaced,
+    })
 }
 
 /// One mail's round trip.
@@ -222,9 +240,13 @@ impl RoundTrip {
 }
 
 fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip, RobotError> {
-    let (h, original, parsed) = parse_report_spaced(config, raw, file)?;
-    let rendered = render_back(config, &h, &parsed, file)?;
-    let spaced = parsed.input["spacing"].as_object().map_or(0, |m| m.len());
+    let ReadBack {
+        original,
+        parsed,
+        rendered,
+        spaced,
+    } = read_back(config, raw, file)?;
+    let rendered = rendered?;
     let diff = first_differences(&original, &rendered, 5);
     let unified = similar::TextDiff::from_lines(&original, &rendered)
         .unified_diff()

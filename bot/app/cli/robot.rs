@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::{read_input, Failure};
 use crate::config::Config;
-use crate::flows::robot::{parse_report_spaced, roundtrip, RoundTrip};
+use crate::flows::robot::{read_back, roundtrip, RoundTrip};
 
 #[derive(Args, Debug)]
 pub struct ParseReportArgs {
@@ -21,7 +21,9 @@ pub struct ParseReportArgs {
 pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     let raw = read_input(&a.mail)?;
     let shown = a.mail.display().to_string();
-    let (_, _, parsed) = parse_report_spaced(config, &raw, &shown).map_err(Failure::usage)?;
+    let parsed = read_back(config, &raw, &shown)
+        .map_err(Failure::usage)?
+        .parsed;
     let mut out = parsed.input.clone();
     out.as_object_mut()
         .expect("an input is an object")
