@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use chrono::Utc;
 use sha2::{Digest, Sha256};
 
-use super::parse::{parse, parse_head, Head, Limits};
+use super::parse::{header_block, parse, parse_head, Head, Limits, HEADER_CAP};
 use super::sender::{classify, Identity};
 use super::thread::{match_case, reverted_cases, trailer_ids, SubjectIndex};
 use crate::config::Config;
@@ -113,15 +113,6 @@ pub struct Ingestor<'a> {
     /// built: then every message gets the full check).
     tracked_senders: Option<aho_corasick::AhoCorasick>,
     tracked_lists: Option<aho_corasick::AhoCorasick>,
-}
-
-/// Where a message's header block ends (the first empty line).
-fn header_end(raw: &[u8]) -> usize {
-    memchr::memmem::find(raw, b"\n\n")
-        .into_iter()
-        .chain(memchr::memmem::find(raw, b"\r\n\r\n"))
-        .min()
-        .unwrap_or(raw.len())
 }
 
 /// A case-insensitive automaton for `patterns`, or `None` without any.
@@ -367,14 +358,10 @@ impl<'a> Ingestor<'a> {
     /// follows (one of its senders in the headers)? Not the subject: reports
     /// answering a patch carry the patch's (`Re: [PATCH …]`).
     fn may_be_tracked(&self, raw: &[u8]) -> bool {
-        let t = &self.config.file.track;
-        if !t.enabled() {
-            return false;
-        }
         match &self.tracked_senders {
-            Some(m) => m.is_match(&raw[..header_end(raw)]),
-            // No automaton: let the full check decide.
-            None => true,
+            Some(m) => m.is_match(header_block(raw, HEADER_CAP)),
+            // Nothing tracked; or no automaton: the full check decides.
+            None => self.config.file.track.enabled(),
         }
     }
 
@@ -397,7 +384,7 @@ impl<'a> Ingestor<'a> {
             return Ok(None);
         }
         if let Some(lists) = &self.tracked_lists {
-            if !lists.is_match(&raw[..header_end(raw)]) {
+            if !lists.is_match(header_block(raw, HEADER_CAP)) {
                 return Ok(None);
             }
         }

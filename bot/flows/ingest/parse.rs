@@ -70,6 +70,9 @@ pub struct Inbound {
     pub size: usize,
 }
 
+/// How far into a message its header block is looked for.
+pub const HEADER_CAP: usize = 256 << 10;
+
 /// Where the header block ends (the blank line), within the first `cap` bytes.
 pub fn header_block(raw: &[u8], cap: usize) -> &[u8] {
     let hay = &raw[..raw.len().min(cap)];
@@ -119,7 +122,7 @@ const AUTO_HEADERS: &[&str] = &[
 
 /// Parse the head only: cheap, and enough to decide whether a message matters.
 pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
-    let block = header_block(raw, 256 << 10);
+    let block = header_block(raw, HEADER_CAP);
     let m = MessageParser::default()
         .parse_headers(block)
         .ok_or(ParseError::NoHeaders)?;
@@ -230,7 +233,7 @@ fn id_candidates<'a>(value: &'a [u8], out: &mut Vec<&'a str>, max: usize) {
 /// the message whole when this look says it may matter). An encoded subject
 /// (`=?utf-8?b?…?=`) is decoded by mail-parser. `None`: none of the fields.
 pub fn parse_route<'a>(raw: &'a [u8], limits: &Limits) -> Option<Route<'a>> {
-    let block = &raw[..raw.len().min(256 << 10)];
+    let block = &raw[..raw.len().min(HEADER_CAP)];
     const NAMES: [&[u8]; 4] = [b"message-id", b"in-reply-to", b"references", b"subject"];
     let max = limits.max_references * 2 + 1;
     let mut r = Route::default();
