@@ -646,9 +646,8 @@ impl Details {
     }
 }
 
-/// `[still regression on <ref> <sha>]` lines, the refs right-aligned.
-/// `[still regression on linus/master <sha>]`, the refs aligned: to the
-/// right by perfbot, to the left (padded after) by the robot.
+/// `[still regression on <ref> <sha>]` lines, the refs padded to one width:
+/// after them when `left` (the robot, mostly), before them otherwise.
 fn still_regression_lines(i: &crate::input::ReportInput, left: bool) -> Vec<String> {
     let w = i
         .still_regression_on
@@ -745,7 +744,7 @@ pub fn build(
         ),
         test: TestView::new(&i.tests[0]),
         in_addition: {
-            let mut blocks = details.in_addition.clone();
+            let mut blocks = details.in_addition;
             blocks.extend(i.in_addition_only.iter().map(|o| {
                 (
                     format!("{}: {} {} {}", o.testcase, o.metric, o.change, o.kind),
