@@ -360,9 +360,8 @@ fn corrupt_or_newer_state_is_refused() {
         let db = loop {
             match sled::open(tmp.path().join("state/db")) {
                 Ok(db) => break db,
-                Err(e) if tries < 100 => {
+                Err(_) if tries < 100 => {
                     tries += 1;
-                    let _ = e;
                     std::thread::sleep(std::time::Duration::from_millis(50));
                 }
                 Err(e) => panic!("{e}"),

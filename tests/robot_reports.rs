@@ -65,6 +65,7 @@ fn the_corpus_round_trips() {
         "lkp-2023",
         "lkp-2023-04",
         "lkp-2023-08",
+        "lkp-2024",
         "lkp-2025",
     ] {
         assert!(
