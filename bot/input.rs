@@ -287,9 +287,15 @@ pub struct BisectPoint {
 #[serde(deny_unknown_fields)]
 pub struct Bisect {
     pub points: Vec<BisectPoint>,
-    /// Metrics to plot besides the headline.
+    /// Metrics to plot besides the headline. When the list names the
+    /// headline too, the plots follow the list's order.
     #[serde(default)]
     pub plot: Vec<String>,
+    /// A plot's y axis as `[low, high]` or `[low, high, tic step]`, by
+    /// metric, where it is not what autoscaling the samples gives (a plot
+    /// read back from a report).
+    #[serde(default)]
+    pub ranges: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -388,6 +394,10 @@ pub struct ReportInput {
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
     #[serde(default)]
     pub spacing: crate::model::spacing::Spacing,
+    /// How the bisect plots are drawn (`lkp-2019`, `lkp-2020`, `gnuplot-5.4`;
+    /// `lkp-2020` if not given).
+    #[serde(default)]
+    pub plot_style: crate::model::bisect::PlotStyle,
     /// The layout the report was read in (`parse-report` names it): the
     /// template `report` uses unless `--template` says otherwise.
     #[serde(default)]
@@ -744,6 +754,22 @@ fn validate_bisect(p: &Path, at: &str, b: &Bisect) -> Result<(), InputError> {
                     "must be a number or a non-empty list of numbers",
                 ));
             }
+        }
+    }
+    for (m, r) in &b.ranges {
+        let ok = match r[..] {
+            [lo, hi] => lo.is_finite() && hi.is_finite() && lo < hi,
+            [lo, hi, step] => {
+                lo.is_finite() && hi.is_finite() && lo < hi && step > 0.0 && step <= hi - lo
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(InputError::field(
+                p,
+                &format!("{at}.bisect.ranges.{}", crate::compare::matrix::json_key(m)),
+                "must be [low, high] or [low, high, tic step], low below high",
+            ));
         }
     }
     Ok(())

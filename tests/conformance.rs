@@ -6,7 +6,7 @@ use std::path::Path;
 use perfbot::compare::case_file::CaseFile;
 use perfbot::compare::matrix::{Matrix, Series};
 use perfbot::compare::rules::SelectionRules;
-use perfbot::report::plot::Plot;
+use perfbot::report::plot::{Plot, PlotStyle};
 
 fn fixtures() -> &'static Path {
     Path::new(concat!(
@@ -86,6 +86,8 @@ fn plots_match_gnuplot_dumb_terminal() {
                 title: metric,
                 good: &good,
                 bad: &bad,
+                style: PlotStyle::Gnuplot54,
+                range: None,
             }
             .render_dumb(),
         );

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::plot::{Plot, LEGEND};
+use super::plot::{Plot, PlotStyle, YRange, LEGEND};
 use super::settings::Setup;
 use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
 use crate::compare::case_file::axis_text;
@@ -388,11 +388,15 @@ fn bisect_series(t: &Test, metric: &str) -> Option<(Vec<f64>, Vec<f64>)> {
     (!good.is_empty() || !bad.is_empty()).then_some((good, bad))
 }
 
-fn plots_for(t: &Test, headline: Option<&str>) -> String {
+fn plots_for(t: &Test, headline: Option<&str>, style: PlotStyle) -> String {
     let Some(b) = &t.bisect else {
         return String::new();
     };
-    let mut metrics: Vec<&str> = headline.into_iter().collect();
+    // The headline first, unless the list places it.
+    let mut metrics: Vec<&str> = headline
+        .filter(|h| !b.plot.iter().any(|m| m == h))
+        .into_iter()
+        .collect();
     for m in &b.plot {
         if !metrics.contains(&m.as_str()) {
             metrics.push(m);
@@ -401,17 +405,38 @@ fn plots_for(t: &Test, headline: Option<&str>) -> String {
     let mut out = String::new();
     for m in metrics {
         if let Some((good, bad)) = bisect_series(t, m) {
-            let lines = Plot {
-                title: m,
-                good: &good,
-                bad: &bad,
-            }
-            .lines();
-            out.push_str(&lines.join("\n"));
-            out.push('\n');
+            // lkp names a plot by its metric with what gnuplot cannot take
+            // as a plain title made `_`.
+            let title: String = m
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "_.:+=-".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            // Plots follow one another without a newline (gnuplot's
+            // `nofeed`): one's last row and the next's first share a line.
+            out.push_str(
+                &Plot {
+                    title: &title,
+                    good: &good,
+                    bad: &bad,
+                    style,
+                    range: b.ranges.get(m).map(|r| YRange {
+                        low: r[0],
+                        high: r[1],
+                        step: r.get(2).copied(),
+                    }),
+                }
+                .text(),
+            );
         }
     }
     if !out.is_empty() {
+        out.push('\n');
         out.push_str(LEGEND);
     }
     out
@@ -576,7 +601,11 @@ impl Details {
                 d.text.push('\n');
             }
             d.add_bisect(t, test_headline.as_ref());
-            let plots = plots_for(t, test_headline.as_ref().map(|h| h.metric.as_str()));
+            let plots = plots_for(
+                t,
+                test_headline.as_ref().map(|h| h.metric.as_str()),
+                i.plot_style,
+            );
             if !plots.is_empty() {
                 d.text.push('\n');
                 d.text.push_str(&plots);

@@ -9,6 +9,7 @@
 //! kept as text except the human preface: what cannot be read as data is an
 //! error naming the line.
 
+use super::plot::{self, PlotStyle, ReadPlot};
 use serde_json::{json, Map, Value};
 
 /// The robot's mail layouts, by era.
@@ -137,6 +138,9 @@ struct Group {
     rows: Vec<Value>,
     /// `lkp-skl-fpga01: 104 threads …` above the group (not for the first).
     machine: Option<(String, String)>,
+    /// The bisect plots under the table, and how they were drawn.
+    plots: Vec<ReadPlot>,
+    plot_style: Option<PlotStyle>,
 }
 
 /// A test of the "In addition to that" table.
@@ -452,6 +456,9 @@ impl<'a> Reader<'a> {
             }
             t.insert("aggregated".into(), Value::Array(g.rows.clone()));
             t.insert("keep_order".into(), json!(true));
+            if !g.plots.is_empty() {
+                t.insert("bisect".into(), bisect_of(g));
+            }
             if n > 0 {
                 // Tests of one testcase on one machine are boxed in table
                 // order: the first one not yet given a table.
@@ -555,6 +562,11 @@ impl<'a> Reader<'a> {
             input.insert("note".into(), json!(n));
         }
         input.insert("tests".into(), Value::Array(tests));
+        if let Some(style) = groups.iter().find_map(|g| g.plot_style) {
+            if style != PlotStyle::default() {
+                input.insert("plot_style".into(), json!(style));
+            }
+        }
         if !table_less.is_empty() {
             input.insert("in_addition_only".into(), Value::Array(table_less));
         }
@@ -708,17 +720,139 @@ impl<'a> Reader<'a> {
                 }
                 j += 1;
             }
+            let (plots, plot_style) = plots_after(lines, j);
             out.push(Group {
                 axes,
                 base_sha,
                 base_subject: base_subject.to_string(),
                 rows,
                 machine: pending_machine.take(),
+                plots,
+                plot_style,
             });
             i = j;
         }
         Ok(out)
     }
+}
+
+/// The bisect plots that follow a table (from its ending line `from`) up to
+/// their legend, read back into samples; none when there are none or they
+/// are not gnuplot's 80×20 plots.
+fn plots_after(lines: &[&str], from: usize) -> (Vec<ReadPlot>, Option<PlotStyle>) {
+    let Some(start) = (from..lines.len()).find(|&i| !lines[i].is_empty()) else {
+        return (Vec::new(), None);
+    };
+    let legend = (start..lines.len())
+        .take_while(|&i| lines[i] != RULE && !lines[i].starts_with("*****"))
+        .find(|&i| lines[i].trim() == "[*] bisect-good sample");
+    let Some(legend) = legend else {
+        return (Vec::new(), None);
+    };
+    // gnuplot's `nofeed`: a plot's last row and the next one's first share
+    // a line of 160 characters.
+    let mut rows: Vec<&str> = Vec::new();
+    for l in &lines[start..legend] {
+        if !l.is_empty() && l.len().is_multiple_of(80) && l.is_ascii() {
+            rows.extend((0..l.len() / 80).map(|k| &l[k * 80..(k + 1) * 80]));
+        } else {
+            rows.push(l);
+        }
+    }
+    if rows.is_empty() || !rows.len().is_multiple_of(20) {
+        return (Vec::new(), None);
+    }
+    let plots: Vec<&[&str]> = rows.chunks(20).collect();
+    let style = if plots
+        .iter()
+        .any(|p| p[1].trim().is_empty() && !p[2].trim().is_empty())
+    {
+        PlotStyle::Gnuplot54
+    } else if plots.iter().any(|p| {
+        // Tics in front of the frame: `+-+` on the frame's left side.
+        let left = p[3].find(" +").map_or(0, |p| p + 1);
+        p[4..17]
+            .iter()
+            .any(|r| r.get(left..left + 3) == Some("+-+"))
+    }) {
+        PlotStyle::Lkp2019
+    } else {
+        PlotStyle::Lkp2020
+    };
+    // The plots of one bisection share their sample counts: a plot that
+    // does not come back exact is read again trying the others' counts.
+    let mut read: Vec<Option<ReadPlot>> = plots.iter().map(|p| plot::read(p, style).ok()).collect();
+    let counts: Vec<usize> = read
+        .iter()
+        .flatten()
+        .filter(|r| r.exact)
+        .map(|r| r.good.len().max(r.bad.len()))
+        .collect();
+    for (p, r) in plots.iter().zip(read.iter_mut()) {
+        if r.as_ref().is_some_and(|r| !r.exact) && !counts.is_empty() {
+            if let Ok(again) = plot::read_with(p, style, &counts) {
+                if again.exact {
+                    *r = Some(again);
+                }
+            }
+        }
+    }
+    let read: Vec<ReadPlot> = read.into_iter().flatten().collect();
+    let style = (!read.is_empty()).then_some(style);
+    (read, style)
+}
+
+/// A group's plots as bisect samples: one good and one bad point holding
+/// every plotted metric's samples, the plots in the mail's order. A title is
+/// the metric with `%` and the like made `_`; the table's metric of that
+/// title is named when there is one.
+fn bisect_of(g: &Group) -> Value {
+    let metric_of = |title: &str| -> String {
+        g.rows
+            .iter()
+            .filter_map(|r| r["metric"].as_str())
+            .find(|m| {
+                m.len() == title.len()
+                    && m.chars().zip(title.chars()).all(|(a, b)| {
+                        a == b || (b == '_' && !(a.is_ascii_alphanumeric() || "_.:+=-".contains(a)))
+                    })
+            })
+            .unwrap_or(title)
+            .to_string()
+    };
+    let (mut good, mut bad, mut ranges) = (Map::new(), Map::new(), Map::new());
+    let mut order = Vec::new();
+    for p in &g.plots {
+        let m = metric_of(&p.title);
+        if !p.good.is_empty() {
+            good.insert(m.clone(), json!(p.good));
+        }
+        if !p.bad.is_empty() {
+            bad.insert(m.clone(), json!(p.bad));
+        }
+        if let Some(r) = p.range {
+            let v = match r.step {
+                Some(s) => json!([r.low, r.high, s]),
+                None => json!([r.low, r.high]),
+            };
+            ranges.insert(m.clone(), v);
+        }
+        order.push(m);
+    }
+    let mut points = Vec::new();
+    if !good.is_empty() {
+        points.push(json!({"verdict": "good", "values": good}));
+    }
+    if !bad.is_empty() {
+        points.push(json!({"verdict": "bad", "values": bad}));
+    }
+    let mut b = Map::new();
+    b.insert("points".into(), Value::Array(points));
+    b.insert("plot".into(), json!(order));
+    if !ranges.is_empty() {
+        b.insert("ranges".into(), Value::Object(ranges));
+    }
+    Value::Object(b)
 }
 
 /// Lines without the blank ones around them; `None` when nothing is left.

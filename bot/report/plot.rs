@@ -1,22 +1,45 @@
-//! ASCII bisect plots in the style of gnuplot's dumb terminal (80×20), as lkp's
-//! `mmplot` draws them: bad samples as `O`, good samples as `+` joined by dots.
+//! ASCII bisect plots as lkp's `mmplot` has gnuplot's dumb terminal draw them
+//! (80×20 characters): the bad samples as `O` points, the good samples as a
+//! dotted line whose ends are `+`, no x tics, y tics on the left only.
+//!
+//! Drawing is cell for cell what gnuplot does, so that a plot read back from
+//! a real report (see [`read`]) renders identical: tic steps and outward
+//! autoscaling, `%h` labels, the axis-to-cell rounding, the dumb terminal's
+//! pens (`.` for flat runs, `:` for steep ones, `+` at both ends and along a
+//! diagonal) and what is drawn in front of what. The robot's gnuplot changed
+//! over the years; [`PlotStyle`] names what each one did.
+
+pub use crate::model::bisect::PlotStyle;
 
 const WIDTH: usize = 80;
 const HEIGHT: usize = 20;
-const TITLE_ROW: usize = 2;
+/// The frame's rows and right column for a titled 80×20 plot.
 const TOP_ROW: usize = 3;
 const BOTTOM_ROW: usize = 17;
 const RIGHT_COL: usize = 76;
 
-/// One plot: a metric's good and bad samples, each at x = 1, 2, …
+/// One plot: a metric's good and bad samples, each series at x = 1, 2, …
 #[derive(Debug, Clone)]
 pub struct Plot<'a> {
     pub title: &'a str,
     pub good: &'a [f64],
     pub bad: &'a [f64],
+    pub style: PlotStyle,
+    /// The y axis as given; `None` autoscales as gnuplot does (out to tics).
+    pub range: Option<YRange>,
 }
 
-/// gnuplot's tic step for a range: about `guide` tics, on 1/2/5 steps.
+/// A y axis given rather than autoscaled: gnuplot picks the tic step from
+/// the samples' own spread, so a plot read back keeps the step it showed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct YRange {
+    pub low: f64,
+    pub high: f64,
+    /// The tic step, when it is not the one the range itself would get.
+    pub step: Option<f64>,
+}
+
+/// gnuplot's tic step for a range: about 20 tics a decade, on 1/2/5 steps.
 fn tic_step(range: f64) -> f64 {
     let guide = 20.0;
     let power = 10f64.powf(range.log10().floor());
@@ -40,13 +63,8 @@ fn tic_step(range: f64) -> f64 {
     tics * power
 }
 
-/// A tic label as gnuplot's `% h` prints it in a plain-text terminal.
+/// A tic label as gnuplot's `% h` prints it on a plain-text terminal.
 fn tic_label(v: f64) -> String {
-    let v = if v.abs() < 1e-12 * v.abs().max(1.0) {
-        0.0
-    } else {
-        v
-    };
     let s = super::numfmt::general(v, 6);
     if s.starts_with('-') {
         s
@@ -55,168 +73,673 @@ fn tic_label(v: f64) -> String {
     }
 }
 
-fn round(v: f64) -> i64 {
-    (v + 0.5).floor() as i64
+/// The y axis: its range, tics and the cells they fall on.
+#[derive(Debug, Clone)]
+struct YAxis {
+    min: f64,
+    max: f64,
+    step: f64,
+    /// (value, label) of every tic inside the range.
+    tics: Vec<(f64, String)>,
+}
+
+impl YAxis {
+    fn new(samples: impl Iterator<Item = f64>, range: Option<YRange>) -> YAxis {
+        let (min, max, step) = match range {
+            Some(YRange { low, high, step }) if low < high => {
+                (low, high, step.unwrap_or_else(|| tic_step(high - low)))
+            }
+            _ => {
+                let (mut lo, mut hi) = samples
+                    .filter(|v| v.is_finite())
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                        (a.min(v), b.max(v))
+                    });
+                if lo > hi {
+                    (lo, hi) = (-10.0, 10.0);
+                } else if lo == hi {
+                    // gnuplot widens an empty range by 1% each way (to ±1 at 0).
+                    (lo, hi) = if lo == 0.0 {
+                        (-1.0, 1.0)
+                    } else {
+                        (lo - lo.abs() * 0.01, hi + hi.abs() * 0.01)
+                    };
+                }
+                let step = tic_step(hi - lo);
+                ((lo / step).floor() * step, (hi / step).ceil() * step, step)
+            }
+        };
+        // gnuplot steps from the multiple of `step` below the range by adding
+        // `step` (the sum's rounding decides which row a tic falls on), and
+        // keeps the tics within a hundredth of a step of the range.
+        const SIGNIF: f64 = 0.01;
+        let mut tics = Vec::new();
+        let mut tic = step * (min / step).floor();
+
+        let end = step * (max / step).ceil() + SIGNIF * step;
+        let (lowest, highest) = (min - step * SIGNIF, max + step * SIGNIF);
+        while tic <= end && tics.len() <= 1000 {
+            if tic > highest {
+                break;
+            }
+            if tic >= lowest {
+                let v = if tic.abs() < step * SIGNIF { 0.0 } else { tic };
+                tics.push((tic, tic_label(v)));
+            }
+            tic += step;
+        }
+        YAxis {
+            min,
+            max,
+            step,
+            tics,
+        }
+    }
+
+    /// The canvas row of a value (gnuplot's `map_y`, then top-down rows).
+    fn row(&self, v: f64) -> i64 {
+        let lower = (HEIGHT - 1 - BOTTOM_ROW) as f64;
+        let scale = (BOTTOM_ROW - TOP_ROW) as f64 / (self.max - self.min);
+        let y = (lower + (v - self.min) * scale + 0.5).floor() as i64;
+        (HEIGHT - 1) as i64 - y
+    }
+
+    fn label_width(&self) -> usize {
+        self.tics.iter().map(|(_, l)| l.len()).max().unwrap_or(1)
+    }
+}
+
+/// The x axis: samples at 1…n between the frame's sides, no tics.
+#[derive(Debug, Clone, Copy)]
+struct XAxis {
+    min: f64,
+    max: f64,
+    left: usize,
+}
+
+impl XAxis {
+    fn new(n: usize, left: usize) -> XAxis {
+        let (min, max) = if n <= 1 {
+            (0.99, 1.01)
+        } else {
+            (1.0, n as f64)
+        };
+        XAxis { min, max, left }
+    }
+
+    /// The canvas column of sample `x` (1-based): gnuplot's `map_x`.
+    fn col(&self, x: usize) -> i64 {
+        let scale = (RIGHT_COL - self.left) as f64 / (self.max - self.min);
+        (self.left as f64 + (x as f64 - self.min) * scale + 0.5).floor() as i64
+    }
 }
 
 struct Canvas {
-    cells: Vec<Vec<char>>,
+    cells: Vec<u8>,
+    /// How a line's cells are rounded off its true course: gnuplot 5.4
+    /// rounds to nearest; the robot's older gnuplot added ½ and truncated
+    /// toward zero, which differs on falling lines.
+    truncate: bool,
 }
 
 impl Canvas {
-    fn new() -> Self {
+    fn new(truncate: bool) -> Self {
         Canvas {
-            cells: vec![vec![' '; WIDTH]; HEIGHT],
+            cells: vec![b' '; WIDTH * HEIGHT],
+            truncate,
         }
     }
-    fn set(&mut self, col: i64, row: i64, c: char) {
+
+    fn set(&mut self, col: i64, row: i64, c: u8) {
         if (0..WIDTH as i64).contains(&col) && (0..HEIGHT as i64).contains(&row) {
-            self.cells[row as usize][col as usize] = c;
+            self.cells[row as usize * WIDTH + col as usize] = c;
         }
     }
-    fn put_str(&mut self, col: usize, row: usize, s: &str) {
-        for (i, c) in s.chars().enumerate() {
-            self.set((col + i) as i64, row as i64, c);
-        }
-    }
-    /// A dotted line between two cells: `.` where it runs flat, `:` where steep.
-    fn line(&mut self, (x0, y0): (i64, i64), (x1, y1): (i64, i64)) {
-        let (dx, dy) = (x1 - x0, y1 - y0);
-        if dx.abs() >= dy.abs() {
-            let steps = dx.abs().max(1);
-            for i in 0..=steps {
-                let x = x0 + i * dx.signum();
-                let y = round(y0 as f64 + dy as f64 * i as f64 / steps as f64);
-                self.set(x, y, '.');
-            }
+
+    fn text(&mut self, col: usize, row: usize, s: &str) {
+        let bytes = s.as_bytes();
+        // The dumb terminal moves text that would run off the right edge.
+        let col = if col + bytes.len() > WIDTH - 1 {
+            (WIDTH - 1).saturating_sub(bytes.len())
         } else {
-            let steps = dy.abs();
-            for i in 0..=steps {
-                let y = y0 + i * dy.signum();
-                let x = round(x0 as f64 + dx as f64 * i as f64 / steps as f64);
-                self.set(x, y, ':');
+            col
+        };
+        for (i, &c) in bytes.iter().enumerate() {
+            if col + i < WIDTH - 1 {
+                self.set((col + i) as i64, row as i64, c);
             }
+        }
+    }
+
+    /// The dumb terminal's vector: `flat`/`steep` inside, `end` at both ends;
+    /// a diagonal is drawn with `end` all along.
+    fn vector(&mut self, from: (i64, i64), to: (i64, i64), flat: u8, steep: u8, end: u8) {
+        let truncate = self.truncate;
+        trace(truncate, from, to, [flat, steep, end], |c, r, ch| {
+            self.set(c, r, ch)
+        });
+    }
+
+    fn rows(self) -> Vec<String> {
+        self.cells
+            .chunks(WIDTH)
+            .map(|r| String::from_utf8_lossy(r).into_owned())
+            .collect()
+    }
+}
+
+/// The cells a vector sets, in order: `[flat, steep, end]` pens.
+fn trace(
+    truncate: bool,
+    (x0, y0): (i64, i64),
+    (x1, y1): (i64, i64),
+    [flat, steep, end]: [u8; 3],
+    mut set: impl FnMut(i64, i64, u8),
+) {
+    let offset = |v: f64| {
+        if truncate {
+            (v + 0.5) as i64
+        } else {
+            v.round() as i64
+        }
+    };
+    // The terminal's y runs up: rows are turned over for the arithmetic
+    // (truncating rounds a falling line differently from a rising one).
+    let top = (HEIGHT - 1) as i64;
+    let (y0, y1) = (top - y0, top - y1);
+    let mut set = |c: i64, y: i64, ch: u8| set(c, top - y, ch);
+    let (dx, dy) = (x1 - x0, y1 - y0);
+    // Only the steps that land on the canvas are walked: a sample far off
+    // the axis (a range given in the input) costs nothing.
+    let visible = |from: i64, sign: i64, len: i64, size: i64| -> std::ops::Range<i64> {
+        let (a, b) = if sign >= 0 {
+            (-from, size - 1 - from)
+        } else {
+            (from - (size - 1), from)
+        };
+        a.max(1)..(b + 1).min(len).max(a.max(1))
+    };
+    if dy.abs() > dx.abs() {
+        set(x0, y0, end);
+        for d in visible(y0, dy.signum(), dy.abs(), HEIGHT as i64) {
+            let x = x0 + offset(dx as f64 * d as f64 / dy.abs() as f64);
+            set(x, y0 + d * dy.signum(), steep);
+        }
+        set(x1, y1, end);
+    } else if dx.abs() > dy.abs() {
+        set(x0, y0, end);
+        for d in visible(x0, dx.signum(), dx.abs(), WIDTH as i64) {
+            let y = y0 + offset(dy as f64 * d as f64 / dx.abs() as f64);
+            set(x0 + d * dx.signum(), y, flat);
+        }
+        set(x1, y1, end);
+    } else {
+        let along = visible(x0, dx.signum(), dx.abs() + 1, WIDTH as i64);
+        if x0 >= 0 && x0 < WIDTH as i64 {
+            set(x0, y0, end);
+        }
+        for d in along {
+            set(x0 + d * dx.signum(), y0 + d * dy.signum(), end);
         }
     }
 }
 
 impl Plot<'_> {
-    /// The plot's 20 lines of 80 characters.
-    pub fn lines(&self) -> Vec<String> {
-        let all: Vec<f64> = self
-            .good
-            .iter()
-            .chain(self.bad)
-            .copied()
-            .filter(|v| v.is_finite())
-            .collect();
-        let mut c = Canvas::new();
-        let (mut lo, mut hi) = all
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
-        if all.is_empty() {
-            (lo, hi) = (-1.0, 1.0);
-        } else if lo == hi {
-            // gnuplot widens an empty range by 1% each way (or to ±1 at zero).
-            if lo == 0.0 {
-                (lo, hi) = (-1.0, 1.0);
-            } else {
-                (lo, hi) = (lo - lo.abs() * 0.01, hi + hi.abs() * 0.01);
-            }
-        }
-        let step = tic_step(hi - lo);
-        let ymin = (lo / step).floor() * step;
-        let ymax = (hi / step).ceil() * step;
-        let ntics = ((ymax - ymin) / step).round() as i64;
-        let labels: Vec<(f64, String)> = (0..=ntics)
-            .map(|i| {
-                let v = ymin + i as f64 * step;
-                (v, tic_label(v))
-            })
-            .collect();
-        let label_width = labels
-            .iter()
-            .map(|(_, l)| l.chars().count())
-            .max()
-            .unwrap_or(1);
-        let left = label_width + 2;
-        let row_of = |y: f64| -> i64 {
-            let from_bottom = round((y - ymin) * (BOTTOM_ROW - TOP_ROW) as f64 / (ymax - ymin));
-            BOTTOM_ROW as i64 - from_bottom
-        };
-        let n = self.good.len().max(self.bad.len()).max(1);
-        let (xmin, xmax) = if n == 1 {
-            (0.99, 1.01)
-        } else {
-            (1.0, n as f64)
-        };
-        let col_of = |x: f64| -> i64 {
-            left as i64 + round((x - xmin) * (RIGHT_COL - left) as f64 / (xmax - xmin))
-        };
-
-        // Tic marks and labels (behind the data).
-        for (v, label) in &labels {
-            let row = row_of(*v);
-            c.set(left as i64 + 1, row, '-');
-            c.set(left as i64 + 2, row, '+');
-            let start = left - 1 - label.chars().count();
-            c.put_str(start, row as usize, label);
-        }
-        // Title, centred over the plot area.
-        let centre = (left + RIGHT_COL) / 2;
-        let tlen = self.title.chars().count();
-        c.put_str(centre.saturating_sub(tlen / 2), TITLE_ROW, self.title);
-
-        // Bad samples first, then the good line and its points.
-        for (i, v) in self.bad.iter().enumerate() {
-            c.set(col_of(i as f64 + 1.0), row_of(*v), 'O');
-        }
-        let good: Vec<(i64, i64)> = self
-            .good
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (col_of(i as f64 + 1.0), row_of(*v)))
-            .collect();
-        for w in good.windows(2) {
-            c.line(w[0], w[1]);
-        }
-        for &(x, y) in &good {
-            c.set(x, y, '+');
-        }
-
-        // The border is drawn last, in front of the data.
-        for col in left..=RIGHT_COL {
-            c.set(col as i64, TOP_ROW as i64, '-');
-            c.set(col as i64, BOTTOM_ROW as i64, '-');
-        }
-        for row in TOP_ROW..=BOTTOM_ROW {
-            c.set(left as i64, row as i64, '|');
-            c.set(RIGHT_COL as i64, row as i64, '|');
-        }
-        for (col, row) in [
-            (left, TOP_ROW),
-            (RIGHT_COL, TOP_ROW),
-            (left, BOTTOM_ROW),
-            (RIGHT_COL, BOTTOM_ROW),
-        ] {
-            c.set(col as i64, row as i64, '+');
-        }
-        c.cells
-            .into_iter()
-            .map(|r| r.into_iter().collect())
-            .collect()
+    /// The plot's 20 rows of 80 characters.
+    pub fn rows(&self) -> Vec<String> {
+        self.canvas().rows()
     }
 
-    /// gnuplot's own output: a form feed, then the 20 lines.
+    fn canvas(&self) -> Canvas {
+        let y = YAxis::new(self.good.iter().chain(self.bad).copied(), self.range);
+        self.canvas_on(&y)
+    }
+
+    /// The drawing on a y axis already worked out (the reader draws many
+    /// plots on one axis).
+    fn canvas_on(&self, y: &YAxis) -> Canvas {
+        let left = y.label_width() + 2;
+        let x = XAxis::new(self.good.len().max(self.bad.len()), left);
+        let mut c = Canvas::new(self.style.truncated_lines());
+        let style = self.style;
+
+        // Title, centred over the frame.
+        let centre = (left + RIGHT_COL) / 2;
+        c.text(
+            centre.saturating_sub(self.title.len() / 2),
+            style.title_row(),
+            self.title,
+        );
+        // Tic labels, right-aligned a blank column left of the frame.
+        for (v, label) in &y.tics {
+            let row = y.row(*v);
+            if (0..HEIGHT as i64).contains(&row) {
+                c.text((left - 1).saturating_sub(label.len()), row as usize, label);
+            }
+        }
+        let frame = |c: &mut Canvas| {
+            let (l, r) = (left as i64, RIGHT_COL as i64);
+            let (t, b) = (TOP_ROW as i64, BOTTOM_ROW as i64);
+            c.vector((l, b), (r, b), b'-', b'|', b'+');
+            c.vector((r, b), (r, t), b'-', b'|', b'+');
+            c.vector((r, t), (l, t), b'-', b'|', b'+');
+            c.vector((l, t), (l, b), b'-', b'|', b'+');
+        };
+        let tics = |c: &mut Canvas| {
+            for (v, _) in &y.tics {
+                let row = y.row(*v);
+                c.vector((left as i64, row), (left as i64 + 2, row), b'-', b'|', b'+');
+            }
+        };
+        let samples = |c: &mut Canvas| {
+            for (i, v) in self.bad.iter().enumerate() {
+                if v.is_finite() {
+                    c.set(x.col(i + 1), y.row(*v), b'O');
+                }
+            }
+            let good: Vec<(i64, i64)> = self
+                .good
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_finite())
+                .map(|(i, v)| (x.col(i + 1), y.row(*v)))
+                .collect();
+            // gnuplot draws the good samples' points, then the line through
+            // them: where the line passes over a point, the line shows.
+            for &(col, row) in &good {
+                c.set(col, row, b'+');
+            }
+            for w in good.windows(2) {
+                c.vector(w[0], w[1], b'.', b':', b'+');
+            }
+        };
+        if style.samples_over_frame() {
+            frame(&mut c);
+            tics(&mut c);
+            samples(&mut c);
+        } else {
+            tics(&mut c);
+            samples(&mut c);
+            frame(&mut c);
+        }
+        c
+    }
+
+    /// The plot as the report prints it: 20 rows, no newline after the last
+    /// (gnuplot's `nofeed`), so that the next plot's first row joins it.
+    pub fn text(&self) -> String {
+        self.rows().join("\n")
+    }
+
+    /// gnuplot's own output: a form feed, then the rows.
     pub fn render_dumb(&self) -> String {
-        format!("\u{c}{}", self.lines().join("\n"))
+        format!("\u{c}{}", self.text())
     }
 }
 
 /// The legend under a report's plots.
 pub const LEGEND: &str = "[*] bisect-good sample\n[O] bisect-bad  sample\n";
+
+/// A plot read back from a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadPlot {
+    pub title: String,
+    pub good: Vec<f64>,
+    pub bad: Vec<f64>,
+    /// The y axis, when autoscaling the samples read would not give it.
+    pub range: Option<YRange>,
+    /// Whether rendering the samples gives back the rows read, cell for cell.
+    pub exact: bool,
+}
+
+/// Why rows could not be read as a plot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plot row {row}: {message}")]
+pub struct PlotError {
+    /// 0-based row of the plot.
+    pub row: usize,
+    pub message: String,
+}
+
+fn plot_err(row: usize, message: impl Into<String>) -> PlotError {
+    PlotError {
+        row,
+        message: message.into(),
+    }
+}
+
+/// Read one plot's 20 rows back into samples that draw it again.
+///
+/// Cells only give samples to the row, and a sample under the frame or under
+/// another sample is not seen at all, so the reader searches: it starts from
+/// what the cells show and moves one sample at a time to the row that makes
+/// the drawing closest to the original, for every sample count the columns
+/// allow. Samples come back as the shortest number that falls on their row.
+pub fn read(rows: &[&str], style: PlotStyle) -> Result<ReadPlot, PlotError> {
+    read_with(rows, style, &[])
+}
+
+/// [`read`], trying the sample counts in `hints` first (the plots of one
+/// bisection mostly share theirs).
+pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<ReadPlot, PlotError> {
+    if rows.len() != HEIGHT {
+        return Err(plot_err(
+            0,
+            format!("a plot has {HEIGHT} rows, not {}", rows.len()),
+        ));
+    }
+    let grid: Vec<Vec<u8>> = rows
+        .iter()
+        .map(|r| {
+            let mut b = r.as_bytes().to_vec();
+            b.resize(WIDTH, b' ');
+            b
+        })
+        .collect();
+    if rows.iter().any(|r| r.len() > WIDTH || !r.is_ascii()) {
+        return Err(plot_err(0, "plot rows are ASCII of at most 80 characters"));
+    }
+    let title = rows[style.title_row()].trim().to_string();
+    let top = &grid[TOP_ROW];
+    // The frame's corner: the first `+` after a blank (a label's exponent
+    // has a `+` too, and a sample may sit on the frame's top side).
+    let left = top
+        .windows(2)
+        .position(|w| w == b" +")
+        .map(|p| p + 1)
+        .ok_or_else(|| plot_err(TOP_ROW, "no frame"))?;
+    // A corner is `+`, unless a sample was drawn over it.
+    let corner = |c: u8| c == b'+' || (style.samples_over_frame() && b"O.:".contains(&c));
+    if !corner(top[RIGHT_COL]) || !corner(grid[BOTTOM_ROW][left]) {
+        return Err(plot_err(TOP_ROW, "the frame is not where gnuplot puts it"));
+    }
+    // The range: the labels on the frame's top and bottom rows; the step:
+    // the top two labels'.
+    let label = |row: usize| -> Option<f64> {
+        std::str::from_utf8(&grid[row][..left.saturating_sub(1)])
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let (lo, hi) = match (label(BOTTOM_ROW), label(TOP_ROW)) {
+        (Some(lo), Some(hi)) if lo < hi => (lo, hi),
+        _ => {
+            return Err(plot_err(
+                TOP_ROW,
+                "the y range is not labelled on the frame",
+            ))
+        }
+    };
+    let step = (TOP_ROW + 1..=BOTTOM_ROW)
+        .find_map(label)
+        .map(|next| hi - next)
+        .filter(|s| *s > 0.0);
+    let range = YRange {
+        low: lo,
+        high: hi,
+        step: step.filter(|s| (s - tic_step(hi - lo)).abs() > s * 1e-9),
+    };
+    let y = YAxis::new(std::iter::empty(), Some(range));
+    if y.label_width() + 2 != left {
+        return Err(plot_err(TOP_ROW, "the labels do not match the frame"));
+    }
+    let inside = |col: usize| {
+        if style.samples_over_frame() {
+            (left..=RIGHT_COL).contains(&col)
+        } else {
+            (left + 1..RIGHT_COL).contains(&col)
+        }
+    };
+    let tic_rows: Vec<usize> = y.tics.iter().map(|(v, _)| y.row(*v) as usize).collect();
+    // Cells that show a sample: `O` bad, `+` good (not a tic's `+`).
+    let mut bad_cols = Vec::new();
+    let mut good_cols = Vec::new();
+    for (r, row) in grid.iter().enumerate().take(BOTTOM_ROW + 1).skip(TOP_ROW) {
+        for (col, &ch) in row.iter().enumerate() {
+            if !inside(col) {
+                continue;
+            }
+            let is_tic = col == left + 2 && tic_rows.contains(&r);
+            // A `+` between two others on a diagonal is the line's, not a sample.
+            let at = |dc: i64, dr: i64| {
+                grid.get((r as i64 + dr) as usize)
+                    .and_then(|row| row.get((col as i64 + dc) as usize))
+                    == Some(&b'+')
+            };
+            let diagonal = (at(-1, -1) && at(1, 1)) || (at(-1, 1) && at(1, -1));
+            match ch {
+                b'O' => bad_cols.push(col as i64),
+                b'+' if !is_tic && !diagonal && col != left && col != RIGHT_COL => {
+                    good_cols.push(col as i64)
+                }
+                _ => {}
+            }
+        }
+    }
+    let target: Vec<u8> = grid.concat();
+    let mut best: Option<(usize, ReadPlot)> = None;
+    // The sample counts the columns allow, fewest first: past the frame's
+    // width every count fits, so only the first few are tried.
+    let mut counts: Vec<(usize, usize)> = (1..=400usize)
+        .map(|n| {
+            let x = XAxis::new(n, left);
+            let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
+            let misses = bad_cols
+                .iter()
+                .chain(&good_cols)
+                .filter(|c| !cols.contains(c))
+                .count();
+            (misses, n)
+        })
+        .collect();
+    counts.sort();
+    let counts: Vec<usize> = hints
+        .iter()
+        .copied()
+        .filter(|n| (1..=400).contains(n))
+        .chain(counts.into_iter().map(|(_, n)| n).take(8))
+        .collect();
+    'counts: for n in counts {
+        let x = XAxis::new(n, left);
+        let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
+        let last = |seen: &[i64]| -> usize {
+            seen.iter()
+                .filter_map(|c| cols.iter().rposition(|k| k == c))
+                .max()
+                .map_or(0, |i| i + 1)
+        };
+        // A series may end on the right side of the frame, hidden.
+        let (nb, ng) = (last(&bad_cols), last(&good_cols));
+        let mut tried = Vec::new();
+        for pair in [(nb, n), (n, ng), (nb, ng), (n, n)] {
+            if pair.0.max(pair.1) != n || pair == (0, 0) || tried.contains(&pair) {
+                continue;
+            }
+            tried.push(pair);
+            let (score, plot) = fit(&grid, &target, &title, style, range, &cols, pair.0, pair.1);
+            tracing::debug!(%title, n, ?pair, score, "plot read with this sample count");
+            if best.as_ref().is_none_or(|(s, _)| score < *s) {
+                best = Some((score, plot));
+            }
+            if score == 0 {
+                break 'counts;
+            }
+        }
+    }
+    let (_, mut plot) =
+        best.ok_or_else(|| plot_err(TOP_ROW, "no sample count fits the columns"))?;
+    // Keep the range only when the samples would not autoscale to it.
+    let auto = YAxis::new(plot.good.iter().chain(&plot.bad).copied(), None);
+    if auto.min == lo && auto.max == hi && step.is_none_or(|s| (auto.step - s).abs() <= s * 1e-9) {
+        plot.range = None;
+    }
+    plot.title = title;
+    Ok(plot)
+}
+
+/// The rows of the good samples whose dotted line best explains the cells:
+/// each segment's cells count against the mail's (one less for each that
+/// matches, one more for each that does not; none where the frame covers
+/// them), and the cheapest path through the samples' rows is taken.
+fn good_line(grid: &[Vec<u8>], style: PlotStyle, cols: &[i64], ng: usize) -> Vec<usize> {
+    let rows: Vec<usize> = (TOP_ROW..=BOTTOM_ROW).collect();
+    let left = cols[0];
+    let hidden = |c: i64, r: i64| {
+        !style.samples_over_frame()
+            && (c <= left || c >= RIGHT_COL as i64 || r <= TOP_ROW as i64 || r >= BOTTOM_ROW as i64)
+    };
+    let segment = |c0: i64, r0: usize, c1: i64, r1: usize| -> i64 {
+        let mut cost = 0;
+        trace(
+            style.truncated_lines(),
+            (c0, r0 as i64),
+            (c1, r1 as i64),
+            [b'.', b':', b'+'],
+            |c, r, ch| {
+                if hidden(c, r) {
+                    return;
+                }
+                let shown = grid
+                    .get(r as usize)
+                    .and_then(|row| row.get(c as usize))
+                    .copied();
+                cost += if shown == Some(ch) { -1 } else { 1 };
+            },
+        );
+        cost
+    };
+    let mut best: Vec<i64> = vec![0; rows.len()];
+    let mut from: Vec<Vec<usize>> = Vec::with_capacity(ng);
+    from.push(vec![0; rows.len()]);
+    for i in 1..ng {
+        let mut next = vec![i64::MAX; rows.len()];
+        let mut back = vec![0; rows.len()];
+        for (k1, &r1) in rows.iter().enumerate() {
+            for (k0, &r0) in rows.iter().enumerate() {
+                let c = best[k0] + segment(cols[i - 1], r0, cols[i], r1);
+                if c < next[k1] {
+                    next[k1] = c;
+                    back[k1] = k0;
+                }
+            }
+        }
+        best = next;
+        from.push(back);
+    }
+    let mut k = (0..rows.len()).min_by_key(|&k| best[k]).unwrap_or(0);
+    let mut out = vec![0; ng];
+    for i in (0..ng).rev() {
+        out[i] = rows[k];
+        k = from[i][k];
+    }
+    out
+}
+
+/// Samples for `nb` bad and `ng` good points at `cols`, searched row by row;
+/// returns the cells that still differ and the plot.
+#[allow(clippy::too_many_arguments)]
+fn fit(
+    grid: &[Vec<u8>],
+    target: &[u8],
+    title: &str,
+    style: PlotStyle,
+    range: YRange,
+    cols: &[i64],
+    nb: usize,
+    ng: usize,
+) -> (usize, ReadPlot) {
+    let (lo, hi) = (range.low, range.high);
+    let span = (BOTTOM_ROW - TOP_ROW) as f64;
+    let value = |row: usize| lo + (BOTTOM_ROW - row) as f64 * (hi - lo) / span;
+    let column = |col: i64, want: &[u8]| -> Option<usize> {
+        (TOP_ROW..=BOTTOM_ROW).find(|&r| want.contains(&grid[r][col as usize]))
+    };
+    // Start from what the cells show; a hidden sample takes its neighbour's row.
+    let guess = |n: usize, want: &[u8]| -> Vec<usize> {
+        let mut rows: Vec<Option<usize>> = (0..n).map(|i| column(cols[i], want)).collect();
+        let known = rows.iter().flatten().copied().next().unwrap_or(BOTTOM_ROW);
+        let mut prev = known;
+        for r in rows.iter_mut() {
+            prev = *r.get_or_insert(prev);
+        }
+        rows.into_iter().map(|r| r.unwrap_or(known)).collect()
+    };
+    let mut bad = guess(nb, b"O");
+    let mut good = if ng > 1 {
+        good_line(grid, style, cols, ng)
+    } else {
+        guess(ng, b"+")
+    };
+    let axis = YAxis::new(std::iter::empty(), Some(range));
+    let render = |bad: &[usize], good: &[usize]| -> usize {
+        let b: Vec<f64> = bad.iter().map(|&r| value(r)).collect();
+        let g: Vec<f64> = good.iter().map(|&r| value(r)).collect();
+        Plot {
+            title,
+            good: &g,
+            bad: &b,
+            style,
+            range: Some(range),
+        }
+        .canvas_on(&axis)
+        .cells
+        .iter()
+        .zip(target)
+        .filter(|(a, b)| a != b)
+        .count()
+    };
+    let mut score = render(&bad, &good);
+    // Polishing one sample at a time only pays when the start is close; a
+    // wrong sample count is left for the next count to beat.
+    for _pass in 0..4 {
+        if score == 0 || score > 40 {
+            break;
+        }
+        let before = score;
+        for series in 0..2 {
+            let len = if series == 0 { bad.len() } else { good.len() };
+            for i in 0..len {
+                for r in TOP_ROW..=BOTTOM_ROW {
+                    let s = if series == 0 { &mut bad } else { &mut good };
+                    let old = s[i];
+                    if old == r {
+                        continue;
+                    }
+                    s[i] = r;
+                    let new = render(&bad, &good);
+                    if new < score {
+                        score = new;
+                    } else {
+                        let s = if series == 0 { &mut bad } else { &mut good };
+                        s[i] = old;
+                    }
+                }
+            }
+        }
+        if score >= before {
+            break;
+        }
+    }
+    let y = YAxis::new(std::iter::empty(), Some(range));
+    let shortest = |row: usize| -> f64 {
+        let v = value(row);
+        (1..17)
+            .filter_map(|d| format!("{v:.*e}", d - 1).parse::<f64>().ok())
+            .find(|&s| y.row(s) == row as i64)
+            .unwrap_or(v)
+    };
+    (
+        score,
+        ReadPlot {
+            title: title.to_string(),
+            good: good.iter().map(|&r| shortest(r)).collect(),
+            bad: bad.iter().map(|&r| shortest(r)).collect(),
+            range: Some(range),
+            exact: score == 0,
+        },
+    )
+}
 
 #[cfg(test)]
 mod tests {
@@ -228,19 +751,52 @@ mod tests {
         assert_eq!(tic_step(14300.0), 2000.0);
     }
 
+    fn plot<'a>(good: &'a [f64], bad: &'a [f64], style: PlotStyle) -> Plot<'a> {
+        Plot {
+            title: "m",
+            good,
+            bad,
+            style,
+            range: None,
+        }
+    }
+
     #[test]
-    fn flat_series_does_not_panic() {
-        let p = Plot {
-            title: "x",
-            good: &[1.0, 1.0],
-            bad: &[1.0],
-        };
-        assert_eq!(p.lines().len(), 20);
-        let p = Plot {
-            title: "x",
-            good: &[],
-            bad: &[],
-        };
-        assert!(p.lines().iter().all(|l| l.chars().count() == 80));
+    fn flat_and_empty_series_do_not_panic() {
+        for style in PlotStyle::ALL {
+            for (g, b) in [(&[1.0, 1.0][..], &[1.0][..]), (&[], &[]), (&[0.0], &[])] {
+                let rows = plot(g, b, style).rows();
+                assert_eq!(rows.len(), 20);
+                assert!(rows.iter().all(|l| l.len() == 80));
+            }
+        }
+    }
+
+    #[test]
+    fn read_gives_back_what_was_drawn() {
+        let good: Vec<f64> = (0..35).map(|i| 17400.0 - (i % 7) as f64 * 90.0).collect();
+        let bad: Vec<f64> = (0..20).map(|i| 14500.0 + (i % 3) as f64 * 300.0).collect();
+        for style in PlotStyle::ALL {
+            let rows = plot(&good, &bad, style).rows();
+            let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+            let read = read(&rows, style).unwrap();
+            assert!(read.exact, "{style:?}");
+            let again = Plot {
+                title: "m",
+                good: &read.good,
+                bad: &read.bad,
+                style,
+                range: read.range,
+            }
+            .rows();
+            assert_eq!(again, rows);
+        }
+    }
+
+    #[test]
+    fn rows_that_are_not_a_plot_are_an_error() {
+        let rows = vec![""; 20];
+        assert!(read(&rows, PlotStyle::Lkp2020).is_err());
+        assert!(read(&rows[..3], PlotStyle::Lkp2020).is_err());
     }
 }
