@@ -405,18 +405,7 @@ fn plots_for(t: &Test, headline: Option<&str>, style: PlotStyle) -> String {
     let mut out = String::new();
     for m in metrics {
         if let Some((good, bad)) = bisect_series(t, m) {
-            // lkp names a plot by its metric with what gnuplot cannot take
-            // as a plain title made `_`.
-            let title: String = m
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || "_.:+=-".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let title = super::plot::title_of(m);
             // Plots follow one another without a newline (gnuplot's
             // `nofeed`): one's last row and the next's first share a line.
             out.push_str(

@@ -811,12 +811,7 @@ fn bisect_of(g: &Group) -> Value {
         g.rows
             .iter()
             .filter_map(|r| r["metric"].as_str())
-            .find(|m| {
-                m.len() == title.len()
-                    && m.chars().zip(title.chars()).all(|(a, b)| {
-                        a == b || (b == '_' && !(a.is_ascii_alphanumeric() || "_.:+=-".contains(a)))
-                    })
-            })
+            .find(|m| plot::title_of(m) == title)
             .unwrap_or(title)
             .to_string()
     };

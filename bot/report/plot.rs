@@ -377,6 +377,21 @@ impl Plot<'_> {
     }
 }
 
+/// A plot's title: lkp names a plot by its metric with every character
+/// gnuplot cannot take as a plain title made `_` (`fio.latency_750us_`).
+pub fn title_of(metric: &str) -> String {
+    metric
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.:+=-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// The legend under a report's plots.
 pub const LEGEND: &str = "[*] bisect-good sample\n[O] bisect-bad  sample\n";
 
@@ -428,6 +443,9 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
             format!("a plot has {HEIGHT} rows, not {}", rows.len()),
         ));
     }
+    if rows.iter().any(|r| r.len() > WIDTH || !r.is_ascii()) {
+        return Err(plot_err(0, "plot rows are ASCII of at most 80 characters"));
+    }
     let grid: Vec<Vec<u8>> = rows
         .iter()
         .map(|r| {
@@ -436,9 +454,6 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
             b
         })
         .collect();
-    if rows.iter().any(|r| r.len() > WIDTH || !r.is_ascii()) {
-        return Err(plot_err(0, "plot rows are ASCII of at most 80 characters"));
-    }
     let title = rows[style.title_row()].trim().to_string();
     let top = &grid[TOP_ROW];
     // The frame's corner: the first `+` after a blank (a label's exponent
@@ -574,7 +589,6 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
     if auto.min == lo && auto.max == hi && step.is_none_or(|s| (auto.step - s).abs() <= s * 1e-9) {
         plot.range = None;
     }
-    plot.title = title;
     Ok(plot)
 }
 
@@ -721,12 +735,11 @@ fn fit(
             break;
         }
     }
-    let y = YAxis::new(std::iter::empty(), Some(range));
     let shortest = |row: usize| -> f64 {
         let v = value(row);
         (1..17)
             .filter_map(|d| format!("{v:.*e}", d - 1).parse::<f64>().ok())
-            .find(|&s| y.row(s) == row as i64)
+            .find(|&s| axis.row(s) == row as i64)
             .unwrap_or(v)
     };
     (
