@@ -136,8 +136,11 @@ pub struct StillOn {
 }
 
 /// One pre-aggregated value: a mean, or a mean with its spread and run count;
-/// or, for a failure stat (`dmesg.*`, …), in how many of how many runs it
-/// occurred (`1:4` in a printed table).
+/// or, for a failure stat (`dmesg.*`, …), the sum of its samples over the
+/// runs (`1:4` in a printed table: it occurred in one of four runs). The sum
+/// is fractional for the few perf-profile stats lkp's failure patterns catch
+/// (`…cycles-pp.error_entry`); the table prints its integer part, and nothing
+/// at all only when it is exactly 0 (`0:4` against `:4`).
 #[derive(Debug, Clone)]
 pub enum AggValue {
     Mean(f64),
@@ -147,7 +150,7 @@ pub enum AggValue {
         runs: Option<u32>,
     },
     Failures {
-        fails: u64,
+        fails: f64,
         runs: u32,
     },
 }
@@ -164,7 +167,7 @@ struct AggFull {
     #[serde(default)]
     runs: Option<u32>,
     #[serde(default)]
-    fails: Option<u64>,
+    fails: Option<f64>,
 }
 
 impl<'de> Deserialize<'de> for AggValue {
@@ -199,9 +202,9 @@ impl<'de> Deserialize<'de> for AggValue {
                         let runs = f
                             .runs
                             .ok_or_else(|| A::Error::custom("\"fails\" needs \"runs\""))?;
-                        if fails > runs as u64 || runs == 0 {
+                        if !(fails.is_finite() && fails >= 0.0) || runs == 0 {
                             return Err(A::Error::custom(
-                                "\"fails\" is at most \"runs\", and \"runs\" at least 1",
+                                "\"fails\" is a sum of samples (0 or more), and \"runs\" at least 1",
                             ));
                         }
                         Ok(AggValue::Failures { fails, runs })
@@ -221,7 +224,7 @@ impl AggValue {
     pub fn mean(&self) -> f64 {
         match self {
             AggValue::Mean(m) | AggValue::Full { mean: m, .. } => *m,
-            AggValue::Failures { fails, runs } => *fails as f64 / *runs as f64,
+            AggValue::Failures { fails, runs } => *fails / *runs as f64,
         }
     }
     pub fn stddev_percent(&self) -> Option<f64> {
@@ -231,7 +234,7 @@ impl AggValue {
         }
     }
     /// (fails, runs) of a failure stat.
-    pub fn failures(&self) -> Option<(u64, u32)> {
+    pub fn failures(&self) -> Option<(f64, u32)> {
         match self {
             AggValue::Failures { fails, runs } => Some((*fails, *runs)),
             _ => None,

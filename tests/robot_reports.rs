@@ -198,9 +198,9 @@ fn failure_rows_round_trip() {
         out.contains("          1:4          -25%            :4     dmesg.WARNING:at_x"),
         "{out}"
     );
-    // fails over runs is refused.
+    // A negative sum of samples is refused.
     let mut bad = input.clone();
-    bad["tests"][0]["aggregated"][0]["base"] = serde_json::json!({"fails": 5, "runs": 4});
+    bad["tests"][0]["aggregated"][0]["base"] = serde_json::json!({"fails": -1, "runs": 4});
     std::fs::write(&p, bad.to_string()).unwrap();
     let o = perfbot(&["report", p.to_str().unwrap(), "--print"]);
     assert_eq!(o.status.code(), Some(2));

@@ -97,11 +97,15 @@ fn row_for(
     rules: &SelectionRules,
 ) -> Row {
     if rules.is_failure_stat(stat) {
-        let fails: Vec<u64> = columns
+        let fails: Vec<f64> = columns
             .iter()
             .map(|c| match c.matrix.stats.get(stat) {
-                Some(Series::Numbers(v)) => v.iter().map(|s| s.value).sum::<f64>().max(0.0) as u64,
-                _ => 0,
+                Some(Series::Numbers(v)) => {
+                    // lkp sums with Ruby's Array#sum, as it does for means.
+                    let values: Vec<f64> = v.iter().map(|s| s.value).collect();
+                    ruby_sum(&values).max(0.0)
+                }
+                _ => 0.0,
             })
             .collect();
         let runs: Vec<usize> = columns.iter().map(|c| c.matrix.runs()).collect();
@@ -111,7 +115,7 @@ fn row_for(
             if runs[i] == 0 {
                 0.0
             } else {
-                fails[i] as f64 / runs[i] as f64
+                fails[i] / runs[i] as f64
             }
         };
         let changes = (1..columns.len())
@@ -187,6 +191,29 @@ pub fn compare_columns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fractional_failure_sum_is_kept_for_the_table() {
+        // The robot's failure patterns of 2020 also caught perf-profile's
+        // `…error_entry`, whose samples are percentages: the sum is
+        // fractional, and lkp printed `0:4` for 0.3 where `:4` means the stat
+        // never occurred. Any failure stat with such samples does the same.
+        let rules = crate::compare::SelectionRules::default_rules();
+        let stat = "kmsg.fractional";
+        assert!(rules.is_failure_stat(stat));
+        let base = Matrix::from_f64([(stat.to_string(), vec![0.1, 0.1, 0.05, 0.05])]);
+        let head = Matrix::from_f64([("other".to_string(), vec![1.0; 4])]);
+        let cols = [Column::new("a", base), Column::new("b", head)];
+        let row = row_for(stat, &cols, &[], &rules);
+        match &row.cells {
+            Cells::Failure { fails, runs, .. } => {
+                assert!((fails[0] - 0.3).abs() < 1e-12, "{fails:?}");
+                assert_eq!(fails[1], 0.0);
+                assert_eq!(runs, &vec![4, 4]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn population_stddev() {

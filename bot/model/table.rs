@@ -29,7 +29,9 @@ pub enum Cells {
         changes: Vec<Change>,
     },
     Failure {
-        fails: Vec<u64>,
+        /// Each column's sum of the stat's samples (runs it occurred in, for
+        /// a 0/1 stat); printed as its integer part, blank only when 0.
+        fails: Vec<f64>,
         runs: Vec<usize>,
         /// Reproduction-rate change in percentage points.
         changes: Vec<f64>,

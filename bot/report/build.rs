@@ -65,7 +65,7 @@ pub fn test_rows(rules: &SelectionRules, data: &TestData, hoist: bool) -> Vec<Ro
             .map(|r| {
                 if let (Some((bf, br)), Some((hf, hr))) = (r.base.failures(), r.head.failures()) {
                     // lkp: the reproduction rate's change, in points.
-                    let computed = 100.0 * (hf as f64 / hr as f64 - bf as f64 / br as f64);
+                    let computed = 100.0 * (hf / hr as f64 - bf / br as f64);
                     let change = r
                         .change
                         .as_deref()

@@ -947,15 +947,18 @@ fn failure_row(row: &str) -> Option<Value> {
     let change = tokens.next()?;
     let head = tokens.next()?;
     let metric = tokens.next()?;
+    // The table prints the integer part of a sum of samples, blank for an
+    // exact 0. A printed `0` is a sum between 0 and 1 (a fractional
+    // perf-profile stat lkp files as a failure); it is read back as 0.5, a
+    // value that prints the same.
     let count = |t: &str| -> Option<Value> {
         let (fails, runs) = t.split_once(':')?;
-        let fails: u64 = if fails.is_empty() {
-            0
-        } else {
-            fails.parse().ok()?
-        };
         let runs: u64 = runs.parse().ok()?;
-        Some(json!({"fails": fails, "runs": runs}))
+        Some(match fails {
+            "" => json!({"fails": 0, "runs": runs}),
+            "0" => json!({"fails": 0.5, "runs": runs}),
+            n => json!({"fails": n.parse::<u64>().ok()?, "runs": runs}),
+        })
     };
     Some(json!({"metric": metric, "base": count(base)?, "head": count(head)?, "change": change}))
 }
@@ -981,6 +984,11 @@ mod tests {
             failure_row("          1:4          -25%            :4     dmesg.WARNING:at").unwrap();
         assert_eq!(f["base"], json!({"fails": 1, "runs": 4}));
         assert_eq!(f["head"], json!({"fails": 0, "runs": 4}));
+        let f =
+            failure_row("          0:4           -1%           2:4     perf-profile.x.error_entry")
+                .unwrap();
+        assert_eq!(f["base"], json!({"fails": 0.5, "runs": 4}));
+        assert_eq!(f["head"], json!({"fails": 2, "runs": 4}));
     }
 
     #[test]

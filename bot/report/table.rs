@@ -56,10 +56,11 @@ impl Row {
                         out.push_str(&right(&fixed(changes[i - 1], 0), REL_WIDTH));
                         out.push_str("% ");
                     }
-                    if *f == 0 {
+                    // Ruby's `%11d` of a Float truncates; only an exact 0 is blank.
+                    if *f == 0.0 {
                         out.push_str(&" ".repeat(ABS_WIDTH + 1));
                     } else {
-                        out.push_str(&right(&f.to_string(), ABS_WIDTH + 1));
+                        out.push_str(&right(&(f.trunc() as i64).to_string(), ABS_WIDTH + 1));
                     }
                     out.push_str(&format!(":{:<4}", runs[i]));
                 }
@@ -244,7 +245,7 @@ mod tests {
         let r = Row {
             name: "dmesg.RIP:kmem_cache_alloc".into(),
             cells: Cells::Failure {
-                fails: vec![0, 1],
+                fails: vec![0.0, 1.0],
                 runs: vec![4, 4],
                 changes: vec![25.0],
             },
@@ -252,6 +253,19 @@ mod tests {
         assert_eq!(
             r.render(),
             "           :4           25%           1:4     dmesg.RIP:kmem_cache_alloc"
+        );
+        // A fractional sum prints its integer part; only an exact 0 is blank.
+        let r = Row {
+            name: "perf-profile.children.cycles-pp.error_entry".into(),
+            cells: Cells::Failure {
+                fails: vec![0.3, 2.7],
+                runs: vec![4, 4],
+                changes: vec![-1.0],
+            },
+        };
+        assert_eq!(
+            r.render(),
+            "          0:4           -1%           2:4     perf-profile.children.cycles-pp.error_entry"
         );
     }
 }
