@@ -65,6 +65,13 @@ const BUILTIN: &[(&str, &str)] = &[
         "lkp-2025.subject",
         include_str!("../templates/lkp-2025.subject.hbs"),
     ),
+    // 2026 mails read as 2025's; what differs (a patch's prefix kept in the
+    // tables' commit lines) is a rule of the era in the report builder.
+    ("lkp-2026", include_str!("../templates/lkp-2025.hbs")),
+    (
+        "lkp-2026.subject",
+        include_str!("../templates/lkp-2025.subject.hbs"),
+    ),
     ("ack", include_str!("../templates/ack.hbs")),
     ("escalation", include_str!("../templates/escalation.hbs")),
     (
@@ -94,11 +101,12 @@ pub const REPORT_TEMPLATES: &[&str] = &[
     "lkp-2023-08",
     "lkp-2024",
     "lkp-2025",
+    "lkp-2026",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2018, lkp-2021, lkp-2022, lkp-2022-11, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025 or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2018, lkp-2021, lkp-2022, lkp-2022-11, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025, lkp-2026 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

@@ -219,7 +219,9 @@ impl TestView {
             testcase: t.testcase.clone(),
             description: t.description.clone(),
             url: t.url.clone(),
-            machine: t.machine.clone(),
+            // Validation requires the first test's machine; other tests'
+            // views print none where they have none.
+            machine: t.machine.clone().unwrap_or_default(),
             tbox_group: t.tbox_group.clone(),
             kconfig: t.kconfig.clone(),
             compiler: t.compiler.clone(),
@@ -344,11 +346,13 @@ fn sha10(s: &str) -> String {
 }
 
 /// The "In addition to that…" table: one block per other test.
-pub fn in_addition_table(blocks: &[(String, String, Vec<String>)]) -> String {
+/// The "In addition" box: per test its change, machine (a row only where
+/// the test names one) and parameters.
+pub fn in_addition_table(blocks: &[(String, Option<String>, Vec<String>)]) -> String {
     let left = 16;
     let width = blocks
         .iter()
-        .flat_map(|(c, m, p)| std::iter::once(c).chain(std::iter::once(m)).chain(p.iter()))
+        .flat_map(|(c, m, p)| std::iter::once(c).chain(m).chain(p.iter()))
         .map(|s| s.chars().count())
         .max()
         .unwrap_or(0);
@@ -360,7 +364,9 @@ pub fn in_addition_table(blocks: &[(String, String, Vec<String>)]) -> String {
             out.push_str(&rule);
         }
         out.push_str(&line("testcase: change", change));
-        out.push_str(&line("test machine", machine));
+        if let Some(machine) = machine {
+            out.push_str(&line("test machine", machine));
+        }
         for (j, p) in params.iter().enumerate() {
             out.push_str(&line(if j == 0 { "test parameters" } else { "" }, p));
         }
@@ -527,7 +533,7 @@ fn choose_headline(
 #[derive(Default)]
 struct Details {
     text: String,
-    in_addition: Vec<(String, String, Vec<String>)>,
+    in_addition: Vec<(String, Option<String>, Vec<String>)>,
     bisect: Vec<BisectSeries>,
 }
 
@@ -541,11 +547,11 @@ impl Details {
         robot: Option<u16>,
     ) -> Details {
         let i = &input.input;
-        // The robot's tables name a patch by its subject without the
-        // `[PATCH v3 4/4] ` prefix.
+        // The robot's tables named a patch by its subject without the
+        // `[PATCH v3 4/4] ` prefix until 2026.
         let subject = |s: &str| -> String {
             match (robot, s.strip_prefix('[').and_then(|r| r.split_once("] "))) {
-                (Some(_), Some((_, rest))) => rest.to_string(),
+                (Some(year), Some((_, rest))) if year < 2026 => rest.to_string(),
                 _ => s.to_string(),
             }
         };
@@ -614,8 +620,11 @@ impl Details {
         self.text.push('\n');
         self.text.push_str(&"*".repeat(99));
         self.text.push('\n');
-        self.text
-            .push_str(&format!("{}: {}\n", t.tbox_group, t.machine));
+        // The robot of 2026 leaves the line blank for a test without a machine.
+        if let Some(m) = &t.machine {
+            self.text.push_str(&format!("{}: {m}", t.tbox_group));
+        }
+        self.text.push('\n');
         let Some(h) = headline else {
             return;
         };

@@ -33,8 +33,11 @@ pub enum Layout {
     Lkp2023Apr,
     /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
     Lkp2024,
-    /// 2024-11 on: regressions as magnitudes (`14.7% regression`).
+    /// 2024-11 – 2025: regressions as magnitudes (`14.7% regression`).
     Lkp2025,
+    /// 2026 on: as 2025; a patch keeps its `[PATCH …] ` prefix in the
+    /// tables' commit lines.
+    Lkp2026,
 }
 
 impl ParseError {
@@ -57,6 +60,7 @@ impl Layout {
             Layout::Lkp2023Apr => "lkp-2023-04",
             Layout::Lkp2024 => "lkp-2024",
             Layout::Lkp2025 => "lkp-2025",
+            Layout::Lkp2026 => "lkp-2026",
         }
     }
 }
@@ -425,11 +429,18 @@ impl<'a> Reader<'a> {
             } else if let Some(m) = &g.machine {
                 json!(m.1)
             } else if let Some(e) = extras.iter().find(|e| e.testcase == testcase) {
-                json!(e.machine)
+                // No machine row in the box (2026): the test names none.
+                if e.machine.is_empty() {
+                    Value::Null
+                } else {
+                    json!(e.machine)
+                }
             } else {
                 first_machine
             };
-            t.insert("machine".into(), machine);
+            if !machine.is_null() {
+                t.insert("machine".into(), machine);
+            }
             t.insert("tbox_group".into(), json!(axis("tbox_group")));
             // Parameters: the first test's in job order (its parameters
             // block), then any other axis the table shows; the others' in
@@ -462,7 +473,11 @@ impl<'a> Reader<'a> {
             if n > 0 {
                 // Tests of one testcase on one machine are boxed in table
                 // order: the first one not yet given a table.
-                let same = |e: &Extra| e.testcase == testcase && e.machine == t["machine"];
+                let same = |e: &Extra| {
+                    e.testcase == testcase
+                        && t.get("machine")
+                            .map_or(e.machine.is_empty(), |m| e.machine == *m)
+                };
                 let unused = (0..extras.len()).find(|&k| !with_table[k] && same(&extras[k]));
                 if let Some(k) = unused.or_else(|| extras.iter().position(same)) {
                     let e = &extras[k];
@@ -481,8 +496,12 @@ impl<'a> Reader<'a> {
             .zip(&with_table)
             .filter(|(_, t)| !**t)
             .map(|(e, _)| {
-                json!({"testcase": e.testcase, "metric": e.metric, "change": e.change,
-                       "kind": e.kind, "machine": e.machine, "params": e.params})
+                let mut o = json!({"testcase": e.testcase, "metric": e.metric,
+                       "change": e.change, "kind": e.kind, "params": e.params});
+                if !e.machine.is_empty() {
+                    o["machine"] = json!(e.machine);
+                }
+                o
             })
             .collect();
 
@@ -492,6 +511,7 @@ impl<'a> Reader<'a> {
         let layout = match (modern, test.contains_key("kconfig")) {
             (true, false) if link_tag => Layout::Lkp2023Apr,
             (true, true) if signed || (kind != "regression" && before_2024_11) => Layout::Lkp2024,
+            (true, true) if h.date.as_deref().is_some_and(|d| d >= "2026") => Layout::Lkp2026,
             (true, true) => Layout::Lkp2025,
             (true, false)
                 if h.date
