@@ -18,7 +18,8 @@ use serde_json::{json, Map, Value};
 pub enum Layout {
     /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
     Lkp2018,
-    /// 2021 – 2022-04: as 2018, with the `0DAY/LKP+ Test Infrastructure` footer.
+    /// 2021 – 2022-04: as 2018, with a footer after `---` (`0DAY/LKP+ Test
+    /// Infrastructure …`; in 2022-03 also `0-DAY CI Kernel Test Service`).
     Lkp2021,
     /// 2022-05 – 2023-02: as 2018, signed `-- 0-DAY CI Kernel Test Service`.
     Lkp2022,
@@ -369,15 +370,24 @@ impl<'a> Reader<'a> {
                 u.strip_suffix(h.message_id.trim_matches(['<', '>']))
                     .map(|b| b.trim_end_matches('/').to_string())
             });
-        let disclaimer = self.find(0, |l| l == "Disclaimer:").map(|d| {
+        let disclaimer_at = self.find(0, |l| l == "Disclaimer:");
+        let disclaimer = disclaimer_at.map(|d| {
             let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
             lines[d + 1..end].join("\n")
         });
 
-        let signature = self.find(0, |l| l == "-- ").map(|d| {
-            let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
-            lines[d + 1..end].join("\n")
-        });
+        // The signature: after `-- ` (2022 on), or the 2021 footer after a
+        // `---` below the disclaimer (`0DAY/LKP+ Test Infrastructure …`).
+        let footer_at = disclaimer_at
+            .and_then(|d| self.find(d + 1, |l| l == "---"))
+            .filter(|&f| lines.get(f + 1).is_some_and(|l| !l.is_empty()));
+        let signature = self
+            .find(0, |l| l == "-- ")
+            .or(footer_at)
+            .map(|d| {
+                let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
+                lines[d + 1..end].join("\n")
+            });
         let reproduce = self.find(0, |l| l == "To reproduce:").and_then(|d| {
             let mut end = d + 1;
             while end < lines.len() && (lines[end].is_empty() || lines[end].starts_with(' ')) {
@@ -521,13 +531,7 @@ impl<'a> Reader<'a> {
                 Layout::Lkp2023Aug
             }
             (true, false) => Layout::Lkp2023,
-            (false, _)
-                if lines
-                    .iter()
-                    .any(|l| l.starts_with("0DAY/LKP+ Test Infrastructure")) =>
-            {
-                Layout::Lkp2021
-            }
+            (false, _) if footer_at.is_some() => Layout::Lkp2021,
             (false, _) if lines.contains(&"-- ") && link_tag => Layout::Lkp2022Nov,
             (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
             (false, _) => Layout::Lkp2018,

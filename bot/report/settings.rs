@@ -96,7 +96,8 @@ pub struct ReportSection {
     pub disclaimer: String,
     /// The classic template's sign-off under "Thanks,".
     pub signoff: String,
-    /// The modern template's signature after `-- `.
+    /// The signature after `-- ` (the modern templates), or after `---` (the
+    /// footer of `lkp-2021`).
     pub signature: String,
     /// The classic template's "To reproduce:" block.
     pub reproduce: String,
