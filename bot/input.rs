@@ -377,6 +377,11 @@ pub struct ReportInput {
     /// not given: perfbot right-aligns, the robot mostly left-aligns).
     #[serde(default)]
     pub still_regression_align: Option<Align>,
+    /// Whether a regression asks for `Reported-by:`/`Closes:` tags (the
+    /// default). The robot's operators left them out of a report they had
+    /// found to be code alignment rather than the commit's doing.
+    #[serde(default = "yes")]
+    pub tags: bool,
     /// Other tests named in the "In addition to that" box without a table
     /// of their own in the mail (the robot sometimes leaves it out).
     #[serde(default)]
@@ -1065,4 +1070,8 @@ impl CaseFile {
             columns,
         })
     }
+}
+
+fn yes() -> bool {
+    true
 }

@@ -264,6 +264,9 @@ pub struct ReportView {
     pub robot_name: String,
     pub robot_email: String,
     pub reported_by: String,
+    /// A regression whose input asks for tags: the "kindly add following
+    /// tags" block is printed.
+    pub ask_tags: bool,
     pub preface: Option<String>,
     pub note: Option<String>,
     /// The robot's attachments, by name (the text part then starts at the
@@ -751,6 +754,7 @@ pub fn build(
         robot_name: setup.bot.name.clone(),
         robot_email: setup.bot.email.clone(),
         reported_by: setup.bot.reported_by(),
+        ask_tags: i.tags && headline_view.is_regression,
         preface: i.preface.clone(),
         note: i.note.clone(),
         attachments: i.attachments.clone(),

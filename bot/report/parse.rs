@@ -585,6 +585,9 @@ impl<'a> Reader<'a> {
         if let Some(n) = note {
             input.insert("note".into(), json!(n));
         }
+        if kind == "regression" && reported_by.is_none() {
+            input.insert("tags".into(), json!(false));
+        }
         input.insert("tests".into(), Value::Array(tests));
         if let Some(style) = groups.iter().find_map(|g| g.plot_style) {
             if style != PlotStyle::default() {
