@@ -98,7 +98,8 @@ pub struct ParsedReport {
     pub disclaimer: Option<String>,
     /// The lines after the `-- ` signature separator.
     pub signature: Option<String>,
-    /// The indented "To reproduce:" instructions, when the mail has them.
+    /// The indented "To reproduce:" instructions, when the mail has them;
+    /// empty when it has neither them nor the materials' link.
     pub reproduce: Option<String>,
     /// The name after the last "Thanks,".
     pub signoff: Option<String>,
@@ -381,13 +382,10 @@ impl<'a> Reader<'a> {
         let footer_at = disclaimer_at
             .and_then(|d| self.find(d + 1, |l| l == "---"))
             .filter(|&f| lines.get(f + 1).is_some_and(|l| !l.is_empty()));
-        let signature = self
-            .find(0, |l| l == "-- ")
-            .or(footer_at)
-            .map(|d| {
-                let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
-                lines[d + 1..end].join("\n")
-            });
+        let signature = self.find(0, |l| l == "-- ").or(footer_at).map(|d| {
+            let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
+            lines[d + 1..end].join("\n")
+        });
         let reproduce = self.find(0, |l| l == "To reproduce:").and_then(|d| {
             let mut end = d + 1;
             while end < lines.len() && (lines[end].is_empty() || lines[end].starts_with(' ')) {
@@ -395,6 +393,12 @@ impl<'a> Reader<'a> {
             }
             trimmed_block(&lines[d + 1..end])
         });
+        // A mail with neither the materials' link nor "To reproduce:" has
+        // an empty reproduce text (which prints no block).
+        let reproduce = match (&reproduce, &materials_base) {
+            (None, None) => Some(String::new()),
+            _ => reproduce,
+        };
 
         let signoff = (0..lines.len())
             .rev()

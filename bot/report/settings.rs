@@ -99,7 +99,8 @@ pub struct ReportSection {
     /// The signature after `-- ` (the modern templates), or after `---` (the
     /// footer of `lkp-2021`).
     pub signature: String,
-    /// The classic template's "To reproduce:" block.
+    /// The "To reproduce:" block (where no materials link is printed); empty
+    /// prints no block.
     pub reproduce: String,
 }
 
