@@ -349,6 +349,12 @@ fn sha10(s: &str) -> String {
 }
 
 /// The "In addition to that…" table: one block per other test.
+/// Whether a report is dated before the robot's change of 2024-11-15 (RFC
+/// 3339 dates compare as text; an undated report is taken as new).
+pub(crate) fn before_2024_11(date: Option<&str>) -> bool {
+    date.is_some_and(|d| d < "2024-11-15")
+}
+
 /// The "In addition" box: per test its change, machine (a row only where
 /// the test names one) and parameters.
 pub fn in_addition_table(blocks: &[(String, Option<String>, Vec<String>)]) -> String {
@@ -584,7 +590,7 @@ impl Details {
                 analyse(rows, setup.directions, r.min_change_percent).headline
             };
             if n > 0 {
-                d.separator(t, test_headline.as_ref(), modern, robot);
+                d.separator(t, test_headline.as_ref(), modern, robot, i.date.as_deref());
             }
             let table = Table {
                 params: axes(t),
@@ -619,6 +625,7 @@ impl Details {
         headline: Option<&Headline>,
         modern: bool,
         robot: Option<u16>,
+        date: Option<&str>,
     ) {
         self.text.push('\n');
         self.text.push_str(&"*".repeat(99));
@@ -633,9 +640,13 @@ impl Details {
         };
         let hv = HeadlineView::new(h, t.headline.as_ref().and_then(|c| c.kind.as_deref()));
         let change = match robot {
-            // 2024 on: the sign's place is kept blank (`  14.1% regression`).
-            Some(year) if year >= 2025 => {
+            // From 2024-11-15 the sign's place is kept blank (`  14.1%
+            // regression`); the unsigned mails of late October 2024 drop it.
+            Some(year) if year >= 2025 && !before_2024_11(date) => {
                 hv.change_signed.replacen('-', " ", 1).replacen('+', "", 1)
+            }
+            Some(year) if year >= 2025 => {
+                hv.change_signed.replacen('-', "", 1).replacen('+', "", 1)
             }
             Some(_) => hv.change_signed.replacen('+', "", 1),
             None if modern => hv.change_magnitude,

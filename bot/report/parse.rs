@@ -520,7 +520,7 @@ impl<'a> Reader<'a> {
             .collect();
 
         let signed = change.starts_with('-');
-        let before_2024_11 = h.date.as_deref().is_some_and(|d| d < "2024-11-15");
+        let before_2024_11 = super::build::before_2024_11(h.date.as_deref());
         let link_tag = lines.iter().any(|l| l.starts_with("| Link: "));
         let layout = match (modern, test.contains_key("kconfig")) {
             (true, false) if link_tag => Layout::Lkp2023Apr,
