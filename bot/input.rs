@@ -407,6 +407,10 @@ pub struct ReportInput {
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
     #[serde(default)]
     pub spacing: crate::model::spacing::Spacing,
+    /// Human text placed before a section (`{"before": "details", "text":
+    /// …, "blank_after": 2}`), where the robot's operators annotated a report.
+    #[serde(default)]
+    pub remarks: Vec<crate::model::spacing::Remark>,
     /// How the bisect plots are drawn (`lkp-2019`, `lkp-2020`, `gnuplot-5.4`;
     /// `lkp-2020` if not given).
     #[serde(default)]
@@ -587,6 +591,18 @@ impl LoadedInput {
                 &format!("$.spacing.{}", name.as_str().unwrap_or("?")),
                 &format!("{n} blank lines: at most {MAX_BLANKS}"),
             ));
+        }
+        for (n, r) in i.remarks.iter().enumerate() {
+            if let Some(why) = r.problem() {
+                return Err(InputError::field(p, &format!("$.remarks[{n}].text"), why));
+            }
+            if r.blank_after > MAX_BLANKS {
+                return Err(InputError::field(
+                    p,
+                    &format!("$.remarks[{n}].blank_after"),
+                    &format!("{} blank lines: at most {MAX_BLANKS}", r.blank_after),
+                ));
+            }
         }
         if i.tree.is_none() && i.patch.is_none() {
             return Err(InputError::field(

@@ -179,17 +179,26 @@ pub struct ReadBack {
 /// same way, and where they differ the mail's counts are recorded in the
 /// input and applied to the rendering (as `report` applies them).
 pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, RobotError> {
-    use crate::model::spacing::{apply, differences, measure};
+    use crate::model::spacing::{apply, differences, insert_remarks, measure, remove_remarks};
     let (h, original, mut parsed) = read_report(raw, file)?;
     let mut spaced = 0;
+    // Blank lines are measured without the operators' remarks, which are
+    // placed after the spacing (as `report` does).
+    let remarks: Vec<crate::model::spacing::Remark> = parsed
+        .input
+        .get("remarks")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
     let rendered = render_back(config, &h, &parsed, file).map(|ours| {
-        let spacing = differences(&measure(&original), &measure(&ours));
+        let ours = remove_remarks(&ours, &remarks);
+        let theirs = remove_remarks(&original, &remarks);
+        let spacing = differences(&measure(&theirs), &measure(&ours));
         spaced = spacing.len();
-        if spaced == 0 {
-            return ours;
+        if spaced > 0 {
+            parsed.input["spacing"] =
+                serde_json::to_value(&spacing).expect("section counts serialise");
         }
-        parsed.input["spacing"] = serde_json::to_value(&spacing).expect("section counts serialise");
-        apply(&ours, &spacing)
+        insert_remarks(&apply(&ours, &spacing), &remarks)
     });
     Ok(ReadBack {
         original,

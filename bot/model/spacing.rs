@@ -3,7 +3,9 @@
 //! its disclaimer; a report input may say so per section (`spacing`), and a
 //! parsed report records where the mail differs from its layout. Sections
 //! are found by the line that opens them, the same way when the robot's mail
-//! is measured and when perfbot's body is adjusted.
+//! is measured and when perfbot's body is adjusted. Remarks the robot's
+//! operators wrote before a section are placed after the spacing, and taken
+//! out before blank lines are measured.
 
 use std::collections::BTreeMap;
 
@@ -166,9 +168,120 @@ pub fn differences(theirs: &Spacing, ours: &Spacing) -> Spacing {
         .collect()
 }
 
+/// Human text the robot's operators wrote into a report just before one of
+/// its sections ("please be noted there are also other regressions …",
+/// "besides below detailed comparison, we also noticed …"): the section's
+/// blank lines come before it, `blank_after` blank lines after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remark {
+    pub before: Section,
+    pub text: String,
+    #[serde(default)]
+    pub blank_after: u8,
+}
+
+impl Remark {
+    /// Why this remark cannot be placed: it is empty, or one of its lines
+    /// would be taken for a section's opening line.
+    pub fn problem(&self) -> Option<&'static str> {
+        if self.text.trim().is_empty() {
+            return Some("is empty");
+        }
+        if self.text.starts_with('\n') || self.text.ends_with('\n') {
+            return Some("starts or ends with a blank line");
+        }
+        let opens = |l: &str| Section::ALL.iter().any(|s| s.opens(l));
+        if self.text.split('\n').any(opens) {
+            return Some("has a line that opens a section of the report");
+        }
+        None
+    }
+
+    fn block(&self) -> Vec<&str> {
+        let mut b: Vec<&str> = self.text.split('\n').collect();
+        b.extend(std::iter::repeat_n("", usize::from(self.blank_after)));
+        b
+    }
+}
+
+/// `body` with each remark placed before its section's opening line (after
+/// the section's blank lines); remarks whose section is missing are left out.
+pub fn insert_remarks(body: &str, remarks: &[Remark]) -> String {
+    if remarks.is_empty() {
+        return body.to_string();
+    }
+    let mut lines: Vec<&str> = body.split('\n').collect();
+    for r in remarks {
+        let Some(at) = r.before.find(&lines) else {
+            continue;
+        };
+        lines.splice(at..at, r.block());
+    }
+    lines.join("\n")
+}
+
+/// `body` without the remarks `insert_remarks` would have placed: the
+/// inverse, so that blank lines are measured as if there were none.
+pub fn remove_remarks(body: &str, remarks: &[Remark]) -> String {
+    if remarks.is_empty() {
+        return body.to_string();
+    }
+    let mut lines: Vec<&str> = body.split('\n').collect();
+    for r in remarks.iter().rev() {
+        let Some(at) = r.before.find(&lines) else {
+            continue;
+        };
+        let block = r.block();
+        if at >= block.len() && lines[at - block.len()..at] == block[..] {
+            lines.drain(at - block.len()..at);
+        }
+    }
+    lines.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remarks_are_placed_before_their_section_and_taken_out_again() {
+        let remarks = vec![
+            Remark {
+                before: Section::Commit,
+                text: "(but no obvious diff for x)".into(),
+                blank_after: 1,
+            },
+            Remark {
+                before: Section::Disclaimer,
+                text: "a note\n\nin two paragraphs".into(),
+                blank_after: 2,
+            },
+        ];
+        let with = insert_remarks(BODY, &remarks);
+        assert_eq!(
+            with,
+            "\nGreeting,\n\nFYI, we noticed a -5% regression of x due to commit:\n\n\n(but no obvious diff for x)\n\ncommit: 1234\n\nin testcase: fio\n\na note\n\nin two paragraphs\n\n\nDisclaimer:\nresults\n\n-- \nrobot\n"
+        );
+        assert_eq!(remove_remarks(&with, &remarks), BODY);
+        // A body without them is left as it is.
+        assert_eq!(remove_remarks(BODY, &remarks), BODY);
+        for (text, why) in [
+            ("", "is empty"),
+            ("\nx", "starts or ends with a blank line"),
+            (
+                "see below\ncommit: 1234",
+                "has a line that opens a section of the report",
+            ),
+        ] {
+            let r = Remark {
+                before: Section::Details,
+                text: text.into(),
+                blank_after: 0,
+            };
+            assert_eq!(r.problem(), Some(why), "{text:?}");
+        }
+    }
 
     const BODY: &str = "\nGreeting,\n\nFYI, we noticed a -5% regression of x due to commit:\n\n\ncommit: 1234\n\nin testcase: fio\n\nDisclaimer:\nresults\n\n-- \nrobot\n";
 

@@ -276,6 +276,9 @@ pub struct ReportView {
     /// (applied to the rendered body).
     #[serde(skip)]
     pub spacing: crate::model::spacing::Spacing,
+    /// Human remarks placed before sections (after the spacing is applied).
+    #[serde(skip)]
+    pub remarks: Vec<crate::model::spacing::Remark>,
     pub headline: HeadlineView,
     pub commit: CommitView,
     pub commit_sha10: String,
@@ -770,6 +773,7 @@ pub fn build(
         note: i.note.clone(),
         attachments: i.attachments.clone(),
         spacing: i.spacing.clone(),
+        remarks: i.remarks.clone(),
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),

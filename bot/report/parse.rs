@@ -10,6 +10,7 @@
 //! error naming the line.
 
 use super::plot::{self, PlotStyle, ReadPlot};
+use crate::model::spacing::{Remark, Section};
 use serde_json::{json, Map, Value};
 
 /// The robot's mail layouts, by era.
@@ -198,6 +199,7 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
+        let remarks = remarks_in(lines, sentence);
         let mut words = lines[sentence].to_string();
         if !words.ends_with(':') && sentence + 1 < lines.len() {
             words.push(' ');
@@ -589,6 +591,9 @@ impl<'a> Reader<'a> {
         if let Some(n) = note {
             input.insert("note".into(), json!(n));
         }
+        if !remarks.is_empty() {
+            input.insert("remarks".into(), Value::Array(remarks));
+        }
         if kind == "regression" && reported_by.is_none() {
             input.insert("tags".into(), json!(false));
         }
@@ -972,6 +977,56 @@ fn perf_row(row: &str) -> Option<Value> {
 }
 
 /// `          1:4          -25%            :4     dmesg.WARNING:…`.
+/// The operators' remarks in the two places the robot's mails have them:
+/// between its sentence and `commit:`, and between the last of its lines
+/// above `Details are as below:` (parameters, test description, box, tags)
+/// and that line. Each comes back as `{"before", "text", "blank_after"}`;
+/// text that would be taken for a section of the report is not a remark.
+fn remarks_in(lines: &[&str], sentence: usize) -> Vec<Value> {
+    let block = |from: usize, to: usize, before: Section| -> Option<Value> {
+        let body = &lines[from..to];
+        let first = body.iter().position(|l| !l.is_empty())?;
+        let last = body.iter().rposition(|l| !l.is_empty())?;
+        let r = Remark {
+            before,
+            text: body[first..=last].join("\n"),
+            blank_after: u8::try_from(body.len() - 1 - last).ok()?,
+        };
+        r.problem().is_none().then(|| json!(r))
+    };
+    let mut out = Vec::new();
+    // The sentence may run onto a second line (it ends with `:`).
+    let end = if lines[sentence].ends_with(':') {
+        sentence + 1
+    } else {
+        sentence + 2
+    };
+    if let Some(c) = (end..lines.len()).find(|&i| lines[i].starts_with("commit: ")) {
+        out.extend(block(end.min(c), c, Section::Commit));
+    }
+    let robots = |l: &str| {
+        l.starts_with('\t')
+            || l.starts_with('|')
+            || l.starts_with('+')
+            || l.starts_with("test-description:")
+            || l.starts_with("test-url:")
+            || l.starts_with("Reported-by:")
+            || l.starts_with("Link:")
+            || l.starts_with("Closes:")
+            || l.starts_with("parameters:")
+            || l.starts_with("with following parameters:")
+            || l.starts_with("If you fix")
+            || l.starts_with("the same patch")
+            || l.starts_with("In addition to that")
+    };
+    if let Some(d) = (end..lines.len()).find(|&i| lines[i].starts_with("Details are as below")) {
+        if let Some(last) = (end..d).rev().find(|&i| robots(lines[i])) {
+            out.extend(block(last + 1, d, Section::Details));
+        }
+    }
+    out
+}
+
 fn failure_row(row: &str) -> Option<Value> {
     let mut tokens = row.split_whitespace();
     let base = tokens.next()?;

@@ -26,6 +26,7 @@ pub fn render(
         .render("body", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
     let body = crate::model::spacing::apply(&body, &view.spacing);
+    let body = crate::model::spacing::insert_remarks(&body, &view.remarks);
     let subject = hb
         .render("subject", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
