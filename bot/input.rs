@@ -333,6 +333,11 @@ pub struct Test {
     /// keeps the robot's order) instead of lkp's.
     #[serde(default)]
     pub keep_order: bool,
+    /// Rows the mail prints after its signature, in the order given, under
+    /// `<below more details following above table FYI>` (the robot of 2024
+    /// once kept its table to the test's own metrics and appended the rest).
+    #[serde(default)]
+    pub appendix: Vec<AggregatedRow>,
     /// The metric this test leads with in "In addition to that" (else the
     /// analysis picks it, as for the first test), and its word.
     #[serde(default)]
@@ -847,8 +852,63 @@ fn load_source(
     Ok(m)
 }
 
+/// Pre-aggregated rows: finite values, both sides of one kind, each metric
+/// once, changes as numbers. `at` names the list (`$.tests[0].aggregated`).
+fn check_rows(file: &Path, at: &str, rows: &[AggregatedRow]) -> Result<(), InputError> {
+    for (j, r) in rows.iter().enumerate() {
+        let rat = format!("{at}[{j}]");
+        for (side, v) in [("base", &r.base), ("head", &r.head)] {
+            let max = crate::compare::matrix::MAX_SAMPLE;
+            if !v.mean().is_finite()
+                || v.mean().abs() > max
+                || v.stddev_percent()
+                    .is_some_and(|s| !s.is_finite() || !(0.0..=max).contains(&s))
+            {
+                return Err(InputError::field(
+                    file,
+                    &format!("{rat}.{side}"),
+                    "mean and stddev_percent must be numbers within ±1e100 (stddev_percent >= 0)",
+                ));
+            }
+        }
+        if r.base.failures().is_some() != r.head.failures().is_some() {
+            return Err(InputError::field(
+                file,
+                &rat,
+                "base and head are both failure counts ({\"fails\", \"runs\"}) or both means",
+            ));
+        }
+        if rows[..j].iter().any(|o| o.metric == r.metric) {
+            return Err(InputError::field(
+                file,
+                &format!("{rat}.metric"),
+                &format!("{:?} is listed twice", r.metric),
+            ));
+        }
+        if r.metric.is_empty() || r.metric.contains(char::is_whitespace) {
+            return Err(InputError::field(
+                file,
+                &format!("{rat}.metric"),
+                "a metric name has no spaces",
+            ));
+        }
+        if let Some(c) = &r.change {
+            let num = c.trim_end_matches('%');
+            if num.parse::<f64>().map_or(true, |v| !v.is_finite()) {
+                return Err(InputError::field(
+                    file,
+                    &format!("{rat}.change"),
+                    "not a number such as \"-9.0%\" or \"+7.1\"",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, InputError> {
     let at = format!("$.tests[{i}]");
+    check_rows(file, &format!("{at}.appendix"), &t.appendix)?;
     match (&t.samples, &t.aggregated) {
         (Some(_), Some(_)) => Err(InputError::field(
             file,
@@ -880,54 +940,7 @@ fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, In
                     "empty list of rows",
                 ));
             }
-            for (j, r) in rows.iter().enumerate() {
-                let rat = format!("{at}.aggregated[{j}]");
-                for (side, v) in [("base", &r.base), ("head", &r.head)] {
-                    let max = crate::compare::matrix::MAX_SAMPLE;
-                    if !v.mean().is_finite()
-                        || v.mean().abs() > max
-                        || v.stddev_percent()
-                            .is_some_and(|s| !s.is_finite() || !(0.0..=max).contains(&s))
-                    {
-                        return Err(InputError::field(
-                            file,
-                            &format!("{rat}.{side}"),
-                            "mean and stddev_percent must be numbers within ±1e100 (stddev_percent >= 0)",
-                        ));
-                    }
-                }
-                if r.base.failures().is_some() != r.head.failures().is_some() {
-                    return Err(InputError::field(
-                        file,
-                        &rat,
-                        "base and head are both failure counts ({\"fails\", \"runs\"}) or both means",
-                    ));
-                }
-                if rows[..j].iter().any(|o| o.metric == r.metric) {
-                    return Err(InputError::field(
-                        file,
-                        &format!("{rat}.metric"),
-                        &format!("{:?} is listed twice", r.metric),
-                    ));
-                }
-                if r.metric.is_empty() || r.metric.contains(char::is_whitespace) {
-                    return Err(InputError::field(
-                        file,
-                        &format!("{rat}.metric"),
-                        "a metric name has no spaces",
-                    ));
-                }
-                if let Some(c) = &r.change {
-                    let num = c.trim_end_matches('%');
-                    if num.parse::<f64>().map_or(true, |v| !v.is_finite()) {
-                        return Err(InputError::field(
-                            file,
-                            &format!("{rat}.change"),
-                            "not a number such as \"-9.0%\" or \"+7.1\"",
-                        ));
-                    }
-                }
-            }
+            check_rows(file, &format!("{at}.aggregated"), rows)?;
             Ok(TestData::Aggregated(rows.clone()))
         }
     }

@@ -120,6 +120,35 @@ pub fn test_rows(rules: &SelectionRules, data: &TestData, hoist: bool) -> Vec<Ro
     rows
 }
 
+/// `rows` in the order of the pre-aggregated rows they came from.
+fn in_given_order(rows: &mut [Row], given: &[crate::input::AggregatedRow]) {
+    let pos: std::collections::HashMap<&str, usize> = given
+        .iter()
+        .enumerate()
+        .map(|(n, r)| (r.metric.as_str(), n))
+        .collect();
+    rows.sort_by_key(|r| pos.get(r.name.as_str()).copied());
+}
+
+/// The rows the tests print after the signature, one per line, in the order
+/// given.
+fn appendix(setup: &Setup, tests: &[Test], modern: bool) -> Option<String> {
+    let mut out = String::new();
+    for t in tests.iter().filter(|t| !t.appendix.is_empty()) {
+        let mut rows = test_rows(
+            setup.selection,
+            &TestData::Aggregated(t.appendix.clone()),
+            !modern,
+        );
+        in_given_order(&mut rows, &t.appendix);
+        for r in rows {
+            out.push_str(&r.render());
+            out.push('\n');
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// Pre-aggregated spreads are mostly transcribed from printed tables, where
 /// `± 2%` stands for a value in (2, 3): any value of 2 or more is shown (as its
 /// integer part), smaller ones are not.
@@ -279,6 +308,10 @@ pub struct ReportView {
     /// Human remarks placed before sections (after the spacing is applied).
     #[serde(skip)]
     pub remarks: Vec<crate::model::spacing::Remark>,
+    /// Rows printed after the signature (`tests[].appendix`), placed by the
+    /// renderer after whatever the layout ends with.
+    #[serde(skip)]
+    pub appendix: Option<String>,
     pub headline: HeadlineView,
     pub commit: CommitView,
     pub commit_sha10: String,
@@ -734,12 +767,7 @@ pub fn build(
             let mut rows = test_rows(setup.selection, d, !modern);
             if t.keep_order {
                 if let (Some(agg), TestData::Aggregated(_)) = (&t.aggregated, d) {
-                    let pos: std::collections::HashMap<&str, usize> = agg
-                        .iter()
-                        .enumerate()
-                        .map(|(n, r)| (r.metric.as_str(), n))
-                        .collect();
-                    rows.sort_by_key(|r| pos.get(r.name.as_str()).copied());
+                    in_given_order(&mut rows, agg);
                 }
             }
             rows
@@ -774,6 +802,7 @@ pub fn build(
         attachments: i.attachments.clone(),
         spacing: i.spacing.clone(),
         remarks: i.remarks.clone(),
+        appendix: appendix(setup, &i.tests, modern),
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),

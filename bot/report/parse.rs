@@ -200,6 +200,20 @@ impl<'a> Reader<'a> {
             None
         };
         let remarks = remarks_in(lines, sentence);
+        // Rows after the signature, under the robot's line saying so.
+        let appendix = match self.find(sentence, |l| l == APPENDIX) {
+            Some(a) => {
+                let mut rows = Vec::new();
+                for (j, row) in lines.iter().enumerate().skip(a + 1) {
+                    if row.is_empty() {
+                        continue;
+                    }
+                    rows.push(perf_row(row).ok_or_else(|| err(j, "cannot read this row"))?);
+                }
+                rows
+            }
+            None => Vec::new(),
+        };
         let mut words = lines[sentence].to_string();
         if !words.ends_with(':') && sentence + 1 < lines.len() {
             words.push(' ');
@@ -485,6 +499,9 @@ impl<'a> Reader<'a> {
             t.insert("keep_order".into(), json!(true));
             if !g.plots.is_empty() {
                 t.insert("bisect".into(), bisect_of(g));
+            }
+            if n == 0 && !appendix.is_empty() {
+                t.insert("appendix".into(), json!(appendix));
             }
             if n > 0 {
                 // Tests of one testcase on one machine are boxed in table
@@ -961,6 +978,9 @@ fn side<'t>(tokens: &mut std::iter::Peekable<impl Iterator<Item = &'t str>>) -> 
 }
 
 /// `      0.01 ±  5%     +20.0%       0.01 ±  8%  perf-sched.…`.
+/// The line above the rows the robot once appended after its signature.
+const APPENDIX: &str = "<below more details following above table FYI>";
+
 fn perf_row(row: &str) -> Option<Value> {
     let mut tokens = row.split_whitespace().peekable();
     let base = side(&mut tokens)?;

@@ -25,6 +25,10 @@ pub fn render(
     let body = hb
         .render("body", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
+    let body = match &view.appendix {
+        Some(rows) => with_appendix(&body, rows),
+        None => body,
+    };
     let body = crate::model::spacing::apply(&body, &view.spacing);
     let body = crate::model::spacing::insert_remarks(&body, &view.remarks);
     let subject = hb
@@ -33,4 +37,13 @@ pub fn render(
     // A subject is one line whatever the template or the data did.
     let subject = subject.replace(['\r', '\n'], " ").trim().to_string();
     Ok(Rendered { subject, body })
+}
+
+/// `body` with rows after its end, as the robot appended them once in 2024:
+/// two blank lines, its line saying so, a blank line, the rows, and then the
+/// blank lines the body ended with.
+fn with_appendix(body: &str, rows: &str) -> String {
+    let text = body.trim_end_matches('\n');
+    let ending = &body[text.len()..];
+    format!("{text}\n\n\n<below more details following above table FYI>\n\n{rows}{ending}")
 }
