@@ -137,6 +137,34 @@ pub struct StillOn {
     pub failed: bool,
 }
 
+/// An attachment of a report: a name only, or a file to send under a name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum AttachmentSpec {
+    Name(String),
+    File(AttachedFile),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachedFile {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl AttachmentSpec {
+    pub fn name(&self) -> &str {
+        match self {
+            AttachmentSpec::Name(n) => n,
+            AttachmentSpec::File(f) => &f.name,
+        }
+    }
+}
+
+/// The largest file a report attaches (the robot's kernel configs are
+/// about 200 kB; list servers refuse mails of a few MB).
+pub const MAX_ATTACHMENT: u64 = 4 << 20;
+
 /// One pre-aggregated value: a mean, or a mean with its spread and run count;
 /// or, for a failure stat (`dmesg.*`, …), the sum of its samples over the
 /// runs (`1:4` in a printed table: it occurred in one of four runs). The sum
@@ -403,11 +431,12 @@ pub struct ReportInput {
     /// (the 2023+ robot puts its operators' remarks there).
     #[serde(default)]
     pub note: Option<String>,
-    /// The names of the files the robot attached (`job.yaml`, `reproduce`,
-    /// the kernel config): the mail is then multipart, and its text part
-    /// starts at the greeting.
+    /// The files attached after the text (`job.yaml`, `reproduce`, the
+    /// kernel config): `{"name", "path"}` sends the file (a path relative to
+    /// the input), a bare name (what `parse-report` records of the robot's)
+    /// only shapes the text, which then starts at the greeting.
     #[serde(default)]
-    pub attachments: Vec<String>,
+    pub attachments: Vec<AttachmentSpec>,
     /// Blank lines before sections where the mail differs from its layout
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
     #[serde(default)]
@@ -442,6 +471,8 @@ pub struct LoadedInput {
     pub path: PathBuf,
     pub input: ReportInput,
     pub data: Vec<TestData>,
+    /// The attachments to send: (name, contents), in the input's order.
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 fn is_sha(s: &str) -> bool {
@@ -528,10 +559,12 @@ impl LoadedInput {
             .enumerate()
             .map(|(i, t)| load_test(t, i, dir, path))
             .collect::<Result<Vec<_>, _>>()?;
+        let files = load_attachments(&input.attachments, dir, path)?;
         let loaded = LoadedInput {
             path: path.to_path_buf(),
             input,
             data,
+            files,
         };
         loaded.validate()?;
         Ok(loaded)
@@ -631,10 +664,20 @@ impl LoadedInput {
             one_line(p, "$.tree.url", &t.url, MAX_URL)?;
         }
         for (n, a) in i.attachments.iter().enumerate() {
-            let at = format!("$.attachments[{n}]");
-            one_line(p, &at, a, MAX_NAME)?;
-            if a.is_empty() || a.contains(['/', '\\']) {
-                return Err(InputError::field(p, &at, "a file name (no folders)"));
+            let at = match a {
+                AttachmentSpec::Name(_) => format!("$.attachments[{n}]"),
+                AttachmentSpec::File(_) => format!("$.attachments[{n}].name"),
+            };
+            let name = a.name();
+            one_line(p, &at, name, MAX_NAME)?;
+            // A file name for the Content-Disposition, nothing a mail reader
+            // could take for a path or a second parameter.
+            if name.is_empty() || name.contains(['/', '\\', '"', ';']) {
+                return Err(InputError::field(
+                    p,
+                    &at,
+                    "a file name (no folders, quotes or ;)",
+                ));
             }
         }
         if let Some(patch) = &i.patch {
@@ -904,6 +947,35 @@ fn check_rows(file: &Path, at: &str, rows: &[AggregatedRow]) -> Result<(), Input
         }
     }
     Ok(())
+}
+
+/// The files of `{"name", "path"}` attachments, read now so that a missing
+/// or oversized file is an input error, not a half-sent report.
+fn load_attachments(
+    specs: &[AttachmentSpec],
+    dir: &Path,
+    file: &Path,
+) -> Result<Vec<(String, Vec<u8>)>, InputError> {
+    let mut out = Vec::new();
+    for (n, a) in specs.iter().enumerate() {
+        let AttachmentSpec::File(f) = a else { continue };
+        let at = format!("$.attachments[{n}].path");
+        let p = dir.join(&f.path);
+        let size = std::fs::metadata(&p)
+            .map_err(|e| InputError::field(file, &at, &format!("{}: {e}", p.display())))?
+            .len();
+        if size > MAX_ATTACHMENT {
+            return Err(InputError::field(
+                file,
+                &at,
+                &format!("{}: {size} bytes, over {MAX_ATTACHMENT}", p.display()),
+            ));
+        }
+        let bytes = std::fs::read(&p)
+            .map_err(|e| InputError::field(file, &at, &format!("{}: {e}", p.display())))?;
+        out.push((f.name.clone(), bytes));
+    }
+    Ok(out)
 }
 
 fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, InputError> {

@@ -216,6 +216,78 @@ fn failure_rows_round_trip() {
         .contains("          1:4          -25%           0:4     dmesg.WARNING:at_x"));
 }
 
+/// `parse-report --attachments DIR` saves the robot's files and names them
+/// in the input; `report` sends them again, byte for byte. A file name that
+/// is not plain is refused, and nothing is written.
+#[test]
+fn attachments_are_saved_and_sent_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original =
+        gunzip(&root().join("tests/fixtures/unanswered/2019-09-21_linux-scsi_b91f4a426e.eml.gz"));
+    let mail = tmp.path().join("report.eml");
+    std::fs::write(&mail, &original).unwrap();
+    let dir = tmp.path().join("files");
+    let o = perfbot(&[
+        "parse-report",
+        mail.to_str().unwrap(),
+        "--attachments",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = input["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "config-5.3.0-07641-gb91f4a426e302",
+            "job-script",
+            "job.yaml",
+            "reproduce"
+        ]
+    );
+    let p = tmp.path().join("in.json");
+    std::fs::write(&p, input.to_string()).unwrap();
+    let o = perfbot(&["report", p.to_str().unwrap(), "--print"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sent = mail_parser::MessageParser::default()
+        .parse(&o.stdout)
+        .expect("a mail");
+    let original = mail_parser::MessageParser::default()
+        .parse(&original)
+        .unwrap();
+    let files = |m: &mail_parser::Message| -> Vec<(String, Vec<u8>)> {
+        use mail_parser::MimeHeaders;
+        m.attachments()
+            .map(|a| {
+                (
+                    a.attachment_name().unwrap_or("").to_string(),
+                    a.contents().to_vec(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(files(&sent), files(&original));
+    assert_eq!(files(&sent).len(), 4);
+
+    let hostile = b"From: kernel test robot <oliver.sang@intel.com>\r\nTo: a@example.org\r\nSubject: x\r\nMessage-ID: <h@x>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nHello,\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"../escaped\"\r\n\r\nboom\r\n--b--\r\n";
+    let h = tmp.path().join("hostile.eml");
+    std::fs::write(&h, hostile).unwrap();
+    let out = tmp.path().join("out");
+    let o = perfbot(&[
+        "parse-report",
+        h.to_str().unwrap(),
+        "--attachments",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!tmp.path().join("escaped").exists());
+}
+
 /// A test after the first may name no machine (the robot of 2026): no
 /// machine under its `***` line, no machine row in the box. The first test
 /// must name one.

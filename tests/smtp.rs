@@ -84,6 +84,74 @@ fn report_arrives_once_with_the_right_headers() {
     assert_eq!(copies("alice", &id).len(), 1);
 }
 
+/// A report with files attached arrives as the robot's do: multipart/mixed,
+/// the text first, each file under its name with its bytes intact.
+#[test]
+fn attachments_arrive_as_multipart_mixed() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    let p = input(tmp.path(), "Alice Author <alice@example.test>", &[]);
+    let config_text = "#\n# Automatically generated file; DO NOT EDIT.\nCONFIG_X86_64=y\n";
+    std::fs::write(tmp.path().join("config-6.1.0"), config_text).unwrap();
+    std::fs::write(tmp.path().join("job.yaml"), "suite: fio-basic\n").unwrap();
+    let binary: Vec<u8> = (0..=255u8).chain([0, 10, 13, 10]).collect();
+    std::fs::write(tmp.path().join("vmlinux.xz"), &binary).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    v["attachments"] = serde_json::json!([
+        {"name": "config-6.1.0", "path": "config-6.1.0"},
+        {"name": "job.yaml", "path": "job.yaml"},
+        {"name": "vmlinux.xz", "path": "vmlinux.xz"}
+    ]);
+    std::fs::write(&p, v.to_string()).unwrap();
+    ok(&perfbot(&cfg, &["report", p.to_str().unwrap()]));
+    let o = perfbot(&cfg, &["cases", "list", "--json"]);
+    let cases: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let id = cases[0]["message_id"].as_str().unwrap().to_string();
+    ok(&perfbot(&cfg, &["send"]));
+    let got = wait_copies("alice", &id, 1);
+    let m = mail_parser::MessageParser::default()
+        .parse(&got[0])
+        .expect("a mail");
+    assert!(header(&got[0], "Content-Type")
+        .unwrap()
+        .starts_with("multipart/mixed"));
+    assert!(m.body_text(0).unwrap().contains("fio.write_iops"));
+    let files: Vec<(String, Vec<u8>)> = m
+        .attachments()
+        .map(|a| {
+            use mail_parser::MimeHeaders;
+            (
+                a.attachment_name().unwrap().to_string(),
+                a.contents().to_vec(),
+            )
+        })
+        .collect();
+    // Text travels in MIME's canonical form (CRLF line ends); other files
+    // byte for byte.
+    let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap().replace("\r\n", "\n");
+    assert_eq!(files.len(), 3);
+    assert_eq!(files[0].0, "config-6.1.0");
+    assert_eq!(text(&files[0].1), config_text);
+    assert_eq!(files[1].0, "job.yaml");
+    assert_eq!(text(&files[1].1), "suite: fio-basic\n");
+    assert_eq!(files[2], ("vmlinux.xz".to_string(), binary));
+    // A missing file is an input error naming the field; nothing is queued.
+    v["commit"]["sha"] = fresh_sha().into();
+    v["attachments"] = serde_json::json!([{"name": "reproduce", "path": "nosuch"}]);
+    std::fs::write(&p, v.to_string()).unwrap();
+    let o = perfbot(&cfg, &["report", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("$.attachments[0].path"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn server_down_then_retried_later_nothing_lost() {
     if !mail_server() {

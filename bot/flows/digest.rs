@@ -79,6 +79,7 @@ pub fn queue_mail(
         date: std::time::SystemTime::from(d.generated),
         charset: crate::model::Charset::Utf8,
         extra: vec![("Auto-Submitted".into(), "auto-generated".into())],
+        attachments: Vec::new(),
     };
     let raw = build_mail(&env, &body)?;
     let entry = crate::model::OutboxEntry::queued(

@@ -91,6 +91,7 @@ pub fn prepare_followup(
     };
     let id = followup_id(config, case, f);
     let env = Envelope {
+        attachments: Vec::new(),
         from: bot.sender(),
         to: to.clone(),
         cc: cc.clone(),

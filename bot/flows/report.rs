@@ -118,6 +118,7 @@ pub fn prepare(
         .as_ref()
         .and_then(|p| MessageId::parse(&p.message_id));
     let envelope = Envelope {
+        attachments: loaded.files.clone(),
         from,
         to,
         cc,

@@ -27,6 +27,42 @@ pub enum RobotError {
     Input { file: String, why: String },
     #[error("{file}: rendering it back: {why}")]
     Render { file: String, why: String },
+    #[error("{file}: attachment {name:?}: {why}")]
+    Attachment {
+        file: String,
+        name: String,
+        why: String,
+    },
+}
+
+/// A mail's attachments (name, decoded contents), in order. Names come from
+/// the sender: one that is not a plain file name is refused, never used as
+/// a path.
+pub fn attachments_of(raw: &[u8], file: &str) -> Result<Vec<(String, Vec<u8>)>, RobotError> {
+    use mail_parser::MimeHeaders;
+    let msg = MessageParser::default()
+        .parse(without_archive_note(raw))
+        .ok_or_else(|| RobotError::NotMail { file: file.into() })?;
+    let mut out = Vec::new();
+    for a in msg.attachments() {
+        let Some(name) = a.attachment_name() else {
+            continue;
+        };
+        let plain = !name.is_empty()
+            && name != "."
+            && name != ".."
+            && !name.contains(['/', '\\', '"', ';', '\0'])
+            && !name.chars().any(char::is_control);
+        if !plain {
+            return Err(RobotError::Attachment {
+                file: file.into(),
+                name: name.into(),
+                why: "not a plain file name".into(),
+            });
+        }
+        out.push((name.to_string(), a.contents().to_vec()));
+    }
+    Ok(out)
 }
 
 fn mailboxes(a: Option<&MailAddress>) -> Vec<String> {

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use lettre::message::header::{
     ContentDisposition, ContentTransferEncoding, ContentType, HeaderName, HeaderValue,
 };
-use lettre::message::{Body, Mailbox, Mailboxes};
+use lettre::message::{Attachment, Body, Mailbox, Mailboxes, MultiPart, SinglePart};
 use lettre::Message;
 
 use crate::model::ids::{bare_address, MessageId};
@@ -33,6 +33,9 @@ pub struct Envelope {
     pub charset: Charset,
     /// Extra `X-…` headers (name, value).
     pub extra: Vec<(String, String)>,
+    /// Files sent after the text (name, contents): the mail is then
+    /// multipart/mixed, its text the first part, as the robot's.
+    pub attachments: Vec<(String, Vec<u8>)>,
 }
 
 fn mailbox(s: &str) -> Result<Mailbox, BuildError> {
@@ -119,6 +122,29 @@ pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
         Body::new_with_encoding(bytes, ContentTransferEncoding::QuotedPrintable)
             .map_err(|_| BuildError::Build("body cannot be encoded".into()))?
     };
+    if !env.attachments.is_empty() {
+        let text = SinglePart::builder()
+            .header(ct)
+            .header(ContentDisposition::inline())
+            .body(body);
+        let mut parts = MultiPart::mixed().singlepart(text);
+        for (name, bytes) in &env.attachments {
+            // Text files go as the robot sends them (text/plain, us-ascii);
+            // anything else as bytes. lettre picks the transfer encoding.
+            let ascii_text = !bytes.contains(&0) && bytes.is_ascii();
+            let ct = if ascii_text {
+                ContentType::parse("text/plain; charset=us-ascii")
+            } else {
+                ContentType::parse("application/octet-stream")
+            }
+            .map_err(|e| BuildError::Build(e.to_string()))?;
+            parts = parts.singlepart(Attachment::new(name.clone()).body(bytes.clone(), ct));
+        }
+        let msg = b
+            .multipart(parts)
+            .map_err(|e| BuildError::Build(e.to_string()))?;
+        return Ok(msg.formatted());
+    }
     let mime = HeaderName::new_from_ascii("MIME-Version".into())
         .map_err(|e| BuildError::Build(e.to_string()))?;
     let msg = b

@@ -799,7 +799,7 @@ pub fn build(
         ask_tags: i.tags && headline_view.is_regression,
         preface: i.preface.clone(),
         note: i.note.clone(),
-        attachments: i.attachments.clone(),
+        attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),
         spacing: i.spacing.clone(),
         remarks: i.remarks.clone(),
         appendix: appendix(setup, &i.tests, modern),

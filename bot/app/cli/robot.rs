@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::{read_input, Failure};
 use crate::config::Config;
-use crate::flows::robot::{read_back, roundtrip, RoundTrip};
+use crate::flows::robot::{attachments_of, read_back, roundtrip, RoundTrip};
 
 #[derive(Args, Debug)]
 pub struct ParseReportArgs {
@@ -16,6 +16,10 @@ pub struct ParseReportArgs {
     /// Print the layout and sender found besides the input
     #[arg(long)]
     pub all: bool,
+    /// Save the mail's attachments into this folder and name them in the
+    /// input as files to send (`{"name", "path"}`)
+    #[arg(long, value_name = "DIR")]
+    pub attachments: Option<PathBuf>,
 }
 
 pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
@@ -28,6 +32,20 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     out.as_object_mut()
         .expect("an input is an object")
         .insert("layout".into(), parsed.layout.name().into());
+    if let Some(dir) = &a.attachments {
+        let files = attachments_of(&raw, &shown).map_err(Failure::usage)?;
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+        let mut specs = Vec::new();
+        for (name, bytes) in files {
+            let path = dir.join(&name);
+            std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            specs.push(serde_json::json!({"name": name, "path": path}));
+        }
+        out["attachments"] = serde_json::Value::Array(specs);
+    }
     let text = if a.all {
         serde_json::to_string_pretty(&parsed)
     } else {
