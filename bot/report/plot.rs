@@ -572,7 +572,14 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
                 continue;
             }
             tried.push(pair);
-            let (score, plot) = fit(&grid, &target, &title, style, range, &cols, pair.0, pair.1);
+            let reading = Reading {
+                grid: &grid,
+                target: &target,
+                title: &title,
+                style,
+                range,
+            };
+            let (score, plot) = fit(reading, &cols, pair.0, pair.1);
             tracing::debug!(%title, n, ?pair, score, "plot read with this sample count");
             if best.as_ref().is_none_or(|(s, _)| score < *s) {
                 best = Some((score, plot));
@@ -652,17 +659,25 @@ fn good_line(grid: &[Vec<u8>], style: PlotStyle, cols: &[i64], ng: usize) -> Vec
 
 /// Samples for `nb` bad and `ng` good points at `cols`, searched row by row;
 /// returns the cells that still differ and the plot.
-#[allow(clippy::too_many_arguments)]
-fn fit(
-    grid: &[Vec<u8>],
-    target: &[u8],
-    title: &str,
+/// What a plot is read against: the mail's cells (as rows and as one run),
+/// its title, style and y axis.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    grid: &'a [Vec<u8>],
+    target: &'a [u8],
+    title: &'a str,
     style: PlotStyle,
     range: YRange,
-    cols: &[i64],
-    nb: usize,
-    ng: usize,
-) -> (usize, ReadPlot) {
+}
+
+fn fit(reading: Reading<'_>, cols: &[i64], nb: usize, ng: usize) -> (usize, ReadPlot) {
+    let Reading {
+        grid,
+        target,
+        title,
+        style,
+        range,
+    } = reading;
     let (lo, hi) = (range.low, range.high);
     let span = (BOTTOM_ROW - TOP_ROW) as f64;
     let value = |row: usize| lo + (BOTTOM_ROW - row) as f64 * (hi - lo) / span;
