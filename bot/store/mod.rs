@@ -311,6 +311,56 @@ fn write_marker(path: &Path, m: &Marker) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Make a new database: built in `db.new-<pid>` beside its place, given its
+/// schema and id, flushed, and renamed into place. A kill while sled writes
+/// its first files (its `conf`, an empty snapshot) then leaves a folder that
+/// is not `db`, never a half-made `db` that the next open would have to
+/// refuse as damaged. Such leftovers are removed once they are old.
+fn create_db(state_dir: &Path, path: &Path, shown: &str) -> Result<(), StoreError> {
+    let io = |what: &str, e: std::io::Error| StoreError::Corrupt {
+        path: shown.to_string(),
+        why: format!("creating it: {what}: {e}"),
+    };
+    if let Ok(entries) = std::fs::read_dir(state_dir) {
+        for e in entries.flatten() {
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(600));
+            if old && e.file_name().to_string_lossy().starts_with("db.new-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let tmp = state_dir.join(format!("db.new-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| io(&tmp.display().to_string(), e))?;
+    }
+    {
+        let db = open_sled(&tmp, shown)?;
+        let meta = db.open_tree("meta")?;
+        meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
+        meta.insert("id", new_db_id(path).as_bytes())?;
+        db.flush()?;
+    }
+    match std::fs::rename(&tmp, path) {
+        Ok(()) => {
+            if let Ok(d) = std::fs::File::open(state_dir) {
+                let _ = d.sync_all();
+            }
+            Ok(())
+        }
+        // Another process made it first: use theirs.
+        Err(_) if path.exists() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(())
+        }
+        Err(e) => Err(io("renaming it into place", e)),
+    }
+}
+
 /// Open sled, turning its panics on damaged files into an error.
 fn open_sled(path: &Path, shown: &str) -> Result<sled::Db, StoreError> {
     let opened = std::panic::catch_unwind(|| {
@@ -372,9 +422,27 @@ impl Store {
                 });
             }
         }
+        let created = !path.exists();
+        if created {
+            create_db(state_dir, &path, &shown)?;
+        }
         let generation_path = state_dir.join(GENERATION_FILE);
         let durable = read_generation(&generation_path)?;
-        let db = open_sled(&path, &shown)?;
+        let db = if created {
+            // The handle that made it may hold its lock a moment longer.
+            let mut tries = 0;
+            loop {
+                match open_sled(&path, &shown) {
+                    Err(StoreError::Locked { .. }) if tries < 100 => {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    other => break other?,
+                }
+            }
+        } else {
+            open_sled(&path, &shown)?
+        };
         let meta = db.open_tree("meta")?;
         let held: u64 = match meta.get("generation")? {
             Some(v) => std::str::from_utf8(&v)
@@ -829,6 +897,26 @@ mod tests {
     /// Open, waiting while a just-dropped handle's flusher holds the lock.
     fn open_retrying(dir: &Path) -> Store {
         Store::open_waiting_unless(dir, std::time::Duration::from_secs(5), || false).unwrap()
+    }
+
+    #[test]
+    fn a_creation_cut_short_leaves_no_damaged_database() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        std::fs::create_dir_all(&dir).unwrap();
+        // What a kill while sled wrote its first files left: a `db.new-*`
+        // folder with a torn `conf`. It is not `db`, and a new one is made.
+        let torn = dir.join("db.new-999999");
+        std::fs::create_dir_all(&torn).unwrap();
+        std::fs::write(torn.join("conf"), b"segment_size: 52").unwrap();
+        let s = Store::open(&dir).unwrap();
+        queued_case(&s);
+        assert!(dir.join("db").join("conf").exists());
+        assert!(!dir.join(format!("db.new-{}", std::process::id())).exists());
+        drop(s);
+        // It opens again with what it holds.
+        let s = open_retrying(&dir);
+        assert_eq!(s.cases().unwrap().len(), 1);
     }
 
     #[test]
