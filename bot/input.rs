@@ -415,6 +415,10 @@ pub struct ReportInput {
     /// found to be code alignment rather than the commit's doing.
     #[serde(default = "yes")]
     pub tags: bool,
+    /// Whether "Details are as below:" is followed by its `---->` rule (the
+    /// default; some hand-sent mails of 2023 leave it out).
+    #[serde(default = "yes")]
+    pub details_rule: bool,
     /// Other tests named in the "In addition to that" box without a table
     /// of their own in the mail (the robot sometimes leaves it out).
     #[serde(default)]

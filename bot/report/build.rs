@@ -296,6 +296,8 @@ pub struct ReportView {
     /// A regression whose input asks for tags: the "kindly add following
     /// tags" block is printed.
     pub ask_tags: bool,
+    /// "Details are as below:" is followed by its `---->` rule.
+    pub details_rule: bool,
     pub preface: Option<String>,
     pub note: Option<String>,
     /// The robot's attachments, by name (the text part then starts at the
@@ -797,6 +799,7 @@ pub fn build(
         robot_email: setup.bot.email.clone(),
         reported_by: setup.bot.reported_by(),
         ask_tags: i.tags && headline_view.is_regression,
+        details_rule: i.details_rule,
         preface: i.preface.clone(),
         note: i.note.clone(),
         attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),

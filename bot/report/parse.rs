@@ -611,6 +611,12 @@ impl<'a> Reader<'a> {
         if !remarks.is_empty() {
             input.insert("remarks".into(), Value::Array(remarks));
         }
+        let rule = "-".repeat(98) + ">";
+        if let Some(d) = self.find(sentence, |l| l.starts_with("Details are as below")) {
+            if lines.get(d + 1).is_some_and(|l| *l != rule) {
+                input.insert("details_rule".into(), json!(false));
+            }
+        }
         if kind == "regression" && reported_by.is_none() {
             input.insert("tags".into(), json!(false));
         }
