@@ -150,6 +150,38 @@ fn a_damaged_database_is_never_taken_for_a_new_one() {
     }
 }
 
+/// `kill -9` while the very first command makes the database, at instants
+/// spread over its start-up: the next command opens a database (new, or the
+/// one made) and never finds a half-made one it must refuse.
+#[test]
+fn a_kill_while_the_database_is_made_leaves_none_half_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut refused = Vec::new();
+    for n in 0..40u64 {
+        let dir = tmp.path().join(format!("run{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = setup(&dir, "");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["cases", "list"])
+            .current_dir(root())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // 0 to 39 ms: from before sled starts to after the marker is written.
+        std::thread::sleep(std::time::Duration::from_millis(n));
+        let _ = child.kill();
+        let _ = child.wait();
+        let o = perfbot(&cfg, &["cases", "list"]);
+        if code(&o) != 0 {
+            refused.push(format!("killed after {n} ms: {}", stderr(&o)));
+        }
+    }
+    assert!(refused.is_empty(), "{refused:#?}");
+}
+
 #[test]
 fn a_replaced_database_is_refused_and_one_without_marker_is_adopted() {
     let a = tempfile::tempdir().unwrap();
