@@ -126,6 +126,14 @@ pub enum Align {
     Right,
 }
 
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReproduceAt {
+    #[default]
+    Details,
+    End,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StillOn {
@@ -419,6 +427,11 @@ pub struct ReportInput {
     /// default; some hand-sent mails of 2023 leave it out).
     #[serde(default = "yes")]
     pub details_rule: bool,
+    /// Where the "To reproduce:" block goes: before the tables (the
+    /// default) or after them (`"end"`, as the robot put it in two mails of
+    /// late 2022).
+    #[serde(default)]
+    pub reproduce_at: ReproduceAt,
     /// Other tests named in the "In addition to that" box without a table
     /// of their own in the mail (the robot sometimes leaves it out).
     #[serde(default)]

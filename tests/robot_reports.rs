@@ -43,7 +43,7 @@ fn the_corpus_round_trips() {
         .collect();
     assert_eq!(results.len(), 169, "27 answered + 142 unanswered reports");
     let identical = results.iter().filter(|r| r["identical"] == true).count();
-    assert!(identical >= 162, "{identical} of 169 came back identical");
+    assert!(identical >= 164, "{identical} of 169 came back identical");
     for r in &results {
         if let Some(e) = r["error"].as_str() {
             // A refusal says where: a body line or an input field.

@@ -12,7 +12,7 @@ use crate::compare::case_file::axis_text;
 use crate::compare::headline::{analyse, forced, Analysis, Headline, Verdict};
 use crate::compare::rules::SelectionRules;
 use crate::compare::{compare_columns, percent_change, Column, SelectOptions};
-use crate::input::{LoadedInput, Patch, Person, Test, TestData, Tree};
+use crate::input::{LoadedInput, Patch, Person, ReproduceAt, Test, TestData, Tree};
 pub use crate::model::bisect::BisectSeries;
 
 #[derive(Debug, thiserror::Error)]
@@ -298,6 +298,10 @@ pub struct ReportView {
     pub ask_tags: bool,
     /// "Details are as below:" is followed by its `---->` rule.
     pub details_rule: bool,
+    /// The "To reproduce:" block is printed before the tables, or after
+    /// them (where no materials link takes its place).
+    pub reproduce_first: bool,
+    pub reproduce_last: bool,
     pub preface: Option<String>,
     pub note: Option<String>,
     /// The robot's attachments, by name (the text part then starts at the
@@ -800,6 +804,10 @@ pub fn build(
         reported_by: setup.bot.reported_by(),
         ask_tags: i.tags && headline_view.is_regression,
         details_rule: i.details_rule,
+        reproduce_first: !r.reproduce.is_empty() && i.reproduce_at == ReproduceAt::Details,
+        reproduce_last: !r.reproduce.is_empty()
+            && i.reproduce_at == ReproduceAt::End
+            && r.materials_url.is_empty(),
         preface: i.preface.clone(),
         note: i.note.clone(),
         attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),

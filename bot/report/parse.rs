@@ -611,6 +611,14 @@ impl<'a> Reader<'a> {
         if !remarks.is_empty() {
             input.insert("remarks".into(), Value::Array(remarks));
         }
+        // "To reproduce:" after the first table: the block's place of late 2022.
+        let first_table = self.find(sentence, |l| l.starts_with("=========="));
+        let reproduce_at = self.find(sentence, |l| l == "To reproduce:");
+        if let (Some(t), Some(r)) = (first_table, reproduce_at) {
+            if r > t {
+                input.insert("reproduce_at".into(), json!("end"));
+            }
+        }
         let rule = "-".repeat(98) + ">";
         if let Some(d) = self.find(sentence, |l| l.starts_with("Details are as below")) {
             if lines.get(d + 1).is_some_and(|l| *l != rule) {
