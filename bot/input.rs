@@ -147,7 +147,7 @@ pub struct StillOn {
 
 /// An attachment of a report: a name only, or a file to send under a name.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a file name, or {\"name\", \"path\"}")]
 pub enum AttachmentSpec {
     Name(String),
     File(AttachedFile),

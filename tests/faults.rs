@@ -387,6 +387,25 @@ fn bad_input_is_an_input_error_naming_the_field() {
             "$.tree.branch",
         ),
         (
+            "attachment-typo.json",
+            Box::new(|v| v["attachments"] = serde_json::json!([{"name": "x", "file": "y"}])),
+            "$.attachments[0]: a file name, or {\"name\", \"path\"}",
+        ),
+        (
+            "attachment-header-injection.json",
+            Box::new(|v| v["attachments"] = serde_json::json!(["x\"; name=\"evil"])),
+            "$.attachments[0]: a file name",
+        ),
+        (
+            "remark-opens-a-section.json",
+            Box::new(|v| {
+                v["remarks"] = serde_json::json!([
+                    {"before": "details", "text": "see\ncommit: 1234"}
+                ])
+            }),
+            "$.remarks[0].text: has a line that opens a section",
+        ),
+        (
             "crlf-branch.json",
             Box::new(|v| v["tree"]["branch"] = "master\r\nBcc: x@evil.example".into()),
             "$.tree.branch",
