@@ -163,6 +163,22 @@ fn a_reply_is_refused_with_the_reason() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `perfbot report --print --template TEMPLATE` of `input`, written into
+/// `dir`: the mail, its line ends made `\n`.
+fn printed(dir: &Path, input: &serde_json::Value, template: &str) -> String {
+    let p = dir.join("in.json");
+    std::fs::write(&p, input.to_string()).unwrap();
+    let o = perfbot(&[
+        "report",
+        p.to_str().unwrap(),
+        "--print",
+        "--template",
+        template,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n")
+}
+
 /// Failure counts (`1:4`) are an input form of their own and print as the
 /// robot printed them.
 #[test]
@@ -184,21 +200,12 @@ fn failure_rows_round_trip() {
             ]
         }]
     });
-    let p = tmp.path().join("in.json");
-    std::fs::write(&p, input.to_string()).unwrap();
-    let o = perfbot(&[
-        "report",
-        p.to_str().unwrap(),
-        "--print",
-        "--template",
-        "lkp-2025",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = printed(tmp.path(), &input, "lkp-2025");
     assert!(
         out.contains("          1:4          -25%            :4     dmesg.WARNING:at_x"),
         "{out}"
     );
+    let p = tmp.path().join("in.json");
     // A negative sum of samples is refused.
     let mut bad = input.clone();
     bad["tests"][0]["aggregated"][0]["base"] = serde_json::json!({"fails": -1, "runs": 4});
@@ -316,18 +323,7 @@ fn only_the_first_test_needs_a_machine() {
         "headline": {"metric": "will-it-scale.per_thread_ops", "kind": "improvement"},
         "tests": [first, second]
     });
-    let p = tmp.path().join("in.json");
-    std::fs::write(&p, input.to_string()).unwrap();
-    let o = perfbot(&[
-        "report",
-        p.to_str().unwrap(),
-        "--print",
-        "--template",
-        "lkp-2026",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
-    let out = out.replace("\r\n", "\n");
+    let out = printed(tmp.path(), &input, "lkp-2026");
     assert!(out.contains("| test parameters  | test=getppid1"), "{out}");
     assert!(!out.contains("| test machine"), "{out}");
     assert!(
@@ -335,6 +331,7 @@ fn only_the_first_test_needs_a_machine() {
         "{out}"
     );
     input["tests"][0].as_object_mut().unwrap().remove("machine");
+    let p = tmp.path().join("in.json");
     std::fs::write(&p, input.to_string()).unwrap();
     let o = perfbot(&["report", p.to_str().unwrap(), "--print"]);
     assert_eq!(o.status.code(), Some(2));

@@ -1038,21 +1038,24 @@ fn remarks_in(lines: &[&str], sentence: usize) -> Vec<Value> {
     if let Some(c) = (end..lines.len()).find(|&i| lines[i].starts_with("commit: ")) {
         out.extend(block(end.min(c), c, Section::Commit));
     }
-    let robots = |l: &str| {
-        l.starts_with('\t')
-            || l.starts_with('|')
-            || l.starts_with('+')
-            || l.starts_with("test-description:")
-            || l.starts_with("test-url:")
-            || l.starts_with("Reported-by:")
-            || l.starts_with("Link:")
-            || l.starts_with("Closes:")
-            || l.starts_with("parameters:")
-            || l.starts_with("with following parameters:")
-            || l.starts_with("If you fix")
-            || l.starts_with("the same patch")
-            || l.starts_with("In addition to that")
-    };
+    // How the robot's own lines above "Details are as below" begin: its
+    // parameters, test description, box and tags.
+    const ROBOTS: &[&str] = &[
+        "\t",
+        "|",
+        "+",
+        "test-description:",
+        "test-url:",
+        "Reported-by:",
+        "Link:",
+        "Closes:",
+        "parameters:",
+        "with following parameters:",
+        "If you fix",
+        "the same patch",
+        "In addition to that",
+    ];
+    let robots = |l: &str| ROBOTS.iter().any(|p| l.starts_with(p));
     if let Some(d) = (end..lines.len()).find(|&i| lines[i].starts_with("Details are as below")) {
         if let Some(last) = (end..d).rev().find(|&i| robots(lines[i])) {
             out.extend(block(last + 1, d, Section::Details));
