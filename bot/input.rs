@@ -160,6 +160,17 @@ pub struct AttachedFile {
     pub path: PathBuf,
 }
 
+/// Whether `name` can name an attached file: not empty, not `.` or `..`,
+/// no folder separator, quote, `;`, NUL or control character (nothing a mail
+/// reader could take for a path or a second header parameter).
+pub fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '"', ';', '\0'])
+        && !name.chars().any(char::is_control)
+}
+
 impl AttachmentSpec {
     pub fn name(&self) -> &str {
         match self {
@@ -687,9 +698,7 @@ impl LoadedInput {
             };
             let name = a.name();
             one_line(p, &at, name, MAX_NAME)?;
-            // A file name for the Content-Disposition, nothing a mail reader
-            // could take for a path or a second parameter.
-            if name.is_empty() || name.contains(['/', '\\', '"', ';']) {
+            if !is_plain_file_name(name) {
                 return Err(InputError::field(
                     p,
                     &at,
@@ -769,21 +778,21 @@ impl LoadedInput {
     fn validate_test(&self, n: usize, t: &Test) -> Result<(), InputError> {
         let p = &self.path;
         let at = format!("$.tests[{n}]");
-        let machine = match &t.machine {
-            Some(m) => m,
-            None if n == 0 => {
-                return Err(InputError::field(p, &format!("{at}.machine"), "missing"));
-            }
-            None => &t.tbox_group,
-        };
+        if n == 0 && t.machine.is_none() {
+            return Err(InputError::field(p, &format!("{at}.machine"), "missing"));
+        }
+        let machine = t.machine.as_ref().map(|m| ("machine", m));
         for (f, v) in [
-            ("testcase", &t.testcase),
-            ("machine", machine),
-            ("tbox_group", &t.tbox_group),
-            ("kconfig", &t.kconfig),
-            ("compiler", &t.compiler),
-            ("rootfs", &t.rootfs),
-        ] {
+            Some(("testcase", &t.testcase)),
+            machine,
+            Some(("tbox_group", &t.tbox_group)),
+            Some(("kconfig", &t.kconfig)),
+            Some(("compiler", &t.compiler)),
+            Some(("rootfs", &t.rootfs)),
+        ]
+        .into_iter()
+        .flatten()
+        {
             if v.trim().is_empty() {
                 return Err(InputError::field(
                     p,

@@ -8,7 +8,7 @@ use std::path::Path;
 use mail_parser::{Address as MailAddress, MessageParser};
 
 use crate::config::Config;
-use crate::input::LoadedInput;
+use crate::input::{is_plain_file_name, LoadedInput};
 use crate::model::case::{Case, CaseId, CaseState};
 use crate::report::build::build;
 use crate::report::parse::{parse, Headers, ParseError, ParsedReport};
@@ -48,12 +48,7 @@ pub fn attachments_of(raw: &[u8], file: &str) -> Result<Vec<(String, Vec<u8>)>, 
         let Some(name) = a.attachment_name() else {
             continue;
         };
-        let plain = !name.is_empty()
-            && name != "."
-            && name != ".."
-            && !name.contains(['/', '\\', '"', ';', '\0'])
-            && !name.chars().any(char::is_control);
-        if !plain {
+        if !is_plain_file_name(name) {
             return Err(RobotError::Attachment {
                 file: file.into(),
                 name: name.into(),

@@ -684,11 +684,11 @@ impl Details {
         let change = match robot {
             // From 2024-11-15 the sign's place is kept blank (`  14.1%
             // regression`); the unsigned mails of late October 2024 drop it.
-            Some(year) if year >= 2025 && !before_2024_11(date) => {
-                hv.change_signed.replacen('-', " ", 1).replacen('+', "", 1)
-            }
             Some(year) if year >= 2025 => {
-                hv.change_signed.replacen('-', "", 1).replacen('+', "", 1)
+                let minus = if before_2024_11(date) { "" } else { " " };
+                hv.change_signed
+                    .replacen('-', minus, 1)
+                    .replacen('+', "", 1)
             }
             Some(_) => hv.change_signed.replacen('+', "", 1),
             None if modern => hv.change_magnitude,

@@ -991,10 +991,10 @@ fn side<'t>(tokens: &mut std::iter::Peekable<impl Iterator<Item = &'t str>>) -> 
     Some(json!(mean))
 }
 
-/// `      0.01 ±  5%     +20.0%       0.01 ±  8%  perf-sched.…`.
 /// The line above the rows the robot once appended after its signature.
 const APPENDIX: &str = "<below more details following above table FYI>";
 
+/// `      0.01 ±  5%     +20.0%       0.01 ±  8%  perf-sched.…`.
 fn perf_row(row: &str) -> Option<Value> {
     let mut tokens = row.split_whitespace().peekable();
     let base = side(&mut tokens)?;
@@ -1010,7 +1010,6 @@ fn perf_row(row: &str) -> Option<Value> {
     Some(json!({"metric": metric, "base": base, "head": head, "change": change}))
 }
 
-/// `          1:4          -25%            :4     dmesg.WARNING:…`.
 /// The operators' remarks in the two places the robot's mails have them:
 /// between its sentence and `commit:`, and between the last of its lines
 /// above `Details are as below:` (parameters, test description, box, tags)
@@ -1064,6 +1063,7 @@ fn remarks_in(lines: &[&str], sentence: usize) -> Vec<Value> {
     out
 }
 
+/// `          1:4          -25%            :4     dmesg.WARNING:…`.
 fn failure_row(row: &str) -> Option<Value> {
     let mut tokens = row.split_whitespace();
     let base = tokens.next()?;

@@ -317,9 +317,12 @@ fn write_marker(path: &Path, m: &Marker) -> Result<(), StoreError> {
 /// is not `db`, never a half-made `db` that the next open would have to
 /// refuse as damaged. Such leftovers are removed once they are old.
 fn create_db(state_dir: &Path, path: &Path, shown: &str) -> Result<(), StoreError> {
-    let io = |what: &str, e: std::io::Error| StoreError::Corrupt {
+    let io = |what: &str, e: std::io::Error| StoreError::Open {
         path: shown.to_string(),
-        why: format!("creating it: {what}: {e}"),
+        source: sled::Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("creating it: {what}: {e}"),
+        )),
     };
     if let Ok(entries) = std::fs::read_dir(state_dir) {
         for e in entries.flatten() {
