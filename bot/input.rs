@@ -190,6 +190,10 @@ pub const MAX_ATTACHMENT: u64 = 4 << 20;
 /// is fractional for the few perf-profile stats lkp's failure patterns catch
 /// (`…cycles-pp.error_entry`); the table prints its integer part, and nothing
 /// at all only when it is exactly 0 (`0:4` against `:4`).
+///
+/// The robot of 2014 left some means blank (`       ~ 1%  TOTAL
+/// turbostat.Cor_W`): `{"mean": null, "stddev_percent": 1}`, kept as a NaN
+/// mean, with the change as printed.
 #[derive(Debug, Clone)]
 pub enum AggValue {
     Mean(f64),
@@ -209,8 +213,9 @@ pub enum AggValue {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AggFull {
-    #[serde(default)]
-    mean: Option<f64>,
+    /// `None` when left out, `Some(None)` when `null` (a blank mean).
+    #[serde(default, deserialize_with = "present")]
+    mean: Option<Option<f64>>,
     #[serde(default)]
     stddev_percent: Option<f64>,
     #[serde(default)]
@@ -243,7 +248,7 @@ impl<'de> Deserialize<'de> for AggValue {
                 let f = AggFull::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
                 match (f.mean, f.fails) {
                     (Some(mean), None) => Ok(AggValue::Full {
-                        mean,
+                        mean: mean.unwrap_or(f64::NAN),
                         stddev_percent: f.stddev_percent,
                         runs: f.runs,
                     }),
@@ -269,7 +274,17 @@ impl<'de> Deserialize<'de> for AggValue {
     }
 }
 
+/// A field that may be `null`: present (as `Some(None)`) rather than left out.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
+    Option::<f64>::deserialize(d).map(Some)
+}
+
 impl AggValue {
+    /// A mean the table leaves blank (`"mean": null`).
+    pub fn is_blank(&self) -> bool {
+        matches!(self, AggValue::Full { mean, .. } if mean.is_nan())
+    }
+
     pub fn mean(&self) -> f64 {
         match self {
             AggValue::Mean(m) | AggValue::Full { mean: m, .. } => *m,
@@ -367,9 +382,14 @@ pub struct Test {
     /// Job parameters in job order.
     #[serde(default)]
     pub params: serde_json::Map<String, Value>,
-    pub kconfig: String,
-    pub compiler: String,
-    pub rootfs: String,
+    /// The job's kernel config, compiler and root file system: the table's
+    /// parameter line names them. The robot of 2014 named none of them.
+    #[serde(default)]
+    pub kconfig: Option<String>,
+    #[serde(default)]
+    pub compiler: Option<String>,
+    #[serde(default)]
+    pub rootfs: Option<String>,
     #[serde(default)]
     pub samples: Option<RawSamples>,
     #[serde(default)]
@@ -781,18 +801,16 @@ impl LoadedInput {
         if n == 0 && t.machine.is_none() {
             return Err(InputError::field(p, &format!("{at}.machine"), "missing"));
         }
-        let machine = t.machine.as_ref().map(|m| ("machine", m));
-        for (f, v) in [
-            Some(("testcase", &t.testcase)),
-            machine,
-            Some(("tbox_group", &t.tbox_group)),
-            Some(("kconfig", &t.kconfig)),
-            Some(("compiler", &t.compiler)),
-            Some(("rootfs", &t.rootfs)),
-        ]
-        .into_iter()
-        .flatten()
-        {
+        let fields = [
+            ("testcase", Some(&t.testcase)),
+            ("machine", t.machine.as_ref()),
+            ("tbox_group", Some(&t.tbox_group)),
+            ("kconfig", t.kconfig.as_ref()),
+            ("compiler", t.compiler.as_ref()),
+            ("rootfs", t.rootfs.as_ref()),
+        ];
+        for (f, v) in fields {
+            let Some(v) = v else { continue };
             if v.trim().is_empty() {
                 return Err(InputError::field(
                     p,
@@ -928,7 +946,14 @@ fn check_rows(file: &Path, at: &str, rows: &[AggregatedRow]) -> Result<(), Input
         let rat = format!("{at}[{j}]");
         for (side, v) in [("base", &r.base), ("head", &r.head)] {
             let max = crate::compare::matrix::MAX_SAMPLE;
-            if !v.mean().is_finite()
+            if v.is_blank() && r.change.is_none() {
+                return Err(InputError::field(
+                    file,
+                    &format!("{rat}.change"),
+                    "a row with a blank mean (\"mean\": null) needs its change as printed",
+                ));
+            }
+            if !(v.mean().is_finite() || v.is_blank())
                 || v.mean().abs() > max
                 || v.stddev_percent()
                     .is_some_and(|s| !s.is_finite() || !(0.0..=max).contains(&s))
@@ -962,12 +987,14 @@ fn check_rows(file: &Path, at: &str, rows: &[AggregatedRow]) -> Result<(), Input
             ));
         }
         if let Some(c) = &r.change {
+            // The robot of 2014 printed a change from 0 as `+Inf%`.
             let num = c.trim_end_matches('%');
-            if num.parse::<f64>().map_or(true, |v| !v.is_finite()) {
+            let infinite = matches!(num, "+Inf" | "-Inf");
+            if !infinite && num.parse::<f64>().map_or(true, |v| !v.is_finite()) {
                 return Err(InputError::field(
                     file,
                     &format!("{rat}.change"),
-                    "not a number such as \"-9.0%\" or \"+7.1\"",
+                    "not a number such as \"-9.0%\", \"+7.1\" or \"+Inf%\"",
                 ));
             }
         }

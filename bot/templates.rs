@@ -20,6 +20,11 @@ const BUILTIN: &[(&str, &str)] = &[
         "modern.subject",
         include_str!("../templates/modern.subject.hbs"),
     ),
+    ("lkp-2014", include_str!("../templates/lkp-2014.hbs")),
+    (
+        "lkp-2014.subject",
+        include_str!("../templates/lkp-2014.subject.hbs"),
+    ),
     ("lkp-2018", include_str!("../templates/lkp-2018.hbs")),
     (
         "lkp-2018.subject",
@@ -92,6 +97,7 @@ const BUILTIN: &[(&str, &str)] = &[
 pub const REPORT_TEMPLATES: &[&str] = &[
     "classic",
     "modern",
+    "lkp-2014",
     "lkp-2018",
     "lkp-2021",
     "lkp-2022",
@@ -106,7 +112,7 @@ pub const REPORT_TEMPLATES: &[&str] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2018, lkp-2021, lkp-2022, lkp-2022-11, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025, lkp-2026 or a .hbs path")]
+    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2022, lkp-2022-11, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025, lkp-2026 or a .hbs path")]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },

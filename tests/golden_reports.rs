@@ -195,6 +195,16 @@ fn whole_emails_match_golden_files() {
             golden(&format!("{example}.{template}.eml"), &p.raw);
         }
     }
+    // The robot's layout of 2014, from an input of today.
+    let p = prepare(
+        &config(),
+        &root().join("examples/seed002-xfs-fio-falloc-2022.json"),
+        Some("lkp-2014"),
+        false,
+        Utc::now(),
+    )
+    .unwrap();
+    golden("seed002-xfs-fio-falloc-2022.lkp-2014.eml", &p.raw);
 }
 
 #[test]

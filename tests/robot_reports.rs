@@ -540,3 +540,113 @@ fn spacing_is_recorded_where_a_mail_differs_from_its_layout() {
         assert!(err.contains(field), "{err}");
     }
 }
+
+/// The robot of 2014 (`[lkp]`, "FYI, we noticed the below changes on"):
+/// read into data, and written back byte for byte from the copy that only
+/// lacks the excerpt's editorial note. The excerpt itself differs where its
+/// note stands for the five plots it left out; the other files of
+/// `reports/` are read or refused at a line (their notes and truncations).
+#[test]
+fn the_2014_robot_is_read_and_written_back() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("tests/fixtures/reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    files.sort();
+    let mut args = vec!["roundtrip", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = perfbot(&args);
+    let results: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        results.len(),
+        13,
+        "12 reports and one copy without its note"
+    );
+    let of = |name: &str| {
+        results
+            .iter()
+            .find(|r| r["file"].as_str().unwrap().ends_with(name))
+            .unwrap()
+    };
+    let copy = of("2014-06-26_mempolicy_5507231dd04_vm-scalability.without-note.txt");
+    assert_eq!(copy["identical"], true, "{copy}");
+    assert_eq!(copy["layout"], "lkp-2014");
+    let excerpt = of("2014-06-26_mempolicy_5507231dd04_vm-scalability.txt");
+    assert_eq!(excerpt["layout"], "lkp-2014");
+    assert_eq!(
+        excerpt["diff"][0][1], "                                   time.system_time",
+        "{excerpt}"
+    );
+    for whole in [
+        "2025-08-15_linus-master_llist_375700bab5_will-it-scale.txt",
+        "2026-01-07_paulmckrcu-dev_rcu_b41f5a411f_unixbench_improvement.txt",
+    ] {
+        assert_eq!(of(whole)["identical"], true);
+    }
+    assert_eq!(results.iter().filter(|r| r["identical"] == true).count(), 3);
+    for r in &results {
+        if let Some(e) = r["error"].as_str() {
+            assert!(e.contains("line ") || e.contains("no text part"), "{e}");
+        }
+    }
+
+    let o = perfbot(&["parse-report", copy["file"].as_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(input["layout"], "lkp-2014");
+    assert_eq!(input["plot_style"], "lkp-2014");
+    assert_eq!(input["base"]["sha"], "8c81f3eeb336567");
+    assert_eq!(input["tree"]["branch"], "am437x-starterkit");
+    assert_eq!(input["headline"]["metric"], "vm-scalability.migrate_mbps");
+    let t = &input["tests"][0];
+    assert_eq!(t["tbox_group"], "ivb44");
+    assert_eq!(t["testcase"], "vm-scalability");
+    assert_eq!(t["params"]["path_params"], "300s-migrate");
+    assert!(t.get("kconfig").is_none(), "the 2014 mail names no kconfig");
+    let rows = t["aggregated"].as_array().unwrap();
+    assert_eq!(rows.len(), 37);
+    let row = |m: &str| rows.iter().find(|r| r["metric"] == m).unwrap();
+    // A mean the robot left blank, a change from nothing.
+    assert_eq!(
+        row("turbostat.Cor_W")["base"],
+        serde_json::json!({"mean": null, "stddev_percent": 1.0})
+    );
+    let walk = "perf-profile.cpu-cycles.__walk_page_range.walk_page_range.queue_pages_range.migrate_to_node.do_migrate_pages";
+    assert_eq!(row(walk)["change"], "+Inf%");
+    assert_eq!(row(walk)["base"], 0.0);
+    // The gnuplot 4 plots, read back into samples.
+    let points = t["bisect"]["points"].as_array().unwrap();
+    let good = &points[0]["values"]["time.system_time"];
+    let bad = &points[1]["values"]["time.system_time"];
+    assert_eq!(
+        (
+            good.as_array().unwrap().len(),
+            bad.as_array().unwrap().len()
+        ),
+        (31, 20)
+    );
+}
+
+/// A 2014 table row needs its change where the mean is blank.
+#[test]
+fn a_blank_mean_needs_the_printed_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let row = serde_json::json!({"metric": "turbostat.Cor_W",
+        "base": {"mean": null, "stddev_percent": 1}, "head": 5.0});
+    let input = serde_json::json!({
+        "commit": {"sha": "5507231dd04d3d68796bafe83e6a20c985a0ef68", "subject": "mempolicy: x"},
+        "base": {"sha": "8c81f3eeb336567", "subject": ""},
+        "tests": [{"testcase": "vm-scalability", "machine": "ivb44", "tbox_group": "ivb44",
+                   "aggregated": [row]}],
+        "headline": {"metric": "turbostat.Cor_W"}
+    });
+    let json = tmp.path().join("input.json");
+    std::fs::write(&json, input.to_string()).unwrap();
+    let o = perfbot(&["report", json.to_str().unwrap(), "--print", "--force"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("$.tests[0].aggregated[0].change"), "{e}");
+}

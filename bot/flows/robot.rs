@@ -81,10 +81,14 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
     let msg = MessageParser::default()
         .parse(raw)
         .ok_or_else(|| RobotError::NotMail { file: file.into() })?;
-    let mut body = msg
-        .body_text(0)
-        .ok_or_else(|| RobotError::NoText { file: file.into() })?
-        .replace("\r\n", "\n");
+    let flattened = flattened_text_part(raw);
+    let mut body = match &flattened {
+        Some(text) => text.clone(),
+        None => msg
+            .body_text(0)
+            .ok_or_else(|| RobotError::NoText { file: file.into() })?
+            .replace("\r\n", "\n"),
+    };
     // A copy re-encoded as UTF-8 that still says iso-8859-1 (archives do
     // this): `±` then reads as `Â±`. Read such a body as UTF-8 again.
     if body.contains("Â±") {
@@ -146,6 +150,34 @@ fn without_list_footer(mut body: String) -> String {
         body.truncate(at + 1);
     }
     body
+}
+
+/// The text part of an archived copy whose MIME parts were flattened into
+/// `[text/plain; charset=UTF-8 part:]` lines under the headers: the lines
+/// after that marker, up to the next part's.
+fn flattened_text_part(raw: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(raw).ok()?.replace("\r\n", "\n");
+    let (_, body) = text.split_once("\n\n")?;
+    let is_marker = |l: &str| {
+        l.starts_with('[') && l.ends_with(" part:]") && l[1..].split(['/', ';']).count() >= 2
+    };
+    let (first, rest) = body.split_once('\n')?;
+    if !(is_marker(first) && first.starts_with("[text/plain")) {
+        return None;
+    }
+    let mut out = String::new();
+    for l in rest.split_inclusive('\n') {
+        if is_marker(l.trim_end_matches('\n')) {
+            break;
+        }
+        out.push_str(l);
+    }
+    // The line break before the next part's delimiter is the delimiter's
+    // (RFC 2046), kept by the copy as a blank line.
+    if out.ends_with("\n\n") {
+        out.pop();
+    }
+    Some(out)
 }
 
 /// A mail saved from an archive with a note above it (the lore URL, a

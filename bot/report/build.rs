@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::plot::{Plot, PlotStyle, YRange, LEGEND};
+use super::plot::{Plot, PlotStyle, YRange};
 use super::settings::Setup;
 use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
 use crate::compare::case_file::axis_text;
@@ -240,6 +240,9 @@ pub struct TestView {
     pub compiler: String,
     pub rootfs: String,
     pub params: Vec<Param>,
+    /// `ivb44/vm-scalability/300s-migrate`: the test as the robot of 2014
+    /// named it (tbox, testcase, the parameters' values joined by `-`).
+    pub case_path: String,
 }
 
 impl TestView {
@@ -252,9 +255,18 @@ impl TestView {
             // views print none where they have none.
             machine: t.machine.clone().unwrap_or_default(),
             tbox_group: t.tbox_group.clone(),
-            kconfig: t.kconfig.clone(),
-            compiler: t.compiler.clone(),
-            rootfs: t.rootfs.clone(),
+            kconfig: t.kconfig.clone().unwrap_or_default(),
+            compiler: t.compiler.clone().unwrap_or_default(),
+            rootfs: t.rootfs.clone().unwrap_or_default(),
+            case_path: {
+                let values: Vec<String> = t.params.values().map(axis_text).collect();
+                let mut p = format!("{}/{}", t.tbox_group, t.testcase);
+                if !values.is_empty() {
+                    p.push('/');
+                    p.push_str(&values.join("-"));
+                }
+                p
+            },
             params: t
                 .params
                 .iter()
@@ -321,6 +333,11 @@ pub struct ReportView {
     pub headline: HeadlineView,
     pub commit: CommitView,
     pub commit_sha10: String,
+    /// The 11 digits of the robot's 2014 subjects.
+    pub commit_sha11: String,
+    /// The first word of the commit author's name: the robot of 2014
+    /// greeted the author (`Hi Naoya,`).
+    pub addressee: Option<String>,
     pub base: CommitView,
     pub tree: Option<Tree>,
     pub patch: Option<Patch>,
@@ -372,12 +389,13 @@ fn axes(t: &Test) -> Vec<(String, String)> {
         .map(|(k, v)| (k.clone(), axis_text(v)))
         .collect();
     for (k, val) in [
-        ("compiler", &t.compiler),
-        ("kconfig", &t.kconfig),
-        ("rootfs", &t.rootfs),
-        ("tbox_group", &t.tbox_group),
-        ("testcase", &t.testcase),
+        ("compiler", t.compiler.as_ref()),
+        ("kconfig", t.kconfig.as_ref()),
+        ("rootfs", t.rootfs.as_ref()),
+        ("tbox_group", Some(&t.tbox_group)),
+        ("testcase", Some(&t.testcase)),
     ] {
+        let Some(val) = val else { continue };
         if !v.iter().any(|(x, _)| x == k) {
             v.push((k.to_string(), val.clone()));
         }
@@ -483,10 +501,13 @@ fn plots_for(t: &Test, headline: Option<&str>, style: PlotStyle) -> String {
     }
     if !out.is_empty() {
         out.push('\n');
-        out.push_str(LEGEND);
+        out.push_str(style.legend());
     }
     out
 }
+
+/// What the robot of 2014 printed under its table.
+const TABLE_LEGEND_2014: &str = "Legend:\n\t~XX%    - stddev percent\n\t[+-]XX% - change percent\n";
 
 /// A stable key for "the same reported change": tree or patch, commit, test and
 /// parameters, machine, headline metric.
@@ -641,7 +662,13 @@ impl Details {
                 column_ids: vec![i.base.sha.clone(), i.commit.sha.clone()],
                 rows: rows.clone(),
             };
-            d.text.push_str(&table.render());
+            if robot.is_some_and(|y| y < 2017) {
+                d.text.push_str(&table.render_2014());
+                d.text.push('\n');
+                d.text.push_str(TABLE_LEGEND_2014);
+            } else {
+                d.text.push_str(&table.render());
+            }
             // The robot ends the tables of the other tests with a blank line.
             if n > 0 && robot.is_some() {
                 d.text.push('\n');
@@ -817,6 +844,13 @@ pub fn build(
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),
+        commit_sha11: i.commit.sha.chars().take(11).collect(),
+        addressee: i
+            .commit
+            .author
+            .as_ref()
+            .and_then(|a| a.name.split_whitespace().next())
+            .map(str::to_string),
         base: CommitView::new(&i.base),
         tree: i.tree.clone(),
         patch: i.patch.clone(),

@@ -17,6 +17,10 @@ use serde_json::{json, Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
+    /// 2014 (`[lkp]`): "Hi <Name>," / "FYI, we noticed the below changes
+    /// on", `test case: <tbox>/<testcase>/<parameters>`, a `~ N%` table with
+    /// `TOTAL` rows, gnuplot 4 plots, signed by an engineer.
+    Lkp2014,
     /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
     Lkp2018,
     /// 2021 – 2022-04: as 2018, with a footer after `---` (`0DAY/LKP+ Test
@@ -53,6 +57,7 @@ impl ParseError {
 impl Layout {
     pub fn name(self) -> &'static str {
         match self {
+            Layout::Lkp2014 => "lkp-2014",
             Layout::Lkp2018 => "lkp-2018",
             Layout::Lkp2021 => "lkp-2021",
             Layout::Lkp2022 => "lkp-2022",
@@ -192,6 +197,9 @@ impl<'a> Reader<'a> {
                 message: "not a performance report (no \"noticed a N% regression/improvement\")"
                     .into(),
             })?;
+        if lines[sentence] == SENTENCE_2014 {
+            return self.parse_2014(h, sentence);
+        }
         let modern = !lines[sentence].starts_with("FYI, we noticed");
         // A human note between the greeting and the robot's sentence.
         let note = if lines[anchor] == "Hello," {
@@ -388,10 +396,7 @@ impl<'a> Reader<'a> {
                     .map(|b| b.trim_end_matches('/').to_string())
             });
         let disclaimer_at = self.find(0, |l| l == "Disclaimer:");
-        let disclaimer = disclaimer_at.map(|d| {
-            let end = self.find(d + 1, |l| l.is_empty()).unwrap_or(lines.len());
-            lines[d + 1..end].join("\n")
-        });
+        let disclaimer = self.disclaimer();
 
         // The signature: after `-- ` (2022 on), or the 2021 footer after a
         // `---` below the disclaimer (`0DAY/LKP+ Test Infrastructure …`).
@@ -416,12 +421,7 @@ impl<'a> Reader<'a> {
             _ => reproduce,
         };
 
-        let signoff = (0..lines.len())
-            .rev()
-            .find(|&i| lines[i] == "Thanks,")
-            .and_then(|i| lines.get(i + 1))
-            .filter(|n| !n.is_empty())
-            .map(|n| n.to_string());
+        let signoff = self.signoff();
 
         // The details: one group per test.
         let groups = self.groups()?;
@@ -653,6 +653,172 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// The disclaimer paragraph, when the mail has one.
+    fn disclaimer(&self) -> Option<String> {
+        let d = self.find(0, |l| l == "Disclaimer:")?;
+        let end = self
+            .find(d + 1, |l| l.is_empty())
+            .unwrap_or(self.lines.len());
+        Some(self.lines[d + 1..end].join("\n"))
+    }
+
+    /// The name after the last "Thanks,".
+    fn signoff(&self) -> Option<String> {
+        let lines = self.lines;
+        (0..lines.len())
+            .rev()
+            .find(|&i| lines[i] == "Thanks,")
+            .and_then(|i| lines.get(i + 1))
+            .filter(|n| !n.is_empty())
+            .map(|n| n.to_string())
+    }
+
+    /// A mail of 2014, from its sentence at `fyi`: the tree and commit, the
+    /// test's path, the `~` table, the plots.
+    fn parse_2014(&self, h: &Headers, fyi: usize) -> Result<ParsedReport, ParseError> {
+        let lines = self.lines;
+        // `Hi <Name>,` above the sentence; anything before it is a preface.
+        let hi = (0..fyi).rev().find(|&i| {
+            lines[i] == "Hi," || (lines[i].starts_with("Hi ") && lines[i].ends_with(','))
+        });
+        let preface = trimmed_block(&lines[..hi.unwrap_or(fyi)]);
+        let c = self
+            .find(fyi, |l| l.starts_with("commit "))
+            .ok_or_else(|| err(fyi, "no `commit <sha> (\"<subject>\")` line"))?;
+        let (sha, subject) = commit_line(lines[c])
+            .ok_or_else(|| err(c, "a commit line is `commit <40 hex> (\"<subject>\")`"))?;
+        let tree = (c > fyi + 1)
+            .then(|| lines[c - 1].rsplit_once(' '))
+            .flatten()
+            .map(|(url, branch)| json!({"url": url, "branch": branch}));
+        let tc = self
+            .find(c, |l| l.starts_with("test case: "))
+            .ok_or_else(|| err(c, "no `test case: <tbox>/<testcase>/<parameters>` line"))?;
+        let mut path = lines[tc]["test case: ".len()..].splitn(3, '/');
+        let (tbox, testcase, rest) = match (path.next(), path.next(), path.next()) {
+            (Some(t), Some(c), rest) if !t.is_empty() && !c.is_empty() => (t, c, rest),
+            _ => return Err(err(tc, "a test case is `<tbox>/<testcase>/<parameters>`")),
+        };
+        // The table: two commit titles, their rules, the rows.
+        let rule_at = self
+            .find(tc + 1, |l| l.starts_with("---------------"))
+            .ok_or_else(|| {
+                err(
+                    tc,
+                    "no column rule `---------------  ----…` under the test case",
+                )
+            })?;
+        let base_sha = lines[rule_at - 1]
+            .split_whitespace()
+            .next()
+            .filter(|s| s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| {
+                err(
+                    rule_at - 1,
+                    "the columns are titled by their commits' digits",
+                )
+            })?;
+        let mut rows = Vec::new();
+        let mut j = rule_at + 1;
+        while j < lines.len() && !lines[j].trim().is_empty() {
+            rows.push(row_2014(lines[j]).ok_or_else(|| {
+                err(
+                    j,
+                    "a row is `<mean> ~ N%  <change>%  <mean> ~ N%  TOTAL <metric>`",
+                )
+            })?);
+            j += 1;
+        }
+        if rows.is_empty() {
+            return Err(err(rule_at, "the table has no rows"));
+        }
+        // The headline: the subject's `<change> <metric>`, else the first row.
+        let metric = h
+            .subject
+            .split(": ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .filter(|m| rows.iter().any(|r| r["metric"] == *m))
+            .or_else(|| rows[0]["metric"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let change = rows
+            .iter()
+            .find(|r| r["metric"] == metric.as_str())
+            .and_then(|r| r["change"].as_str())
+            .and_then(|c| c.trim_end_matches('%').parse::<f64>().ok())
+            .unwrap_or(0.0);
+        let directions = crate::compare::rules::DirectionTable::default_table();
+        // A metric of no known direction is a "change", as the mail says.
+        let kind =
+            match crate::compare::headline::Verdict::of(directions.direction(&metric), change) {
+                crate::compare::headline::Verdict::Undefined => "change",
+                v => v.word(),
+            };
+        // The plots, between the table's legend and the plots' own.
+        let (plots, plot_style) = plots_2014(lines, j);
+        let group = Group {
+            axes: Vec::new(),
+            base_sha: base_sha.to_string(),
+            base_subject: String::new(),
+            rows,
+            machine: None,
+            plots,
+            plot_style,
+        };
+        let mut test = json!({
+            "testcase": testcase,
+            // The mail names the machine only by its tbox.
+            "machine": tbox,
+            "tbox_group": tbox,
+            "aggregated": group.rows,
+            "keep_order": true,
+        });
+        if let Some(rest) = rest {
+            test["params"] = json!({ PATH_PARAMS: rest });
+        }
+        if !group.plots.is_empty() {
+            test["bisect"] = bisect_of(&group);
+        }
+        let author = h.to.first().and_then(|a| split_mailbox(a));
+        let mut commit = json!({"sha": sha, "subject": subject});
+        if let Some((name, email)) = &author {
+            commit["author"] = json!({"name": name, "email": email});
+        }
+        let mut input = Map::new();
+        if let Some(d) = &h.date {
+            input.insert("date".into(), json!(d));
+        }
+        input.insert("commit".into(), commit);
+        input.insert("base".into(), json!({"sha": base_sha, "subject": ""}));
+        if let Some(t) = tree {
+            input.insert("tree".into(), t);
+        }
+        input.insert("recipients".into(), json!({"to": h.to, "cc": h.cc}));
+        input.insert("headline".into(), json!({"metric": metric, "kind": kind}));
+        if let Some(p) = preface {
+            input.insert("preface".into(), json!(p));
+        }
+        input.insert("tests".into(), json!([test]));
+        if let Some(style) = plot_style {
+            input.insert("plot_style".into(), json!(style));
+        }
+        if !h.attachments.is_empty() {
+            input.insert("attachments".into(), json!(h.attachments));
+        }
+        Ok(ParsedReport {
+            layout: Layout::Lkp2014,
+            input: Value::Object(input),
+            reported_by: None,
+            materials_base: None,
+            archive_base: None,
+            disclaimer: self.disclaimer(),
+            signature: None,
+            reproduce: None,
+            signoff: self.signoff(),
+        })
+    }
+
     /// The boxed table of other tests, from its first line.
     fn extras(&self, from: usize) -> Result<Vec<Extra>, ParseError> {
         let mut out = Vec::new();
@@ -664,7 +830,9 @@ impl<'a> Reader<'a> {
                 seen_box = true;
             } else if let Some(rest) = l.strip_prefix("| testcase: change | ") {
                 let cell = rest.trim_end_matches('|').trim();
-                let (testcase, what) = cell.split_once(": ").ok_or_else(|| {
+                // The robot has left a test's change out (`stress-ng:`).
+                let empty = cell.strip_suffix(':').map(|t| (t, ""));
+                let (testcase, what) = cell.split_once(": ").or(empty).ok_or_else(|| {
                     err(
                         i,
                         "a testcase cell is `<testcase>: <metric> <change> <kind>`",
@@ -803,6 +971,109 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The robot's sentence of 2014.
+const SENTENCE_2014: &str = "FYI, we noticed the below changes on";
+
+/// The parameter a 2014 test case's path gives its parameters' values
+/// under (`300s-migrate`): the mail does not name them one by one.
+pub const PATH_PARAMS: &str = "path_params";
+
+/// `      347258 ~ 0%     -18.2%     284195 ~ 0%  TOTAL vm-scalability.migrate_mbps`;
+/// a mean may be blank (`       ~ 1%      -3.6%            ~ 1%  TOTAL …`),
+/// a spread missing, a change `+Inf%`.
+fn row_2014(row: &str) -> Option<Value> {
+    let mut tokens = row.split_whitespace().peekable();
+    let side = |tokens: &mut std::iter::Peekable<std::str::SplitWhitespace<'_>>| -> Option<Value> {
+        let mean = match tokens.peek() {
+            Some(t) if t.starts_with('~') => None,
+            _ => Some(number(tokens.next()?)?),
+        };
+        let spread = match tokens.peek() {
+            Some(&"~") => {
+                tokens.next();
+                Some(tokens.next()?)
+            }
+            Some(t) if t.starts_with('~') => Some(&tokens.next()?[1..]),
+            _ => None,
+        };
+        let spread = spread
+            .map(|s| number(s.strip_suffix('%')?))
+            .map_or(Some(None), |s| s.map(Some))?;
+        Some(match (mean, spread) {
+            (Some(m), None) => json!(m),
+            (m, Some(s)) => json!({"mean": m, "stddev_percent": s}),
+            (None, None) => return None,
+        })
+    };
+    let base = side(&mut tokens)?;
+    let change = tokens.next()?;
+    let number_ok = change
+        .strip_suffix('%')
+        .is_some_and(|c| matches!(c, "+Inf" | "-Inf") || number(c).is_some());
+    if !(number_ok && (change.starts_with('+') || change.starts_with('-'))) {
+        return None;
+    }
+    let head = side(&mut tokens)?;
+    if tokens.next()? != "TOTAL" {
+        return None;
+    }
+    let metric = tokens.next()?;
+    if tokens.next().is_some() {
+        return None;
+    }
+    Some(json!({"metric": metric, "base": base, "head": head, "change": change}))
+}
+
+/// The 2014 plots after the table that ends at line `from`: below the
+/// table's legend, 20 rows each (gnuplot's `nofeed` shares a line between
+/// one plot's last row and the next one's first), up to the plots' legend.
+fn plots_2014(lines: &[&str], from: usize) -> (Vec<ReadPlot>, Option<PlotStyle>) {
+    let style = PlotStyle::Lkp2014;
+    let Some(table_legend) = (from..lines.len()).find(|&i| lines[i].starts_with("\t[+-]XX%"))
+    else {
+        return (Vec::new(), None);
+    };
+    let Some(legend) =
+        (table_legend..lines.len()).find(|&i| lines[i].trim() == "[*] bisect-good sample")
+    else {
+        return (Vec::new(), None);
+    };
+    // A blank line, then the first plot's rows.
+    let region = &lines[(table_legend + 2).min(legend)..legend];
+    if region.len() < 20 || !(region.len() - 1).is_multiple_of(19) {
+        return (Vec::new(), None);
+    }
+    let plots: Vec<&[&str]> = (0..(region.len() - 1) / 19)
+        .map(|k| &region[19 * k..19 * k + 20])
+        .collect();
+    let read = read_plots(&plots, style);
+    let style = (!read.is_empty()).then_some(style);
+    (read, style)
+}
+
+/// The plots of one bisection, read; a plot that does not come back exact
+/// is read again trying the sample counts of those that do (they mostly
+/// share theirs).
+fn read_plots(plots: &[&[&str]], style: PlotStyle) -> Vec<ReadPlot> {
+    let mut read: Vec<Option<ReadPlot>> = plots.iter().map(|p| plot::read(p, style).ok()).collect();
+    let counts: Vec<usize> = read
+        .iter()
+        .flatten()
+        .filter(|r| r.exact)
+        .map(|r| r.good.len().max(r.bad.len()))
+        .collect();
+    for (p, r) in plots.iter().zip(read.iter_mut()) {
+        if r.as_ref().is_some_and(|r| !r.exact) && !counts.is_empty() {
+            if let Ok(again) = plot::read_with(p, style, &counts) {
+                if again.exact {
+                    *r = Some(again);
+                }
+            }
+        }
+    }
+    read.into_iter().flatten().collect()
+}
+
 /// The bisect plots that follow a table (from its ending line `from`) up to
 /// their legend, read back into samples; none when there are none or they
 /// are not gnuplot's 80×20 plots.
@@ -846,25 +1117,7 @@ fn plots_after(lines: &[&str], from: usize) -> (Vec<ReadPlot>, Option<PlotStyle>
     } else {
         PlotStyle::Lkp2020
     };
-    // The plots of one bisection share their sample counts: a plot that
-    // does not come back exact is read again trying the others' counts.
-    let mut read: Vec<Option<ReadPlot>> = plots.iter().map(|p| plot::read(p, style).ok()).collect();
-    let counts: Vec<usize> = read
-        .iter()
-        .flatten()
-        .filter(|r| r.exact)
-        .map(|r| r.good.len().max(r.bad.len()))
-        .collect();
-    for (p, r) in plots.iter().zip(read.iter_mut()) {
-        if r.as_ref().is_some_and(|r| !r.exact) && !counts.is_empty() {
-            if let Ok(again) = plot::read_with(p, style, &counts) {
-                if again.exact {
-                    *r = Some(again);
-                }
-            }
-        }
-    }
-    let read: Vec<ReadPlot> = read.into_iter().flatten().collect();
+    let read = read_plots(&plots, style);
     let style = (!read.is_empty()).then_some(style);
     (read, style)
 }
@@ -1112,6 +1365,30 @@ mod tests {
                 .unwrap();
         assert_eq!(f["base"], json!({"fails": 0.5, "runs": 4}));
         assert_eq!(f["head"], json!({"fails": 2, "runs": 4}));
+    }
+
+    #[test]
+    fn rows_of_2014_are_read_as_printed() {
+        let r = row_2014(
+            "      347258 ~ 0%     -18.2%     284195 ~ 0%  TOTAL vm-scalability.migrate_mbps",
+        )
+        .unwrap();
+        assert_eq!(r["base"], json!({"mean": 347258.0, "stddev_percent": 0.0}));
+        assert_eq!(r["change"], "-18.2%");
+        let r = row_2014("          61 ~32%    +363.8%        286 ~10%  TOTAL numa-vmstat.node0.x")
+            .unwrap();
+        assert_eq!(r["head"], json!({"mean": 286.0, "stddev_percent": 10.0}));
+        let r =
+            row_2014("        0.00           +Inf%       0.94 ~ 7%  TOTAL perf-profile.x").unwrap();
+        assert_eq!((&r["base"], &r["change"]), (&json!(0.0), &json!("+Inf%")));
+        let r = row_2014("             ~ 1%      -3.6%            ~ 1%  TOTAL turbostat.Cor_W")
+            .unwrap();
+        assert_eq!(r["base"], json!({"mean": null, "stddev_percent": 1.0}));
+        // Not a 2014 row: no `TOTAL`, or no change.
+        assert!(
+            row_2014("      347258 ~ 0%     -18.2%     284195 ~ 0%  vm-scalability.x").is_none()
+        );
+        assert!(row_2014("      347258 ~ 0%     284195 ~ 0%  TOTAL vm-scalability.x").is_none());
     }
 
     #[test]

@@ -13,10 +13,10 @@ pub use crate::model::bisect::PlotStyle;
 
 const WIDTH: usize = 80;
 const HEIGHT: usize = 20;
-/// The frame's rows and right column for a titled 80×20 plot.
+/// The frame's rows for a titled 80×20 plot (its right column is the
+/// style's: [`PlotStyle::right_col`]).
 const TOP_ROW: usize = 3;
 const BOTTOM_ROW: usize = 17;
-const RIGHT_COL: usize = 76;
 
 /// One plot: a metric's good and bad samples, each series at x = 1, 2, …
 #[derive(Debug, Clone)]
@@ -155,21 +155,27 @@ struct XAxis {
     min: f64,
     max: f64,
     left: usize,
+    right: usize,
 }
 
 impl XAxis {
-    fn new(n: usize, left: usize) -> XAxis {
+    fn new(n: usize, left: usize, right: usize) -> XAxis {
         let (min, max) = if n <= 1 {
             (0.99, 1.01)
         } else {
             (1.0, n as f64)
         };
-        XAxis { min, max, left }
+        XAxis {
+            min,
+            max,
+            left,
+            right,
+        }
     }
 
     /// The canvas column of sample `x` (1-based): gnuplot's `map_x`.
     fn col(&self, x: usize) -> i64 {
-        let scale = (RIGHT_COL - self.left) as f64 / (self.max - self.min);
+        let scale = (self.right - self.left) as f64 / (self.max - self.min);
         (self.left as f64 + (x as f64 - self.min) * scale + 0.5).floor() as i64
     }
 }
@@ -298,13 +304,14 @@ impl Plot<'_> {
     /// The drawing on a y axis already worked out (the reader draws many
     /// plots on one axis).
     fn canvas_on(&self, y: &YAxis) -> Canvas {
-        let left = y.label_width() + 2;
-        let x = XAxis::new(self.good.len().max(self.bad.len()), left);
-        let mut c = Canvas::new(self.style.truncated_lines());
         let style = self.style;
+        let left = y.label_width() + style.label_gap();
+        let right = style.right_col();
+        let x = XAxis::new(self.good.len().max(self.bad.len()), left, right);
+        let mut c = Canvas::new(self.style.truncated_lines());
 
         // Title, centred over the frame.
-        let centre = (left + RIGHT_COL) / 2;
+        let centre = (left + right) / 2;
         c.text(
             centre.saturating_sub(self.title.len() / 2),
             style.title_row(),
@@ -318,7 +325,7 @@ impl Plot<'_> {
             }
         }
         let frame = |c: &mut Canvas| {
-            let (l, r) = (left as i64, RIGHT_COL as i64);
+            let (l, r) = (left as i64, right as i64);
             let (t, b) = (TOP_ROW as i64, BOTTOM_ROW as i64);
             c.vector((l, b), (r, b), b'-', b'|', b'+');
             c.vector((r, b), (r, t), b'-', b'|', b'+');
@@ -328,39 +335,60 @@ impl Plot<'_> {
         let tics = |c: &mut Canvas| {
             for (v, _) in &y.tics {
                 let row = y.row(*v);
-                c.vector((left as i64, row), (left as i64 + 2, row), b'-', b'|', b'+');
+                let l = left as i64;
+                c.vector((l, row), (l + style.tic_len(), row), b'-', b'|', b'+');
             }
         };
-        let samples = |c: &mut Canvas| {
+        let good: Vec<(i64, i64)> = self
+            .good
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, v)| (x.col(i + 1), y.row(*v)))
+            .collect();
+        let bad = |c: &mut Canvas| {
             for (i, v) in self.bad.iter().enumerate() {
                 if v.is_finite() {
                     c.set(x.col(i + 1), y.row(*v), b'O');
                 }
             }
-            let good: Vec<(i64, i64)> = self
-                .good
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| v.is_finite())
-                .map(|(i, v)| (x.col(i + 1), y.row(*v)))
-                .collect();
-            // gnuplot draws the good samples' points, then the line through
-            // them: where the line passes over a point, the line shows.
-            for &(col, row) in &good {
-                c.set(col, row, b'+');
-            }
+        };
+        let line = |c: &mut Canvas| {
             for w in good.windows(2) {
                 c.vector(w[0], w[1], b'.', b':', b'+');
             }
         };
-        if style.samples_over_frame() {
+        let points = |c: &mut Canvas| {
+            for &(col, row) in &good {
+                c.set(col, row, style.good_point());
+            }
+        };
+        if style.points_over_line() {
+            // gnuplot 4: the good samples' line, the frame and its tics over
+            // it, then every point.
+            line(&mut c);
             frame(&mut c);
             tics(&mut c);
-            samples(&mut c);
+            bad(&mut c);
+            points(&mut c);
         } else {
-            tics(&mut c);
-            samples(&mut c);
-            frame(&mut c);
+            // gnuplot 5 draws the good samples' points, then the line
+            // through them: where the line passes over a point, the line
+            // shows.
+            let samples = |c: &mut Canvas| {
+                bad(c);
+                points(c);
+                line(c);
+            };
+            if style.samples_over_frame() {
+                frame(&mut c);
+                tics(&mut c);
+                samples(&mut c);
+            } else {
+                tics(&mut c);
+                samples(&mut c);
+                frame(&mut c);
+            }
         }
         c
     }
@@ -368,7 +396,13 @@ impl Plot<'_> {
     /// The plot as the report prints it: 20 rows, no newline after the last
     /// (gnuplot's `nofeed`), so that the next plot's first row joins it.
     pub fn text(&self) -> String {
-        self.rows().join("\n")
+        let mut rows = self.rows();
+        if self.style.trims_rows() {
+            for r in &mut rows {
+                r.truncate(r.trim_end().len());
+            }
+        }
+        rows.join("\n")
     }
 
     /// gnuplot's own output: a form feed, then the rows.
@@ -394,6 +428,20 @@ pub fn title_of(metric: &str) -> String {
 
 /// The legend under a report's plots.
 pub const LEGEND: &str = "[*] bisect-good sample\n[O] bisect-bad  sample\n";
+
+/// The legend as the robot of 2014 printed it, indented by a tab.
+pub const LEGEND_2014: &str = "\t[*] bisect-good sample\n\t[O] bisect-bad  sample\n";
+
+impl PlotStyle {
+    /// The legend under plots of this style.
+    pub fn legend(self) -> &'static str {
+        if self == PlotStyle::Lkp2014 {
+            LEGEND_2014
+        } else {
+            LEGEND
+        }
+    }
+}
 
 /// A plot read back from a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -456,16 +504,23 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
         .collect();
     let title = rows[style.title_row()].trim().to_string();
     let top = &grid[TOP_ROW];
-    // The frame's corner: the first `+` after a blank (a label's exponent
-    // has a `+` too, and a sample may sit on the frame's top side).
-    let left = top
-        .windows(2)
-        .position(|w| w == b" +")
-        .map(|p| p + 1)
-        .ok_or_else(|| plot_err(TOP_ROW, "no frame"))?;
+    let right = style.right_col();
+    let left = if style.points_over_line() {
+        // gnuplot 4 drew samples over the frame's corner: the frame is the
+        // column after the top label and its blank.
+        let start = top.iter().position(|&c| c != b' ');
+        let end = start.and_then(|s| top[s..].iter().position(|&c| c == b' ').map(|e| s + e));
+        end.map(|e| e + 1)
+    } else {
+        // The frame's corner: the first `+` after a blank (a label's
+        // exponent has a `+` too, and a sample may sit on the frame's top).
+        top.windows(2).position(|w| w == b" +").map(|p| p + 1)
+    }
+    .filter(|&l| l < right)
+    .ok_or_else(|| plot_err(TOP_ROW, "no frame"))?;
     // A corner is `+`, unless a sample was drawn over it.
-    let corner = |c: u8| c == b'+' || (style.samples_over_frame() && b"O.:".contains(&c));
-    if !corner(top[RIGHT_COL]) || !corner(grid[BOTTOM_ROW][left]) {
+    let corner = |c: u8| c == b'+' || (style.samples_over_frame() && b"O.:*".contains(&c));
+    if !corner(top[right]) || !corner(grid[BOTTOM_ROW][left]) {
         return Err(plot_err(TOP_ROW, "the frame is not where gnuplot puts it"));
     }
     // The range: the labels on the frame's top and bottom rows; the step:
@@ -496,14 +551,14 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
         step: step.filter(|s| (s - tic_step(hi - lo)).abs() > s * 1e-9),
     };
     let y = YAxis::new(std::iter::empty(), Some(range));
-    if y.label_width() + 2 != left {
+    if y.label_width() + style.label_gap() != left {
         return Err(plot_err(TOP_ROW, "the labels do not match the frame"));
     }
     let inside = |col: usize| {
         if style.samples_over_frame() {
-            (left..=RIGHT_COL).contains(&col)
+            (left..=right).contains(&col)
         } else {
-            (left + 1..RIGHT_COL).contains(&col)
+            (left + 1..right).contains(&col)
         }
     };
     let tic_rows: Vec<usize> = y.tics.iter().map(|(v, _)| y.row(*v) as usize).collect();
@@ -515,7 +570,7 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
             if !inside(col) {
                 continue;
             }
-            let is_tic = col == left + 2 && tic_rows.contains(&r);
+            let is_tic = col as i64 == left as i64 + style.tic_len() && tic_rows.contains(&r);
             // A `+` between two others on a diagonal is the line's, not a sample.
             let at = |dc: i64, dr: i64| {
                 grid.get((r as i64 + dr) as usize)
@@ -525,7 +580,14 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
             let diagonal = (at(-1, -1) && at(1, 1)) || (at(-1, 1) && at(1, -1));
             match ch {
                 b'O' => bad_cols.push(col as i64),
-                b'+' if !is_tic && !diagonal && col != left && col != RIGHT_COL => {
+                // gnuplot 4's points are drawn last: every `*` is a sample.
+                b'*' if style.points_over_line() => good_cols.push(col as i64),
+                b'+' if !style.points_over_line()
+                    && !is_tic
+                    && !diagonal
+                    && col != left
+                    && col != right =>
+                {
                     good_cols.push(col as i64)
                 }
                 _ => {}
@@ -538,7 +600,7 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
     // width every count fits, so only the first few are tried.
     let mut counts: Vec<(usize, usize)> = (1..=400usize)
         .map(|n| {
-            let x = XAxis::new(n, left);
+            let x = XAxis::new(n, left, right);
             let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
             let misses = bad_cols
                 .iter()
@@ -556,7 +618,7 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
         .chain(counts.into_iter().map(|(_, n)| n).take(8))
         .collect();
     'counts: for n in counts {
-        let x = XAxis::new(n, left);
+        let x = XAxis::new(n, left, right);
         let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
         let last = |seen: &[i64]| -> usize {
             seen.iter()
@@ -608,7 +670,10 @@ fn good_line(grid: &[Vec<u8>], style: PlotStyle, cols: &[i64], ng: usize) -> Vec
     let left = cols[0];
     let hidden = |c: i64, r: i64| {
         !style.samples_over_frame()
-            && (c <= left || c >= RIGHT_COL as i64 || r <= TOP_ROW as i64 || r >= BOTTOM_ROW as i64)
+            && (c <= left
+                || c >= style.right_col() as i64
+                || r <= TOP_ROW as i64
+                || r >= BOTTOM_ROW as i64)
     };
     let segment = |c0: i64, r0: usize, c1: i64, r1: usize| -> i64 {
         let mut cost = 0;
@@ -695,10 +760,10 @@ fn fit(reading: Reading<'_>, cols: &[i64], nb: usize, ng: usize) -> (usize, Read
         rows.into_iter().map(|r| r.unwrap_or(known)).collect()
     };
     let mut bad = guess(nb, b"O");
-    let mut good = if ng > 1 {
+    let mut good = if ng > 1 && !style.points_over_line() {
         good_line(grid, style, cols, ng)
     } else {
-        guess(ng, b"+")
+        guess(ng, &[style.good_point()])
     };
     let axis = YAxis::new(std::iter::empty(), Some(range));
     let render = |bad: &[usize], good: &[usize]| -> usize {
@@ -826,5 +891,39 @@ mod tests {
         let rows = vec![""; 20];
         assert!(read(&rows, PlotStyle::Lkp2020).is_err());
         assert!(read(&rows[..3], PlotStyle::Lkp2020).is_err());
+    }
+}
+
+#[cfg(test)]
+mod lkp2014 {
+    use super::*;
+
+    #[test]
+    fn the_2014_plots_read_back_exactly() {
+        let text = include_str!(
+            "../../tests/fixtures/reports/2014-06-26_mempolicy_5507231dd04_vm-scalability.txt"
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        let legend = lines.iter().position(|l| *l == "Legend:").unwrap();
+        for k in 0..2 {
+            let start = legend + 4 + 19 * k;
+            // The excerpt's editorial note stands where the second plot's
+            // last (blank) row was.
+            let mut rows = lines[start..start + 19].to_vec();
+            rows.push("");
+            let rows = &rows[..];
+            let read = read(rows, PlotStyle::Lkp2014).unwrap();
+            let again = Plot {
+                title: &read.title,
+                good: &read.good,
+                bad: &read.bad,
+                style: PlotStyle::Lkp2014,
+                range: read.range,
+            }
+            .text();
+            let want = rows.join("\n");
+            assert_eq!(again, want, "{:?} {:?}", read.good, read.bad);
+            assert!(read.exact);
+        }
     }
 }

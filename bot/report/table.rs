@@ -72,6 +72,50 @@ impl Row {
     }
 }
 
+impl Row {
+    /// The row as the robot of 2014 printed it: `~ N%` after every mean
+    /// given a spread, every change in percent, `TOTAL` before the name.
+    /// (No 2014 failure row is known; those print as later tables do.)
+    pub fn render_2014(&self) -> String {
+        let Cells::Perf { cells, changes } = &self.cells else {
+            return self.render();
+        };
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let width = if i == 0 {
+                12
+            } else {
+                let c = &changes[i - 1];
+                out.push_str(&right(&format!("{}%", c.number_text()), 11));
+                11
+            };
+            out.push_str(&right(&mean_text_2014(cell.mean), width));
+            if cell.spread >= 0.0 {
+                out.push_str(&format!(" ~{:>2}%", cell.spread.trunc() as i64));
+            } else {
+                out.push_str(&" ".repeat(5));
+            }
+        }
+        out.push_str("  TOTAL ");
+        out.push_str(&self.name);
+        out
+    }
+}
+
+/// A mean as the robot of 2014 printed it: whole numbers as integers (but
+/// 0 as `0.00`), others with two decimals below 1000; blank when not known.
+pub fn mean_text_2014(v: f64) -> String {
+    if v.is_nan() {
+        String::new()
+    } else if v == 0.0 {
+        fixed(0.0, 2)
+    } else if v.fract() == 0.0 || v.abs() >= 1000.0 {
+        truncated(v)
+    } else {
+        fixed(v, 2)
+    }
+}
+
 /// A mean as the table prints it: `%10.2f` below 1000, `%10.4g` above 1e8,
 /// else `%10d` (truncated).
 pub fn mean_text(v: f64) -> String {
@@ -181,6 +225,25 @@ impl Table {
         out.push('\n');
         out
     }
+
+    /// The table as the robot of 2014 printed it: no parameter or commit
+    /// lines, the columns titled by 15 and 25 digits of their commits.
+    pub fn render_2014(&self) -> String {
+        let width = |i: usize| if i == 0 { 15 } else { 25 };
+        let titles: Vec<String> = self
+            .column_ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| id.chars().take(width(i)).collect())
+            .collect();
+        let rules: Vec<String> = (0..titles.len()).map(|i| "-".repeat(width(i))).collect();
+        let mut out = format!("{}\n{}\n", titles.join("  "), rules.join("  "));
+        for r in &self.rows {
+            out.push_str(&r.render_2014());
+            out.push('\n');
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -238,6 +301,54 @@ mod tests {
             .render(),
             " 2.256e+11            -1.3%  2.227e+11        perf-stat.branch-instructions"
         );
+    }
+
+    #[test]
+    fn rows_of_2014_render_like_the_robot() {
+        let row = |name: &str, a: (f64, f64), b: (f64, f64), printed: &str| Row {
+            name: name.into(),
+            cells: Cells::Perf {
+                cells: vec![
+                    PerfCell {
+                        mean: a.0,
+                        spread: a.1,
+                    },
+                    PerfCell {
+                        mean: b.0,
+                        spread: b.1,
+                    },
+                ],
+                changes: vec![Change {
+                    value: 0.0,
+                    absolute: false,
+                    printed: Some(printed.into()),
+                }],
+            },
+        };
+        for (r, want) in [
+            (
+                row("vm-scalability.migrate_mbps", (347258.0, 0.0), (284195.0, 0.0), "-18.2%"),
+                "      347258 ~ 0%     -18.2%     284195 ~ 0%  TOTAL vm-scalability.migrate_mbps",
+            ),
+            (
+                row("perf-profile.x", (0.0, -1.0), (0.94, 7.5), "+Inf%"),
+                "        0.00           +Inf%       0.94 ~ 7%  TOTAL perf-profile.x",
+            ),
+            (
+                row("perf-profile.y", (69.4, 0.0), (0.0, 0.0), "-100.0%"),
+                "       69.40 ~ 0%    -100.0%       0.00 ~ 0%  TOTAL perf-profile.y",
+            ),
+            (
+                row("turbostat.Cor_W", (f64::NAN, 1.0), (f64::NAN, 1.0), "-3.6%"),
+                "             ~ 1%      -3.6%            ~ 1%  TOTAL turbostat.Cor_W",
+            ),
+            (
+                row("numa-vmstat.node0.nr_unevictable", (61.0, 32.5), (286.0, 10.5), "+363.8%"),
+                "          61 ~32%    +363.8%        286 ~10%  TOTAL numa-vmstat.node0.nr_unevictable",
+            ),
+        ] {
+            assert_eq!(r.render_2014(), want);
+        }
     }
 
     #[test]
