@@ -123,3 +123,50 @@ proptest! {
         }
     }
 }
+
+/// The body of the 2014 report of the fixtures (after its flattened part's
+/// marker): a mail of the oldest era to damage.
+fn body_2014() -> String {
+    let text = include_str!(
+        "fixtures/reports/2014-06-26_mempolicy_5507231dd04_vm-scalability.without-note.txt"
+    );
+    let at = text.find("part:]\n").unwrap() + "part:]\n".len();
+    text[at..].to_string()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// A damaged 2014 mail (a line dropped, cut short or replaced, at any
+    /// place) is read or refused at a line, never a panic; and what it
+    /// refuses names a line of the body.
+    #[test]
+    fn damaged_2014_mails_never_panic_the_report_parser(
+        line in 0usize..160,
+        cut in 0usize..200,
+        how in 0u8..3,
+        junk in "[ ~%+*O.|0-9a-z-]{0,90}",
+    ) {
+        let body = body_2014();
+        let mut lines: Vec<String> = body.lines().map(str::to_string).collect();
+        let n = line % lines.len();
+        match how {
+            0 => { lines.remove(n); }
+            1 => {
+                let l = &mut lines[n];
+                let at = (0..=cut.min(l.len())).rev().find(|&i| l.is_char_boundary(i)).unwrap_or(0);
+                l.truncate(at);
+            }
+            _ => lines[n] = junk,
+        }
+        let headers = perfbot::report::parse::Headers {
+            subject: "[mempolicy] 5507231dd04: -18.2% vm-scalability.migrate_mbps".into(),
+            to: vec!["Naoya Horiguchi <n-horiguchi@ah.jp.nec.com>".into()],
+            message_id: "<53ABABDE.1010704@intel.com>".into(),
+            ..Default::default()
+        };
+        if let Err(e) = perfbot::report::parse::parse(&headers, &lines.join("\n")) {
+            prop_assert!(e.line <= lines.len() + 1, "{e}");
+        }
+    }
+}
