@@ -650,3 +650,38 @@ fn a_blank_mean_needs_the_printed_change() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("$.tests[0].aggregated[0].change"), "{e}");
 }
+
+/// The robot at times boxed a test in "In addition to that" by its testcase
+/// alone (`| testcase: change | stress-ng: |`, a 2019 mail of `reports/`):
+/// such a line is read as a test whose headline is named empty, and written
+/// back the same. Made from a corpus mail with its box line emptied.
+#[test]
+fn a_box_line_without_a_change_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw =
+        gunzip(&root().join("tests/fixtures/unanswered/2020-07-29_dm-devel_54529aac98.eml.gz"));
+    let old: &[u8] =
+        b"| testcase: change | fio-basic: fio.write_iops 993.0% improvement                |";
+    let mut new = b"| testcase: change | fio-basic:".to_vec();
+    new.resize(old.len() - 1, b' ');
+    new.push(b'|');
+    let at = raw.windows(old.len()).position(|w| w == old).unwrap();
+    let mut mail = raw[..at].to_vec();
+    mail.extend_from_slice(&new);
+    mail.extend_from_slice(&raw[at + old.len()..]);
+    let path = tmp.path().join("report.eml");
+    std::fs::write(&path, mail).unwrap();
+    let o = perfbot(&["parse-report", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        input["tests"][1]["headline"],
+        serde_json::json!({"metric": ""})
+    );
+    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

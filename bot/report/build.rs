@@ -647,7 +647,10 @@ impl Details {
             let test_headline = if n == 0 {
                 Some(headline.clone())
             } else if let Some(m) = &t.headline {
-                crate::compare::headline::forced(rows, setup.directions, &m.metric)
+                // An empty metric: the box names the test without a change.
+                (!m.metric.is_empty())
+                    .then(|| crate::compare::headline::forced(rows, setup.directions, &m.metric))
+                    .flatten()
             } else {
                 let r = setup.report;
                 analyse(rows, setup.directions, r.min_change_percent).headline
@@ -704,7 +707,20 @@ impl Details {
             self.text.push_str(&format!("{}: {m}", t.tbox_group));
         }
         self.text.push('\n');
+        let mut params: Vec<String> = t
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", axis_text(v)))
+            .collect();
+        params.sort();
+        // A test whose headline is named empty is boxed by its testcase
+        // alone (`| testcase: change | stress-ng: |`, as the robot did at
+        // times); one with no headline at all is left out of the box.
         let Some(h) = headline else {
+            if t.headline.as_ref().is_some_and(|c| c.metric.is_empty()) {
+                self.in_addition
+                    .push((format!("{}:", t.testcase), t.machine.clone(), params));
+            }
             return;
         };
         let hv = HeadlineView::new(h, t.headline.as_ref().and_then(|c| c.kind.as_deref()));
@@ -721,12 +737,6 @@ impl Details {
             None if modern => hv.change_magnitude,
             None => hv.change_classic,
         };
-        let mut params: Vec<String> = t
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", axis_text(v)))
-            .collect();
-        params.sort();
         self.in_addition.push((
             format!("{}: {} {} {}", t.testcase, h.metric, change, hv.verdict),
             t.machine.clone(),

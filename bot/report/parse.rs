@@ -514,10 +514,13 @@ impl<'a> Reader<'a> {
                 let unused = (0..extras.len()).find(|&k| !with_table[k] && same(&extras[k]));
                 if let Some(k) = unused.or_else(|| extras.iter().position(same)) {
                     let e = &extras[k];
-                    t.insert(
-                        "headline".into(),
-                        json!({"metric": e.metric, "kind": e.kind}),
-                    );
+                    // A box line without a change names no headline.
+                    let headline = if e.metric.is_empty() {
+                        json!({"metric": ""})
+                    } else {
+                        json!({"metric": e.metric, "kind": e.kind})
+                    };
+                    t.insert("headline".into(), headline);
                     with_table[k] = true;
                 }
             }
