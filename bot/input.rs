@@ -126,6 +126,15 @@ pub enum Align {
     Right,
 }
 
+/// The trailer that links a fix to the report's archived copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+pub enum ArchiveTag {
+    /// `Link:` (the robot until May 2023).
+    Link,
+    /// `Closes:` (from May 2023).
+    Closes,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReproduceAt {
@@ -463,6 +472,11 @@ pub struct ReportInput {
     /// late 2022).
     #[serde(default)]
     pub reproduce_at: ReproduceAt,
+    /// The trailer of the archive link, where it is not the layout's own
+    /// (`"Closes"` in a mail of May 2023 that otherwise reads as the
+    /// `Link:` era's).
+    #[serde(default)]
+    pub archive_tag: Option<ArchiveTag>,
     /// Other tests named in the "In addition to that" box without a table
     /// of their own in the mail (the robot sometimes leaves it out).
     #[serde(default)]

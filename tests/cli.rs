@@ -211,6 +211,23 @@ fn bad_input_is_refused_clearly_and_writes_nothing() {
     v["tests"][0]["bisect"]["points"][0]["values"]["aim7.jobs-per-min"] = serde_json::json!("NaN");
     cases.push(("nan-bisect.json", v.to_string(), "values"));
     let mut v = good.clone();
+    v["archive_tag"] = serde_json::json!("Fixes");
+    cases.push(("archive-tag.json", v.to_string(), "unknown variant `Fixes`"));
+    let mut v = good.clone();
+    v["tests"][0]["aggregated"][0]["base"] = serde_json::json!({"mean": null, "stddev_percent": 1});
+    v["tests"][0]["aggregated"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("change");
+    cases.push((
+        "blank-mean.json",
+        v.to_string(),
+        "$.tests[0].aggregated[0].change",
+    ));
+    let mut v = good.clone();
+    v["tests"][0]["kconfig"] = serde_json::json!(" ");
+    cases.push(("blank-kconfig.json", v.to_string(), "$.tests[0].kconfig"));
+    let mut v = good.clone();
     v["unexpected"] = serde_json::json!(1);
     cases.push((
         "unknown-field.json",

@@ -18,7 +18,8 @@ pub enum PlotStyle {
     /// over their dotted line.
     #[serde(rename = "lkp-2014")]
     Lkp2014,
-    /// Reports up to 2019: the frame and its tics (`+-+`) behind the samples.
+    /// Reports up to 2019: the good samples behind the frame and its tics
+    /// (`+-+`), the bad samples (`O`) in front of them.
     #[serde(rename = "lkp-2019")]
     Lkp2019,
     /// Reports of 2020–2021: the frame in front of the samples (a sample on
@@ -63,7 +64,10 @@ impl PlotStyle {
         self != PlotStyle::Gnuplot54
     }
 
-    pub(crate) fn samples_over_frame(self) -> bool {
+    /// Whether the bad samples (`O`) are drawn over the frame and its tics
+    /// (the robot's gnuplot up to 2019); the good samples' line is always
+    /// behind the frame.
+    pub(crate) fn bad_over_frame(self) -> bool {
         matches!(self, PlotStyle::Lkp2014 | PlotStyle::Lkp2019)
     }
 

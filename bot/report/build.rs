@@ -350,6 +350,9 @@ pub struct ReportView {
     pub details: String,
     pub message_id: String,
     pub closes_url: String,
+    /// The archive link's trailer where the input names it (`Link`,
+    /// `Closes`); the layout's own otherwise.
+    pub archive_tag: Option<crate::input::ArchiveTag>,
     pub materials_url: Option<String>,
     pub disclaimer: String,
     pub signoff: String,
@@ -886,6 +889,7 @@ pub fn build(
         },
         details: details.text,
         closes_url: format!("{archive}/{message_id}"),
+        archive_tag: i.archive_tag,
         materials_url: (!r.materials_url.is_empty())
             .then(|| format!("{}/{}", r.materials_url.trim_end_matches('/'), message_id)),
         message_id,

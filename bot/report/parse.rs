@@ -544,8 +544,10 @@ impl<'a> Reader<'a> {
         let signed = change.starts_with('-');
         let before_2024_11 = super::build::before_2024_11(h.date.as_deref());
         let link_tag = lines.iter().any(|l| l.starts_with("| Link: "));
+        // The first "Hello," mails asked for one tag, in the older words.
+        let one_tag = lines.contains(&"If you fix the issue, kindly add following tag");
         let layout = match (modern, test.contains_key("kconfig")) {
-            (true, false) if link_tag => Layout::Lkp2023Apr,
+            (true, false) if link_tag || one_tag => Layout::Lkp2023Apr,
             (true, true) if signed || (kind != "regression" && before_2024_11) => Layout::Lkp2024,
             (true, true) if h.date.as_deref().is_some_and(|d| d >= "2026") => Layout::Lkp2026,
             (true, true) => Layout::Lkp2025,
@@ -627,6 +629,13 @@ impl<'a> Reader<'a> {
             if lines.get(d + 1).is_some_and(|l| *l != rule) {
                 input.insert("details_rule".into(), json!(false));
             }
+        }
+        // A `Closes:` tag in a mail of the `Link:` era (May 2023).
+        if layout == Layout::Lkp2023Apr
+            && !link_tag
+            && lines.iter().any(|l| l.starts_with("| Closes: "))
+        {
+            input.insert("archive_tag".into(), json!("Closes"));
         }
         if kind == "regression" && reported_by.is_none() {
             input.insert("tags".into(), json!(false));

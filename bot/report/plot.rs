@@ -363,30 +363,33 @@ impl Plot<'_> {
                 c.set(col, row, style.good_point());
             }
         };
-        if style.points_over_line() {
+        // What is drawn in front of what, by the robot's gnuplot:
+        match style {
             // gnuplot 4: the good samples' line, the frame and its tics over
             // it, then every point.
-            line(&mut c);
-            frame(&mut c);
-            tics(&mut c);
-            bad(&mut c);
-            points(&mut c);
-        } else {
-            // gnuplot 5 draws the good samples' points, then the line
-            // through them: where the line passes over a point, the line
-            // shows.
-            let samples = |c: &mut Canvas| {
-                bad(c);
-                points(c);
-                line(c);
-            };
-            if style.samples_over_frame() {
+            PlotStyle::Lkp2014 => {
+                line(&mut c);
                 frame(&mut c);
                 tics(&mut c);
-                samples(&mut c);
-            } else {
+                bad(&mut c);
+                points(&mut c);
+            }
+            // 2019: the good samples' points, their line over them (where
+            // it passes over a point, the line shows), the frame and its
+            // tics, then the bad samples.
+            PlotStyle::Lkp2019 => {
+                points(&mut c);
+                line(&mut c);
+                frame(&mut c);
                 tics(&mut c);
-                samples(&mut c);
+                bad(&mut c);
+            }
+            // From 2020: the tics, every sample, then the frame.
+            PlotStyle::Lkp2020 | PlotStyle::Gnuplot54 => {
+                tics(&mut c);
+                bad(&mut c);
+                points(&mut c);
+                line(&mut c);
                 frame(&mut c);
             }
         }
@@ -519,7 +522,7 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
     .filter(|&l| l < right)
     .ok_or_else(|| plot_err(TOP_ROW, "no frame"))?;
     // A corner is `+`, unless a sample was drawn over it.
-    let corner = |c: u8| c == b'+' || (style.samples_over_frame() && b"O.:*".contains(&c));
+    let corner = |c: u8| c == b'+' || (style.bad_over_frame() && b"O*".contains(&c));
     if !corner(top[right]) || !corner(grid[BOTTOM_ROW][left]) {
         return Err(plot_err(TOP_ROW, "the frame is not where gnuplot puts it"));
     }
@@ -555,7 +558,7 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
         return Err(plot_err(TOP_ROW, "the labels do not match the frame"));
     }
     let inside = |col: usize| {
-        if style.samples_over_frame() {
+        if style.bad_over_frame() {
             (left..=right).contains(&col)
         } else {
             (left + 1..right).contains(&col)
@@ -598,25 +601,37 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
     let mut best: Option<(usize, ReadPlot)> = None;
     // The sample counts the columns allow, fewest first: past the frame's
     // width every count fits, so only the first few are tried.
-    let mut counts: Vec<(usize, usize)> = (1..=400usize)
+    // Per count: the cells that would fall between samples, the `O`s among
+    // them (a `+` may be the line's, an `O` is always a sample).
+    let misses: Vec<(usize, usize, usize)> = (1..=400usize)
         .map(|n| {
             let x = XAxis::new(n, left, right);
             let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
-            let misses = bad_cols
-                .iter()
-                .chain(&good_cols)
-                .filter(|c| !cols.contains(c))
-                .count();
-            (misses, n)
+            let off = |seen: &[i64]| seen.iter().filter(|c| !cols.contains(c)).count();
+            (off(&bad_cols), off(&good_cols), n)
         })
         .collect();
-    counts.sort();
-    let counts: Vec<usize> = hints
+    let mut by_all: Vec<(usize, usize)> = misses.iter().map(|&(b, g, n)| (b + g, n)).collect();
+    by_all.sort();
+    // The fewest samples that put every `O` on a sample: a line's `+`s
+    // between samples make the first list miss the right count.
+    let by_bad = misses
+        .iter()
+        .filter(|&&(b, _, _)| b == 0 && bad_cols.len() >= 2)
+        .map(|&(_, _, n)| n)
+        .take(4);
+    let mut counts: Vec<usize> = Vec::new();
+    for n in hints
         .iter()
         .copied()
         .filter(|n| (1..=400).contains(n))
-        .chain(counts.into_iter().map(|(_, n)| n).take(8))
-        .collect();
+        .chain(by_all.into_iter().map(|(_, n)| n).take(8))
+        .chain(by_bad)
+    {
+        if !counts.contains(&n) {
+            counts.push(n);
+        }
+    }
     'counts: for n in counts {
         let x = XAxis::new(n, left, right);
         let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
@@ -665,15 +680,27 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
 /// each segment's cells count against the mail's (one less for each that
 /// matches, one more for each that does not; none where the frame covers
 /// them), and the cheapest path through the samples' rows is taken.
-fn good_line(grid: &[Vec<u8>], style: PlotStyle, cols: &[i64], ng: usize) -> Vec<usize> {
+fn good_line(
+    grid: &[Vec<u8>],
+    style: PlotStyle,
+    cols: &[i64],
+    ng: usize,
+    tic_rows: &[usize],
+) -> Vec<usize> {
     let rows: Vec<usize> = (TOP_ROW..=BOTTOM_ROW).collect();
     let left = cols[0];
+    // The frame is drawn over the line in every style.
     let hidden = |c: i64, r: i64| {
-        !style.samples_over_frame()
-            && (c <= left
-                || c >= style.right_col() as i64
-                || r <= TOP_ROW as i64
-                || r >= BOTTOM_ROW as i64)
+        c <= left || c >= style.right_col() as i64 || r <= TOP_ROW as i64 || r >= BOTTOM_ROW as i64
+    };
+    // What a tic draws at a cell (`+` at its ends, `-` between): a line's
+    // pen that shows the same there explains nothing.
+    let tic = |c: i64, r: i64| -> Option<u8> {
+        let end = left + style.tic_len();
+        if !(tic_rows.contains(&(r as usize)) && (left..=end).contains(&c)) {
+            return None;
+        }
+        Some(if c == left || c == end { b'+' } else { b'-' })
     };
     let segment = |c0: i64, r0: usize, c1: i64, r1: usize| -> i64 {
         let mut cost = 0;
@@ -690,7 +717,11 @@ fn good_line(grid: &[Vec<u8>], style: PlotStyle, cols: &[i64], ng: usize) -> Vec
                     .get(r as usize)
                     .and_then(|row| row.get(c as usize))
                     .copied();
-                cost += if shown == Some(ch) { -1 } else { 1 };
+                cost += match shown == Some(ch) {
+                    true if tic(c, r) == Some(ch) => 0,
+                    true => -1,
+                    false => 1,
+                };
             },
         );
         cost
@@ -759,13 +790,18 @@ fn fit(reading: Reading<'_>, cols: &[i64], nb: usize, ng: usize) -> (usize, Read
         }
         rows.into_iter().map(|r| r.unwrap_or(known)).collect()
     };
+    let axis = YAxis::new(std::iter::empty(), Some(range));
+    let tic_rows: Vec<usize> = axis
+        .tics
+        .iter()
+        .map(|(v, _)| axis.row(*v) as usize)
+        .collect();
     let mut bad = guess(nb, b"O");
     let mut good = if ng > 1 && !style.points_over_line() {
-        good_line(grid, style, cols, ng)
+        good_line(grid, style, cols, ng, &tic_rows)
     } else {
         guess(ng, &[style.good_point()])
     };
-    let axis = YAxis::new(std::iter::empty(), Some(range));
     let render = |bad: &[usize], good: &[usize]| -> usize {
         let b: Vec<f64> = bad.iter().map(|&r| value(r)).collect();
         let g: Vec<f64> = good.iter().map(|&r| value(r)).collect();
