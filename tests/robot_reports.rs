@@ -83,20 +83,25 @@ fn gunzip(p: &Path) -> Vec<u8> {
     out
 }
 
+/// `mail` written to `dir/report.eml` and read with `parse-report`: the
+/// file and the input it gave.
+fn parsed(dir: &Path, mail: &[u8]) -> (PathBuf, serde_json::Value) {
+    let path = dir.join("report.eml");
+    std::fs::write(&path, mail).unwrap();
+    let o = perfbot(&["parse-report", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (path, serde_json::from_slice(&o.stdout).unwrap())
+}
+
 /// What `parse-report` prints is a report input `perfbot report` takes, and
 /// rendered in the layout it names it gives the robot's body back.
 #[test]
 fn a_parsed_report_is_an_input_that_renders_the_same_mail() {
     let tmp = tempfile::tempdir().unwrap();
-    let mail = tmp.path().join("report.eml");
-    std::fs::write(
-        &mail,
-        gunzip(&root().join("tests/fixtures/unanswered/2025-02-05_linux-btrfs_c87c299776.eml.gz")),
-    )
-    .unwrap();
-    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (mail, mut input) = parsed(
+        tmp.path(),
+        &gunzip(&root().join("tests/fixtures/unanswered/2025-02-05_linux-btrfs_c87c299776.eml.gz")),
+    );
     assert_eq!(input["layout"], "lkp-2025");
     assert_eq!(
         input["commit"]["sha"],
@@ -669,11 +674,7 @@ fn a_box_line_without_a_change_round_trips() {
     let mut mail = raw[..at].to_vec();
     mail.extend_from_slice(&new);
     mail.extend_from_slice(&raw[at + old.len()..]);
-    let path = tmp.path().join("report.eml");
-    std::fs::write(&path, mail).unwrap();
-    let o = perfbot(&["parse-report", path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (path, input) = parsed(tmp.path(), &mail);
     assert_eq!(
         input["tests"][1]["headline"],
         serde_json::json!({"metric": ""})
@@ -692,15 +693,10 @@ fn a_box_line_without_a_change_round_trips() {
 #[test]
 fn the_archive_tag_is_kept_where_it_is_not_the_layouts() {
     let tmp = tempfile::tempdir().unwrap();
-    let mail = tmp.path().join("report.eml");
-    std::fs::write(
-        &mail,
-        gunzip(&root().join("tests/fixtures/unanswered/2023-05-23_linux-ide_2cd896b9da.eml.gz")),
-    )
-    .unwrap();
-    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (mail, input) = parsed(
+        tmp.path(),
+        &gunzip(&root().join("tests/fixtures/unanswered/2023-05-23_linux-ide_2cd896b9da.eml.gz")),
+    );
     assert_eq!(input["layout"], "lkp-2023-04");
     assert_eq!(input["archive_tag"], "Closes");
     let o = perfbot(&["roundtrip", mail.to_str().unwrap()]);

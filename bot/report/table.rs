@@ -305,25 +305,13 @@ mod tests {
 
     #[test]
     fn rows_of_2014_render_like_the_robot() {
-        let row = |name: &str, a: (f64, f64), b: (f64, f64), printed: &str| Row {
-            name: name.into(),
-            cells: Cells::Perf {
-                cells: vec![
-                    PerfCell {
-                        mean: a.0,
-                        spread: a.1,
-                    },
-                    PerfCell {
-                        mean: b.0,
-                        spread: b.1,
-                    },
-                ],
-                changes: vec![Change {
-                    value: 0.0,
-                    absolute: false,
-                    printed: Some(printed.into()),
-                }],
-            },
+        // A row read back from a mail: its change as printed.
+        let row = |name: &str, a: (f64, f64), b: (f64, f64), printed: &str| {
+            let mut r = perf(name, a, b, 0.0, false);
+            if let Cells::Perf { changes, .. } = &mut r.cells {
+                changes[0].printed = Some(printed.into());
+            }
+            r
         };
         for (r, want) in [
             (
