@@ -178,33 +178,29 @@ fn golden(name: &str, got: &[u8]) {
 
 #[test]
 fn whole_emails_match_golden_files() {
+    let mut cases = Vec::new();
     for (example, force) in [
         ("seed000-xfs-fio-randwrite-2018", true),
         ("seed002-xfs-fio-falloc-2022", false),
         ("seed004-f2fs-aim7-improvement", false),
     ] {
         for template in ["classic", "modern"] {
-            let p = prepare(
-                &config(),
-                &root().join(format!("examples/{example}.json")),
-                Some(template),
-                force,
-                Utc::now(),
-            )
-            .unwrap();
-            golden(&format!("{example}.{template}.eml"), &p.raw);
+            cases.push((example, force, template));
         }
     }
     // The robot's layout of 2014, from an input of today.
-    let p = prepare(
-        &config(),
-        &root().join("examples/seed002-xfs-fio-falloc-2022.json"),
-        Some("lkp-2014"),
-        false,
-        Utc::now(),
-    )
-    .unwrap();
-    golden("seed002-xfs-fio-falloc-2022.lkp-2014.eml", &p.raw);
+    cases.push(("seed002-xfs-fio-falloc-2022", false, "lkp-2014"));
+    for (example, force, template) in cases {
+        let p = prepare(
+            &config(),
+            &root().join(format!("examples/{example}.json")),
+            Some(template),
+            force,
+            Utc::now(),
+        )
+        .unwrap();
+        golden(&format!("{example}.{template}.eml"), &p.raw);
+    }
 }
 
 #[test]

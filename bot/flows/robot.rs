@@ -156,6 +156,8 @@ fn without_list_footer(mut body: String) -> String {
 /// `[text/plain; charset=UTF-8 part:]` lines under the headers: the lines
 /// after that marker, up to the next part's.
 fn flattened_text_part(raw: &[u8]) -> Option<String> {
+    // Most mails have no marker: they are not copied to look for one.
+    memchr::memmem::find(raw, b" part:]")?;
     let text = std::str::from_utf8(raw).ok()?.replace("\r\n", "\n");
     let (_, body) = text.split_once("\n\n")?;
     let is_marker = |l: &str| {

@@ -565,18 +565,7 @@ impl<'a> Reader<'a> {
             (false, _) => Layout::Lkp2018,
         };
 
-        let author = h.to.first().and_then(|a| split_mailbox(a));
-        let mut commit = Map::new();
-        commit.insert("sha".into(), json!(sha));
-        commit.insert("subject".into(), json!(subject));
-        if let Some((name, email)) = &author {
-            commit.insert("author".into(), json!({"name": name, "email": email}));
-        }
-        let mut input = Map::new();
-        if let Some(d) = &h.date {
-            input.insert("date".into(), json!(d));
-        }
-        input.insert("commit".into(), Value::Object(commit));
+        let mut input = dated_commit(h, &sha, &subject);
         input.insert(
             "base".into(),
             json!({"sha": first.base_sha, "subject": first.base_subject}),
@@ -792,16 +781,7 @@ impl<'a> Reader<'a> {
         if !group.plots.is_empty() {
             test["bisect"] = bisect_of(&group);
         }
-        let author = h.to.first().and_then(|a| split_mailbox(a));
-        let mut commit = json!({"sha": sha, "subject": subject});
-        if let Some((name, email)) = &author {
-            commit["author"] = json!({"name": name, "email": email});
-        }
-        let mut input = Map::new();
-        if let Some(d) = &h.date {
-            input.insert("date".into(), json!(d));
-        }
-        input.insert("commit".into(), commit);
+        let mut input = dated_commit(h, &sha, &subject);
         input.insert("base".into(), json!({"sha": base_sha, "subject": ""}));
         if let Some(t) = tree {
             input.insert("tree".into(), t);
@@ -1213,6 +1193,21 @@ fn commit_line(l: &str) -> Option<(String, String)> {
     let subject = subject.strip_suffix("\")")?;
     (sha.len() >= 12 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| (sha.to_string(), subject.to_string()))
+}
+
+/// The input's first fields: the mail's date, and the commit with its
+/// author, the person the report is addressed to.
+fn dated_commit(h: &Headers, sha: &str, subject: &str) -> Map<String, Value> {
+    let mut commit = json!({"sha": sha, "subject": subject});
+    if let Some((name, email)) = h.to.first().and_then(|a| split_mailbox(a)) {
+        commit["author"] = json!({"name": name, "email": email});
+    }
+    let mut input = Map::new();
+    if let Some(d) = &h.date {
+        input.insert("date".into(), json!(d));
+    }
+    input.insert("commit".into(), commit);
+    input
 }
 
 /// `[linus:master] [jbd2] …` → `linus`.
