@@ -112,6 +112,10 @@ first_valid_uid = 8
 first_valid_gid = 8
 mail_location = maildir:~/Maildir
 mail_fsync = never
+# IDLE's news comes from inotify on the maildir. Where inotify does not work
+# (some container filesystems) Dovecot looks at the mailbox only every
+# mailbox_idle_check_interval (30 s by default): 1 s keeps its push prompt.
+mailbox_idle_check_interval = 1 secs
 
 namespace inbox {
   inbox = yes

@@ -162,6 +162,29 @@ fn wrap(tcp: TcpStream, acct: &ImapAccount) -> Result<ImapStream, ImapError> {
 
 /// Connect, secure the connection as the URL asks, log in.
 pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
+    connect_with_socket(acct).map(|(s, _)| s)
+}
+
+/// A second handle on a session's TCP socket. The `imap` crate keeps its
+/// stream to itself, and its IDLE clears the read timeout and blocks in a
+/// read: this handle is how another thread ends that read (`stop`) and how
+/// the timeout is put back afterwards.
+#[derive(Debug)]
+pub struct SocketHandle(TcpStream);
+
+impl SocketHandle {
+    /// End the connection: a read blocked on it returns at once.
+    pub fn stop(&self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
+    }
+
+    pub fn set_read_timeout(&self, d: Duration) {
+        let _ = self.0.set_read_timeout(Some(d));
+    }
+}
+
+/// [`connect`], with a [`SocketHandle`] on the session's socket.
+pub fn connect_with_socket(acct: &ImapAccount) -> Result<(ImapSession, SocketHandle), ImapError> {
     let addr = acct.url.addr();
     let cerr = |source| ImapError::Connect {
         addr: addr.clone(),
@@ -175,6 +198,7 @@ pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
     let tcp = TcpStream::connect_timeout(&sockaddr, acct.timeout).map_err(cerr)?;
     tcp.set_read_timeout(Some(acct.timeout)).map_err(cerr)?;
     tcp.set_write_timeout(Some(acct.timeout)).map_err(cerr)?;
+    let socket = SocketHandle(tcp.try_clone().map_err(cerr)?);
     let stream = match acct.url.tls {
         TlsMode::Implicit => wrap(tcp, acct)?,
         TlsMode::None => ImapStream::Plain(tcp),
@@ -183,7 +207,7 @@ pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
             if starttls(&mut tcp).map_err(cerr)? {
                 let tls = wrap(tcp, acct)?;
                 // The greeting was read before STARTTLS; none follows it.
-                return login(imap::Client::new(tls), acct);
+                return Ok((login(imap::Client::new(tls), acct)?, socket));
             }
             if acct.url.tls == TlsMode::StartTls {
                 return Err(ImapError::Tls {
@@ -191,12 +215,15 @@ pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
                     why: "the server does not offer STARTTLS".into(),
                 });
             }
-            return login(imap::Client::new(ImapStream::Plain(tcp)), acct);
+            return Ok((
+                login(imap::Client::new(ImapStream::Plain(tcp)), acct)?,
+                socket,
+            ));
         }
     };
     let mut c = imap::Client::new(stream);
     c.read_greeting()?;
-    login(c, acct)
+    Ok((login(c, acct)?, socket))
 }
 
 /// One CRLF-terminated line, read a byte at a time so that nothing past it is

@@ -1,5 +1,6 @@
 //! `perfbot ingest`: read mail and record what belongs to case threads.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -125,7 +126,9 @@ fn configured(config: &Config, ing: &mut Ingestor, follow: bool) -> Result<(), F
             let mut seen = ing.stats.read;
             let r = read_configured(config, ing, Reading::Until(stop), |ing| {
                 if ing.stats.read > seen {
-                    eprintln!("{}", ing.stats.line());
+                    // Not eprintln!: a follower whose stderr is gone (its
+                    // parent died) must keep working and still stop on SIGTERM.
+                    let _ = writeln!(std::io::stderr(), "{}", ing.stats.line());
                     seen = ing.stats.read;
                 }
             });
@@ -135,7 +138,10 @@ fn configured(config: &Config, ing: &mut Ingestor, follow: bool) -> Result<(), F
         });
         rt.block_on(async {
             tokio::select! {
-                _ = crate::app::daemon::shutdown_signal() => eprintln!("stopping"),
+                _ = crate::app::daemon::shutdown_signal() => {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = writeln!(std::io::stderr(), "stopping");
+                }
                 _ = done_rx => {}
             }
         });

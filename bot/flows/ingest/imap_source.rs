@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use super::ingestor::Ingestor;
 use crate::config::{Config, ConfigError};
-use crate::mail::imap::{connect, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession};
+use crate::mail::imap::{
+    connect_with_socket, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession,
+    SocketHandle,
+};
 use crate::store::cursor::Cursor;
 use crate::store::StoreError;
 
@@ -58,6 +61,10 @@ pub struct ImapInbox {
     pub mailbox: String,
     pub batch: usize,
     session: Option<ImapSession>,
+    /// The session's socket, to end an IDLE from the stop watcher.
+    socket: Option<SocketHandle>,
+    /// `imap.idle`: wait with IDLE when the server offers it.
+    use_idle: bool,
     idle_capable: bool,
 }
 
@@ -68,6 +75,8 @@ impl ImapInbox {
             mailbox: config.file.imap.mailbox.clone(),
             batch: config.file.imap.batch.max(1),
             session: None,
+            socket: None,
+            use_idle: config.file.imap.idle,
             idle_capable: false,
         })
     }
@@ -84,9 +93,11 @@ impl ImapInbox {
 
     fn session(&mut self) -> Result<&mut ImapSession, ImapSourceError> {
         if self.session.is_none() {
-            let mut s = connect(&self.account)?;
-            self.idle_capable = s.capabilities()?.has_str("IDLE");
+            let (mut s, socket) = connect_with_socket(&self.account)?;
+            self.idle_capable = self.use_idle && s.capabilities()?.has_str("IDLE");
+            tracing::info!(mailbox = %self.cursor_key(), idle = self.idle_capable, "connected");
             self.session = Some(s);
+            self.socket = Some(socket);
         }
         Ok(self.session.as_mut().expect("just set"))
     }
@@ -96,6 +107,7 @@ impl ImapInbox {
         if let Some(mut s) = self.session.take() {
             let _ = s.logout();
         }
+        self.socket = None;
     }
 
     /// Fetch and ingest everything past the cursor. Returns how many messages
@@ -165,37 +177,66 @@ impl ImapInbox {
         Ok(read)
     }
 
-    /// Wait for news: IDLE up to `max` when the server has it, else sleep `max`
-    /// (in short steps, watching `stop`).
+    /// Wait for news: IDLE up to `max` (at most 29 minutes, RFC 2177) when
+    /// the server has it, else sleep `max` (in short steps, watching `stop`).
+    ///
+    /// One IDLE for the whole wait, not short rounds: the `imap` crate drops
+    /// what the server says in answer to DONE, so a `* EXISTS` sent there
+    /// would be lost until the next poll, and short rounds end in DONE every
+    /// few seconds. Here DONE comes only when the wait is over, and a poll
+    /// always follows it. A stop request ends the IDLE by closing the socket.
     pub fn wait(&mut self, max: Duration, stop: &AtomicBool) -> Result<(), ImapSourceError> {
         if self.idle_capable {
-            let s = self.session()?;
-            // Short IDLE rounds so that a stop request is noticed quickly.
-            let deadline = Instant::now() + max;
-            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                // Mail that arrived between two IDLE rounds is announced in
-                // the untagged responses of the round that ended (`* 5
-                // EXISTS` before `OK IDLE terminated`), not in the next one:
-                // without this look it would wait for the next poll.
-                let arrived = s.take_all_unsolicited().any(|r| {
-                    matches!(
-                        r,
-                        imap::types::UnsolicitedResponse::Exists(_)
-                            | imap::types::UnsolicitedResponse::Recent(_)
-                    )
-                });
-                if arrived {
-                    return Ok(());
-                }
-                let mut idle = s.idle();
-                idle.timeout(Duration::from_secs(2).min(max));
-                idle.keepalive(false);
-                match idle.wait_while(|_| false)? {
-                    imap::extensions::idle::WaitOutcome::MailboxChanged => return Ok(()),
-                    imap::extensions::idle::WaitOutcome::TimedOut => continue,
-                }
+            let timeout = self.account.timeout;
+            self.session()?;
+            let (Some(s), Some(socket)) = (self.session.as_mut(), self.socket.as_ref()) else {
+                unreachable!("a session comes with its socket")
+            };
+            // Mail that arrived during the poll is announced in the untagged
+            // responses of its commands (`* 5 EXISTS` before a SEARCH's
+            // result): IDLE would not tell of it again.
+            let arrived = s.take_all_unsolicited().any(|r| {
+                matches!(
+                    r,
+                    imap::types::UnsolicitedResponse::Exists(_)
+                        | imap::types::UnsolicitedResponse::Recent(_)
+                )
+            });
+            if arrived {
+                return Ok(());
             }
-            return Ok(());
+            let over = AtomicBool::new(false);
+            let waited = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    while !over.load(Ordering::Relaxed) {
+                        if stop.load(Ordering::Relaxed) {
+                            socket.stop();
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                });
+                let mut idle = s.idle();
+                idle.timeout(max.clamp(Duration::from_secs(1), Duration::from_secs(29 * 60)));
+                idle.keepalive(false);
+                let r = idle.wait_while(|_| false);
+                // The crate leaves the socket without a read timeout; DONE
+                // (when `idle` is dropped) and every later command need one.
+                socket.set_read_timeout(timeout);
+                drop(idle);
+                over.store(true, Ordering::Relaxed);
+                r
+            });
+            return match waited {
+                Ok(_) => Ok(()),
+                // The watcher closed the socket: this session is over.
+                Err(_) if stop.load(Ordering::Relaxed) => {
+                    self.session = None;
+                    self.socket = None;
+                    Ok(())
+                }
+                Err(e) => Err(e.into()),
+            };
         }
         let deadline = Instant::now() + max;
         while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
