@@ -55,6 +55,13 @@ pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
     })
 }
 
+/// The longest IDLE. It ends only after this long without a line from the
+/// server, and servers send keep-alive lines into an IDLE (Dovecot's
+/// `* OK Still here`, every 2 minutes by default) that restart that clock: a
+/// longer IDLE could outlast `poll_secs` indefinitely. Well under RFC 2177's
+/// 29 minutes, and under common NAT timeouts.
+pub const IDLE_ROUND: Duration = Duration::from_secs(60);
+
 /// One mailbox being followed.
 pub struct ImapInbox {
     pub account: ImapAccount,
@@ -177,14 +184,15 @@ impl ImapInbox {
         Ok(read)
     }
 
-    /// Wait for news: IDLE up to `max` (at most 29 minutes, RFC 2177) when
-    /// the server has it, else sleep `max` (in short steps, watching `stop`).
+    /// Wait for news: IDLE up to `max` (at most [`IDLE_ROUND`]) when the
+    /// server has it, else sleep `max` (in short steps, watching `stop`).
     ///
-    /// One IDLE for the whole wait, not short rounds: the `imap` crate drops
+    /// Each IDLE ends the wait, and a poll follows: the `imap` crate drops
     /// what the server says in answer to DONE, so a `* EXISTS` sent there
-    /// would be lost until the next poll, and short rounds end in DONE every
-    /// few seconds. Here DONE comes only when the wait is over, and a poll
-    /// always follows it. A stop request ends the IDLE by closing the socket.
+    /// reaches perfbot only through that poll. (The 2 s IDLE rounds this
+    /// replaced went back into IDLE after DONE and could miss such mail until
+    /// `poll_secs` ran out.) A stop request ends the IDLE by closing the
+    /// socket.
     pub fn wait(&mut self, max: Duration, stop: &AtomicBool) -> Result<(), ImapSourceError> {
         if self.idle_capable {
             let timeout = self.account.timeout;
@@ -217,7 +225,7 @@ impl ImapInbox {
                     }
                 });
                 let mut idle = s.idle();
-                idle.timeout(max.clamp(Duration::from_secs(1), Duration::from_secs(29 * 60)));
+                idle.timeout(max.clamp(Duration::from_secs(1), IDLE_ROUND));
                 idle.keepalive(false);
                 let r = idle.wait_while(|_| false);
                 // The crate leaves the socket without a read timeout; DONE
