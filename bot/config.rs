@@ -263,7 +263,7 @@ pub struct ImapSection {
     /// Wait for new mail with IDLE when the server offers it.
     pub idle: bool,
     /// Poll interval without IDLE, and the longest IDLE before a re-check
-    /// (IDLE stops at a minute whatever this says: see `IDLE_ROUND`).
+    /// (at most 29 minutes: `IDLE_ROUND`).
     pub poll_secs: u64,
     pub timeout_secs: u64,
     /// Messages fetched per round trip.

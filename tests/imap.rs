@@ -179,12 +179,16 @@ impl Drop for Follower {
 }
 
 fn follow(cfg: &Path) -> (Follower, Receiver<(Instant, String)>) {
+    follow_logging(cfg, "perfbot=info")
+}
+
+fn follow_logging(cfg: &Path, log: &str) -> (Follower, Receiver<(Instant, String)>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
         .arg(cfg)
         .args(["ingest", "--follow"])
         .env("PERFBOT_IMAP_PASSWORD", "secret")
-        .env("RUST_LOG", "perfbot=info")
+        .env("RUST_LOG", log)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -405,4 +409,37 @@ fn without_idle_the_follower_polls() {
     stop(child);
     assert!(read, "the poll did not read the reply within 30 s");
     assert_eq!(thread_ids(&cfg, &case), [id]);
+}
+
+#[test]
+fn keep_alive_lines_do_not_keep_an_idle_open() {
+    if !mail_server() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    // Dovecot sends this user `* OK Still here` every second (start-mail.sh),
+    // and each line restarts the silence timeout of a 2 s IDLE.
+    let cfg = imap_config(tmp.path(), "poll_secs = 2");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("bot@example.test", "chatty@example.test");
+    std::fs::write(&cfg, text).unwrap();
+    let (child, rx) = follow_logging(&cfg, "perfbot=debug");
+    let t0 = Instant::now();
+    let mut polls = 0;
+    let mut idle = false;
+    while t0.elapsed() < Duration::from_secs(12) {
+        if let Ok((_, l)) = rx.recv_timeout(Duration::from_millis(100)) {
+            idle |= l.contains("connected") && l.contains("idle=true");
+            polls += usize::from(l.contains("polled"));
+        }
+    }
+    stop(child);
+    assert!(idle, "the follower did not use IDLE");
+    // One poll at the start, then one after each IDLE of about 2-3 s.
+    assert!(
+        polls >= 3,
+        "{polls} polls in 12 s: the IDLE outlived poll_secs"
+    );
 }

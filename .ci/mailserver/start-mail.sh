@@ -75,6 +75,10 @@ for u in $USERS; do
   echo "$u@$MAIL_DOMAIN:{PLAIN}$PASS" >> "$DIR/users"
   echo "$u@$MAIL_DOMAIN OK" >> "$DIR/vusers"
 done
+# One more IMAP user, whose IDLE gets Dovecot's keep-alive line (`* OK Still
+# here`) every second instead of every 2 minutes: for a test that an IDLE ends
+# on time even so.
+echo "chatty@$MAIL_DOMAIN:{PLAIN}$PASS::::::userdb_imap_idle_notify_interval=1s" >> "$DIR/users"
 chmod 644 "$DIR/users" "$DIR/vusers"
 
 DH=""

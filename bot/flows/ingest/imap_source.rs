@@ -4,6 +4,7 @@
 //! when the server has it, else polls; reconnects with backoff.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use super::ingestor::Ingestor;
@@ -55,12 +56,8 @@ pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
     })
 }
 
-/// The longest IDLE. It ends only after this long without a line from the
-/// server, and servers send keep-alive lines into an IDLE (Dovecot's
-/// `* OK Still here`, every 2 minutes by default) that restart that clock: a
-/// longer IDLE could outlast `poll_secs` indefinitely. Well under RFC 2177's
-/// 29 minutes, and under common NAT timeouts.
-pub const IDLE_ROUND: Duration = Duration::from_secs(60);
+/// The longest IDLE: RFC 2177 asks clients to end one within 29 minutes.
+pub const IDLE_ROUND: Duration = Duration::from_secs(29 * 60);
 
 /// One mailbox being followed.
 pub struct ImapInbox {
@@ -181,10 +178,11 @@ impl ImapInbox {
         }
         // A fresh cursor is saved even for an empty mailbox.
         store.set_cursor(&key, cursor)?;
+        tracing::debug!(mailbox = %key, read, "polled");
         Ok(read)
     }
 
-    /// Wait for news: IDLE up to `max` (at most [`IDLE_ROUND`]) when the
+    /// Wait for news: IDLE for about `max` (at most [`IDLE_ROUND`]) when the
     /// server has it, else sleep `max` (in short steps, watching `stop`).
     ///
     /// Each IDLE ends the wait, and a poll follows: the `imap` crate drops
@@ -213,26 +211,40 @@ impl ImapInbox {
             if arrived {
                 return Ok(());
             }
-            let over = AtomicBool::new(false);
+            let round = max.clamp(Duration::from_secs(1), IDLE_ROUND);
+            let deadline = Instant::now() + round;
+            let (done, ended) = std::sync::mpsc::channel::<()>();
             let waited = std::thread::scope(|scope| {
-                scope.spawn(|| {
-                    while !over.load(Ordering::Relaxed) {
+                // The watcher: a stop request closes the socket; past the
+                // deadline, reads time out at once, so that the first
+                // keep-alive line ends the IDLE (each of them restarts the
+                // crate's silence timeout).
+                let watcher = scope.spawn(move || {
+                    let mut nudged = false;
+                    while let Err(RecvTimeoutError::Timeout) =
+                        ended.recv_timeout(Duration::from_millis(100))
+                    {
                         if stop.load(Ordering::Relaxed) {
                             socket.stop();
                             break;
                         }
-                        std::thread::sleep(Duration::from_millis(100));
+                        if !nudged && Instant::now() >= deadline {
+                            socket.set_read_timeout(Duration::from_millis(200));
+                            nudged = true;
+                        }
                     }
                 });
                 let mut idle = s.idle();
-                idle.timeout(max.clamp(Duration::from_secs(1), IDLE_ROUND));
+                idle.timeout(round);
                 idle.keepalive(false);
                 let r = idle.wait_while(|_| false);
-                // The crate leaves the socket without a read timeout; DONE
-                // (when `idle` is dropped) and every later command need one.
+                drop(done);
+                let _ = watcher.join();
+                // The crate leaves the socket without a read timeout (and the
+                // watcher may have shortened it); DONE, sent when `idle` is
+                // dropped, and every later command need the configured one.
                 socket.set_read_timeout(timeout);
                 drop(idle);
-                over.store(true, Ordering::Relaxed);
                 r
             });
             return match waited {
