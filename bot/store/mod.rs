@@ -365,7 +365,47 @@ fn create_db(state_dir: &Path, path: &Path, shown: &str) -> Result<(), StoreErro
 }
 
 /// Open sled, turning its panics on damaged files into an error.
+/// sled 0.34 writes a snapshot to `snap.<lsn>.generating`, then renames it
+/// to `snap.<lsn>`. A kill between the two leaves the first file behind, and
+/// the next open takes it for the newest snapshot and reports the whole
+/// database corrupt (spacejam/sled#1527; seen here under `kill -9`). It never
+/// was part of the database: the snapshot before it and the log hold
+/// everything. It is removed here, under sled's own lock on `db/db`, so that
+/// the file of a process still writing it is never touched.
+fn drop_unfinished_snapshots(path: &Path) {
+    let Ok(lock) = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(path.join("db"))
+    else {
+        return;
+    };
+    // In use by a live process (or not lockable): leave it to sled to say so.
+    if lock.try_lock().is_err() {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(path) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            match std::fs::remove_file(e.path()) {
+                Ok(()) => tracing::warn!(
+                    file = %e.path().display(),
+                    "removed an unfinished sled snapshot left by an interrupted run; \
+                     the database is read from the snapshot before it and its log"
+                ),
+                Err(err) => tracing::warn!(file = %e.path().display(), error = %err,
+                    "could not remove an unfinished sled snapshot"),
+            }
+        }
+    }
+}
+
 fn open_sled(path: &Path, shown: &str) -> Result<sled::Db, StoreError> {
+    drop_unfinished_snapshots(path);
     let opened = std::panic::catch_unwind(|| {
         // sled's page cache defaults to 1 GB; perfbot's working set is small,
         // and a long backfill must not grow the process.
@@ -850,6 +890,58 @@ mod tests {
             user: "op".into(),
             reason: "test".into(),
         }
+    }
+
+    /// Open again once sled's flusher has let go of the lock.
+    fn reopen(state: &Path) -> Result<Store, StoreError> {
+        let mut tries = 0;
+        loop {
+            match Store::open(state) {
+                Err(StoreError::Locked { .. }) if tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    #[test]
+    fn an_unfinished_snapshot_left_by_a_kill_is_dropped_not_taken_for_damage() {
+        let (t, s) = store();
+        let (c, _) = queued_case(&s);
+        s.flush().unwrap();
+        drop(s);
+        let db = t.path().join("state/db");
+        // What a kill inside sled's write_snapshot leaves: the newest name,
+        // cut short (empty here, or a few bytes).
+        for (n, bytes) in [(0u8, &b""[..]), (1, &b"\x01\x02\x03"[..])] {
+            let junk = db.join(format!("snap.FFFFFFFFFFFFFF{n:02X}.generating"));
+            std::fs::write(&junk, bytes).unwrap();
+            let s = reopen(&t.path().join("state")).unwrap();
+            assert!(!junk.exists());
+            assert_eq!(s.case(&c.id).unwrap().state, CaseState::Queued);
+            drop(s);
+        }
+        // A finished snapshot that is damaged is still damage.
+        std::fs::write(db.join("snap.FFFFFFFFFFFFFFFF"), b"\x01\x02\x03").unwrap();
+        let e = reopen(&t.path().join("state"))
+            .err()
+            .expect("a damaged snapshot was accepted");
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_snapshot_being_written_by_a_live_process_is_left_alone() {
+        let (t, s) = store();
+        let db = t.path().join("state/db");
+        let junk = db.join("snap.FFFFFFFFFFFFFFFF.generating");
+        std::fs::write(&junk, b"").unwrap();
+        // `s` holds sled's lock, as a running perfbot would.
+        drop_unfinished_snapshots(&db);
+        assert!(junk.exists());
+        std::fs::remove_file(&junk).unwrap();
+        drop(s);
     }
 
     #[test]
