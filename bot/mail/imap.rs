@@ -38,6 +38,10 @@ pub enum ImapError {
     Protocol(#[from] imap::Error),
     #[error("CA file {path}: {why}")]
     Ca { path: String, why: String },
+    /// The `imap` crate panicked on what the server sent (it has
+    /// `unreachable!()`s for answers it does not expect).
+    #[error("imap: the server's answer broke the IMAP library: {0}")]
+    Library(String),
 }
 
 /// Where to log in.

@@ -237,7 +237,12 @@ impl ImapInbox {
                 let mut idle = s.idle();
                 idle.timeout(round);
                 idle.keepalive(false);
-                let r = idle.wait_while(|_| false);
+                // A server that answers IDLE with neither `+` nor NO/BAD
+                // makes the crate panic: an error here, so the follower
+                // reconnects instead of losing its thread.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    idle.wait_while(|_| false)
+                }));
                 drop(done);
                 let _ = watcher.join();
                 // The crate leaves the socket without a read timeout (and the
@@ -247,15 +252,20 @@ impl ImapInbox {
                 drop(idle);
                 r
             });
+            let waited = match waited {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(ImapSourceError::from(e)),
+                Err(panic) => Err(ImapError::Library(panic_text(&*panic)).into()),
+            };
             return match waited {
-                Ok(_) => Ok(()),
+                Ok(()) => Ok(()),
                 // The watcher closed the socket: this session is over.
                 Err(_) if stop.load(Ordering::Relaxed) => {
                     self.session = None;
                     self.socket = None;
                     Ok(())
                 }
-                Err(e) => Err(e.into()),
+                Err(e) => Err(e),
             };
         }
         let deadline = Instant::now() + max;
@@ -295,5 +305,65 @@ impl ImapInbox {
             }
         }
         self.disconnect();
+    }
+}
+
+/// What a caught panic said.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+
+    /// A server on loopback that greets, takes LOGIN and CAPABILITY, and then
+    /// answers IDLE with a tagged OK and no `+`: the `imap` crate's
+    /// `unreachable!()`.
+    fn odd_server() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            let mut w = s.try_clone().unwrap();
+            w.write_all(b"* OK [CAPABILITY IMAP4rev1 IDLE] odd\r\n")
+                .unwrap();
+            for line in BufReader::new(s).lines() {
+                let Ok(line) = line else { break };
+                let (tag, cmd) = line.split_once(' ').unwrap_or((&line, ""));
+                let answer = match cmd.split(' ').next().unwrap_or("") {
+                    "CAPABILITY" => format!("* CAPABILITY IMAP4rev1 IDLE\r\n{tag} OK done\r\n"),
+                    _ => format!("{tag} OK done\r\n"),
+                };
+                if w.write_all(answer.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn a_server_that_breaks_the_idle_exchange_is_an_error_not_a_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pw = tmp.path().join("pw");
+        std::fs::write(&pw, "secret").unwrap();
+        let port = odd_server();
+        let text = format!(
+            "[inbound]\nsource = \"imap\"\n[imap]\nurl = \"imap://127.0.0.1:{port}?tls=none\"\nuser = \"bot\"\npassword_file = {pw:?}\ntimeout_secs = 5\n"
+        );
+        let config = Config::parse(&text, "test", tmp.path().to_path_buf()).unwrap();
+        let mut inbox = ImapInbox::new(&config).unwrap();
+        inbox.session().unwrap();
+        assert!(inbox.idle_capable);
+        let stop = AtomicBool::new(false);
+        let e = inbox
+            .wait(Duration::from_secs(2), &stop)
+            .expect_err("the odd answer was taken for an IDLE");
+        assert!(e.to_string().contains("broke the IMAP library"), "{e}");
     }
 }
