@@ -299,6 +299,23 @@ fn login(c: imap::Client<ImapStream>, acct: &ImapAccount) -> Result<ImapSession,
         })
 }
 
+/// One exchange with the server through the `imap` crate, which panics on
+/// some answers it does not expect (`unreachable!()` for an untagged `* NO`
+/// inside a SELECT's answer, or for an IDLE answered without `+`): such a
+/// panic becomes [`ImapError::Library`], so that the caller reconnects
+/// instead of losing its thread.
+pub fn guarded<T>(exchange: impl FnOnce() -> imap::Result<T>) -> Result<T, ImapError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(exchange)) {
+        Ok(r) => r.map_err(ImapError::Protocol),
+        Err(p) => Err(ImapError::Library(
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into()),
+        )),
+    }
+}
+
 /// One message fetched by UID.
 #[derive(Debug, Clone)]
 pub struct Fetched {
@@ -312,7 +329,7 @@ fn fetch_set(
     set: &str,
     keep: impl Fn(u32) -> bool,
 ) -> Result<Vec<Fetched>, ImapError> {
-    let fetches = s.uid_fetch(set, "(UID BODY.PEEK[])")?;
+    let fetches = guarded(|| s.uid_fetch(set, "(UID BODY.PEEK[])"))?;
     let mut out: Vec<Fetched> = fetches
         .iter()
         .filter_map(|f| {
@@ -344,11 +361,11 @@ pub fn fetch_after(
     after: u32,
     limit: usize,
 ) -> Result<Vec<Fetched>, ImapError> {
-    let mut uids: Vec<u32> = s
-        .uid_search(format!("UID {}:*", after.saturating_add(1)))?
-        .into_iter()
-        .filter(|u| *u > after) // `n:*` always matches the last message
-        .collect();
+    let mut uids: Vec<u32> =
+        guarded(|| s.uid_search(format!("UID {}:*", after.saturating_add(1))))?
+            .into_iter()
+            .filter(|u| *u > after) // `n:*` always matches the last message
+            .collect();
     uids.sort_unstable();
     uids.truncate(limit);
     if uids.is_empty() {
@@ -365,11 +382,11 @@ pub fn find_message_ids(
     ids: &[crate::model::MessageId],
 ) -> Result<Vec<crate::model::MessageId>, ImapError> {
     let mut s = connect(acct)?;
-    s.examine(mailbox)?;
+    guarded(|| s.examine(mailbox))?;
     let mut found = Vec::new();
     for id in ids {
         // Message-IDs perfbot makes are atoms: no quoting trouble.
-        let hits = s.uid_search(format!("HEADER Message-ID \"{}\"", id.bracketed()))?;
+        let hits = guarded(|| s.uid_search(format!("HEADER Message-ID \"{}\"", id.bracketed())))?;
         if !hits.is_empty() {
             found.push(id.clone());
         }

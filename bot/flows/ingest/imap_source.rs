@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::ingestor::Ingestor;
 use crate::config::{Config, ConfigError};
 use crate::mail::imap::{
-    connect_with_socket, fetch_after, fetch_range, ImapAccount, ImapError, ImapSession,
+    connect_with_socket, fetch_after, fetch_range, guarded, ImapAccount, ImapError, ImapSession,
     SocketHandle,
 };
 use crate::store::cursor::Cursor;
@@ -98,7 +98,7 @@ impl ImapInbox {
     fn session(&mut self) -> Result<&mut ImapSession, ImapSourceError> {
         if self.session.is_none() {
             let (mut s, socket) = connect_with_socket(&self.account)?;
-            self.idle_capable = self.use_idle && s.capabilities()?.has_str("IDLE");
+            self.idle_capable = self.use_idle && guarded(|| s.capabilities())?.has_str("IDLE");
             tracing::info!(mailbox = %self.cursor_key(), idle = self.idle_capable, "connected");
             self.session = Some(s);
             self.socket = Some(socket);
@@ -122,7 +122,7 @@ impl ImapInbox {
         let batch = self.batch;
         let store = ing.store;
         let s = self.session()?;
-        let mb = s.select(&mailbox)?;
+        let mb = guarded(|| s.select(&mailbox))?;
         let validity = mb.uid_validity.unwrap_or(0);
         let mut cursor = match store.cursor(&key)? {
             Some(c) if c.uid_validity == validity => c,
@@ -240,9 +240,7 @@ impl ImapInbox {
                 // A server that answers IDLE with neither `+` nor NO/BAD
                 // makes the crate panic: an error here, so the follower
                 // reconnects instead of losing its thread.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    idle.wait_while(|_| false)
-                }));
+                let r = guarded(|| idle.wait_while(|_| false));
                 drop(done);
                 let _ = watcher.join();
                 // The crate leaves the socket without a read timeout (and the
@@ -252,11 +250,7 @@ impl ImapInbox {
                 drop(idle);
                 r
             });
-            let waited = match waited {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => Err(ImapSourceError::from(e)),
-                Err(panic) => Err(ImapError::Library(panic_text(&*panic)).into()),
-            };
+            let waited = waited.map(|_| ()).map_err(ImapSourceError::from);
             return match waited {
                 Ok(()) => Ok(()),
                 // The watcher closed the socket: this session is over.
@@ -308,23 +302,16 @@ impl ImapInbox {
     }
 }
 
-/// What a caught panic said.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{BufRead, BufReader, Write};
+    use std::path::Path;
 
-    /// A server on loopback that greets, takes LOGIN and CAPABILITY, and then
-    /// answers IDLE with a tagged OK and no `+`: the `imap` crate's
-    /// `unreachable!()`.
-    fn odd_server() -> u16 {
+    /// A scripted server on loopback: it greets, answers CAPABILITY with
+    /// IDLE, and answers every command with what `odd` gives for it (the
+    /// tag, the command) or else a plain tagged OK.
+    fn scripted_server(odd: fn(&str, &str) -> Option<String>) -> u16 {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         std::thread::spawn(move || {
@@ -335,10 +322,11 @@ mod tests {
             for line in BufReader::new(s).lines() {
                 let Ok(line) = line else { break };
                 let (tag, cmd) = line.split_once(' ').unwrap_or((&line, ""));
-                let answer = match cmd.split(' ').next().unwrap_or("") {
+                let verb = cmd.split(' ').next().unwrap_or("");
+                let answer = odd(tag, verb).unwrap_or_else(|| match verb {
                     "CAPABILITY" => format!("* CAPABILITY IMAP4rev1 IDLE\r\n{tag} OK done\r\n"),
                     _ => format!("{tag} OK done\r\n"),
-                };
+                });
                 if w.write_all(answer.as_bytes()).is_err() {
                     break;
                 }
@@ -347,16 +335,21 @@ mod tests {
         port
     }
 
-    #[test]
-    fn a_server_that_breaks_the_idle_exchange_is_an_error_not_a_panic() {
-        let tmp = tempfile::tempdir().unwrap();
-        let pw = tmp.path().join("pw");
+    fn config(dir: &Path, port: u16) -> Config {
+        let pw = dir.join("pw");
         std::fs::write(&pw, "secret").unwrap();
-        let port = odd_server();
         let text = format!(
             "[inbound]\nsource = \"imap\"\n[imap]\nurl = \"imap://127.0.0.1:{port}?tls=none\"\nuser = \"bot\"\npassword_file = {pw:?}\ntimeout_secs = 5\n"
         );
-        let config = Config::parse(&text, "test", tmp.path().to_path_buf()).unwrap();
+        Config::parse(&text, "test", dir.to_path_buf()).unwrap()
+    }
+
+    #[test]
+    fn a_server_that_breaks_the_idle_exchange_is_an_error_not_a_panic() {
+        // IDLE answered with a tagged OK and no `+`: the crate's unreachable!().
+        let port = scripted_server(|_, _| None);
+        let tmp = tempfile::tempdir().unwrap();
+        let config = config(tmp.path(), port);
         let mut inbox = ImapInbox::new(&config).unwrap();
         inbox.session().unwrap();
         assert!(inbox.idle_capable);
@@ -364,6 +357,26 @@ mod tests {
         let e = inbox
             .wait(Duration::from_secs(2), &stop)
             .expect_err("the odd answer was taken for an IDLE");
+        assert!(e.to_string().contains("broke the IMAP library"), "{e}");
+    }
+
+    #[test]
+    fn an_untagged_no_in_a_select_is_an_error_not_a_panic() {
+        // Servers send `* NO [ALERT] …` warnings; inside a SELECT's answer
+        // the crate takes them for the impossible.
+        let port = scripted_server(|tag, verb| {
+            (verb == "SELECT").then(|| {
+                format!("* NO [ALERT] mailbox is over quota\r\n* 0 EXISTS\r\n{tag} OK [READ-WRITE] done\r\n")
+            })
+        });
+        let tmp = tempfile::tempdir().unwrap();
+        let config = config(tmp.path(), port);
+        let store = crate::store::Store::open(&config.state_dir()).unwrap();
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        let mut inbox = ImapInbox::new(&config).unwrap();
+        let e = inbox
+            .poll(&mut ing)
+            .expect_err("the SELECT was taken as read");
         assert!(e.to_string().contains("broke the IMAP library"), "{e}");
     }
 }
