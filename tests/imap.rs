@@ -214,6 +214,39 @@ fn stop(mut f: Follower) {
     assert!(st.success(), "the follower ends cleanly on SIGTERM: {st:?}");
 }
 
+/// A case, the mailbox caught up with, and a follower that has connected:
+/// the case, its report's Message-ID, the follower, its output and its
+/// `connected` line.
+fn following(
+    cfg: &Path,
+    dir: &Path,
+) -> (
+    String,
+    String,
+    Follower,
+    Receiver<(Instant, String)>,
+    String,
+) {
+    let (case, mid) = new_case(cfg, dir);
+    ok(&perfbot_env(cfg, &["ingest"], PW));
+    let (child, rx) = follow(cfg);
+    let (_, connected) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    (case, mid, child, rx, connected)
+}
+
+/// How long after `since` the follower said it recorded a new message, if it
+/// did within 30 s.
+fn new_message_after(rx: &Receiver<(Instant, String)>, since: Instant) -> Option<Duration> {
+    while since.elapsed() < Duration::from_secs(30) {
+        if let Ok((at, l)) = rx.recv_timeout(Duration::from_millis(100)) {
+            if l.starts_with("read ") && stat(&l, "new") >= 1 {
+                return Some(at - since);
+            }
+        }
+    }
+    None
+}
+
 #[test]
 fn replies_over_smtp_are_read_once_and_uidvalidity_change_rescans() {
     if !mail_server() {
@@ -341,12 +374,9 @@ fn idle_wakes_ingestion_within_seconds() {
     let tmp = tempfile::tempdir().unwrap();
     // Polling alone would take two minutes.
     let cfg = imap_config(tmp.path(), "poll_secs = 120");
-    let (case, mid) = new_case(&cfg, tmp.path());
-    ok(&perfbot_env(&cfg, &["ingest"], PW));
-    let (child, rx) = follow(&cfg);
-    // Let it connect and enter IDLE.
-    let (_, l) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let (case, mid, child, rx, l) = following(&cfg, tmp.path());
     assert!(l.contains("connected") && l.contains("idle=true"), "{l}");
+    // Let it enter IDLE.
     std::thread::sleep(Duration::from_millis(1500));
     while rx.try_recv().is_ok() {}
     // Twice: after the first wake-up the follower polls and goes back to IDLE.
@@ -355,16 +385,8 @@ fn idle_wakes_ingestion_within_seconds() {
         let id = format!("idle{n}.{}@dastard", token());
         smtp_to_bot(&reply_to(&mid, &id, text));
         ids.push(id);
-        let sent = Instant::now();
-        let mut woke = None;
-        while woke.is_none() && sent.elapsed() < Duration::from_secs(30) {
-            if let Ok((at, l)) = rx.recv_timeout(Duration::from_millis(100)) {
-                if l.starts_with("read ") && stat(&l, "new") >= 1 {
-                    woke = Some(at - sent);
-                }
-            }
-        }
-        let woke = woke.unwrap_or_else(|| panic!("reply {n} was not ingested within 30 s"));
+        let woke = new_message_after(&rx, Instant::now())
+            .unwrap_or_else(|| panic!("reply {n} was not ingested within 30 s"));
         eprintln!("IDLE: reply {n} ingested {woke:?} after SMTP accepted it");
         // Far below the 120 s poll interval: IDLE did it. (Timing is printed,
         // the bound is loose on purpose: the machine is shared.)
@@ -392,22 +414,16 @@ fn without_idle_the_follower_polls() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let cfg = imap_config(tmp.path(), "idle = false\npoll_secs = 1");
-    let (case, mid) = new_case(&cfg, tmp.path());
-    ok(&perfbot_env(&cfg, &["ingest"], PW));
-    let (child, rx) = follow(&cfg);
-    let (_, l) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let (case, mid, child, rx, l) = following(&cfg, tmp.path());
     assert!(l.contains("connected") && l.contains("idle=false"), "{l}");
     let id = format!("poll.{}@dastard", token());
     smtp_to_bot(&reply_to(&mid, &id, "Looking into it."));
-    let sent = Instant::now();
-    let mut read = false;
-    while !read && sent.elapsed() < Duration::from_secs(30) {
-        if let Ok((_, l)) = rx.recv_timeout(Duration::from_millis(100)) {
-            read = l.starts_with("read ") && stat(&l, "new") >= 1;
-        }
-    }
+    let read = new_message_after(&rx, Instant::now());
     stop(child);
-    assert!(read, "the poll did not read the reply within 30 s");
+    assert!(
+        read.is_some(),
+        "the poll did not read the reply within 30 s"
+    );
     assert_eq!(thread_ids(&cfg, &case), [id]);
 }
 
