@@ -64,9 +64,9 @@ pub struct ImapInbox {
     pub account: ImapAccount,
     pub mailbox: String,
     pub batch: usize,
-    session: Option<ImapSession>,
-    /// The session's socket, to end an IDLE from the stop watcher.
-    socket: Option<SocketHandle>,
+    /// The session, with a handle on its socket (to end an IDLE from the
+    /// stop watcher).
+    conn: Option<(ImapSession, SocketHandle)>,
     /// `imap.idle`: wait with IDLE when the server offers it.
     use_idle: bool,
     idle_capable: bool,
@@ -78,8 +78,7 @@ impl ImapInbox {
             account: account(config)?,
             mailbox: config.file.imap.mailbox.clone(),
             batch: config.file.imap.batch.max(1),
-            session: None,
-            socket: None,
+            conn: None,
             use_idle: config.file.imap.idle,
             idle_capable: false,
         })
@@ -95,23 +94,21 @@ impl ImapInbox {
         )
     }
 
-    fn session(&mut self) -> Result<&mut ImapSession, ImapSourceError> {
-        if self.session.is_none() {
+    fn connection(&mut self) -> Result<&mut (ImapSession, SocketHandle), ImapSourceError> {
+        if self.conn.is_none() {
             let (mut s, socket) = connect_with_socket(&self.account)?;
             self.idle_capable = self.use_idle && guarded(|| s.capabilities())?.has_str("IDLE");
             tracing::info!(mailbox = %self.cursor_key(), idle = self.idle_capable, "connected");
-            self.session = Some(s);
-            self.socket = Some(socket);
+            self.conn = Some((s, socket));
         }
-        Ok(self.session.as_mut().expect("just set"))
+        Ok(self.conn.as_mut().expect("just set"))
     }
 
     /// Drop the connection (after an error, or to reconnect).
     pub fn disconnect(&mut self) {
-        if let Some(mut s) = self.session.take() {
+        if let Some((mut s, _)) = self.conn.take() {
             let _ = s.logout();
         }
-        self.socket = None;
     }
 
     /// Fetch and ingest everything past the cursor. Returns how many messages
@@ -121,7 +118,7 @@ impl ImapInbox {
         let mailbox = self.mailbox.clone();
         let batch = self.batch;
         let store = ing.store;
-        let s = self.session()?;
+        let (s, _) = self.connection()?;
         let mb = guarded(|| s.select(&mailbox))?;
         let validity = mb.uid_validity.unwrap_or(0);
         let mut cursor = match store.cursor(&key)? {
@@ -194,10 +191,8 @@ impl ImapInbox {
     pub fn wait(&mut self, max: Duration, stop: &AtomicBool) -> Result<(), ImapSourceError> {
         if self.idle_capable {
             let timeout = self.account.timeout;
-            self.session()?;
-            let (Some(s), Some(socket)) = (self.session.as_mut(), self.socket.as_ref()) else {
-                unreachable!("a session comes with its socket")
-            };
+            let (s, socket) = self.connection()?;
+            let socket = &*socket;
             // Mail that arrived during the poll is announced in the untagged
             // responses of its commands (`* 5 EXISTS` before a SEARCH's
             // result): IDLE would not tell of it again.
@@ -250,16 +245,14 @@ impl ImapInbox {
                 drop(idle);
                 r
             });
-            let waited = waited.map(|_| ()).map_err(ImapSourceError::from);
             return match waited {
-                Ok(()) => Ok(()),
+                Ok(_) => Ok(()),
                 // The watcher closed the socket: this session is over.
                 Err(_) if stop.load(Ordering::Relaxed) => {
-                    self.session = None;
-                    self.socket = None;
+                    self.disconnect();
                     Ok(())
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             };
         }
         let deadline = Instant::now() + max;
@@ -351,7 +344,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let config = config(tmp.path(), port);
         let mut inbox = ImapInbox::new(&config).unwrap();
-        inbox.session().unwrap();
+        inbox.connection().unwrap();
         assert!(inbox.idle_capable);
         let stop = AtomicBool::new(false);
         let e = inbox
