@@ -8,8 +8,10 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
@@ -314,6 +316,54 @@ pub fn guarded<T>(exchange: impl FnOnce() -> imap::Result<T>) -> Result<T, ImapE
                 .unwrap_or_else(|| "a panic".into()),
         )),
     }
+}
+
+/// One IDLE of about `round`, ended early by news from the server or by
+/// `stop` (the socket is closed then: the session is over).
+///
+/// A watcher thread does both ends: it closes the socket on `stop`, and past
+/// the deadline it makes reads time out at once, so that the server's next
+/// line ends the IDLE. (The crate's own timeout counts silence, and servers'
+/// keep-alive lines, Dovecot's `* OK Still here`, restart it.) Afterwards the
+/// socket gets `timeout` back: the crate leaves it with none, and DONE, sent
+/// when the IDLE handle is dropped, needs one like every later command.
+pub fn idle(
+    s: &mut ImapSession,
+    socket: &SocketHandle,
+    round: Duration,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<(), ImapError> {
+    let deadline = Instant::now() + round;
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(move || {
+            let mut nudged = false;
+            while let Err(RecvTimeoutError::Timeout) =
+                ended.recv_timeout(Duration::from_millis(100))
+            {
+                if stop.load(Ordering::Relaxed) {
+                    socket.stop();
+                    break;
+                }
+                if !nudged && Instant::now() >= deadline {
+                    socket.set_read_timeout(Duration::from_millis(200));
+                    nudged = true;
+                }
+            }
+        });
+        let mut handle = s.idle();
+        handle.timeout(round);
+        handle.keepalive(false);
+        // A server that answers IDLE with neither `+` nor NO/BAD makes the
+        // crate panic: `guarded` makes that an error.
+        let r = guarded(|| handle.wait_while(|_| false));
+        drop(done);
+        let _ = watcher.join();
+        socket.set_read_timeout(timeout);
+        drop(handle);
+        r.map(|_| ())
+    })
 }
 
 /// One message fetched by UID.

@@ -4,14 +4,13 @@
 //! when the server has it, else polls; reconnects with backoff.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use super::ingestor::Ingestor;
 use crate::config::{Config, ConfigError};
 use crate::mail::imap::{
-    connect_with_socket, fetch_after, fetch_range, guarded, ImapAccount, ImapError, ImapSession,
-    SocketHandle,
+    connect_with_socket, fetch_after, fetch_range, guarded, idle, ImapAccount, ImapError,
+    ImapSession, SocketHandle,
 };
 use crate::store::cursor::Cursor;
 use crate::store::StoreError;
@@ -186,13 +185,11 @@ impl ImapInbox {
     /// what the server says in answer to DONE, so a `* EXISTS` sent there
     /// reaches perfbot only through that poll. (The 2 s IDLE rounds this
     /// replaced went back into IDLE after DONE and could miss such mail until
-    /// `poll_secs` ran out.) A stop request ends the IDLE by closing the
-    /// socket.
+    /// `poll_secs` ran out.)
     pub fn wait(&mut self, max: Duration, stop: &AtomicBool) -> Result<(), ImapSourceError> {
         if self.idle_capable {
             let timeout = self.account.timeout;
             let (s, socket) = self.connection()?;
-            let socket = &*socket;
             // Mail that arrived during the poll is announced in the untagged
             // responses of its commands (`* 5 EXISTS` before a SEARCH's
             // result): IDLE would not tell of it again.
@@ -207,47 +204,9 @@ impl ImapInbox {
                 return Ok(());
             }
             let round = max.clamp(Duration::from_secs(1), IDLE_ROUND);
-            let deadline = Instant::now() + round;
-            let (done, ended) = std::sync::mpsc::channel::<()>();
-            let waited = std::thread::scope(|scope| {
-                // The watcher: a stop request closes the socket; past the
-                // deadline, reads time out at once, so that the first
-                // keep-alive line ends the IDLE (each of them restarts the
-                // crate's silence timeout).
-                let watcher = scope.spawn(move || {
-                    let mut nudged = false;
-                    while let Err(RecvTimeoutError::Timeout) =
-                        ended.recv_timeout(Duration::from_millis(100))
-                    {
-                        if stop.load(Ordering::Relaxed) {
-                            socket.stop();
-                            break;
-                        }
-                        if !nudged && Instant::now() >= deadline {
-                            socket.set_read_timeout(Duration::from_millis(200));
-                            nudged = true;
-                        }
-                    }
-                });
-                let mut idle = s.idle();
-                idle.timeout(round);
-                idle.keepalive(false);
-                // A server that answers IDLE with neither `+` nor NO/BAD
-                // makes the crate panic: an error here, so the follower
-                // reconnects instead of losing its thread.
-                let r = guarded(|| idle.wait_while(|_| false));
-                drop(done);
-                let _ = watcher.join();
-                // The crate leaves the socket without a read timeout (and the
-                // watcher may have shortened it); DONE, sent when `idle` is
-                // dropped, and every later command need the configured one.
-                socket.set_read_timeout(timeout);
-                drop(idle);
-                r
-            });
-            return match waited {
-                Ok(_) => Ok(()),
-                // The watcher closed the socket: this session is over.
+            return match idle(s, socket, round, timeout, stop) {
+                Ok(()) => Ok(()),
+                // `stop` closed the socket: this session is over.
                 Err(_) if stop.load(Ordering::Relaxed) => {
                     self.disconnect();
                     Ok(())
