@@ -453,6 +453,12 @@ pub struct TrustSection {
     pub commands: Vec<Role>,
     /// Decisions read with less confidence go to a human.
     pub min_confidence: f64,
+    /// A fix or a revert awaited (states that close nothing) may follow
+    /// the words of anyone, `other` included, not only `free_text` roles';
+    /// closures never do. Off by default: `other` is also what a sender
+    /// whose DKIM signature fails is, and a stranger's mail full of decision
+    /// words must only reach a human.
+    pub open_moves_by_anyone: bool,
     /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
     pub dkim: bool,
     /// Decisions (by prose or command) need a DKIM signature that verifies and
@@ -479,6 +485,7 @@ impl Default for TrustSection {
             free_text: roles.clone(),
             commands: roles,
             min_confidence: 0.6,
+            open_moves_by_anyone: false,
             dkim: false,
             require_dkim: None,
             dkim_keys: std::collections::HashMap::new(),
@@ -792,6 +799,7 @@ fn trust_policy(
         free_text: t.free_text.clone(),
         commands: t.commands.clone(),
         min_confidence: t.min_confidence,
+        anyone_moves_open: t.open_moves_by_anyone,
     })
 }
 

@@ -22,7 +22,9 @@ use crate::reply::understand::features::features;
 use crate::reply::understand::model::{self, Sample, Train};
 use crate::reply::understand::quote::own_words;
 use crate::reply::understand::rules::Rules;
-use crate::reply::understand::{read, understand_words, Context, Intent, Model, Understanding};
+use crate::reply::understand::{
+    read_with, understand_words, Context, Intent, Model, Thresholds, Understanding,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -51,6 +53,8 @@ pub struct Labelled {
     pub evidence: String,
     /// `regression` or `improvement`.
     pub report_kind: String,
+    /// The reply's Subject posts a patch.
+    pub patch_subject: bool,
 }
 
 #[derive(serde::Deserialize)]
@@ -130,6 +134,14 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
             if !seen.insert(message_id.clone()) {
                 continue;
             }
+            let patch_subject = std::fs::read(&path)
+                .ok()
+                .and_then(|raw| {
+                    mail_parser::MessageParser::default()
+                        .parse_headers(&raw)
+                        .and_then(|m| m.subject().map(str::to_string))
+                })
+                .is_some_and(|s| crate::reply::understand::features::is_patch_subject(&s));
             out.push(Labelled {
                 thread: normalise_thread(&thread),
                 message_id,
@@ -144,6 +156,7 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
                 } else {
                     v.report_kind
                 },
+                patch_subject,
             });
         }
     }
@@ -467,6 +480,7 @@ pub fn context_of(l: &Labelled) -> Context {
     Context {
         speaker: crate::flows::reply::speaker(l.role),
         improvement: l.report_kind == "improvement",
+        patch_subject: l.patch_subject,
     }
 }
 
@@ -519,6 +533,7 @@ pub fn cross_validate(
     policy: &Policy,
     rules: &Rules,
     opts: Train,
+    t: Thresholds,
 ) -> Result<Vec<Read>, EvalError> {
     let all: Vec<Labelled> = evaluate.iter().chain(extra).cloned().collect();
     let fold = folds(&all, k);
@@ -542,7 +557,7 @@ pub fn cross_validate(
                 continue;
             }
             let words = own_words(&bodies[i]);
-            let u = read(&bodies[i], &words, context_of(l), rules, Some(&model));
+            let u = read_with(&bodies[i], &words, context_of(l), rules, Some(&model), t);
             if std::env::var_os("PERFBOT_EVAL_DEBUG").is_some() {
                 let p = model.predict(&samples[i].features);
                 let mut v: Vec<(f64, Intent)> = Intent::ALL

@@ -258,6 +258,7 @@ fn understand(
     let ctx = Context {
         speaker: speaker(role(from, false, &case, &config.policy)),
         improvement: case.verdict == "improvement",
+        patch_subject: crate::reply::understand::features::is_patch_subject(&entry.subject),
     };
     let u = read(
         body,

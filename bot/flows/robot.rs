@@ -532,6 +532,11 @@ pub fn replay(
     let mut c = config.clone();
     if let Ok((h, _)) = read_mail(&raw, &report.display().to_string()) {
         if let Some(a) = crate::model::Address::parse(&h.from_email) {
+            // The robot's people answer from its address under their own
+            // names: they are its operators here.
+            if !c.policy.operators.contains(&a) {
+                c.policy.operators.push(a.clone());
+            }
             if !c.file.track.senders.contains(&a) {
                 c.file.track.senders.push(a);
             }

@@ -41,6 +41,7 @@ pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
     let ctx = understand::Context {
         speaker: crate::flows::reply::speaker(a.role),
         improvement: a.improvement,
+        patch_subject: false,
     };
     let body = crate::flows::ingest::parse::body_text(&raw);
     let own = own_words(&body);

@@ -55,6 +55,37 @@ pub struct EvalArgs {
     /// List every reply, not only the decision replies
     #[arg(long)]
     pub all: bool,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+}
+
+/// Where the model's probabilities become a reading (defaults: perfbot's).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ThresholdArgs {
+    /// A fix or revert the model reads this surely is decided
+    #[arg(long)]
+    pub decide: Option<f64>,
+    /// Decision probability, summed, that sends an unsettled reply to a human
+    #[arg(long)]
+    pub signal: Option<f64>,
+    /// Under this decision probability the model vetoes a rule's decision
+    #[arg(long)]
+    pub veto: Option<f64>,
+    /// A closure the model reads this surely (in the replier's own claim) is decided
+    #[arg(long)]
+    pub close: Option<f64>,
+}
+
+impl ThresholdArgs {
+    fn thresholds(self) -> understand::Thresholds {
+        let d = understand::Thresholds::default();
+        understand::Thresholds {
+            decide: self.decide.unwrap_or(d.decide),
+            signal: self.signal.unwrap_or(d.signal),
+            veto: self.veto.unwrap_or(d.veto),
+            close: self.close.unwrap_or(d.close),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -82,12 +113,14 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
             &config.policy,
             rules,
             a.train.train(),
+            a.thresholds.thresholds(),
         ),
         None => {
             let model = config.intent_model();
+            let t = a.thresholds.thresholds();
             eval::run(&items, &config.policy, &|l, body| {
                 let words = own_words(body);
-                understand::read(body, &words, eval::context_of(l), rules, model)
+                understand::read_with(body, &words, eval::context_of(l), rules, model, t)
             })
         }
     }

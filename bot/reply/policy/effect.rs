@@ -122,14 +122,28 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
             u.evidence
         ));
     }
+    if u.partial && !u.intent.is_decisive() && !by_command {
+        return Effect::human(format!(
+            "a reply longer than perfbot reads ({} KiB): its decision may be past the part read",
+            crate::reply::understand::MAX_WORDS >> 10
+        ));
+    }
     match u.intent {
-        Intent::Question => {
+        // A question goes to a human when it is asked of the robot or its
+        // people; one developer asking another is the thread's business.
+        Intent::Question if by_command || u.asks_robot => {
             let why = if by_command {
                 "escalated by command".to_string()
             } else {
-                format!("question from {role}: \"{}\"", u.evidence)
+                format!("question for the robot from {role}: \"{}\"", u.evidence)
             };
             return Effect::human(why);
+        }
+        Intent::Question => {
+            return Effect::none(format!(
+                "question from {role}, not asked of the robot: \"{}\"",
+                u.evidence
+            ));
         }
         Intent::Investigating => {
             return if matches!(
@@ -154,10 +168,12 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
     let Some(to) = target(u, state) else {
         return Effect::none(u.intent.to_string());
     };
+    // States that close nothing (a fix or a revert awaited) may follow
+    // anyone's words; a closure needs a sender the policy trusts.
     let allowed = if by_command {
         policy.may_command(role)
     } else {
-        policy.may_decide_by_text(role)
+        policy.may_decide_by_text(role) || (!to.is_closed() && policy.anyone_moves_open)
     };
     if !allowed {
         return Effect::human(format!(
@@ -215,6 +231,8 @@ mod tests {
             evidence: "words".into(),
             basis,
             applied: tags.contains(&"applied"),
+            asks_robot: tags.contains(&"asks-robot"),
+            partial: tags.contains(&"partial"),
             ..Understanding::nothing()
         }
     }
@@ -234,6 +252,7 @@ mod tests {
                 Role::Operator,
             ],
             min_confidence: 0.6,
+            anyone_moves_open: true,
             ..Policy::default()
         }
     }
@@ -308,14 +327,46 @@ mod tests {
                 Some(S::Duplicate),
                 false,
             ),
+            // A question for the robot goes to a human; one developer
+            // asking another ("David, any idea?") is the thread's business.
+            (
+                S::Reported,
+                I::Question,
+                0.7,
+                &["asks-robot"],
+                Role::Other,
+                Some(S::NeedsHuman),
+                true,
+            ),
             (
                 S::Reported,
                 I::Question,
                 0.7,
                 &[],
-                Role::Other,
+                Role::Maintainer,
+                None,
+                false,
+            ),
+            // A reply read only in part: its decision may be past the cut.
+            (
+                S::Reported,
+                I::Investigating,
+                0.7,
+                &["partial"],
+                Role::Author,
                 Some(S::NeedsHuman),
                 true,
+            ),
+            // A fix or revert awaited closes nothing: anyone's words move it
+            // (a closure from the same sender goes to a human, below).
+            (
+                S::Reported,
+                I::FixPosted,
+                0.8,
+                &[],
+                Role::Other,
+                Some(S::AwaitingFix),
+                false,
             ),
             (
                 S::Reported,

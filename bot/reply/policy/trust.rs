@@ -98,6 +98,8 @@ pub struct Policy {
     pub commands: Vec<Role>,
     /// Decisions below this confidence go to a human.
     pub min_confidence: f64,
+    /// Moves that close nothing (awaiting a fix or revert) may follow anyone.
+    pub anyone_moves_open: bool,
 }
 
 impl Policy {
@@ -137,11 +139,22 @@ pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Ro
         Role::Author
     } else if is(&case.committer) {
         Role::Committer
-    } else if p.maintainers.contains(from) {
+    } else if p.maintainers.contains(from) || cc_person(case, from) {
         Role::Maintainer
     } else {
         Role::Other
     }
+}
+
+/// The report was copied to `from` by name: the robot copies the
+/// maintainers and reviewers of the code (get_maintainer.pl), so they speak
+/// for it as a MAINTAINERS file would say.
+fn cc_person(case: &Case, from: &Address) -> bool {
+    case.cc
+        .iter()
+        .chain(&case.to)
+        .filter_map(|c| Address::parse(c))
+        .any(|a| &a == from)
 }
 
 #[cfg(test)]

@@ -12,6 +12,15 @@ use serde::Serialize;
 use super::intent::Intent;
 use super::quote::own_words;
 use super::rules::Rules;
+use super::speech::{own_claim, NotOwn};
+
+/// Closing decisions: they end the case (a misreading hides a regression).
+pub(crate) fn closes(i: Intent) -> bool {
+    matches!(
+        i,
+        Intent::NotARegression | Intent::WontFix | Intent::Duplicate
+    )
+}
 
 /// What a reply was understood to say.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,6 +48,14 @@ pub struct Understanding {
     /// Intents the reply ruled out ("this patch is not a fix").
     #[serde(skip)]
     pub vetoed: Vec<Intent>,
+    /// A question or request asked of the robot or its operators (its test,
+    /// a run, its data), not of another developer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub asks_robot: bool,
+    /// The reply is longer than what is read (`MAX_WORDS`): a decision may
+    /// be beyond.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// A fact seen on the list, whoever posted it.
@@ -110,6 +127,8 @@ impl Understanding {
             unsettled: false,
             confirms: false,
             vetoed: Vec::new(),
+            asks_robot: false,
+            partial: false,
         }
     }
 
@@ -151,7 +170,7 @@ pub struct Secondary {
 
 /// Words of this many bytes are plenty to decide; beyond is analysis or pasted
 /// output, and cutting bounds the time on hostile input.
-const MAX_WORDS: usize = 32 << 10;
+pub const MAX_WORDS: usize = 32 << 10;
 /// Sentences longer than this are pasted data, not prose.
 const MAX_SENTENCE: usize = 600;
 
@@ -194,12 +213,17 @@ static AGREE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:yes|yeah|yep|yup|sure|agreed|agree|ok|okay|fine|right|indeed|absolutely|exactly|makes sense|sounds good|sounds right|no problem|no objections?|fine (?:by|with) me|works for me|good idea|please do|go ahead|ack(?:ed)?)\b").unwrap()
 });
 
+/// A short reply that only agrees.
+pub(crate) fn agrees(words: &str) -> bool {
+    AGREE.is_match(&normalise(words))
+}
+
 /// Text of the robot's own report, when quoted.
 static ROBOT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)kernel test robot noticed|fyi, we noticed|%stddev|reported-by: kernel test robot|in addition to that, the commit").unwrap()
 });
 
-fn normalise(s: &str) -> String {
+pub(crate) fn normalise(s: &str) -> String {
     let s = s.replace(['\u{2019}', '\u{2018}', '`'], "'");
     let mut out = String::with_capacity(s.len());
     let mut space = false;
@@ -319,6 +343,13 @@ fn scan(sents: &[String], rules: &Rules, mut hit: impl FnMut(&super::rules::Rule
                     .iter()
                     .find_map(|p| p.find(&s))
                     .map_or(0, |m| m.start());
+                // A decision phrase under someone else's claim, a negated
+                // "I agree", a condition or quotation is not the replier's.
+                match own_claim(&s, at) {
+                    Ok(()) | Err(NotOwn::Question) => {}
+                    Err(NotOwn::Conditional) if !closes(r.intent) => {}
+                    Err(_) => continue,
+                }
                 let clause = clause_at(&s, at);
                 if HEDGE.is_match(clause) {
                     w *= 0.5;
@@ -471,6 +502,8 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
         unsettled: false,
         confirms,
         vetoed,
+        asks_robot: false,
+        partial: false,
     }
 }
 
@@ -496,6 +529,8 @@ fn fallback(sents: &[String]) -> Understanding {
         unsettled: false,
         confirms: false,
         vetoed: Vec::new(),
+        asks_robot: false,
+        partial: false,
     }
 }
 
@@ -594,6 +629,8 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
             unsettled: false,
             confirms: false,
             vetoed: Vec::new(),
+            asks_robot: false,
+            partial: false,
         };
     }
     let mut u = classify_words(words, rules);
@@ -641,6 +678,8 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
                     unsettled: false,
                     confirms: false,
                     vetoed: Vec::new(),
+                    asks_robot: false,
+                    partial: false,
                 };
             }
         }

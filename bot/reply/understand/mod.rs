@@ -18,36 +18,49 @@ pub(crate) mod intent;
 pub mod model;
 pub mod quote;
 pub mod rules;
+pub mod speech;
 
+pub use classify::MAX_WORDS;
 pub use classify::{understand, understand_words, Basis, Fact, Secondary, Understanding};
 pub use features::{Context, Speaker};
 pub use intent::Intent;
 pub use model::Model;
 
-use classify::{classify_words, quoted_before_reply, round, sentences};
+use classify::{classify_words, closes, normalise, quoted_before_reply, round, sentences};
 use rules::Rules;
 
 /// The confidence under which a reading never decides anything (it stays
 /// below the policy's `trust.min_confidence` default of 0.6).
 pub const UNSETTLED: f64 = 0.5;
 
-/// How much probability of a decision, summed over the decisive intents,
-/// makes a reply worth a human's look when no single decision wins.
-pub const DECISION_SIGNAL: f64 = 0.4;
+/// Where the learned model's probabilities turn into a reading. Chosen by
+/// thread-grouped cross-validation over the public labels (BENCHMARKS.md,
+/// "Reading real replies"); `eval-replies --decide/--signal/--close` tries
+/// others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// A fix posted or a revert the model alone reads this surely is decided.
+    pub decide: f64,
+    /// How much probability of a decision, summed over the decisive intents,
+    /// makes a reply worth a human's look when no single decision wins.
+    pub signal: f64,
+    /// Under this much probability of any decision, the model contradicts a
+    /// decision the rules read (a human decides).
+    pub veto: f64,
+    /// A closure the model reads this surely, in a sentence that is the
+    /// replier's own claim, is decided without a phrase rule (above 1: never).
+    pub close: f64,
+}
 
-/// Under this much probability of any decision, the model contradicts a
-/// decision the rules read (a human decides).
-pub const VETO: f64 = 0.1;
-
-/// A fix posted or a revert the model alone reads this surely is decided.
-pub const MODEL_DECIDES: f64 = 0.7;
-
-/// Closing decisions: they end the case (a misreading hides a regression).
-fn closes(i: Intent) -> bool {
-    matches!(
-        i,
-        Intent::NotARegression | Intent::WontFix | Intent::Duplicate
-    )
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            decide: 0.6,
+            signal: 0.4,
+            veto: 0.1,
+            close: 0.6,
+        }
+    }
 }
 
 /// The sentence of `words` the model finds most `intent`-like.
@@ -94,6 +107,68 @@ pub fn read(
     ctx: Context,
     rules: &Rules,
     model: Option<&Model>,
+) -> Understanding {
+    read_with(body, words, ctx, rules, model, Thresholds::default())
+}
+
+/// `read` with other thresholds (for measuring them).
+pub fn read_with(
+    body: &str,
+    words: &str,
+    ctx: Context,
+    rules: &Rules,
+    model: Option<&Model>,
+    t: Thresholds,
+) -> Understanding {
+    let mut u = read_inner(body, words, ctx, rules, model, t);
+    if u.command().is_some() {
+        return u;
+    }
+    let sents = sentences(&words[..floor_boundary(words, classify::MAX_WORDS)]);
+    u.asks_robot = sents.iter().any(|s| speech::asks_robot(&normalise(s)));
+    u.partial = words.len() > classify::MAX_WORDS;
+    // "ok", "+1", "asdf": too few words to be anyone investigating.
+    let prose_words = sents
+        .iter()
+        .flat_map(|s| s.split_whitespace())
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .count();
+    // A reading no rule backs, of a reply this short, is a guess: "ok" is
+    // neither an investigation nor a decision to put before a human.
+    let guessed = !u.basis.is_rule() && !matches!(u.basis, Basis::QuestionMark);
+    if guessed
+        && prose_words < MIN_INVESTIGATING_WORDS
+        && (u.intent == Intent::Investigating || u.unsettled)
+    {
+        u.unsettled = false;
+        u.intent = if classify::agrees(words) {
+            Intent::ThanksOnly
+        } else {
+            Intent::Other
+        };
+        u.basis = Basis::Fallback;
+    }
+    u
+}
+
+/// Fewer words than this are an acknowledgement, never an investigation.
+const MIN_INVESTIGATING_WORDS: usize = 4;
+
+fn floor_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn read_inner(
+    body: &str,
+    words: &str,
+    ctx: Context,
+    rules: &Rules,
+    model: Option<&Model>,
+    t: Thresholds,
 ) -> Understanding {
     let by_rules = understand_words(body, words, rules);
     let Some(model) = model else {
@@ -145,7 +220,7 @@ pub fn read(
         // like "within the noise", one the model finds less likely than a
         // plain status report: a human decides.
         let (_, pn) = best_other(&p);
-        if signal < VETO || (ctx.speaker == Speaker::Operator && prob(u.intent) < pn) {
+        if signal < t.veto || (ctx.speaker == Speaker::Operator && prob(u.intent) < pn) {
             return unsettled(u);
         }
         return u;
@@ -158,7 +233,7 @@ pub fn read(
         .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
         .expect("decisive intents");
     let (n, pn) = best_other(&p);
-    if pd >= pn || signal >= DECISION_SIGNAL {
+    if pd >= pn || signal >= t.signal {
         let evidence =
             model_evidence(words, model, d, ctx).unwrap_or_else(|| by_rules.evidence.clone());
         let u = Understanding {
@@ -171,12 +246,19 @@ pub fn read(
             unsettled: false,
             confirms: false,
             vetoed: by_rules.vetoed.clone(),
+            asks_robot: false,
+            partial: false,
         };
-        return if pd >= MODEL_DECIDES && !closes(d) {
-            u
+        let own = || {
+            let e = normalise(&u.evidence);
+            speech::own_claim(&e, e.len()).is_ok()
+        };
+        let decides = if closes(d) {
+            pd >= t.close && own()
         } else {
-            unsettled(u)
+            pd >= t.decide
         };
+        return if decides { u } else { unsettled(u) };
     }
     // No decision: a request the rules read stands ("can you re-run…"); a
     // bare question mark is weighed by the model, which has seen how often
@@ -199,5 +281,7 @@ pub fn read(
         unsettled: false,
         confirms: false,
         vetoed: by_rules.vetoed,
+        asks_robot: false,
+        partial: false,
     }
 }

@@ -62,7 +62,7 @@ pub struct Train {
 impl Default for Train {
     fn default() -> Self {
         Train {
-            l2: 0.01,
+            l2: 0.003,
             iterations: 600,
             learning_rate: 0.8,
             min_count: 1,

@@ -1,0 +1,578 @@
+//! Who commits to what, sentence by sentence: the speech act behind a
+//! reply's words, in two uses.
+//!
+//! - `own_claim`: is a decision phrase found in a sentence the replier's own
+//!   claim? Not when it sits under a negated or reporting verb ("I don't agree
+//!   that…", "Dave claims…"), in a condition ("If you think…"), a question, a
+//!   quotation, or is disowned later in the sentence ("…, but I disagree").
+//! - `acts`: features for the learned model that abstract over phrasing —
+//!   the person speaking (I, we, you, it), the modality (will, please, can,
+//!   should, done), negation, condition and question, crossed with the kind of
+//!   action the sentence is about (revert, fix, keep, expected, test, look…).
+//!   "I'll send the formal patch" and "we will post a fix" share
+//!   `sa:1:fut:fix`; a word-pair model sees nothing in common.
+//!
+//! Both work on a normalised sentence (lower case, plain apostrophes, single
+//! spaces), as the phrase rules do. Pure and linear in the sentence.
+
+/// Why a decision phrase is not the replier's own claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotOwn {
+    /// Under a negated verb of saying or believing: "I don't agree that …".
+    Negated,
+    /// Someone else's words: "Dave claims …", "you said …".
+    Reported,
+    /// A condition: "if …", "unless …", "whether …".
+    Conditional,
+    /// Asked, not claimed.
+    Question,
+    /// Inside quotation marks.
+    Quoted,
+    /// Disowned after it: "…, but I disagree".
+    Disowned,
+}
+
+impl NotOwn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotOwn::Negated => "negated",
+            NotOwn::Reported => "reported",
+            NotOwn::Conditional => "conditional",
+            NotOwn::Question => "question",
+            NotOwn::Quoted => "quoted",
+            NotOwn::Disowned => "disowned",
+        }
+    }
+}
+
+/// Words of a normalised text (apostrophes kept inside words).
+fn words(s: &str) -> Vec<&str> {
+    s.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Where the clause holding byte `at` begins: after the last ";", ":", " - ",
+/// ", but", ", so" or sentence-internal full stop before it.
+fn clause_start(s: &str, at: usize) -> usize {
+    let head = &s[..at];
+    [";", ": ", " - ", ", but ", ", so ", ", however ", ". "]
+        .iter()
+        .filter_map(|b| head.rfind(b).map(|i| i + b.len()))
+        .max()
+        .unwrap_or(0)
+}
+
+const NEGATORS: &[&str] = &[
+    "not",
+    "don't",
+    "doesn't",
+    "didn't",
+    "wouldn't",
+    "won't",
+    "can't",
+    "cannot",
+    "never",
+    "hardly",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "shouldn't",
+    "couldn't",
+    "no",
+];
+
+/// Verbs whose complement is a claim (said, believed, agreed).
+const CLAIM_VERBS: &[&str] = &[
+    "agree",
+    "say",
+    "think",
+    "believe",
+    "buy",
+    "accept",
+    "claim",
+    "call",
+    "consider",
+    "convinced",
+    "sure",
+];
+
+/// Verbs that report someone else's claim.
+const REPORTING: &[&str] = &[
+    "claims",
+    "claimed",
+    "claim",
+    "says",
+    "said",
+    "say",
+    "argues",
+    "argued",
+    "argue",
+    "thinks",
+    "thought",
+    "think",
+    "believes",
+    "believe",
+    "suggests",
+    "suggested",
+    "insists",
+    "insisted",
+    "reckons",
+    "asserts",
+    "asserted",
+    "wrote",
+    "writes",
+    "told",
+];
+
+const CONDITIONS: &[&str] = &[
+    "if",
+    "unless",
+    "whether",
+    "assuming",
+    "suppose",
+    "supposing",
+];
+
+/// Is the decision phrase at byte `at` of the normalised sentence `s` the
+/// replier's own claim? `Ok` if so, else why not.
+pub fn own_claim(s: &str, at: usize) -> Result<(), NotOwn> {
+    let at = at.min(s.len());
+    let at = (0..=at).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+    if s[..at].matches('"').count() % 2 == 1 {
+        return Err(NotOwn::Quoted);
+    }
+    if s.trim_end().ends_with('?') {
+        return Err(NotOwn::Question);
+    }
+    let start = clause_start(s, at);
+    let before = words(&s[start..at]);
+    if before.iter().any(|w| CONDITIONS.contains(w)) || s[start..at].contains("in case ") {
+        return Err(NotOwn::Conditional);
+    }
+    // A negated verb of claiming right before: "don't agree that", "wouldn't
+    // say", "not convinced". Neg-raising inside the phrase itself ("I don't
+    // think it is a regression") is part of the match, not before it; a
+    // hedge set off by a comma ("Not sure, so, I'll revert") is a clause of
+    // its own.
+    let near = s[start..at].rfind(',').map_or(start, |c| start + c + 1);
+    let near_words = words(&s[near..at]);
+    for (i, w) in near_words.iter().enumerate() {
+        if NEGATORS.contains(w)
+            && *w != "no"
+            && near_words[i + 1..]
+                .iter()
+                .take(2)
+                .any(|v| CLAIM_VERBS.iter().any(|c| v.starts_with(c)))
+        {
+            return Err(NotOwn::Negated);
+        }
+        if ["disagree", "doubt", "dispute", "deny"].contains(w) {
+            return Err(NotOwn::Negated);
+        }
+    }
+    // Someone else's words: a reporting verb whose subject is not the
+    // replier ("I said" is the replier's own claim).
+    for (i, w) in before.iter().enumerate() {
+        if w == &"according" {
+            return Err(NotOwn::Reported);
+        }
+        if REPORTING.contains(w) {
+            let subject = i.checked_sub(1).map(|j| before[j]);
+            let own = matches!(
+                subject,
+                Some("i" | "we" | "i've" | "we've" | "and" | "also")
+            ) || (subject.is_none() && start == 0);
+            if !own {
+                return Err(NotOwn::Reported);
+            }
+        }
+    }
+    let after = &s[at..];
+    if [
+        "i disagree",
+        "i don't agree",
+        "i do not agree",
+        "i doubt",
+        "i'm not convinced",
+    ]
+    .iter()
+    .any(|p| after.contains(p))
+    {
+        return Err(NotOwn::Disowned);
+    }
+    Ok(())
+}
+
+/// The kinds of action a sentence can be about, by word stems.
+const CLASSES: &[(&str, &[&str])] = &[
+    (
+        "revert",
+        &["revert", "drop", "undo", "backout", "unmerg", "pull"],
+    ),
+    (
+        "fix",
+        &[
+            "fix", "patch", "send", "sent", "post", "queue", "appl", "merg", "commit", "push",
+            "pick", "formal",
+        ],
+    ),
+    (
+        "keep",
+        &[
+            "keep",
+            "leave",
+            "stay",
+            "accept",
+            "worth",
+            "tradeoff",
+            "trade-off",
+            "inevitabl",
+            "price",
+            "cost",
+            "intend",
+        ],
+    ),
+    (
+        "expected",
+        &[
+            "expect",
+            "design",
+            "artifact",
+            "artefact",
+            "nois",
+            "varian",
+            "fluctuat",
+            "align",
+            "unrelated",
+            "bogus",
+            "false",
+            "spurious",
+            "stable",
+            "flak",
+            "random",
+            "fake",
+            "real",
+            "genuine",
+        ],
+    ),
+    (
+        "regress",
+        &[
+            "regress", "slow", "drop", "degrad", "worse", "lower", "loss",
+        ],
+    ),
+    (
+        "improve",
+        &["improv", "faster", "better", "gain", "speedup", "boost"],
+    ),
+    (
+        "test",
+        &[
+            "test",
+            "retest",
+            "run",
+            "rerun",
+            "reproduc",
+            "confirm",
+            "verif",
+            "measur",
+            "bisect",
+            "result",
+            "number",
+            "data",
+            "config",
+            "benchmark",
+        ],
+    ),
+    (
+        "look",
+        &[
+            "look",
+            "investigat",
+            "check",
+            "analy",
+            "dig",
+            "understand",
+            "figur",
+            "profil",
+            "debug",
+            "trace",
+            "think",
+            "idea",
+            "explain",
+        ],
+    ),
+    ("thanks", &["thank", "appreciat", "great", "nice"]),
+    (
+        "same",
+        &[
+            "same", "duplicat", "dup", "already", "known", "earlier", "previous", "another",
+            "again",
+        ],
+    ),
+    (
+        "agree",
+        &[
+            "agree", "yes", "yeah", "right", "correct", "ok", "okay", "sure", "fine", "sense",
+        ],
+    ),
+    ("ignore", &["ignore", "disregard", "nevermind", "never"]),
+    (
+        "tested",
+        &[
+            "tested-by",
+            "reported-by",
+            "fixes",
+            "closes",
+            "link",
+            "acked-by",
+            "reviewed-by",
+        ],
+    ),
+];
+
+fn person(ws: &[&str]) -> &'static str {
+    for w in ws.iter().take(6) {
+        match *w {
+            "i" | "i'll" | "i'm" | "i've" | "i'd" | "me" | "my" | "i'd've" => return "1",
+            "we" | "we'll" | "we're" | "we've" | "we'd" | "let's" | "our" | "us" => return "1",
+            "you" | "you'll" | "you're" | "you've" | "your" => return "2",
+            "please" => return "2",
+            _ => {}
+        }
+    }
+    "3"
+}
+
+fn modality(s: &str, ws: &[&str]) -> &'static str {
+    let has = |x: &[&str]| ws.iter().any(|w| x.contains(w));
+    if has(&["please"])
+        || s.contains("can you")
+        || s.contains("could you")
+        || s.contains("would you")
+        || s.contains("would be nice")
+        || s.contains("would be great")
+        || s.contains("mind ")
+    {
+        "req"
+    } else if has(&[
+        "i'll", "we'll", "will", "shall", "gonna", "plan", "planning", "going",
+    ]) || s.contains("about to")
+        || s.contains("intend to")
+    {
+        "fut"
+    } else if has(&["should", "must", "need", "needs", "ought"]) || s.contains("have to") {
+        "should"
+    } else if has(&["can", "could", "may", "might"]) {
+        "can"
+    } else if has(&[
+        "done", "already", "did", "have", "has", "had", "was", "were",
+    ]) || ws.iter().any(|w| w.len() > 4 && w.ends_with("ed"))
+    {
+        "past"
+    } else {
+        "now"
+    }
+}
+
+/// The speech-act features of one normalised sentence.
+pub fn acts(s: &str, out: &mut Vec<String>) {
+    let ws = words(s);
+    if ws.is_empty() {
+        return;
+    }
+    let p = person(&ws);
+    let m = modality(s, &ws);
+    let neg = ws
+        .iter()
+        .any(|w| NEGATORS.contains(w) || w.ends_with("n't"));
+    let cond = ws.iter().any(|w| CONDITIONS.contains(w));
+    let q = s.trim_end().ends_with('?');
+    out.push(format!("sa:{p}:{m}"));
+    if q {
+        out.push(format!("sa:q:{p}:{m}"));
+    }
+    for (name, stems) in CLASSES {
+        if !ws.iter().any(|w| stems.iter().any(|st| w.starts_with(st))) {
+            continue;
+        }
+        out.push(format!("sa:{name}"));
+        out.push(format!("sa:{p}:{name}"));
+        out.push(format!("sa:{m}:{name}"));
+        out.push(format!("sa:{p}:{m}:{name}"));
+        if neg {
+            out.push(format!("sa:neg:{name}"));
+            out.push(format!("sa:neg:{p}:{name}"));
+        }
+        if cond {
+            out.push(format!("sa:cond:{name}"));
+        }
+        if q {
+            out.push(format!("sa:q:{name}"));
+            out.push(format!("sa:q:{p}:{name}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The phrase "not a regression" in each sentence: whose claim is it?
+    #[test]
+    fn own_claims_table() {
+        let table: &[(&str, Result<(), NotOwn>)] = &[
+            ("this is not a regression.", Ok(())),
+            ("i think this is not a regression.", Ok(())),
+            ("i said before: this is not a regression.", Ok(())),
+            (
+                "i don't agree that this is not a regression.",
+                Err(NotOwn::Negated),
+            ),
+            (
+                "i wouldn't say this is not a regression",
+                Err(NotOwn::Negated),
+            ),
+            (
+                "i'm not convinced this is not a regression.",
+                Err(NotOwn::Negated),
+            ),
+            ("i doubt this is not a regression.", Err(NotOwn::Negated)),
+            (
+                "if you think this is not a regression, please explain.",
+                Err(NotOwn::Conditional),
+            ),
+            (
+                "unless this is not a regression after all.",
+                Err(NotOwn::Conditional),
+            ),
+            (
+                "dave claims this is not a regression, but i disagree.",
+                Err(NotOwn::Reported),
+            ),
+            ("you said this is not a regression.", Err(NotOwn::Reported)),
+            (
+                "according to dave this is not a regression.",
+                Err(NotOwn::Reported),
+            ),
+            ("is this not a regression?", Err(NotOwn::Question)),
+            (
+                "he wrote \"this is not a regression\" yesterday.",
+                Err(NotOwn::Quoted),
+            ),
+            (
+                "this is not a regression, or so i heard; i disagree.",
+                Err(NotOwn::Disowned),
+            ),
+            ("hmm, i don't know. but this is not a regression.", Ok(())),
+            ("no, i think this is not a regression.", Ok(())),
+            (
+                "not sure, so, at this moment, this is not a regression.",
+                Ok(()),
+            ),
+        ];
+        for (s, want) in table {
+            let at = s
+                .find("this is not a regression")
+                .or_else(|| s.find("this not"))
+                .unwrap();
+            assert_eq!(own_claim(s, at), *want, "{s}");
+        }
+    }
+
+    #[test]
+    fn acts_abstract_over_phrasing() {
+        let mut a = Vec::new();
+        acts("i'll send the formal patch with your tested-by.", &mut a);
+        let mut b = Vec::new();
+        acts("we will post a fix soon.", &mut b);
+        assert!(a.contains(&"sa:1:fut:fix".to_string()), "{a:?}");
+        assert!(b.contains(&"sa:1:fut:fix".to_string()), "{b:?}");
+        let mut c = Vec::new();
+        acts("could you retest with the patch below?", &mut c);
+        assert!(c.contains(&"sa:q:2:test".to_string()), "{c:?}");
+        let mut d = Vec::new();
+        acts("", &mut d);
+        assert!(d.is_empty());
+    }
+}
+
+/// Words that make a question or request one for the robot or its people:
+/// its name, its test, a run, its data.
+const ROBOT_WORDS: &[&str] = &[
+    "robot",
+    "lkp",
+    "0day",
+    "0-day",
+    "bot",
+    "oliver",
+    "retest",
+    "re-test",
+    "rerun",
+    "re-run",
+    "reproduce",
+    "reproduc",
+    "reproducer",
+    "bisect",
+    "kconfig",
+    "config",
+    "job",
+    "machine",
+    "testbox",
+    "benchmark",
+    "test",
+    "tests",
+    "testing",
+    "tested",
+    "run",
+    "results",
+    "result",
+    "numbers",
+    "data",
+    "profile",
+    "perf-profile",
+    "stddev",
+    "metric",
+    "metrics",
+    "report",
+];
+
+/// Does a normalised sentence ask something of the robot or its operators
+/// (a question or a request that names the robot, its test, a run or its
+/// data)? "David, any idea?" and "Say what?" do not.
+pub fn asks_robot(s: &str) -> bool {
+    let ws = words(s);
+    let asking = s.trim_end().ends_with('?')
+        || ws.first().is_some_and(|w| *w == "please")
+        || s.contains("could you")
+        || s.contains("can you")
+        || s.contains("would you")
+        || s.contains("would be nice if")
+        || s.contains("would be great if");
+    asking
+        && ws
+            .iter()
+            .any(|w| ROBOT_WORDS.iter().any(|r| w.starts_with(r)))
+}
+
+#[cfg(test)]
+mod asks {
+    use super::asks_robot;
+
+    #[test]
+    fn questions_for_the_robot_table() {
+        for (s, want) in [
+            ("could you retest with the patch below?", true),
+            ("where do i find the test?", true),
+            ("can you share the kconfig?", true),
+            ("is the result stable?", true),
+            ("david, any idea?", false),
+            ("say what?", false),
+            ("does that make sense to you?", false),
+            ("the test was run twice.", false),
+        ] {
+            assert_eq!(asks_robot(s), want, "{s}");
+        }
+    }
+}
