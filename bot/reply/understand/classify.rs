@@ -308,7 +308,7 @@ struct Hit {
 }
 
 /// The own words cut to what is read (`MAX_WORDS`), as sentences.
-fn read_sentences(words: &str) -> Vec<String> {
+pub(crate) fn read_sentences(words: &str) -> Vec<String> {
     let mut cut = words.len().min(MAX_WORDS);
     while !words.is_char_boundary(cut) {
         cut -= 1;

@@ -6,10 +6,11 @@
 //! `read` combines them. The rules find the sentences that carry a decision;
 //! the model, trained on real replies, weighs everything a reader weighs and
 //! gives the probability that becomes the reading's confidence. A closing
-//! decision (not a regression, won't fix, duplicate) is only ever read where
-//! a rule found its sentence; decision signals that do not settle into a
-//! decision come out as a decision of low confidence, which the policy sends
-//! to a human — never as "investigating", where it would be lost.
+//! decision (not a regression, won't fix, duplicate) is only ever read in a
+//! sentence that is the replier's own claim (`speech`); decision signals
+//! that do not settle into a decision come out as a decision of low
+//! confidence, which the policy sends to a human — never as
+//! "investigating", where it would be lost.
 
 pub(crate) mod classify;
 pub(crate) mod command;
@@ -35,8 +36,8 @@ pub const UNSETTLED: f64 = 0.5;
 
 /// Where the learned model's probabilities turn into a reading. Chosen by
 /// thread-grouped cross-validation over the public labels (BENCHMARKS.md,
-/// "Reading real replies"); `eval-replies --decide/--signal/--close` tries
-/// others.
+/// "Reading real replies"); `eval-replies --decide/--signal/--veto/--close`
+/// tries others.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
     /// A fix posted or a revert the model alone reads this surely is decided.
@@ -93,12 +94,13 @@ fn best_other(p: &[f64; Intent::ALL.len()]) -> (Intent, f64) {
 /// replier's own words, `ctx` who sent it about which kind of report.
 ///
 /// The rules read first. Where they find a decision, the model may only
-/// disagree (its probability of any decision below `VETO`): then a human
-/// decides. Where they find none, the model may find one: a fix posted or a
-/// revert it reads with `MODEL_DECIDES` probability is a decision (not a
-/// closure: closing a case needs a rule's sentence); a decision it finds
-/// likelier than not, or decision signals of `DECISION_SIGNAL` in all, go to
-/// a human. Otherwise the model's reading of what kind of reply it is (a
+/// disagree (its probability of any decision below `Thresholds::veto`):
+/// then a human decides. Where they find none, the model may find one: a
+/// fix posted or a revert it reads with `Thresholds::decide` probability is
+/// a decision, and so is a closure it reads with `Thresholds::close` in a
+/// sentence that is the replier's own claim; a decision it finds likelier
+/// than not, or decision signals of `Thresholds::signal` in all, go to a
+/// human. Otherwise the model's reading of what kind of reply it is (a
 /// question, an investigation, thanks) stands, with the rules' words when
 /// they agree.
 pub fn read(
@@ -124,7 +126,7 @@ pub fn read_with(
     if u.command().is_some() {
         return u;
     }
-    let sents = sentences(&words[..floor_boundary(words, classify::MAX_WORDS)]);
+    let sents = classify::read_sentences(words);
     u.asks_robot = sents.iter().any(|s| speech::asks_robot(&normalise(s)));
     u.partial = words.len() > classify::MAX_WORDS;
     // "ok", "+1", "asdf": too few words to be anyone investigating.
@@ -153,14 +155,6 @@ pub fn read_with(
 
 /// Fewer words than this are an acknowledgement, never an investigation.
 const MIN_INVESTIGATING_WORDS: usize = 4;
-
-fn floor_boundary(s: &str, at: usize) -> usize {
-    let mut at = at.min(s.len());
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
 
 fn read_inner(
     body: &str,
