@@ -270,7 +270,9 @@ fn mbox_matching_bots_own_mail_and_quarantine() {
     );
     // Quarantine keeps the bytes and the reason.
     let o = perfbot(&cfg, &["quarantine", "list", "--json"]);
-    let q: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(listing["unreadable"], serde_json::json!([]));
+    let q = &listing["messages"];
     assert_eq!(q.as_array().unwrap().len(), 1);
     assert_eq!(q[0]["message_id"], "deep@x");
     assert!(q[0]["reason"].as_str().unwrap().contains("MIME parts"));

@@ -146,12 +146,78 @@ fn a_path_that_is_no_archive_is_a_clear_error() {
     assert!(err.contains("not a public-inbox archive"), "{err}");
 }
 
-/// A damaged object in the middle of an archive (a loose blob overwritten):
-/// the read stops with an error naming the repository and the commit, what
-/// was read before it is kept, and once the object is repaired a rerun reads
-/// the rest without doubling what it had.
+fn git(repo: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    use std::io::Write;
+    let mut c = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git runs");
+    if let Some(input) = stdin {
+        c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    }
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "git {args:?}");
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+fn blob_id(data: &[u8]) -> String {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data)
+        .unwrap()
+        .to_string()
+}
+
+fn loose(repo: &Path, hex: &str) -> PathBuf {
+    repo.join("objects").join(&hex[..2]).join(&hex[2..])
+}
+
+fn perfbot_json(cfg: &Path, args: &[&str]) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(cfg)
+        .args(args)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Make `repo` what `git clone --filter` leaves: every object in one
+/// promisor pack but `missing`, which is nowhere.
+fn make_partial_clone(repo: &Path, missing: &str) {
+    let objects = git(repo, &["rev-list", "--objects", "--all"], None);
+    let keep: Vec<&str> = objects
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .filter(|id| *id != missing)
+        .collect();
+    let pack = git(
+        repo,
+        &["pack-objects", "objects/pack/pack"],
+        Some(&(keep.join("\n") + "\n")),
+    );
+    std::fs::write(repo.join(format!("objects/pack/pack-{pack}.promisor")), "").unwrap();
+    git(repo, &["prune-packed"], None);
+    std::fs::remove_file(loose(repo, missing)).unwrap();
+    git(repo, &["config", "core.repositoryformatversion", "1"], None);
+    git(repo, &["config", "extensions.partialClone", "origin"], None);
+    git(repo, &["config", "remote.origin.promisor", "true"], None);
+    git(
+        repo,
+        &["config", "remote.origin.url", "https://lore.kernel.org/x"],
+        None,
+    );
+}
+
+/// A partial clone with a blob missing in the middle: every other message
+/// is read (the report and the replies after the hole too), the hole is
+/// listed with repository, commit, object and reason, the exit code says
+/// something was skipped, a rerun tries it again without doubling anything,
+/// and once the object is there it is read.
 #[test]
-fn a_damaged_object_stops_the_read_and_loses_nothing() {
+fn a_partial_clone_is_read_past_its_missing_object() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = config(tmp.path());
     let repo = tmp.path().join("linux-crypto/git/0.git");
@@ -159,35 +225,214 @@ fn a_damaged_object_stops_the_read_and_loses_nothing() {
     let mut messages = vec![unrelated(1)];
     messages.extend(t.iter().cloned());
     write_archive(&repo, messages.iter().map(Vec::as_slice)).unwrap();
-    // Damage the blob of the last reply: its loose object file.
-    let last = messages.last().unwrap();
-    let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, last).unwrap();
-    let hex = id.to_string();
-    let file = repo.join("objects").join(&hex[..2]).join(&hex[2..]);
-    let good = std::fs::read(&file).unwrap();
-    std::fs::remove_file(&file).unwrap();
-    std::fs::write(&file, b"this is not zlib data").unwrap();
+    // The first reply's blob is the hole; the report comes before it.
+    let hole = &messages[2];
+    let hole_id = blob_id(hole);
+    make_partial_clone(&repo, &hole_id);
+
     let (o, err) = ingest(&cfg, &[&repo]);
-    assert!(!o.status.success(), "{err}");
-    assert!(err.contains("0.git"), "the repository is named: {err}");
-    // Everything before the damaged message was recorded.
-    let cases = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["cases", "list", "--json"])
-        .output()
-        .unwrap();
-    let cases: serde_json::Value = serde_json::from_slice(&cases.stdout).unwrap();
-    assert_eq!(cases.as_array().unwrap().len(), 1, "{err}");
-    // Repaired: the rerun reads again from the cursor (none was set, the
-    // read failed) and records only what is new: the last reply.
-    std::fs::remove_file(&file).unwrap();
-    std::fs::write(&file, good).unwrap();
-    let (o, err) = ingest(&cfg, &[&repo]);
-    assert!(o.status.success(), "{err}");
-    assert!(err.contains("new 1,") || err.contains("new 1 "), "{err}");
+    assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
-        err.contains(&format!("duplicates {}", t.len() - 1)),
+        err.contains(&format!("read {},", messages.len() - 1)),
         "{err}"
     );
+    assert!(err.contains("unreadable 1"), "{err}");
+    assert!(err.contains("adopted 1"), "{err}");
+    assert!(
+        err.contains(&format!("new {}", t.len() - 2)),
+        "every later reply: {err}"
+    );
+    let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+    let u = &listing["unreadable"];
+    assert_eq!(u.as_array().unwrap().len(), 1, "{listing}");
+    assert_eq!(u[0]["object"], hole_id.as_str());
+    assert!(
+        u[0]["repository"].as_str().unwrap().ends_with("0.git"),
+        "{u}"
+    );
+    assert_eq!(u[0]["commit"].as_str().unwrap().len(), 40);
+    assert!(!u[0]["reason"].as_str().unwrap().is_empty());
+
+    // Again: the hole is tried again, nothing else is read twice.
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("read 0,") && err.contains("unreadable 1"),
+        "{err}"
+    );
+    let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+    assert_eq!(listing["unreadable"][0]["tries"], 2);
+
+    // The object arrives (a fetch from the promisor): it is read, once.
+    let dir = loose(&repo, &hole_id);
+    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    let r = gix::open(&repo).unwrap();
+    r.write_blob(hole).unwrap();
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("read 1,") && err.contains("new 1,"), "{err}");
+    assert!(err.contains("unreadable before were read"), "{err}");
+    let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+    assert_eq!(listing["unreadable"], serde_json::json!([]));
+}
+
+/// Damaged objects of every kind: each is named and skipped, the message
+/// after it is read, nothing is taken for valid that is not.
+#[test]
+fn damaged_objects_are_named_and_skipped() {
+    type Damage = fn(&Path, &str);
+    let garbage: Damage = |file, _| std::fs::write(file, b"this is not zlib data").unwrap();
+    let truncated: Damage = |file, _| {
+        let data = std::fs::read(file).unwrap();
+        std::fs::write(file, &data[..data.len() / 2]).unwrap();
+    };
+    // A valid loose object, but of other content than its name says.
+    let swapped: Damage = |file, _| {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(b"blob 5\0hello").unwrap();
+        std::fs::write(file, z.finish().unwrap()).unwrap();
+    };
+    let cases: [(&str, Damage, &str); 3] = [
+        ("garbage", garbage, "blob `m`"),
+        ("truncated", truncated, "blob `m`"),
+        ("swapped", swapped, "damaged"),
+    ];
+    for (name, damage, reason) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = config(tmp.path());
+        let repo = tmp.path().join("0.git");
+        let t = thread("2024-12-27_linux-crypto_e1d3422c95");
+        write_archive(&repo, t.iter().map(Vec::as_slice)).unwrap();
+        let id = blob_id(&t[1]);
+        let file = loose(&repo, &id);
+        let mut perms = std::fs::metadata(&file).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&file, perms).unwrap();
+        damage(&file, &id);
+        let (o, err) = ingest(&cfg, &[&repo]);
+        assert_eq!(o.status.code(), Some(4), "{name}: {err}");
+        assert!(err.contains("unreadable 1"), "{name}: {err}");
+        assert!(
+            err.contains(&format!("new {}", t.len() - 2)),
+            "{name}: {err}"
+        );
+        let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+        let why = listing["unreadable"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(why.contains(reason), "{name}: {why}");
+    }
+}
+
+/// `m` that is a gitlink, and a blob over the size cap: named and skipped
+/// (the big one is never inflated).
+#[test]
+fn an_m_that_is_no_message_blob_is_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    // A cap of 4 × 2,000 bytes.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("[inbound]", "[inbound]\nmax_message_bytes = 2000"),
+    )
+    .unwrap();
+    let repo = tmp.path().join("0.git");
+    let mut big = unrelated(2);
+    big.extend(std::iter::repeat_n(b'x', 10_000));
+    write_archive(&repo, [unrelated(1).as_slice(), big.as_slice()]).unwrap();
+    // A commit whose `m` is a gitlink to a commit that is nowhere.
+    let tree = git(
+        &repo,
+        &["mktree"],
+        Some("160000 commit 1234567890123456789012345678901234567890\tm\n"),
+    );
+    let head = git(&repo, &["rev-parse", "refs/heads/master"], None);
+    let c = git(
+        &repo,
+        &["commit-tree", &tree, "-p", &head, "-m", "gitlink"],
+        None,
+    );
+    git(&repo, &["update-ref", "refs/heads/master", &c], None);
+    write_archive(&repo, [unrelated(3).as_slice()]).unwrap();
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("read 2,") && err.contains("unreadable 2"),
+        "{err}"
+    );
+    let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+    let reasons: Vec<&str> = listing["unreadable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("not a message blob")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("10") && r.contains("max_message_bytes")),
+        "{reasons:?}"
+    );
+}
+
+/// A merge's second parent holds messages too: they are read.
+#[test]
+fn a_merged_line_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    let repo = tmp.path().join("0.git");
+    write_archive(&repo, [unrelated(1).as_slice()]).unwrap();
+    let base = git(&repo, &["rev-parse", "refs/heads/master"], None);
+    write_archive(&repo, [unrelated(2).as_slice()]).unwrap();
+    let main = git(&repo, &["rev-parse", "refs/heads/master"], None);
+    // A side line from the base with a message of its own, merged.
+    git(&repo, &["update-ref", "refs/heads/master", &base], None);
+    write_archive(&repo, [unrelated(3).as_slice()]).unwrap();
+    let side = git(&repo, &["rev-parse", "refs/heads/master"], None);
+    let tree = git(&repo, &["rev-parse", &format!("{main}^{{tree}}")], None);
+    let merge = git(
+        &repo,
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &main,
+            "-p",
+            &side,
+            "-m",
+            "merge",
+        ],
+        None,
+    );
+    git(&repo, &["update-ref", "refs/heads/master", &merge], None);
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert!(o.status.success(), "{err}");
+    // 1, 2, 3 and the merge's own tree (message 2 again); first parents
+    // alone would read three.
+    assert!(err.contains("read 4,"), "{err}");
+}
+
+/// A grokmirror tree where one list's repository cannot be opened: the
+/// others are still read, and the broken one is named.
+#[test]
+fn one_broken_list_does_not_stop_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    let a = tmp.path().join("lists/aaa/git/0.git");
+    let b = tmp.path().join("lists/bbb/git/0.git");
+    write_archive(&a, [unrelated(1).as_slice()]).unwrap();
+    write_archive(&b, [unrelated(2).as_slice()]).unwrap();
+    std::fs::write(a.join("config"), "[core\nthis is not a git config").unwrap();
+    let (o, err) = ingest(&cfg, &[&tmp.path().join("lists")]);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("aaa"), "the broken list is named: {err}");
+    assert!(err.contains("read 1,"), "the other list is read: {err}");
 }

@@ -116,3 +116,22 @@ pub struct Quarantined {
     pub message_id: Option<String>,
     pub time: DateTime<Utc>,
 }
+
+/// A message an archive holds that could not be taken out of it: its object
+/// is missing (a partial clone), damaged, not what its id says, not a blob,
+/// or too big to read. There are no bytes to keep, so where it is and why is
+/// kept instead, and every later read of the archive tries it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unreadable {
+    /// The repository, as its cursor names it (`public-inbox:/path/0.git`).
+    pub repository: String,
+    /// The commit that holds the message.
+    pub commit: String,
+    /// The object that failed (the blob `m`, or the commit itself).
+    pub object: Option<String>,
+    pub reason: String,
+    pub first_seen: DateTime<Utc>,
+    pub last_tried: DateTime<Utc>,
+    /// How many reads have failed on it.
+    pub tries: u32,
+}

@@ -70,6 +70,9 @@ pub struct Store {
     cursors: sled::Tree,
     thread: sled::Tree,
     quarantine: sled::Tree,
+    /// Messages an archive holds that could not be read out of it, by
+    /// repository and commit (see `Unreadable`).
+    unreadable: sled::Tree,
     meta: sled::Tree,
     /// The state directory (for files kept beside the database).
     dir: std::path::PathBuf,
@@ -605,6 +608,7 @@ impl Store {
             cursors: db.open_tree("cursors")?,
             thread: db.open_tree("thread")?,
             quarantine: db.open_tree("quarantine")?,
+            unreadable: db.open_tree("unreadable")?,
             meta,
             dir: state_dir.to_path_buf(),
             db,

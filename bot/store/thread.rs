@@ -8,7 +8,7 @@ use super::{
     abort, decode, encode, event_key, move_case, no_case, note_event, tx_err, Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause};
-use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry};
+use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
 
 /// What a reply does, for `Store::record_reply`.
 pub struct Reply<'a> {
@@ -256,4 +256,49 @@ impl Store {
             why: e.to_string(),
         })
     }
+
+    /// Record that a message of an archive could not be read (again): a
+    /// first failure is kept as it is, a later one counts a try.
+    pub fn record_unreadable(&self, u: &Unreadable) -> Result<(), StoreError> {
+        let key = unreadable_key(&u.repository, &u.commit);
+        let record = match self.unreadable.get(&key)? {
+            Some(v) => {
+                let mut old: Unreadable = decode("unreadable", &key, &v)?;
+                old.tries += 1;
+                old.last_tried = u.last_tried;
+                old.reason.clone_from(&u.reason);
+                old.object.clone_from(&u.object);
+                old
+            }
+            None => u.clone(),
+        };
+        self.unreadable.insert(key, encode(&record))?;
+        Ok(())
+    }
+
+    /// The unreadable messages of one repository (`None`: of every one), in
+    /// the order they were first seen.
+    pub fn unreadable(&self, repository: Option<&str>) -> Result<Vec<Unreadable>, StoreError> {
+        let prefix = repository.map(|r| format!("{r}\0")).unwrap_or_default();
+        let mut v: Vec<Unreadable> = self
+            .unreadable
+            .scan_prefix(prefix.as_bytes())
+            .map(|kv| {
+                let (k, v) = kv?;
+                decode("unreadable", &k, &v)
+            })
+            .collect::<Result<_, _>>()?;
+        v.sort_by_key(|u| u.first_seen);
+        Ok(v)
+    }
+
+    /// A message once unreadable has been read: forget the failure.
+    pub fn clear_unreadable(&self, repository: &str, commit: &str) -> Result<(), StoreError> {
+        self.unreadable.remove(unreadable_key(repository, commit))?;
+        Ok(())
+    }
+}
+
+fn unreadable_key(repository: &str, commit: &str) -> Vec<u8> {
+    format!("{repository}\0{commit}").into_bytes()
 }

@@ -41,7 +41,7 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     let t0 = std::time::Instant::now();
     let mut unread = 0;
     if !a.public_inbox.is_empty() {
-        public_inbox(&mut ing, &a.public_inbox)?;
+        unread += public_inbox(&mut ing, &a.public_inbox)?;
     } else if a.stdin {
         ingest_stdin(&mut ing)?;
     } else if !a.mbox.is_empty() {
@@ -67,18 +67,30 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     if unread > 0 {
         return Err(anyhow!("{unread} source(s) could not be read to the end").into());
     }
+    if ing.stats.unreadable > 0 {
+        return Err(Failure {
+            code: 4,
+            error: anyhow!(
+                "{} message(s) could not be read out of the archive and were skipped; \
+                 `perfbot quarantine list` shows where and why, and the next run tries them again",
+                ing.stats.unreadable
+            ),
+        });
+    }
     Ok(())
 }
 
 /// Every repository of the given archives, in epoch order, with a progress
-/// line on a terminal.
-fn public_inbox(ing: &mut Ingestor, paths: &[PathBuf]) -> Result<(), Failure> {
-    use crate::flows::ingest::public_inbox::{ingest_repository, repositories};
+/// line on a terminal; the number of repositories that could not be read
+/// (each one named on standard error; the others are still read).
+fn public_inbox(ing: &mut Ingestor, paths: &[PathBuf]) -> Result<usize, Failure> {
+    use crate::flows::ingest::public_inbox::{ingest_repository, repositories, PublicInboxError};
     use std::io::IsTerminal;
     let mut repos = Vec::new();
     for p in paths {
         repos.extend(repositories(p).map_err(Failure::usage)?);
     }
+    let mut failed = 0;
     for r in &repos {
         let pb = if std::io::stderr().is_terminal() {
             let pb = indicatif::ProgressBar::new_spinner();
@@ -91,8 +103,33 @@ fn public_inbox(ing: &mut Ingestor, paths: &[PathBuf]) -> Result<(), Failure> {
         } else {
             indicatif::ProgressBar::hidden()
         };
-        let read = ingest_repository(ing, r, |b| pb.set_position(b))?;
+        let read = ingest_repository(ing, r, |b| pb.set_position(b));
         pb.finish_and_clear();
+        let read = match read {
+            Ok(read) => read,
+            // The state database failing ends everything; a repository
+            // that cannot be opened or walked ends only itself.
+            Err(PublicInboxError::Store(e)) => return Err(e.into()),
+            Err(e) => {
+                eprintln!("perfbot: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        if read.recovered > 0 {
+            eprintln!(
+                "{}: {} message(s) unreadable before were read",
+                r.display(),
+                read.recovered
+            );
+        }
+        if read.unreadable > 0 {
+            eprintln!(
+                "{}: {} message(s) could not be read (see `perfbot quarantine list`)",
+                r.display(),
+                read.unreadable
+            );
+        }
         if read.rescanned {
             eprintln!(
                 "{}: history rewritten since the last run: read again ({} commits)",
@@ -101,7 +138,7 @@ fn public_inbox(ing: &mut Ingestor, paths: &[PathBuf]) -> Result<(), Failure> {
             );
         }
     }
-    Ok(())
+    Ok(failed)
 }
 
 /// The configured source, once or until Ctrl-C / SIGTERM.

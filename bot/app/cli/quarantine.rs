@@ -8,7 +8,8 @@ use crate::config::Config;
 
 #[derive(Subcommand, Debug)]
 pub enum QuarantineCmd {
-    /// List quarantined messages
+    /// List quarantined messages, and the messages of archives that could
+    /// not be read out of them (missing or damaged objects)
     List {
         #[arg(long)]
         json: bool,
@@ -22,9 +23,37 @@ pub fn run(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
     match c {
         QuarantineCmd::List { json } => {
             let list = store.quarantined()?;
+            let unreadable = store.unreadable(None)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
-            } else if list.is_empty() {
+                #[derive(serde::Serialize)]
+                struct Listing<'a> {
+                    messages: &'a [crate::model::Quarantined],
+                    unreadable: &'a [crate::model::Unreadable],
+                }
+                let listing = Listing {
+                    messages: &list,
+                    unreadable: &unreadable,
+                };
+                println!("{}", serde_json::to_string_pretty(&listing)?);
+                return Ok(());
+            }
+            for u in &unreadable {
+                println!(
+                    "{}  unreadable  tried {}×, last {}  {}\n    {} commit {}{}",
+                    u.first_seen.format("%Y-%m-%d %H:%M:%S"),
+                    u.tries,
+                    u.last_tried.format("%Y-%m-%d %H:%M:%S"),
+                    u.reason,
+                    u.repository.trim_start_matches("public-inbox:"),
+                    u.commit,
+                    u.object
+                        .as_ref()
+                        .filter(|o| **o != u.commit)
+                        .map(|o| format!(" object {o}"))
+                        .unwrap_or_default()
+                );
+            }
+            if list.is_empty() && unreadable.is_empty() {
                 println!("nothing quarantined");
             } else {
                 for q in &list {

@@ -41,6 +41,9 @@ pub struct Stats {
     pub handled: usize,
     /// Other robots' reports opened as cases (`[track]`).
     pub adopted: usize,
+    /// Messages an archive holds that could not be read out of it (kept as
+    /// `Unreadable`, tried again on the next run).
+    pub unreadable: usize,
 }
 
 impl Stats {
@@ -51,6 +54,9 @@ impl Stats {
         );
         if self.adopted > 0 {
             line.push_str(&format!(", adopted {}", self.adopted));
+        }
+        if self.unreadable > 0 {
+            line.push_str(&format!(", unreadable {}", self.unreadable));
         }
         line
     }
@@ -67,6 +73,7 @@ impl Stats {
         self.limited += o.limited;
         self.handled += o.handled;
         self.adopted += o.adopted;
+        self.unreadable += o.unreadable;
     }
 }
 
@@ -96,7 +103,7 @@ pub struct Ingestor<'a> {
     known: HashMap<MessageId, CaseId>,
     subjects: SubjectIndex,
     identity: Identity,
-    limits: Limits,
+    pub(crate) limits: Limits,
     pub stats: Stats,
     /// Bumped by whoever creates cases while this ingestor runs (the daemon's
     /// spool): the indexes are reloaded before the next message.

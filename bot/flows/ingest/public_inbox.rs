@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Ingestor;
+use crate::model::Unreadable;
 use crate::store::StoreError;
 
 /// Why an archive could not be read.
@@ -80,13 +81,29 @@ pub struct Read {
     pub commits: usize,
     /// The cursor was not in the history any more: everything was read again.
     pub rescanned: bool,
+    /// Messages that could not be read this time, new or tried again (kept
+    /// as `Unreadable`).
+    pub unreadable: usize,
+    /// Messages unreadable before that were read this time.
+    pub recovered: usize,
 }
 
 /// Make durable and move the cursor every this many messages.
 const CHECKPOINT: usize = 10_000;
 
+/// A blob bigger than this many times `inbound.max_message_bytes` is not
+/// inflated at all (memory stays bounded by the limit, not by the archive):
+/// it is recorded as unreadable, and read once the limit is raised.
+const BLOB_CAP_FACTOR: usize = 4;
+
 /// Read one repository from its cursor to its head, oldest first.
 /// `progress` is told the bytes of message data read so far.
+///
+/// A message that cannot be taken out of the archive (a missing object of a
+/// partial clone, a damaged or mislabelled one, `m` that is no blob, a blob
+/// over the cap) is recorded as `Unreadable` with the commit, the object and
+/// the reason, and the read goes on: one bad object never stops an archive.
+/// Every run first tries the earlier unreadable messages again.
 pub fn ingest_repository(
     ing: &mut Ingestor,
     repo_path: &Path,
@@ -98,6 +115,13 @@ pub fn ingest_repository(
         why,
     };
     let repo = gix::open(repo_path).map_err(|e| git(e.to_string()))?;
+    let key = cursor_key(repo_path);
+    let cap = ing.limits.max_bytes.saturating_mul(BLOB_CAP_FACTOR);
+    let before = ing.stats.unreadable;
+    let mut read = Read {
+        recovered: retry_unreadable(ing, &repo, &key, &shown, cap)?,
+        ..Read::default()
+    };
     // public-inbox writes refs/heads/master; a mirror's HEAD points there.
     let head = match repo.find_reference("refs/heads/master") {
         Ok(r) => r
@@ -107,36 +131,33 @@ pub fn ingest_repository(
         Err(_) => match repo.head_id() {
             Ok(id) => id.detach(),
             // An empty epoch: nothing to read.
-            Err(_) => return Ok(Read::default()),
+            Err(_) => {
+                read.unreadable = ing.stats.unreadable - before;
+                return Ok(read);
+            }
         },
     };
-    let key = cursor_key(repo_path);
     let cursor = ing
         .store
         .text_cursor(&key)?
         .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
-    // The first-parent chain from the head back to the cursor: public-inbox
-    // history is linear. Each commit is decoded once, for its tree and parent.
-    let mut chain: Vec<(gix::ObjectId, gix::ObjectId)> = Vec::new();
     let walk = std::time::Instant::now();
-    let mut at = Some(head);
-    let mut reached = cursor.is_none();
-    while let Some(id) = at {
-        if Some(id) == cursor {
-            reached = true;
-            break;
-        }
-        let commit = repo.find_commit(id).map_err(|e| git(e.to_string()))?;
-        let tree = commit.tree_id().map_err(|e| git(e.to_string()))?.detach();
-        chain.push((id, tree));
-        at = commit.parent_ids().next().map(|p| p.detach());
+    let history = history(&repo, head, cursor);
+    read.rescanned = cursor.is_some() && !history.reached;
+    for (commit, why) in &history.missing {
+        let u = unreadable(
+            &key,
+            commit,
+            Some(*commit),
+            format!("commit: {why} (its older history is not read)"),
+        );
+        note_unreadable(ing, &shown, &u)?;
     }
-    let rescanned = !reached;
+    let chain = history.chain;
     tracing::debug!(repository = %shown, commits = chain.len(), ms = walk.elapsed().as_millis() as u64, "history walked");
-    if rescanned {
+    if read.rescanned {
         tracing::warn!(repository = %shown, "the cursor's commit is not in the history (rewritten?): reading everything again, known Message-IDs are skipped");
     }
-    chain.reverse();
     // The blobs are read (inflated) on reader threads while this one
     // ingests: reader k takes messages k, k+n, k+2n… into a bounded queue of
     // its own, and this thread takes from the queues in turn, so messages
@@ -152,17 +173,25 @@ pub fn ingest_repository(
         for k in 0..readers {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Blob>(64);
             queues.push(rx);
-            scope.spawn(move || read_blobs(repo_path, chain.iter().skip(k).step_by(readers), tx));
+            scope.spawn(move || {
+                read_blobs(repo_path, chain.iter().skip(k).step_by(readers), cap, tx)
+            });
         }
         for n in 0..chain.len() {
             let Ok(item) = queues[n % readers].recv() else {
                 return Err(git("a reader thread stopped".into()));
             };
-            let (id, blob) = item.map_err(git)?;
-            if let Some(data) = blob {
-                bytes += data.len() as u64;
-                let source = format!("{shown} commit {id}");
-                ing.ingest(&data, &source)?;
+            let (id, got) = item.map_err(git)?;
+            match got {
+                Got::Message(data) => {
+                    bytes += data.len() as u64;
+                    let source = format!("{shown} commit {id}");
+                    ing.ingest(&data, &source)?;
+                }
+                Got::Deleted => {}
+                Got::Unreadable { object, reason } => {
+                    note_unreadable(ing, &shown, &unreadable(&key, &id, object, reason))?;
+                }
             }
             if (n + 1) % CHECKPOINT == 0 {
                 ing.store.flush()?;
@@ -178,22 +207,159 @@ pub fn ingest_repository(
         ing.store.set_text_cursor(&key, &last.to_string())?;
     }
     progress(bytes);
-    Ok(Read {
-        commits: chain.len(),
-        rescanned,
-    })
+    read.commits = chain.len();
+    read.unreadable = ing.stats.unreadable - before;
+    Ok(read)
 }
 
-/// What a reader thread hands on: a commit and its message (`None`: the
-/// commit deletes one), or why it could not be read.
-type Blob = Result<(gix::ObjectId, Option<Vec<u8>>), String>;
+/// The commits from the head back to the cursor, oldest first.
+struct History {
+    /// (commit, its tree), parents before children.
+    chain: Vec<(gix::ObjectId, gix::ObjectId)>,
+    /// Commits that could not be read, and why (their history ends there).
+    missing: Vec<(gix::ObjectId, String)>,
+    /// The cursor was met on the way.
+    reached: bool,
+}
 
-/// A reader thread: the message blob (`m`) of each commit's tree, in the
-/// order given, into `tx`; a commit that deletes a message (only `d`) gives
-/// `None`. Stops at the first error (sent on) or when the receiver is gone.
+/// Walk every parent (public-inbox history is linear, but a merge must not
+/// hide its second parent's messages), depth first along first parents, and
+/// keep the commits in post-order: parents before children, the first
+/// parent's line before a merged one. Each commit is decoded once. The
+/// cursor and what lies behind it are not walked; a merged line that forks
+/// from behind the cursor is read again, and the Message-ID index keeps it
+/// from counting twice.
+fn history(repo: &gix::Repository, head: gix::ObjectId, cursor: Option<gix::ObjectId>) -> History {
+    let mut out = History {
+        chain: Vec::new(),
+        missing: Vec::new(),
+        reached: cursor.is_none(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    // (commit, its tree once expanded)
+    let mut stack: Vec<(gix::ObjectId, Option<gix::ObjectId>)> = vec![(head, None)];
+    while let Some((id, expanded)) = stack.pop() {
+        if let Some(tree) = expanded {
+            out.chain.push((id, tree));
+            continue;
+        }
+        if Some(id) == cursor {
+            out.reached = true;
+            continue;
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        let parsed = repo
+            .find_commit(id)
+            .map_err(|e| e.to_string())
+            .and_then(|c| {
+                let tree = c.tree_id().map_err(|e| e.to_string())?.detach();
+                let parents: Vec<gix::ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+                Ok((tree, parents))
+            });
+        match parsed {
+            Ok((tree, parents)) => {
+                stack.push((id, Some(tree)));
+                // The first parent on top: walked first.
+                stack.extend(parents.into_iter().rev().map(|p| (p, None)));
+            }
+            Err(why) => out.missing.push((id, why)),
+        }
+    }
+    out
+}
+
+/// Try the repository's unreadable messages again; the number now read.
+fn retry_unreadable(
+    ing: &mut Ingestor,
+    repo: &gix::Repository,
+    key: &str,
+    shown: &str,
+    cap: usize,
+) -> Result<usize, PublicInboxError> {
+    let mut recovered = 0;
+    for old in ing.store.unreadable(Some(key))? {
+        let Ok(id) = gix::ObjectId::from_hex(old.commit.as_bytes()) else {
+            ing.store.clear_unreadable(key, &old.commit)?;
+            continue;
+        };
+        let got = match repo.find_commit(id) {
+            Ok(c) => match c.tree_id() {
+                Ok(tree) => read_message(repo, tree.detach(), cap),
+                Err(e) => Got::Unreadable {
+                    object: Some(id),
+                    reason: format!("commit: {e}"),
+                },
+            },
+            Err(e) => Got::Unreadable {
+                object: Some(id),
+                reason: format!("commit: {e}"),
+            },
+        };
+        match got {
+            Got::Message(data) => {
+                let source = format!("{shown} commit {id}");
+                ing.ingest(&data, &source)?;
+                ing.store.clear_unreadable(key, &old.commit)?;
+                tracing::info!(repository = %shown, commit = %id, "an unreadable message was read");
+                recovered += 1;
+            }
+            Got::Deleted => ing.store.clear_unreadable(key, &old.commit)?,
+            Got::Unreadable { object, reason } => {
+                note_unreadable(ing, shown, &unreadable(key, &id, object, reason))?;
+            }
+        }
+    }
+    Ok(recovered)
+}
+
+fn unreadable(
+    key: &str,
+    commit: &gix::ObjectId,
+    object: Option<gix::ObjectId>,
+    reason: String,
+) -> Unreadable {
+    let now = chrono::Utc::now();
+    Unreadable {
+        repository: key.to_string(),
+        commit: commit.to_string(),
+        object: object.map(|o| o.to_string()),
+        reason,
+        first_seen: now,
+        last_tried: now,
+        tries: 1,
+    }
+}
+
+fn note_unreadable(ing: &mut Ingestor, shown: &str, u: &Unreadable) -> Result<(), StoreError> {
+    tracing::warn!(repository = %shown, commit = %u.commit, object = ?u.object, reason = %u.reason, "message unreadable: kept for a later run");
+    ing.stats.unreadable += 1;
+    ing.store.record_unreadable(u)
+}
+
+/// What a commit holds.
+enum Got {
+    Message(Vec<u8>),
+    /// The commit deletes a message (no `m`).
+    Deleted,
+    /// Its message cannot be read: the object that failed and why.
+    Unreadable {
+        object: Option<gix::ObjectId>,
+        reason: String,
+    },
+}
+
+/// What a reader thread hands on: a commit and what it holds, or why the
+/// repository cannot be read at all.
+type Blob = Result<(gix::ObjectId, Got), String>;
+
+/// A reader thread: what each commit's tree holds, in the order given, into
+/// `tx`. Stops when the receiver is gone.
 fn read_blobs<'c>(
     repo_path: &Path,
     commits: impl Iterator<Item = &'c (gix::ObjectId, gix::ObjectId)>,
+    cap: usize,
     tx: std::sync::mpsc::SyncSender<Blob>,
 ) {
     // A handle of its own (gitoxide's handles stay on their thread).
@@ -205,20 +371,60 @@ fn read_blobs<'c>(
         }
     };
     for (id, tree) in commits {
-        let blob = repo
-            .find_tree(*tree)
-            .map_err(|e| e.to_string())
-            .and_then(|t| match t.find_entry("m") {
-                None => Ok(None),
-                Some(e) => e
-                    .object()
-                    .map(|o| Some(o.detach().data))
-                    .map_err(|e| e.to_string()),
-            });
-        let failed = blob.is_err();
-        if tx.send(blob.map(|b| (*id, b))).is_err() || failed {
+        if tx.send(Ok((*id, read_message(&repo, *tree, cap)))).is_err() {
             return;
         }
+    }
+}
+
+/// The message blob `m` of a commit's tree, checked: a blob, at most `cap`
+/// bytes (asked of the object's header before anything is inflated), and
+/// its content hashing to its id (a loose object can be overwritten with
+/// another valid one).
+fn read_message(repo: &gix::Repository, tree: gix::ObjectId, cap: usize) -> Got {
+    let failed = |object: gix::ObjectId, reason: String| Got::Unreadable {
+        object: Some(object),
+        reason,
+    };
+    let t = match repo.find_tree(tree) {
+        Ok(t) => t,
+        Err(e) => return failed(tree, format!("tree: {e}")),
+    };
+    let Some(entry) = t.find_entry("m") else {
+        return Got::Deleted;
+    };
+    let id = entry.object_id();
+    if !entry.mode().is_blob() {
+        return failed(
+            id,
+            format!("`m` is a {:?}, not a message blob", entry.mode().kind()),
+        );
+    }
+    match repo.find_header(id) {
+        Err(e) => return failed(id, format!("blob `m`: {e}")),
+        Ok(h) if h.size() as usize > cap => {
+            return failed(
+                id,
+                format!(
+                    "blob `m` of {} bytes, over {BLOB_CAP_FACTOR} × inbound.max_message_bytes ({cap}): not read",
+                    h.size()
+                ),
+            )
+        }
+        Ok(_) => {}
+    }
+    let data = match repo.find_object(id) {
+        Ok(o) if o.kind == gix::objs::Kind::Blob => o.detach().data,
+        Ok(o) => return failed(id, format!("`m` is a {}, not a blob", o.kind)),
+        Err(e) => return failed(id, format!("blob `m`: {e}")),
+    };
+    match gix::objs::compute_hash(id.kind(), gix::objs::Kind::Blob, &data) {
+        Ok(actual) if actual == id => Got::Message(data),
+        Ok(actual) => failed(
+            id,
+            format!("blob `m` is damaged: its content hashes to {actual}"),
+        ),
+        Err(e) => failed(id, format!("blob `m`: {e}")),
     }
 }
 
