@@ -120,6 +120,11 @@ pub struct OutboundSection {
     /// Rate limits over all mail perfbot sends (0 = no limit).
     pub max_per_hour: u32,
     pub max_per_day: u32,
+    /// The share of those limits that mail other than reports (escalations,
+    /// acks, reminders, digests, notes) may use: the rest is kept for
+    /// reports, so that a flood of replies never holds a report back.
+    pub followups_per_hour: u32,
+    pub followups_per_day: u32,
     /// Halt all sending (mail is still recorded and queued).
     pub emergency_stop: bool,
     /// The same, by creating this file (relative to the config file).
@@ -147,6 +152,8 @@ impl Default for OutboundSection {
             max_recipients: 25,
             max_per_hour: 60,
             max_per_day: 500,
+            followups_per_hour: 20,
+            followups_per_day: 200,
             emergency_stop: false,
             stop_file: "state/STOP".into(),
             moderation: false,
@@ -521,6 +528,10 @@ pub struct EscalationSection {
     #[serde(deserialize_with = "mailboxes")]
     pub to: Vec<String>,
     pub template: String,
+    /// At most one escalation mail per case in this many hours; later needs
+    /// of the same case are recorded and listed by the digest (0 = a mail
+    /// every time).
+    pub per_case_hours: u32,
 }
 
 impl Default for EscalationSection {
@@ -528,6 +539,7 @@ impl Default for EscalationSection {
         EscalationSection {
             to: Vec::new(),
             template: "escalation".into(),
+            per_case_hours: 24,
         }
     }
 }
@@ -818,6 +830,17 @@ impl ConfigFile {
             return Err(
                 "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
             );
+        }
+        for (what, share, all) in [
+            ("hour", o.followups_per_hour, o.max_per_hour),
+            ("day", o.followups_per_day, o.max_per_day),
+        ] {
+            if all > 0 && (share == 0 || share >= all) {
+                return Err(format!(
+                    "outbound.followups_per_{what} ({share}) must be at least 1 and under \
+                     outbound.max_per_{what} ({all}): the rest is kept for reports"
+                ));
+            }
         }
         if self.inbound.source == InboundSource::Imap {
             crate::model::url::ServerUrl::imap(&self.imap.url)

@@ -856,3 +856,114 @@ fn digest_in_three_formats_and_mailed_to_the_operators() {
         .collect();
     assert_eq!(d[0]["state"], "sent");
 }
+
+/// 120 strangers ask the robot something on one case's thread: the
+/// operators get one escalation mail for the case, the others are recorded
+/// (the case waits on a human, the digest lists it). With one mail per need
+/// (`per_case_hours = 0`), the follow-ups use only their share of the rate
+/// limit: a new report still goes out at once.
+#[test]
+fn many_strangers_make_one_escalation_and_reports_keep_their_budget() {
+    let mbox = |c: &Case| -> Vec<u8> {
+        (0..120)
+            .flat_map(|i| {
+                let mut m = b"From x@y Thu Jan  1 00:00:00 2026\n".to_vec();
+                m.extend(mail(
+                    &format!("Someone {i} <s{i}@strangers.example>"),
+                    &format!("stranger{i}@x"),
+                    &c.message_id,
+                    "",
+                    "Where do I find the test and how do I run it?",
+                ));
+                m.push(b'\n');
+                m
+            })
+            .collect()
+    };
+    let escalations = |cfg: &Path| {
+        outbox(cfg)
+            .into_iter()
+            .filter(|e| e["kind"] == "escalation")
+            .count()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let file = tmp.path().join("strangers.mbox");
+    std::fs::write(&file, mbox(&c)).unwrap();
+    run(&cfg, &["ingest", "--mbox", file.to_str().unwrap()], None);
+    assert_eq!(escalations(&cfg), 1);
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human");
+    let t = thread_entry(&v, "stranger119@x");
+    assert!(
+        t["understanding"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("no second mail")),
+        "{t}"
+    );
+
+    // Every need mailed: the follow-ups wait for their share, the report
+    // does not wait for them.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "[escalation]\nper_case_hours = 0\n");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "transport = \"stdout\"",
+        "transport = \"stdout\"\nmax_per_hour = 5\nfollowups_per_hour = 2",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let c = report(&cfg);
+    std::fs::write(&file, mbox(&c)).unwrap();
+    run(&cfg, &["ingest", "--mbox", file.to_str().unwrap()], None);
+    assert_eq!(escalations(&cfg), 120);
+    run(
+        &cfg,
+        &["report", "examples/seed004-f2fs-aim7-improvement.json"],
+        None,
+    );
+    let o = run(&cfg, &["send"], None);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("follow-up rate limit"), "{err}");
+    let sent = |kind: &str| {
+        outbox(&cfg)
+            .into_iter()
+            .filter(|e| e["kind"] == kind && e["state"] == "sent")
+            .count()
+    };
+    assert_eq!(sent("report"), 2, "{err}");
+    assert_eq!(sent("escalation"), 2, "{err}");
+}
+
+/// `#perfbot dup` naming no case, or the case itself: refused with one
+/// answer, and the case is not closed as a duplicate.
+#[test]
+fn a_dup_of_no_case_or_of_itself_closes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let before = show(&cfg, &c.id)["state"].clone();
+    for (n, target) in ["0123456789ab".to_string(), c.id.clone()]
+        .iter()
+        .enumerate()
+    {
+        ingest(
+            &cfg,
+            &mail(
+                "maint@kernel.example",
+                &format!("dup{n}@x"),
+                &c.message_id,
+                "",
+                &format!("#perfbot dup {target}"),
+            ),
+        );
+        let v = show(&cfg, &c.id);
+        assert_eq!(v["state"], before, "dup {target}: {v}");
+    }
+    let errs: Vec<_> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "command-error")
+        .collect();
+    assert_eq!(errs.len(), 2, "{errs:?}");
+}

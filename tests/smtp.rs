@@ -339,7 +339,12 @@ fn rate_limit_holds_and_emergency_stop_halts() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = config(tmp.path(), &smtp_url(), "max_per_hour = 2", "");
+    let cfg = config(
+        tmp.path(),
+        &smtp_url(),
+        "max_per_hour = 2\nfollowups_per_hour = 1",
+        "",
+    );
     let ids: Vec<String> = (0..3)
         .map(|_| report(&cfg, tmp.path(), "alice@example.test", &[]))
         .collect();

@@ -249,6 +249,19 @@ pub async fn send_due(
     }
     let sent_times: Vec<DateTime<Utc>> = entries.iter().filter_map(|e| e.sent_at).collect();
     let (allowed, next_free) = guard::budget(&sent_times, now, o.max_per_hour, o.max_per_day);
+    // Mail other than reports has a share of its own, so that the rest of
+    // the budget is always there for reports.
+    let followup_times: Vec<DateTime<Utc>> = entries
+        .iter()
+        .filter(|e| e.kind != OutboxKind::Report)
+        .filter_map(|e| e.sent_at)
+        .collect();
+    let (followups_allowed, followups_free) = guard::budget(
+        &followup_times,
+        now,
+        o.followups_per_hour.min(o.max_per_hour),
+        o.followups_per_day.min(o.max_per_day),
+    );
     let optouts = crate::flows::optout::all(config, store)?;
     let redirect = o.redirect_all_to.clone();
     let self_copy = self_copy(config);
@@ -258,6 +271,8 @@ pub async fn send_due(
     let mut in_flight: HashMap<tokio::task::Id, OutboxEntry> = HashMap::new();
     let transport = Arc::new(transport.clone());
     let mut started = 0usize;
+    let mut followups_started = 0usize;
+    let mut followups_deferred = 0usize;
     for (i, mut e) in due_list.iter().cloned().enumerate() {
         if s.operator_error.is_some() {
             break;
@@ -271,6 +286,13 @@ pub async fn send_due(
                 o.max_per_hour, o.max_per_day, s.deferred
             ));
             break;
+        }
+        if e.kind != OutboxKind::Report {
+            if followups_started >= followups_allowed {
+                followups_deferred += 1;
+                continue;
+            }
+            followups_started += 1;
         }
         let to = envelope(&e, &optouts, redirect.as_ref(), self_copy.as_ref());
         if to.is_empty() {
@@ -316,6 +338,16 @@ pub async fn send_due(
     }
     while let Some(done) = tasks.join_next_with_id().await {
         finish(config, store, done, &mut in_flight, &mut s)?;
+    }
+    if followups_deferred > 0 {
+        s.deferred += followups_deferred;
+        let when = followups_free.map_or("later".to_string(), |t| t.to_rfc3339());
+        tracing::warn!(deferred = followups_deferred, next = %when, "follow-up share of the rate limit reached");
+        s.lines.push(format!(
+            "follow-up rate limit ({} per hour, {} per day; the rest is kept for reports): \
+             {followups_deferred} mail(s) other than reports wait until {when}",
+            o.followups_per_hour, o.followups_per_day
+        ));
     }
     Ok(s)
 }

@@ -28,6 +28,12 @@ pub enum HandleError {
     Template(#[from] crate::templates::TemplateError),
     #[error("building a follow-up: {0}")]
     Build(#[from] crate::mail::message::BuildError),
+    /// Other writers moved the case every time a decision was about to be
+    /// recorded: the reply is kept unhandled (the database is fine).
+    #[error(
+        "case {case} kept moving while the reply was decided ({tries} tries): kept, not acted on"
+    )]
+    KeptMoving { case: CaseId, tries: usize },
 }
 
 /// What handling one reply did.
@@ -166,7 +172,8 @@ pub fn handle_reply(
     let echo = echo(store, entry)?;
     // The case may move under us only through another writer; decide again
     // against where it is then (bounded: the daemon has one ingest thread).
-    for _ in 0..5 {
+    const TRIES: usize = 5;
+    for _ in 0..TRIES {
         let case = store.case(case_id)?;
         let seen = Seen::of(config, store, &case, &entry.text, from.as_ref())?;
         let facts = Facts {
@@ -185,6 +192,7 @@ pub fn handle_reply(
             answers_last_hour: seen.answers_last_hour,
             max_answers_per_hour: config.file.reply.max_answers_per_sender_hour,
             escalation_to: config.escalation_to(),
+            recent_escalation: seen.recent_escalation.as_deref(),
             ack_intents: &config.file.acks.intents,
             acks_enabled: config.file.acks.enabled,
             reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
@@ -228,10 +236,10 @@ pub fn handle_reply(
             notes: plan.notes,
         }));
     }
-    Err(HandleError::Store(StoreError::Corrupt {
-        path: String::new(),
-        why: format!("case {case_id} kept moving while a reply was recorded"),
-    }))
+    Err(HandleError::KeptMoving {
+        case: case_id.clone(),
+        tries: TRIES,
+    })
 }
 
 /// The domain of the From address (what a DKIM signature must align with).
@@ -276,6 +284,8 @@ struct Seen {
     commands: Vec<(String, Parsed)>,
     answers_last_hour: usize,
     acked_before: bool,
+    /// The case's escalation mail of the last `escalation.per_case_hours`.
+    recent_escalation: Option<String>,
 }
 
 impl Seen {
@@ -292,15 +302,21 @@ impl Seen {
             (Some(a), true) => answers_since(store, a, Utc::now() - Duration::hours(1))?,
             _ => 0,
         };
-        let acked_before = config.file.acks.enabled
-            && store
-                .case_outbox(&case.id)?
-                .iter()
-                .any(|o| o.kind == OutboxKind::Ack);
+        let outbox = store.case_outbox(&case.id)?;
+        let acked_before =
+            config.file.acks.enabled && outbox.iter().any(|o| o.kind == OutboxKind::Ack);
+        let hours = config.file.escalation.per_case_hours;
+        let since = Utc::now() - Duration::hours(i64::from(hours));
+        let recent_escalation = outbox
+            .iter()
+            .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
+            .max_by_key(|o| o.queued_at)
+            .map(|o| o.message_id.to_string());
         Ok(Seen {
             commands,
             answers_last_hour,
             acked_before,
+            recent_escalation,
         })
     }
 }

@@ -106,6 +106,9 @@ pub struct Facts<'a> {
     pub max_answers_per_hour: usize,
     /// Who gets escalations.
     pub escalation_to: Vec<String>,
+    /// The case's escalation mail of the last `escalation.per_case_hours`,
+    /// if one was queued: a new need joins it instead of mailing again.
+    pub recent_escalation: Option<&'a str>,
     /// Decisions that may be acked.
     pub ack_intents: &'a [Intent],
     pub acks_enabled: bool,
@@ -157,7 +160,15 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
         role = Role::Other;
     }
     let u = f.understanding;
-    let mut effect = if f.fact {
+    // A command the checks refused (`dup` of no case, or of itself) is
+    // answered as an error below, and does nothing to the case.
+    let refused = matches!(u.basis, Basis::Command { .. })
+        && f.commands
+            .iter()
+            .any(|(line, p)| *line == u.evidence && p.is_err());
+    let mut effect = if refused {
+        Effect::none(format!("not acted on: {:?} was refused", u.evidence))
+    } else if f.fact {
         fact_effect(f.case.state, u, policy)
     } else {
         decide(f.case.state, u, role, policy)
@@ -243,6 +254,13 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
             notes.push(
                 "a human is needed, but no operators are configured (trust.operators)".into(),
             );
+        } else if let Some(earlier) = f.recent_escalation {
+            // One mail per case and period: a thread that many people post
+            // to must not flood the operators (nor use up the budget); the
+            // case waits on a human and the digest lists it.
+            notes.push(format!(
+                "a human is needed ({reason}); no second mail: the operators were mailed about this case in <{earlier}> (escalation.per_case_hours), the digest lists it"
+            ));
         } else {
             followups.push(Planned {
                 kind: FollowUpKind::Escalation,
