@@ -317,14 +317,15 @@ pub struct ConfigFile {
 }
 
 /// `[track]`: other robots' reports to follow as cases (adopted), as read
-/// from the lists. Off unless `senders` or `names` say whose.
+/// from the lists. Off unless `senders` say whose.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrackSection {
     /// Sender addresses of the reports (`oliver.sang@intel.com`, `lkp@intel.com`).
     #[serde(deserialize_with = "addresses")]
     pub senders: Vec<Address>,
-    /// Sender display names (`kernel test robot`), matched exactly.
+    /// Sender display names (`kernel test robot`), matched exactly; they only
+    /// narrow `senders` (a report is adopted by its address, never by a name).
     pub names: Vec<String>,
     /// Only reports sent to one of these lists (To, Cc or List-Id); any when empty.
     pub lists: Vec<String>,
@@ -829,6 +830,14 @@ impl ConfigFile {
         if o.max_attempts == 0 || o.concurrency == 0 || o.max_recipients == 0 {
             return Err(
                 "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
+            );
+        }
+        if !self.track.names.is_empty() && self.track.senders.is_empty() {
+            return Err(
+                "track.names without track.senders: a display name is the sender's to choose \
+                 (anyone can send as \"kernel test robot\"); list the robot's addresses in \
+                 track.senders (names then only narrow them)"
+                    .into(),
             );
         }
         for (what, share, all) in [

@@ -460,6 +460,128 @@ fn ingestion_adopts_tracked_robot_reports_once() {
     );
 }
 
+/// Adoption goes by address: a report under the robot's display name from
+/// another address opens nothing (with `names` set too), a second genuine
+/// report of the same commit and metric joins the first case, and `names`
+/// alone is refused at start-up.
+#[test]
+fn adoption_goes_by_address_and_one_regression_is_one_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let thread = root().join("tests/fixtures/threads/2024-12-27_linux-crypto_e1d3422c95");
+    let text = std::fs::read_to_string(root().join("config.toml"))
+        .unwrap()
+        .replace(
+            "state_dir = \"state\"",
+            &format!("state_dir = {:?}", tmp.path().join("state")),
+        )
+        .replace(
+            "outbox_dir = \"state/outbox\"",
+            &format!("outbox_dir = {:?}", tmp.path().join("outbox")),
+        )
+        .replace(
+            "templates_dir = \"templates\"",
+            &format!("templates_dir = {:?}", root().join("templates")),
+        );
+    let cfg = tmp.path().join("tracked.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[track]\nsenders = [\"oliver.sang@intel.com\"]\nnames = [\"kernel test robot\"]\n"
+        ),
+    )
+    .unwrap();
+    let ingest = |cfg: &Path, raw: &[u8]| {
+        use std::io::Write;
+        let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(cfg)
+            .args(["ingest", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A refused config ends before it reads: a broken pipe then.
+        let _ = c.stdin.take().unwrap().write_all(raw);
+        let o = c.wait_with_output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let cases = |cfg: &Path| -> serde_json::Value {
+        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(cfg)
+            .args(["cases", "list", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let report = std::fs::read(thread.join("00-report.eml")).unwrap();
+    // Replace the header line that starts with `name` (the mail is not all UTF-8).
+    let with_header = |raw: &[u8], name: &str, line: &str| -> Vec<u8> {
+        let at = raw
+            .windows(name.len() + 1)
+            .position(|w| w[0] == b'\n' && w[1..].eq_ignore_ascii_case(name.as_bytes()))
+            .unwrap()
+            + 1;
+        let end = at + raw[at..].iter().position(|b| *b == b'\n').unwrap();
+        let mut out = raw[..at].to_vec();
+        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(&raw[end..]);
+        out
+    };
+    // A forged copy: the robot's name, someone else's address.
+    let forged = with_header(
+        &with_header(
+            &report,
+            "From:",
+            "From: kernel test robot <attacker@evil.example>",
+        ),
+        "Message-ID:",
+        "Message-ID: <forged-1@evil.example>",
+    );
+    let (code, err) = ingest(&cfg, &forged);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("adopted"), "{err}");
+    assert_eq!(cases(&cfg).as_array().unwrap().len(), 0);
+    // The genuine report: one case.
+    let (_, err) = ingest(&cfg, &report);
+    assert!(err.contains("adopted 1"), "{err}");
+    // The robot sends it again under another Message-ID: it joins the case.
+    let again = with_header(&report, "Message-ID:", "Message-ID: <resent-1@intel.com>");
+    let (_, err) = ingest(&cfg, &again);
+    assert!(!err.contains("adopted") && err.contains("new 1"), "{err}");
+    let list = cases(&cfg);
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    let id = list[0]["id"].as_str().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["cases", "show", id, "--json"])
+        .output()
+        .unwrap();
+    let case: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        case["thread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["message_id"] == "resent-1@intel.com"),
+        "{case}"
+    );
+    // Names alone: a start-up error naming the field.
+    let names_only = tmp.path().join("names.toml");
+    std::fs::write(
+        &names_only,
+        format!("{text}\n[track]\nnames = [\"kernel test robot\"]\n"),
+    )
+    .unwrap();
+    let (code, err) = ingest(&names_only, &report);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("track.names"), "{err}");
+}
+
 /// perfbot's own report mails are read back too (the sender's name in the
 /// sentence is perfbot's, not the robot's).
 #[test]

@@ -59,6 +59,8 @@ pub enum MatchedBy {
     Revert,
     /// A patch whose `Closes:`/`Link:` trailer points at the report.
     Trailer,
+    /// A tracked robot's later report of the same commit and headline metric.
+    SameRegression,
 }
 
 impl MatchedBy {
@@ -69,6 +71,7 @@ impl MatchedBy {
             MatchedBy::Subject => "subject",
             MatchedBy::Revert => "revert",
             MatchedBy::Trailer => "trailer",
+            MatchedBy::SameRegression => "same-regression",
         }
     }
 }

@@ -11,7 +11,7 @@ use super::sender::{classify, Identity};
 use super::thread::{match_case, reverted_cases, trailer_ids, SubjectIndex};
 use crate::config::Config;
 use crate::flows::reply::Handled;
-use crate::model::case::CaseId;
+use crate::model::case::{Case, CaseId};
 use crate::model::thread::{Quarantined, ThreadEntry};
 use crate::model::MatchedBy;
 use crate::model::SenderKind;
@@ -385,8 +385,10 @@ impl<'a> Ingestor<'a> {
         if !t.enabled() {
             return Ok(None);
         }
+        // By address: a display name is the sender's to choose. Names only
+        // narrow a tracked address (one that also sends other mail).
         let from_tracked = head.from.as_ref().is_some_and(|a| t.senders.contains(a))
-            || t.names.iter().any(|n| n == &head.from_name);
+            && (t.names.is_empty() || t.names.iter().any(|n| n == &head.from_name));
         if !from_tracked {
             return Ok(None);
         }
@@ -406,7 +408,31 @@ impl<'a> Ingestor<'a> {
                     .map(Some);
             }
         };
+        if self.config.require_dkim() {
+            if let Some(checker) = &self.dkim {
+                let domain = head
+                    .from
+                    .as_ref()
+                    .and_then(|a| a.as_str().rsplit_once('@'))
+                    .map_or("", |(_, d)| d);
+                let verdict = checker.check(raw, domain);
+                if !verdict.verified() {
+                    let why = format!(
+                        "a tracked robot's report without an aligned DKIM pass ({}; trust.require_dkim): not adopted",
+                        verdict.describe()
+                    );
+                    return self
+                        .quarantine(raw, source, why, Some(&head.message_id))
+                        .map(Some);
+                }
+            }
+        }
         let case = crate::flows::robot::adopted_case(&parsed, head);
+        // One commit and headline metric, one case: a second report of it (a
+        // resend, another robot run) joins the first one's thread.
+        if let Some(first) = self.case_of_regression(&case)? {
+            return self.join_report(&first, raw, head, source).map(Some);
+        }
         let id = case.id.clone();
         let cause = crate::model::case::Cause::System {
             what: format!("adopted the robot's report <{}>", head.message_id),
@@ -418,6 +444,58 @@ impl<'a> Ingestor<'a> {
         self.stats.matched += 1;
         tracing::info!(case = %id, message_id = %head.message_id, %source, "robot report adopted");
         Ok(Some(Outcome::Adopted { case: id }))
+    }
+
+    /// The case already open for the commit and headline metric of `case`.
+    fn case_of_regression(&self, case: &Case) -> Result<Option<CaseId>, StoreError> {
+        if case.commit.len() < 7 || case.headline_metric.is_empty() {
+            return Ok(None);
+        }
+        let same_commit = |a: &str, b: &str| {
+            let n = a.len().min(b.len());
+            n >= 7 && a[..n].eq_ignore_ascii_case(&b[..n])
+        };
+        Ok(self
+            .store
+            .cases()?
+            .into_iter()
+            .filter(|c| {
+                same_commit(&c.commit, &case.commit) && c.headline_metric == case.headline_metric
+            })
+            .min_by_key(|c| c.created)
+            .map(|c| c.id))
+    }
+
+    /// A later report of a case's regression: recorded in its thread.
+    fn join_report(
+        &mut self,
+        case: &CaseId,
+        raw: &[u8],
+        head: &Head,
+        source: &str,
+    ) -> Result<Outcome, StoreError> {
+        let msg = match parse(raw, &self.limits) {
+            Ok(m) => m,
+            Err(e) => return self.quarantine(raw, source, e.to_string(), Some(&head.message_id)),
+        };
+        let sender = SenderKind::Bot("a tracked robot's report".into());
+        let mut entry = thread_entry(head, &msg, &sender, MatchedBy::SameRegression, source);
+        let note = "a later report of the same commit and headline metric: joins this case";
+        let recorded = self.store.record_thread_message(case, &mut entry, note)?;
+        self.known.insert(head.message_id.clone(), case.clone());
+        self.stats.matched += 1;
+        if !recorded {
+            self.stats.duplicates += 1;
+            return Ok(Outcome::Duplicate);
+        }
+        self.stats.new += 1;
+        tracing::info!(%case, message_id = %head.message_id, %source, "robot report joined the case of its regression");
+        Ok(Outcome::New {
+            case: case.clone(),
+            entry: Box::new(entry),
+            sender,
+            handled: None,
+        })
     }
 
     /// Read a message whole: quarantine it, or match it and record it.
