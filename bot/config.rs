@@ -240,6 +240,10 @@ pub struct InboundSection {
     pub max_text_bytes: usize,
     /// Addresses or name fragments of robots besides the built-in list.
     pub robots: Vec<String>,
+    /// Replies that may answer a tracked robot's report not read yet are
+    /// held this many days for it, at most `max_held` of them.
+    pub hold_days: u32,
+    pub max_held: usize,
 }
 
 impl Default for InboundSection {
@@ -252,6 +256,8 @@ impl Default for InboundSection {
             max_references: 200,
             max_text_bytes: 64 << 10,
             robots: Vec::new(),
+            hold_days: 30,
+            max_held: 10_000,
         }
     }
 }

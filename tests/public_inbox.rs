@@ -436,3 +436,42 @@ fn one_broken_list_does_not_stop_the_others() {
     assert!(err.contains("aaa"), "the broken list is named: {err}");
     assert!(err.contains("read 1,"), "the other list is read: {err}");
 }
+
+/// Replies read before their report (an archive out of order, or the
+/// report in a later epoch): held, and recorded in the case once the report
+/// is read and adopted.
+#[test]
+fn replies_before_their_report_are_held_until_it_comes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path());
+    let repo = tmp.path().join("0.git");
+    let t = thread("2024-12-27_linux-crypto_e1d3422c95");
+    let replies = &t[1..];
+    write_archive(&repo, replies.iter().map(Vec::as_slice)).unwrap();
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("held {}", replies.len())), "{err}");
+    let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+    assert_eq!(listing["held"].as_array().unwrap().len(), replies.len());
+    // The report comes: adopted, and every held reply lands in its case.
+    write_archive(&repo, [t[0].as_slice()]).unwrap();
+    let (o, err) = ingest(&cfg, &[&repo]);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("adopted 1"), "{err}");
+    assert!(err.contains(&format!("new {}", replies.len())), "{err}");
+    let cases = perfbot_json(&cfg, &["cases", "list", "--json"]);
+    let id = cases[0]["id"].as_str().unwrap();
+    let case = perfbot_json(&cfg, &["cases", "show", id, "--json"]);
+    let people = case["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sender"] == "person")
+        .count();
+    assert!(people >= 1, "{case}");
+    let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
+    assert_eq!(listing["held"], serde_json::json!([]));
+    // Nothing is read twice on a rerun.
+    let (_, err) = ingest(&cfg, &[&repo]);
+    assert!(err.contains("read 0,") && !err.contains("held"), "{err}");
+}

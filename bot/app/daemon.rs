@@ -225,6 +225,9 @@ fn ingest_thread(s: Arc<Shared>) {
         }
     };
     ing.generation = Some(s.generation.clone());
+    if let Err(e) = ing.release_held() {
+        tracing::warn!(error = %e, "held replies: not read again now");
+    }
     let report = |ing: &mut Ingestor, before: &crate::flows::ingest::Stats| {
         let st = &ing.stats;
         Metrics::add(&s.metrics.messages_ingested, (st.read - before.read) as u64);

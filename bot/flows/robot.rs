@@ -488,7 +488,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReplayStep {
     pub file: String,
-    /// `adopted`, `reply`, `robot`, `own`, `duplicate`, `unmatched`, `quarantined`.
+    /// `adopted`, `reply`, `robot`, `own`, `duplicate`, `unmatched`, `held`, `quarantined`.
     pub outcome: String,
     pub from: String,
     pub intent: Option<String>,
@@ -591,6 +591,7 @@ pub fn replay(
             }
             Outcome::Duplicate => step.outcome = "duplicate".into(),
             Outcome::Unmatched => step.outcome = "unmatched".into(),
+            Outcome::Held => step.outcome = "held".into(),
             Outcome::Quarantined(why) => step.outcome = format!("quarantined: {why}"),
         }
         if let Some(id) = &case {

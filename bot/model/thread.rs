@@ -138,3 +138,17 @@ pub struct Unreadable {
     /// How many reads have failed on it.
     pub tries: u32,
 }
+
+/// A reply that matched no case when it arrived but may answer a report not
+/// read yet (an archive or a mailbox out of order): kept, and read again
+/// when a case for one of the messages it answers appears.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    pub message_id: String,
+    /// The messages it answers (In-Reply-To and References).
+    pub answers: Vec<String>,
+    pub subject: String,
+    pub source: String,
+    pub size: usize,
+    pub time: DateTime<Utc>,
+}

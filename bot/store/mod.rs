@@ -2,6 +2,7 @@
 //! outbox and mailbox cursors. Multi-tree updates run in one transaction.
 
 pub(crate) mod cursor;
+pub(crate) mod held;
 pub(crate) mod optout;
 pub(crate) mod outbox;
 pub(crate) mod thread;
@@ -73,6 +74,9 @@ pub struct Store {
     /// Messages an archive holds that could not be read out of it, by
     /// repository and commit (see `Unreadable`).
     unreadable: sled::Tree,
+    /// Replies that may answer a report not read yet, and their bytes.
+    held: sled::Tree,
+    held_raw: sled::Tree,
     meta: sled::Tree,
     /// The state directory (for files kept beside the database).
     dir: std::path::PathBuf,
@@ -609,6 +613,8 @@ impl Store {
             thread: db.open_tree("thread")?,
             quarantine: db.open_tree("quarantine")?,
             unreadable: db.open_tree("unreadable")?,
+            held: db.open_tree("held")?,
+            held_raw: db.open_tree("held_raw")?,
             meta,
             dir: state_dir.to_path_buf(),
             db,

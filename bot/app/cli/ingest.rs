@@ -39,6 +39,8 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     let store = open_store(config)?;
     let mut ing = Ingestor::new(config, &store)?;
     let t0 = std::time::Instant::now();
+    // Replies read before their report, whose case exists now.
+    ing.release_held()?;
     let mut unread = 0;
     if !a.public_inbox.is_empty() {
         unread += public_inbox(&mut ing, &a.public_inbox)?;

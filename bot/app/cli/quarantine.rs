@@ -24,15 +24,18 @@ pub fn run(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
         QuarantineCmd::List { json } => {
             let list = store.quarantined()?;
             let unreadable = store.unreadable(None)?;
+            let held = store.held()?;
             if json {
                 #[derive(serde::Serialize)]
                 struct Listing<'a> {
                     messages: &'a [crate::model::Quarantined],
                     unreadable: &'a [crate::model::Unreadable],
+                    held: &'a [crate::model::Held],
                 }
                 let listing = Listing {
                     messages: &list,
                     unreadable: &unreadable,
+                    held: &held,
                 };
                 println!("{}", serde_json::to_string_pretty(&listing)?);
                 return Ok(());
@@ -53,7 +56,17 @@ pub fn run(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
                         .unwrap_or_default()
                 );
             }
-            if list.is_empty() && unreadable.is_empty() {
+            for h in &held {
+                println!(
+                    "{}  held  {} bytes  answers a report not read yet: {}\n    {} <{}>",
+                    h.time.format("%Y-%m-%d %H:%M:%S"),
+                    h.size,
+                    h.subject,
+                    h.source,
+                    h.message_id
+                );
+            }
+            if list.is_empty() && unreadable.is_empty() && held.is_empty() {
                 println!("nothing quarantined");
             } else {
                 for q in &list {

@@ -44,6 +44,8 @@ pub struct Stats {
     /// Messages an archive holds that could not be read out of it (kept as
     /// `Unreadable`, tried again on the next run).
     pub unreadable: usize,
+    /// Replies about no case yet that may answer a later report (`Held`).
+    pub held: usize,
 }
 
 impl Stats {
@@ -57,6 +59,9 @@ impl Stats {
         }
         if self.unreadable > 0 {
             line.push_str(&format!(", unreadable {}", self.unreadable));
+        }
+        if self.held > 0 {
+            line.push_str(&format!(", held {}", self.held));
         }
         line
     }
@@ -74,6 +79,7 @@ impl Stats {
         self.handled += o.handled;
         self.adopted += o.adopted;
         self.unreadable += o.unreadable;
+        self.held += o.held;
     }
 }
 
@@ -90,6 +96,8 @@ pub enum Outcome {
     },
     Duplicate,
     Unmatched,
+    /// About no case yet, but it may answer a report not read yet: held.
+    Held,
     Quarantined(String),
     /// Another robot's report, opened as a case (`[track]`).
     Adopted {
@@ -226,6 +234,8 @@ impl<'a> Ingestor<'a> {
         let cases = self.store.cases()?;
         self.subjects = SubjectIndex::new(&cases);
         self.report_domains = report_domains(&cases);
+        // A new case may be what held replies were waiting for.
+        self.release_held()?;
         Ok(())
     }
 
@@ -354,11 +364,88 @@ impl<'a> Ingestor<'a> {
         if self.may_be_tracked(raw) {
             return Ok(None);
         }
-        if !self.may_concern(&r, raw) {
+        if !self.may_concern(&r, raw) && !self.may_answer_a_later_report(&r.subject) {
             self.stats.unmatched += 1;
             return Ok(Some(Outcome::Unmatched));
         }
         Ok(None)
+    }
+
+    /// Could this answer a tracked robot's report that is not read yet (an
+    /// archive or a mailbox read out of order)? Its subject says so.
+    fn may_answer_a_later_report(&self, subject: &str) -> bool {
+        self.config.file.track.enabled() && super::thread::is_report_subject(subject)
+    }
+
+    /// Keep a reply about no case yet that may answer a later report, to be
+    /// read again when that report's case appears (`release_held`).
+    fn hold(&mut self, raw: &[u8], head: &Head, source: &str) -> Result<Outcome, StoreError> {
+        let max = self.config.file.inbound.max_held;
+        if self.store.held_count() >= max {
+            tracing::warn!(message_id = %head.message_id, %source, max,
+                "a reply that may answer a later report is not held: inbound.max_held replies are held already");
+            self.stats.unmatched += 1;
+            return Ok(Outcome::Unmatched);
+        }
+        let answers = head
+            .in_reply_to
+            .iter()
+            .chain(&head.references)
+            .map(|m| m.to_string())
+            .collect();
+        let held = crate::model::Held {
+            message_id: head.message_id.to_string(),
+            answers,
+            subject: head.subject.clone(),
+            source: source.to_string(),
+            size: raw.len(),
+            time: Utc::now(),
+        };
+        self.store.hold(&held, raw)?;
+        self.stats.held += 1;
+        tracing::debug!(message_id = %head.message_id, %source, "held: may answer a report not read yet");
+        Ok(Outcome::Held)
+    }
+
+    /// Read again the held replies that answer a message of a case now, and
+    /// forget those held longer than `inbound.hold_days`. The number read.
+    pub fn release_held(&mut self) -> Result<usize, StoreError> {
+        if self.store.held_count() == 0 {
+            return Ok(0);
+        }
+        let days = i64::from(self.config.file.inbound.hold_days);
+        let expire = Utc::now() - chrono::Duration::days(days);
+        let mut released = 0;
+        for h in self.store.held()? {
+            let answers_a_case = h
+                .answers
+                .iter()
+                .filter_map(|a| MessageId::parse(a))
+                .any(|a| self.known.contains_key(&a));
+            if answers_a_case {
+                if let Some(raw) = self.store.held_raw(&h.message_id)? {
+                    let when = h.time.format("%Y-%m-%d %H:%M");
+                    let source = format!("{} (held since {when})", h.source);
+                    // Read first, forget after: a crash in between reads it
+                    // again, and the Message-ID index keeps it single.
+                    self.ingest_whole(&raw, &source)?;
+                    released += 1;
+                }
+                self.store.drop_held(&h.message_id)?;
+            } else if h.time < expire {
+                tracing::info!(message_id = %h.message_id, subject = %h.subject,
+                    "a held reply answered no report in inbound.hold_days: no longer held");
+                self.store.drop_held(&h.message_id)?;
+            }
+        }
+        if released > 0 {
+            self.store.flush()?;
+            tracing::info!(
+                released,
+                "held replies read now that their report's case exists"
+            );
+        }
+        Ok(released)
     }
 
     /// A cheap first look: could this be a report of a robot `[track]`
@@ -515,7 +602,15 @@ impl<'a> Ingestor<'a> {
         };
         let Some((case, how)) = found else {
             if let Some(o) = self.adopt(raw, &head, source)? {
+                if matches!(o, Outcome::Adopted { .. }) {
+                    // Replies that came before their report.
+                    self.release_held()?;
+                }
                 return Ok(o);
+            }
+            let answers = !head.in_reply_to.is_empty() || !head.references.is_empty();
+            if answers && self.may_answer_a_later_report(&head.subject) {
+                return self.hold(raw, &head, source);
             }
             self.stats.unmatched += 1;
             return Ok(Outcome::Unmatched);

@@ -113,6 +113,19 @@ impl SubjectIndex {
     }
 }
 
+/// A subject that names a commit and a change the way the robot's reports
+/// do (`[xfs]  0b02c8c0d7:  fio.write_iops -9.0% regression`).
+static REPORT_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b[0-9a-f]{7,40}:\s+\S+\s+[-+\x{2212}]?[0-9.]+%\s+(regression|improvement)")
+        .unwrap()
+});
+
+/// Whether a subject reads like a robot's performance report (or a reply
+/// to one).
+pub fn is_report_subject(subject: &str) -> bool {
+    REPORT_SUBJECT.is_match(subject)
+}
+
 static REVERTS_COMMIT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)this reverts commit ([0-9a-f]{10,40})").unwrap());
 static REVERT_SUBJECT: LazyLock<Regex> =
