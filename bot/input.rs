@@ -1016,33 +1016,88 @@ fn check_rows(file: &Path, at: &str, rows: &[AggregatedRow]) -> Result<(), Input
     Ok(())
 }
 
+/// The most attachments one report may carry, and their bytes together.
+pub const MAX_ATTACHMENTS: usize = 32;
+pub const MAX_ATTACHMENT_BYTES: u64 = 16 << 20;
+
 /// The files of `{"name", "path"}` attachments, read now so that a missing
-/// or oversized file is an input error, not a half-sent report.
+/// or oversized file is an input error, not a half-sent report. Only regular
+/// files inside the input's folder are read (no path, `..` or symlink
+/// leading out of it, no device, FIFO or `/proc` file), each at most
+/// `MAX_ATTACHMENT` bytes, all of them at most `MAX_ATTACHMENT_BYTES`.
 fn load_attachments(
     specs: &[AttachmentSpec],
     dir: &Path,
     file: &Path,
 ) -> Result<Vec<(String, Vec<u8>)>, InputError> {
+    if specs.len() > MAX_ATTACHMENTS {
+        return Err(InputError::field(
+            file,
+            "$.attachments",
+            &format!("{} attachments, over {MAX_ATTACHMENTS}", specs.len()),
+        ));
+    }
+    let root = dir.canonicalize().map_err(|e| {
+        InputError::field(file, "$.attachments", &format!("{}: {e}", dir.display()))
+    })?;
     let mut out = Vec::new();
+    let mut total = 0u64;
     for (n, a) in specs.iter().enumerate() {
         let AttachmentSpec::File(f) = a else { continue };
         let at = format!("$.attachments[{n}].path");
-        let p = dir.join(&f.path);
-        let size = std::fs::metadata(&p)
-            .map_err(|e| InputError::field(file, &at, &format!("{}: {e}", p.display())))?
-            .len();
-        if size > MAX_ATTACHMENT {
+        let bytes =
+            read_attachment(&root, &f.path).map_err(|why| InputError::field(file, &at, &why))?;
+        total += bytes.len() as u64;
+        if total > MAX_ATTACHMENT_BYTES {
             return Err(InputError::field(
                 file,
                 &at,
-                &format!("{}: {size} bytes, over {MAX_ATTACHMENT}", p.display()),
+                &format!("the attachments add up to over {MAX_ATTACHMENT_BYTES} bytes"),
             ));
         }
-        let bytes = std::fs::read(&p)
-            .map_err(|e| InputError::field(file, &at, &format!("{}: {e}", p.display())))?;
         out.push((f.name.clone(), bytes));
     }
     Ok(out)
+}
+
+/// One attachment file, `path` relative to `root` (canonical) or absolute,
+/// checked: where it really is (symlinks and `..` resolved) must be inside
+/// `root`.
+fn read_attachment(root: &Path, path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let full = root.join(path);
+    let real = full.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
+    if !real.starts_with(root) {
+        return Err(format!(
+            "{shown}: leads out of the input's folder (to {}): not read",
+            real.display()
+        ));
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| format!("{shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown}: not a regular file: not read"));
+    }
+    if meta.len() > MAX_ATTACHMENT {
+        return Err(format!(
+            "{shown}: {} bytes, over {MAX_ATTACHMENT}",
+            meta.len()
+        ));
+    }
+    let f = std::fs::File::open(&real).map_err(|e| format!("{shown}: {e}"))?;
+    // Checked again as opened (the file may have changed in between).
+    let opened = f.metadata().map_err(|e| format!("{shown}: {e}"))?;
+    if !opened.is_file() {
+        return Err(format!("{shown}: not a regular file: not read"));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_ATTACHMENT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_ATTACHMENT {
+        return Err(format!("{shown}: over {MAX_ATTACHMENT} bytes"));
+    }
+    Ok(bytes)
 }
 
 fn load_test(t: &Test, i: usize, dir: &Path, file: &Path) -> Result<TestData, InputError> {

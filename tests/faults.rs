@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use common::{free_port, http_get, ok, perfbot, root, stderr, Daemon};
 
@@ -661,4 +661,82 @@ fn newcomer_stumbles() {
         c.file.outbound.transport,
         perfbot::config::TransportKind::File
     );
+}
+
+/// A report's attachments are regular files inside the input's folder, of
+/// bounded size and number: anything else is an input error naming the
+/// entry, and nothing is read from it (a FIFO would block, /dev/zero never
+/// ends, /proc/self/environ holds the secrets).
+#[test]
+fn attachments_are_regular_files_inside_the_inputs_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let dir = tmp.path();
+    std::fs::write(dir.join("job.yaml"), "suite: fio\n").unwrap();
+    std::fs::write(dir.join("big"), vec![b'x'; (4 << 20) + 1]).unwrap();
+    std::fs::write(dir.join("mib"), vec![b'x'; 1 << 20]).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("passwd")).unwrap();
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(dir.join("fifo"))
+        .status()
+        .unwrap()
+        .success());
+    let one = |path: &str| serde_json::json!([{"name": "x", "path": path}]);
+    let many = |n: usize, path: &str| -> serde_json::Value {
+        (0..n)
+            .map(|i| serde_json::json!({"name": format!("x{i}"), "path": path}))
+            .collect()
+    };
+    let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+        (
+            "abs",
+            one("/etc/hostname"),
+            "leads out of the input's folder",
+        ),
+        (
+            "dotdot",
+            one("../../etc/passwd"),
+            "leads out of the input's folder",
+        ),
+        (
+            "devzero",
+            one("/dev/zero"),
+            "leads out of the input's folder",
+        ),
+        (
+            "environ",
+            one("/proc/self/environ"),
+            "leads out of the input's folder",
+        ),
+        (
+            "symlink-out",
+            one("passwd"),
+            "leads out of the input's folder",
+        ),
+        ("fifo", one("fifo"), "not a regular file"),
+        ("dir", one("sub"), "not a regular file"),
+        ("big", one("big"), "over"),
+        ("too-many", many(100, "job.yaml"), "100 attachments, over"),
+        ("too-much", many(20, "mib"), "add up to over"),
+    ];
+    for (name, attachments, want) in cases {
+        let p = input_with(dir, &format!("{name}.json"), |v| {
+            v["attachments"] = attachments.clone()
+        });
+        let o = perfbot(&cfg, &["report", "--print", p.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("$.attachments"),
+            "{name}: {}",
+            stderr(&o)
+        );
+    }
+    let p = input_with(dir, "ok.json", |v| {
+        v["attachments"] = serde_json::json!([{"name": "job.yaml", "path": "job.yaml"}])
+    });
+    let o = perfbot(&cfg, &["report", "--print", p.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("job.yaml"));
 }

@@ -300,6 +300,81 @@ fn attachments_are_saved_and_sent_again() {
     assert!(!tmp.path().join("escaped").exists());
 }
 
+/// `parse-report --attachments DIR` never writes through a symlink in DIR,
+/// never overwrites a file (same-name attachments get `name.2`), and refuses
+/// a mail with more attachments than a report may carry.
+#[test]
+fn saved_attachments_never_follow_or_overwrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A real report with four attachments; `extra` more appended, and the
+    // job script renamed as `rename` says.
+    let original = String::from_utf8(gunzip(
+        &root().join("tests/fixtures/unanswered/2019-09-21_linux-scsi_b91f4a426e.eml.gz"),
+    ))
+    .unwrap();
+    let mail = |rename: &str, extra: usize| -> Vec<u8> {
+        let mut m = original.replace("filename=job-script", &format!("filename={rename}"));
+        let end = "--mCdhXfk5CmamXiy1--";
+        let at = m.rfind(end).unwrap();
+        let parts: String = (0..extra)
+            .map(|i| {
+                format!(
+                    "--mCdhXfk5CmamXiy1\nContent-Type: text/plain\nContent-Disposition: attachment; filename=f{i}\n\nx\n"
+                )
+            })
+            .collect();
+        m.insert_str(at, &parts);
+        m.into_bytes()
+    };
+    let save = |raw: &[u8], dir: &Path| {
+        let m = dir.with_extension("eml");
+        std::fs::write(&m, raw).unwrap();
+        perfbot(&[
+            "parse-report",
+            m.to_str().unwrap(),
+            "--attachments",
+            dir.to_str().unwrap(),
+        ])
+    };
+    // A symlink in DIR named like an attachment: not followed.
+    let dir = tmp.path().join("files");
+    std::fs::create_dir(&dir).unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("job.yaml")).unwrap();
+    let _ = save(&mail("job-script", 0), &dir);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // Two attachments of one name: both kept, neither overwritten.
+    let dir = tmp.path().join("twice");
+    let o = save(&mail("reproduce", 0), &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let paths: Vec<String> = input["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(paths.len(), 4);
+    assert!(
+        paths[1].ends_with("/reproduce") && paths[3].ends_with("/reproduce.2"),
+        "{paths:?}"
+    );
+    let script = std::fs::read_to_string(&paths[1]).unwrap();
+    let reproduce = std::fs::read_to_string(&paths[3]).unwrap();
+    assert_ne!(script, reproduce);
+    // Too many: refused, nothing written.
+    let dir = tmp.path().join("many");
+    let o = save(&mail("job-script", 40), &dir);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::read_dir(&dir).map_or(0, |d| d.count()) == 0);
+}
+
 /// A test after the first may name no machine (the robot of 2026): no
 /// machine under its `***` line, no machine row in the box. The first test
 /// must name one.

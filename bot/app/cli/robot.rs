@@ -38,10 +38,16 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
         let dir = dir
             .canonicalize()
             .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+        if files.len() > crate::input::MAX_ATTACHMENTS {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{shown}: {} attachments, over {}: none saved",
+                files.len(),
+                crate::input::MAX_ATTACHMENTS
+            )));
+        }
         let mut specs = Vec::new();
         for (name, bytes) in files {
-            let path = dir.join(&name);
-            std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let path = save_new(&dir, &name, &bytes)?;
             specs.push(serde_json::json!({"name": name, "path": path}));
         }
         out["attachments"] = serde_json::Value::Array(specs);
@@ -53,6 +59,41 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     }?;
     println!("{text}");
     Ok(())
+}
+
+/// Write an attachment as a new file in `dir`: never over an existing file,
+/// never through a symlink (`create_new` refuses both); a second attachment
+/// of the same name is saved as `name.2`, `name.3`, …
+fn save_new(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Failure> {
+    use std::io::Write;
+    for n in 1..=crate::input::MAX_ATTACHMENTS {
+        let file = if n == 1 {
+            name.to_string()
+        } else {
+            format!("{name}.{n}")
+        };
+        let path = dir.join(&file);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                tracing::debug!(path = %path.display(), "exists: not overwritten");
+            }
+            Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display()).into()),
+        }
+    }
+    Err(Failure::usage(anyhow::anyhow!(
+        "{}: {name} and {} more of that name exist: not overwritten",
+        dir.display(),
+        crate::input::MAX_ATTACHMENTS - 1
+    )))
 }
 
 #[derive(Args, Debug)]
