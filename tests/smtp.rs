@@ -333,6 +333,37 @@ fn a_rejected_recipient_kills_that_mail_only() {
     assert_eq!(wait_copies("alice", &good, 1).len(), 1);
 }
 
+/// One unknown Cc among good recipients: the server refuses it (550), the
+/// mail goes to the others once, and the refused address is recorded.
+#[test]
+fn a_refused_recipient_is_left_out_and_the_others_get_the_mail() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    let id = report(
+        &cfg,
+        tmp.path(),
+        "alice@example.test",
+        &["nobody@example.test", "list@example.test"],
+    );
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 1, failed 0, dead 0"), "{err}");
+    assert!(err.contains("left out: nobody@example.test"), "{err}");
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "sent");
+    let refused = e["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{e}");
+    let why = refused[0].as_str().unwrap();
+    assert!(
+        why.starts_with("nobody@example.test") && why.contains("550"),
+        "{why}"
+    );
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+    assert_eq!(wait_copies("list", &id, 1).len(), 1);
+}
+
 #[test]
 fn rate_limit_holds_and_emergency_stop_halts() {
     if !mail_server() {

@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 
 use crate::config::{Config, ConfigError, InboundSource, TransportKind};
 use crate::mail::guard;
-use crate::mail::smtp::{SendError, SmtpSender};
+use crate::mail::smtp::{Delivered, SendError, SmtpSender};
 use crate::mail::transport::deliver_file;
 use crate::model::case::{CaseState, Cause};
 use crate::model::ids::OptOuts;
@@ -50,17 +50,26 @@ impl Transport {
         }
     }
 
-    async fn send(&self, e: &OutboxEntry, to: &[Address], raw: &[u8]) -> Result<String, SendError> {
+    async fn send(
+        &self,
+        e: &OutboxEntry,
+        to: &[Address],
+        raw: &[u8],
+    ) -> Result<Delivered, SendError> {
+        let local = |reply: String| Delivered {
+            reply,
+            refused: Vec::new(),
+        };
         match self {
             Transport::File(dir) => deliver_file(dir, &e.message_id, raw)
-                .map(|p| format!("written to {}", p.display()))
+                .map(|p| local(format!("written to {}", p.display())))
                 .map_err(|err| SendError::Transient(err.to_string())),
             Transport::Stdout => {
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();
                 out.write_all(raw)
                     .and_then(|_| out.write_all(b"\n"))
-                    .map(|_| "written to standard output".to_string())
+                    .map(|_| local("written to standard output".to_string()))
                     .map_err(|err| SendError::Transient(err.to_string()))
             }
             Transport::Smtp(s) => s.send(to, raw).await,
@@ -421,7 +430,7 @@ fn message_bytes(
 }
 
 /// What a send task gives back: the mail and what the transport said.
-type Sent = (OutboxEntry, Result<String, SendError>);
+type Sent = (OutboxEntry, Result<Delivered, SendError>);
 
 /// Record the outcome of one send task (or of its panic).
 fn finish(
@@ -478,17 +487,30 @@ fn record(
     config: &Config,
     store: &Store,
     mut e: OutboxEntry,
-    r: Result<String, SendError>,
+    r: Result<Delivered, SendError>,
     s: &mut SendSummary,
 ) -> Result<(), StoreError> {
     let o = &config.file.outbound;
     match r {
-        Ok(reply) => {
+        Ok(Delivered { reply, refused }) => {
             let now = Utc::now();
             e.state = OutboxState::Sent;
             e.sent_at = Some(now);
             e.last_error = None;
             e.server_reply = Some(reply.clone());
+            e.refused = refused
+                .iter()
+                .map(|r| format!("{}: {}", r.address, r.why))
+                .collect();
+            let reply = if refused.is_empty() {
+                reply
+            } else {
+                let who: Vec<String> = refused.iter().map(|r| r.address.to_string()).collect();
+                format!(
+                    "{reply}; refused by the server, left out: {}",
+                    who.join(", ")
+                )
+            };
             let advance =
                 (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
             store.outbox_transition(

@@ -195,6 +195,7 @@ mod tests {
             sent_at: Some(at),
             last_error: None,
             server_reply: None,
+            refused: vec![],
         }
     }
 

@@ -57,6 +57,40 @@ fn describe(e: &lettre::transport::smtp::Error) -> String {
     s.replace(['\r', '\n'], " ")
 }
 
+/// What the server said when it took a mail: its reply, and the recipients
+/// it refused one by one (the mail went to the others).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Delivered {
+    pub reply: String,
+    pub refused: Vec<Refused>,
+}
+
+/// A recipient the server refused permanently, with its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub address: Address,
+    pub why: String,
+}
+
+/// The recipient a permanent refusal is about, when the server names it (as
+/// Postfix, Exim and most others do: `550 5.1.1 <x@y>: Recipient address
+/// rejected`). `None`: the refusal is about the mail, or names nobody.
+fn refused_recipient<'a>(why: &str, to: &'a [Address]) -> Option<&'a Address> {
+    let lower = why.to_ascii_lowercase();
+    let named: Vec<&Address> = to
+        .iter()
+        .filter(|a| {
+            let a = a.as_str().to_ascii_lowercase();
+            lower.contains(&format!("<{a}>")) || lower.contains(&format!(" {a}:"))
+        })
+        .collect();
+    // Exactly one named: about that recipient.
+    match named.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
 #[derive(Clone)]
 pub struct SmtpSender {
     transport: AsyncSmtpTransport<Tokio1Executor>,
@@ -122,8 +156,30 @@ impl SmtpSender {
         })
     }
 
-    /// Send `raw` to `to`; returns the server's reply on success.
-    pub async fn send(&self, to: &[Address], raw: &[u8]) -> Result<String, SendError> {
+    /// Send `raw` to `to`. A recipient the server refuses permanently by
+    /// name is left out and the mail goes to the others (as lists and MTAs
+    /// do): lettre gives up at the first refused RCPT before any DATA, so
+    /// the mail is sent again without it, and no one gets it twice.
+    pub async fn send(&self, to: &[Address], raw: &[u8]) -> Result<Delivered, SendError> {
+        let mut to: Vec<Address> = to.to_vec();
+        let mut refused = Vec::new();
+        loop {
+            match self.send_once(&to, raw).await {
+                Ok(reply) => return Ok(Delivered { reply, refused }),
+                Err(SendError::Permanent(why)) if to.len() > 1 => {
+                    let Some(bad) = refused_recipient(&why, &to).cloned() else {
+                        return Err(SendError::Permanent(why));
+                    };
+                    tracing::warn!(recipient = %bad, reply = %why, "recipient refused: sending to the others");
+                    to.retain(|a| *a != bad);
+                    refused.push(Refused { address: bad, why });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn send_once(&self, to: &[Address], raw: &[u8]) -> Result<String, SendError> {
         let parse = |a: &Address| {
             a.as_str()
                 .parse::<lettre::Address>()
@@ -146,6 +202,34 @@ impl SmtpSender {
             }
             Err(e) if e.is_permanent() => Err(SendError::Permanent(describe(&e))),
             Err(e) => Err(SendError::Transient(describe(&e))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refused_recipient_is_the_one_the_server_names() {
+        let to: Vec<Address> = ["alice@example.test", "nobody@example.test", "a@x.org"]
+            .iter()
+            .map(|a| Address::parse(a).unwrap())
+            .collect();
+        let table: [(&str, Option<&str>); 5] = [
+            (
+                "permanent error (550): 5.1.1 <nobody@example.test>: Recipient address rejected: User unknown",
+                Some("nobody@example.test"),
+            ),
+            ("550 5.1.1 <NOBODY@example.test>: unknown", Some("nobody@example.test")),
+            ("550 5.7.1 message content rejected", None),
+            // Two named: about the mail, not one recipient.
+            ("550 <alice@example.test> and <a@x.org> refused", None),
+            ("550 <someone@else.org>: unknown", None),
+        ];
+        for (why, want) in table {
+            let got = refused_recipient(why, &to).map(|a| a.as_str().to_string());
+            assert_eq!(got.as_deref(), want, "{why}");
         }
     }
 }

@@ -121,6 +121,10 @@ pub struct OutboxEntry {
     /// What the server said when it took the mail (`250 2.0.0 Ok: queued as …`).
     #[serde(default)]
     pub server_reply: Option<String>,
+    /// Recipients the server refused permanently (with its words): the mail
+    /// went to the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 impl OutboxEntry {
@@ -146,6 +150,7 @@ impl OutboxEntry {
             sent_at: None,
             last_error: None,
             server_reply: None,
+            refused: Vec::new(),
         }
     }
 }
