@@ -149,7 +149,7 @@ impl Default for OutboundSection {
             transport: TransportKind::File,
             outbox_dir: "state/outbox".into(),
             redirect_all_to: None,
-            max_recipients: 25,
+            max_recipients: 60,
             max_per_hour: 60,
             max_per_day: 500,
             followups_per_hour: 20,

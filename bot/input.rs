@@ -428,6 +428,11 @@ pub struct Recipients {
     pub to: Vec<String>,
     #[serde(default)]
     pub cc: Vec<String>,
+    /// The recipients of a mail read back, exactly as it had them: neither
+    /// `report.cc` nor the self-copy is added, and an address in To and Cc
+    /// stays in both (`parse-report` sets it).
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// Name the headline explicitly (used with `--force`, or to pick among equals).
@@ -515,6 +520,12 @@ pub struct ReportInput {
     /// template `report` uses unless `--template` says otherwise.
     #[serde(default)]
     pub layout: Option<String>,
+    /// The Subject's shape where a read mail's differs from its layout's
+    /// (`parse-report` records it): a subject template over the report's
+    /// values, e.g. `[{{subsystem}}]  {{commit_sha10}}:  {{headline.metric}}
+    /// {{headline.change_signed}} {{headline.verdict}}`.
+    #[serde(default)]
+    pub subject_template: Option<String>,
 }
 
 /// The most blank lines `spacing` may ask for before a section.
@@ -640,6 +651,15 @@ impl LoadedInput {
         self.validate_recipients()?;
         for (n, t) in self.input.tests.iter().enumerate() {
             self.validate_test(n, t)?;
+        }
+        if let Some(t) = &self.input.subject_template {
+            let bad = |why: String| InputError::field(&self.path, "$.subject_template", &why);
+            if t.contains(['\r', '\n']) || t.len() > 998 {
+                return Err(bad("one line of at most 998 bytes".into()));
+            }
+            crate::templates::plain()
+                .register_template_string("subject", t)
+                .map_err(|e| bad(format!("not a subject template: {e}")))?;
         }
         Ok(())
     }

@@ -44,6 +44,14 @@ fn the_corpus_round_trips() {
     assert_eq!(results.len(), 169, "27 answered + 142 unanswered reports");
     let identical = results.iter().filter(|r| r["identical"] == true).count();
     assert!(identical >= 168, "{identical} of 169 came back identical");
+    // Every Subject comes back as the mail had it (its shape recorded where
+    // the layout's differs).
+    let subjects = results
+        .iter()
+        .filter(|r| r["subject_identical"] == true)
+        .count();
+    let read = results.iter().filter(|r| r["error"].is_null()).count();
+    assert_eq!(subjects, read, "Subjects back as they were");
     for r in &results {
         if let Some(e) = r["error"].as_str() {
             // A refusal says where: a body line or an input field.
@@ -898,4 +906,159 @@ fn the_archive_tag_is_kept_where_it_is_not_the_layouts() {
     assert_eq!(input["archive_tag"], "Closes");
     let o = perfbot(&["roundtrip", mail.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"));
+}
+
+/// `parse-report MAIL | report --print`, sent as the mail's sender: the
+/// Subject (double spaces, a tab, a list's tag, a minus sign or none, a
+/// patch's reply), To, Cc (47 addresses; one in To and Cc both) and
+/// In-Reply-To come back as the robot sent them.
+#[test]
+fn a_mail_read_back_is_addressed_and_titled_as_it_was() {
+    let mails = [
+        "tests/fixtures/threads/2021-11-05_kernel-hardening_a0918006f9/00-report.eml",
+        "tests/fixtures/threads/2022-11-21_linux-btrfs_94d3d14789/00-report.eml",
+        "tests/fixtures/threads/2023-04-29_linux-btrfs_52bb7a2166/00-report.eml",
+        "tests/fixtures/unanswered/2020-07-29_dm-devel_54529aac98.eml.gz",
+        "tests/fixtures/unanswered/2024-12-24_linux-btrfs_1d2d783b0e.eml.gz",
+        "tests/fixtures/unanswered/2025-06-03_linux-f2fs-devel_2850eee23d.eml.gz",
+    ];
+    let template = std::fs::read_to_string(root().join("config.toml")).unwrap();
+    for m in mails {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = root().join(m);
+        let raw = if m.ends_with(".gz") {
+            gunzip(&path)
+        } else {
+            std::fs::read(&path).unwrap()
+        };
+        let original = mail_parser::MessageParser::default().parse(&raw).unwrap();
+        let from = original.from().unwrap().first().unwrap();
+        let cfg = tmp.path().join("config.toml");
+        let text = template
+            .replace(
+                "state_dir = \"state\"",
+                &format!("state_dir = {:?}", tmp.path().join("state")),
+            )
+            .replacen(
+                "email = \"perfbot@localhost\"",
+                &format!("email = {:?}", from.address().unwrap()),
+                1,
+            );
+        std::fs::write(&cfg, text).unwrap();
+        let mail = tmp.path().join("m.eml");
+        std::fs::write(&mail, &raw).unwrap();
+        let run = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_perfbot"))
+                .arg("--config")
+                .arg(&cfg)
+                .args(args)
+                .current_dir(root())
+                .output()
+                .unwrap()
+        };
+        let o = run(&["parse-report", mail.to_str().unwrap()]);
+        assert!(
+            o.status.success(),
+            "{m}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let input = tmp.path().join("in.json");
+        std::fs::write(&input, &o.stdout).unwrap();
+        let o = run(&["report", "--print", "--force", input.to_str().unwrap()]);
+        assert!(
+            o.status.success(),
+            "{m}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let ours = mail_parser::MessageParser::default()
+            .parse(&o.stdout)
+            .unwrap();
+        assert_eq!(
+            header_text(&ours, "Subject"),
+            header_text(&original, "Subject"),
+            "{m}"
+        );
+        let addresses = |msg: &mail_parser::Message, to: bool| -> Vec<String> {
+            let list = if to { msg.to() } else { msg.cc() };
+            list.map(|l| {
+                l.iter()
+                    .filter_map(|a| a.address())
+                    .map(str::to_ascii_lowercase)
+                    .collect()
+            })
+            .unwrap_or_default()
+        };
+        assert_eq!(
+            addresses(&ours, true),
+            addresses(&original, true),
+            "{m}: To"
+        );
+        assert_eq!(
+            addresses(&ours, false),
+            addresses(&original, false),
+            "{m}: Cc"
+        );
+        assert_eq!(
+            ours.in_reply_to().as_text(),
+            original.in_reply_to().as_text(),
+            "{m}: In-Reply-To"
+        );
+    }
+}
+
+/// A header's value unfolded by removing the line breaks only.
+fn header_text(m: &mail_parser::Message, name: &str) -> String {
+    let raw = m.header_raw(name).unwrap_or_default();
+    let v = raw.replace("\r\n", "").replace('\n', "");
+    let v = v.strip_prefix(' ').unwrap_or(&v).to_string();
+    if v.contains("=?") {
+        return m.subject().unwrap_or_default().to_string();
+    }
+    v
+}
+
+/// `roundtrip DIR` reads every report mail in DIR, whatever its name (a
+/// date first too); a path that is not there is exit 2 in every command.
+#[test]
+fn roundtrip_reads_every_mail_and_missing_files_are_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/unanswered");
+    for (i, name) in [
+        "2024-12-24_linux-btrfs_1d2d783b0e.eml.gz",
+        "2020-07-29_dm-devel_54529aac98.eml.gz",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let to = if i == 0 {
+            tmp.path().join(name)
+        } else {
+            tmp.path().join("2020-07-29.eml")
+        };
+        if i == 0 {
+            std::fs::copy(src.join(name), &to).unwrap();
+        } else {
+            std::fs::write(&to, gunzip(&src.join(name))).unwrap();
+        }
+    }
+    let o = perfbot(&["roundtrip", "--json", tmp.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2);
+    let missing = "/nonexistent/perfbot-test.eml";
+    for args in [
+        vec!["roundtrip", missing],
+        vec!["parse-report", missing],
+        vec!["report", "--print", missing],
+        vec!["compare", missing],
+        vec!["ingest", "--mbox", missing],
+        vec!["ingest", "--public-inbox", missing],
+    ] {
+        let o = perfbot(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("no such file"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

@@ -94,12 +94,16 @@ pub fn prepare(
     } else {
         i.recipients.to.clone()
     };
-    let mut cc: Vec<String> = config.file.report.cc.clone();
-    cc.extend(i.recipients.cc.iter().cloned());
-    if config.file.report.cc_self {
-        cc.push(bot.email.clone());
-    }
-    let (to, cc) = dedup_recipients(&to, &cc);
+    let (to, cc) = if i.recipients.exact {
+        (to, i.recipients.cc.clone())
+    } else {
+        let mut cc: Vec<String> = config.file.report.cc.clone();
+        cc.extend(i.recipients.cc.iter().cloned());
+        if config.file.report.cc_self {
+            cc.push(bot.email.clone());
+        }
+        dedup_recipients(&to, &cc)
+    };
     let max = config.file.outbound.max_recipients;
     if to.len() > max {
         return Err(InputError::field(
@@ -248,12 +252,15 @@ pub fn queue(
         created: now,
         updated: now,
     };
+    // The envelope names each address once, in To and Cc alike.
+    let mut seen = std::collections::HashSet::new();
     let recipients = p
         .envelope
         .to
         .iter()
         .chain(&p.envelope.cc)
         .map(|a| bare_address(a))
+        .filter(|a| seen.insert(a.clone()))
         .collect();
     let mut entry = OutboxEntry::queued(
         p.envelope.message_id.clone(),

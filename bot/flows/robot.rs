@@ -104,7 +104,7 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
     let body = without_list_footer(body);
     let from = msg.from().and_then(|f| f.first());
     let h = Headers {
-        subject: msg.subject().unwrap_or("").to_string(),
+        subject: subject_of(&msg),
         from_name: from.and_then(|f| f.name()).unwrap_or("").to_string(),
         from_email: from.and_then(|f| f.address()).unwrap_or("").to_string(),
         to: mailboxes(msg.to()),
@@ -220,6 +220,20 @@ fn read_report(raw: &[u8], file: &str) -> Result<(Headers, String, ParsedReport)
     Ok((h, body, parsed))
 }
 
+/// The Subject as the mail has it: unfolded by removing the line breaks
+/// only (RFC 5322 §2.2.3), so the robot's double spaces stay; encoded words
+/// decoded (then as mail-parser reads them).
+fn subject_of(msg: &mail_parser::Message) -> String {
+    match msg.header_raw("Subject") {
+        Some(raw) if !raw.contains("=?") => {
+            let unfolded = raw.replace("\r\n", "").replace('\n', "");
+            let t = unfolded.strip_prefix(' ').unwrap_or(&unfolded);
+            t.trim_end_matches(['\r', '\n']).to_string()
+        }
+        _ => msg.subject().unwrap_or("").to_string(),
+    }
+}
+
 /// `perfbot parse-report`: a robot mail → what it reports.
 pub fn parse_report(raw: &[u8], file: &str) -> Result<ParsedReport, RobotError> {
     read_report(raw, file).map(|(_, _, parsed)| parsed)
@@ -235,6 +249,8 @@ pub struct ReadBack {
     /// perfbot's body for it (its layout and sender, the recorded spacing),
     /// or why there is none.
     pub rendered: Result<String, RobotError>,
+    /// The mail's Subject and perfbot's for it.
+    pub subjects: Option<(String, String)>,
     /// How many sections `spacing` records.
     pub spaced: usize,
 }
@@ -254,7 +270,13 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         .get("remarks")
         .and_then(|r| serde_json::from_value(r.clone()).ok())
         .unwrap_or_default();
-    let rendered = render_back(config, &h, &parsed, file).map(|ours| {
+    let mut subjects = None;
+    let rendered = render_back(config, &h, &parsed, file).map(|back| {
+        let ours = back.body;
+        subjects = Some((h.subject.clone(), back.subject));
+        if let Some(t) = back.shape {
+            parsed.input["subject_template"] = t.into();
+        }
         let ours = remove_remarks(&ours, &remarks);
         let theirs = remove_remarks(&original, &remarks);
         let spacing = differences(&measure(&theirs), &measure(&ours));
@@ -270,6 +292,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         parsed,
         rendered,
         spaced,
+        subjects,
     })
 }
 
@@ -287,6 +310,11 @@ pub struct RoundTrip {
     pub error: Option<String>,
     /// The first differing lines: (line, original, rendered).
     pub diff: Vec<(usize, String, String)>,
+    /// The Subject came back as the mail has it.
+    pub subject_identical: bool,
+    /// When it did not: (the mail's, perfbot's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<(String, String)>,
     /// A unified diff of the original (`-`) and perfbot's (`+`) body.
     #[serde(skip)]
     pub unified: String,
@@ -308,6 +336,8 @@ impl RoundTrip {
             spaced: 0,
             error: Some(why.to_string()),
             diff: Vec::new(),
+            subject_identical: false,
+            subject: None,
             unified: String::new(),
         }
     }
@@ -319,6 +349,7 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         parsed,
         rendered,
         spaced,
+        subjects,
     } = read_back(config, raw, file)?;
     let rendered = rendered?;
     let diff = first_differences(&original, &rendered, 5);
@@ -327,6 +358,7 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         .context_radius(2)
         .header("original", "perfbot")
         .to_string();
+    let subject_identical = subjects.as_ref().is_some_and(|(a, b)| a == b);
     Ok(RoundTrip {
         file: file.into(),
         layout: Some(parsed.layout.name().into()),
@@ -334,6 +366,8 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         spaced,
         error: None,
         diff,
+        subject_identical,
+        subject: subjects.filter(|_| !subject_identical),
         unified,
     })
 }
@@ -346,7 +380,7 @@ pub fn render_back(
     h: &Headers,
     parsed: &ParsedReport,
     file: &str,
-) -> Result<String, RobotError> {
+) -> Result<Back, RobotError> {
     let mut c = config.clone();
     // The original's sender: its Reported-by, else its From.
     let (name, email) = parsed
@@ -401,7 +435,34 @@ pub fn render_back(
         why: e.to_string(),
     })?;
     let original_id = h.message_id.trim_matches(['<', '>']);
-    Ok(out.body.replace(&report.view.message_id, original_id))
+    let body = out.body.replace(&report.view.message_id, original_id);
+    // The layout's Subject, or the mail's shape of it where that differs.
+    let mut subject = out.subject;
+    let mut shape = None;
+    if subject != h.subject {
+        let view = serde_json::to_value(&report.view).expect("the view serialises");
+        let t = crate::report::subject::shape(&h.subject, &view);
+        if let Ok(s) = crate::templates::plain().render_template(&t, &view) {
+            if s == h.subject {
+                subject = s;
+                shape = Some(t);
+            }
+        }
+    }
+    Ok(Back {
+        body,
+        subject,
+        shape,
+    })
+}
+
+/// What `render_back` wrote.
+pub struct Back {
+    pub body: String,
+    /// perfbot's Subject: the layout's, or the mail's shape of it.
+    pub subject: String,
+    /// The mail's Subject shape, where the layout's differs.
+    pub shape: Option<String>,
 }
 
 /// Up to `max` differing lines of two texts, compared line by line.

@@ -86,7 +86,16 @@ pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
         .subject(env.subject.clone())
         .message_id(Some(env.message_id.bracketed()))
         .date(env.date);
-    let (to, cc) = dedup_recipients(&env.to, &env.cc);
+    // Callers decide whether an address in To may stay in Cc (a mail read
+    // back keeps it, as its sender had it); within one header, once.
+    let once = |list: &[String]| -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        list.iter()
+            .filter(|a| seen.insert(bare_address(a)))
+            .map(|a| a.trim().to_string())
+            .collect()
+    };
+    let (to, cc) = (once(&env.to), once(&env.cc));
     let mut tos = Mailboxes::new();
     for a in &to {
         tos.push(mailbox(a)?);

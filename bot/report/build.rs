@@ -330,6 +330,9 @@ pub struct ReportView {
     /// renderer after whatever the layout ends with.
     #[serde(skip)]
     pub appendix: Option<String>,
+    /// The input's own Subject shape, used instead of the layout's.
+    #[serde(skip)]
+    pub subject_template: Option<String>,
     pub headline: HeadlineView,
     pub commit: CommitView,
     pub commit_sha10: String,
@@ -854,6 +857,7 @@ pub fn build(
         spacing: i.spacing.clone(),
         remarks: i.remarks.clone(),
         appendix: appendix(setup, &i.tests, modern),
+        subject_template: i.subject_template.clone(),
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),

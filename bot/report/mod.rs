@@ -8,4 +8,5 @@ pub mod parse;
 pub mod plot;
 pub(crate) mod render;
 pub(crate) mod settings;
+pub mod subject;
 pub mod table;

@@ -588,13 +588,10 @@ impl<'a> Reader<'a> {
         if let Some(a) = align {
             input.insert("still_regression_align".into(), json!(a));
         }
-        let own = reported_by.as_ref().map(|(_, e)| e.to_ascii_lowercase());
-        let cc: Vec<&String> = h
-            .cc
-            .iter()
-            .filter(|a| split_mailbox(a).is_none_or(|(_, e)| Some(e.to_ascii_lowercase()) != own))
-            .collect();
-        input.insert("recipients".into(), json!({"to": h.to, "cc": cc}));
+        input.insert(
+            "recipients".into(),
+            json!({"to": h.to, "cc": h.cc, "exact": true}),
+        );
         input.insert("headline".into(), json!({"metric": metric, "kind": kind}));
         if let Some(p) = preface {
             input.insert("preface".into(), json!(p));
@@ -786,7 +783,10 @@ impl<'a> Reader<'a> {
         if let Some(t) = tree {
             input.insert("tree".into(), t);
         }
-        input.insert("recipients".into(), json!({"to": h.to, "cc": h.cc}));
+        input.insert(
+            "recipients".into(),
+            json!({"to": h.to, "cc": h.cc, "exact": true}),
+        );
         input.insert("headline".into(), json!({"metric": metric, "kind": kind}));
         if let Some(p) = preface {
             input.insert("preface".into(), json!(p));

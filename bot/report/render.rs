@@ -20,6 +20,7 @@ pub fn render(
     let mut hb = crate::templates::plain();
     hb.register_template_string("body", body_tpl)
         .map_err(|e| ReportError::Template(e.to_string()))?;
+    let subject_tpl = view.subject_template.as_deref().unwrap_or(subject_tpl);
     hb.register_template_string("subject", subject_tpl)
         .map_err(|e| ReportError::Template(e.to_string()))?;
     let body = hb

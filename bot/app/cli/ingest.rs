@@ -37,6 +37,13 @@ pub struct IngestArgs {
 
 pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     let store = open_store(config)?;
+    super::require_files(
+        a.mbox
+            .iter()
+            .chain(&a.maildir)
+            .chain(&a.public_inbox)
+            .map(PathBuf::as_path),
+    )?;
     let mut ing = Ingestor::new(config, &store)?;
     let t0 = std::time::Instant::now();
     // Replies read before their report, whose case exists now.

@@ -220,6 +220,21 @@ fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
         std::io::stdin().read_to_end(&mut raw)?;
         Ok(raw)
     } else {
+        require_files([path])?;
         Ok(std::fs::read(path).with_context(|| path.display().to_string())?)
     }
+}
+
+/// Every command says the same of an input path that is not there: exit 2,
+/// `PATH: no such file`, before anything is read.
+fn require_files<'p>(paths: impl IntoIterator<Item = &'p Path>) -> Result<(), Failure> {
+    for p in paths {
+        if std::fs::symlink_metadata(p).is_err() {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "{}: no such file",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
 }

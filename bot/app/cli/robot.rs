@@ -123,24 +123,24 @@ fn mails_in(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Report mails below a folder: `00-report.eml` of thread folders, or `.eml`.
+/// Report mails below a folder: of a thread folder (one with a
+/// `00-report.eml`) only that report, its replies are no reports; of any
+/// other folder every `.eml`, `.eml.gz` and `.txt`, whatever its name.
 fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
+    let report = dir.join("00-report.eml");
+    if report.is_file() {
+        return vec![report];
+    }
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return out;
     };
     for e in entries.flatten() {
         let p = e.path();
+        let name = p.to_string_lossy();
         if p.is_dir() {
             out.extend(walkdir(&p));
-        } else if p.file_name().is_some_and(|n| n == "00-report.eml")
-            || p.to_string_lossy().ends_with(".eml.gz")
-            || (p.extension().is_some_and(|x| x == "eml" || x == "txt")
-                && !p.file_name().is_some_and(|n| {
-                    n.to_string_lossy()
-                        .starts_with(|c: char| c.is_ascii_digit())
-                }))
-        {
+        } else if name.ends_with(".eml") || name.ends_with(".eml.gz") || name.ends_with(".txt") {
             out.push(p);
         }
     }
@@ -159,6 +159,7 @@ fn read_mail_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 }
 
 pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
+    super::require_files(a.mails.iter().map(PathBuf::as_path))?;
     let files = mails_in(&a.mails);
     if files.is_empty() {
         return Err(Failure::usage(anyhow::anyhow!("no report mails found")));
