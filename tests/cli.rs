@@ -286,7 +286,7 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
     let dir = root().join("tests/fixtures/conformance/fio_two_commits");
     let o = perfbot(&cfg, &["compare", dir.join("case.json").to_str().unwrap()]);
     assert!(o.status.success());
-    assert_eq!(o.stdout, std::fs::read(dir.join("perfbot.txt")).unwrap());
+    assert_eq!(o.stdout, std::fs::read(dir.join("output.txt")).unwrap());
     let o = perfbot(
         &cfg,
         &[
@@ -301,7 +301,7 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    let want = std::fs::read_to_string(dir.join("perfbot.txt")).unwrap();
+    let want = std::fs::read_to_string(dir.join("output.txt")).unwrap();
     // Same rows as the case file; only the params lines differ (no axes given).
     let rows = |s: &str| {
         s.lines()
@@ -346,7 +346,7 @@ fn compare_prints_the_conformance_table_and_accepts_matrices() {
     std::fs::write(&shuffled, serde_json::to_vec_pretty(&case).unwrap()).unwrap();
     let o = perfbot(&cfg, &["compare", shuffled.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(o.stdout, std::fs::read(dir.join("perfbot.txt")).unwrap());
+    assert_eq!(o.stdout, std::fs::read(dir.join("output.txt")).unwrap());
 }
 
 #[test]

@@ -12,6 +12,8 @@ use matrix::{Matrix, Series};
 use rules::SelectionRules;
 pub use select::SelectOptions;
 
+use rust_decimal::Decimal;
+
 use crate::model::table::{Cells, Change, PerfCell, Row};
 
 /// lkp's `Enumerable#average`: Ruby's sum over the length.
@@ -70,6 +72,40 @@ pub fn stddev(v: &[f64]) -> f64 {
 pub fn percent_change(base: f64, value: f64) -> f64 {
     let base = if base == 0.0 { 1e-100 } else { base };
     100.0 * (value - base) / base
+}
+
+/// The mean of samples as exact decimals: each sample is the decimal its
+/// shortest printing says (what the matrix file holds: `12.15`, not the
+/// binary 12.1499999…), summed and divided in decimal. `None` for no
+/// samples, a non-finite one, or one beyond the decimal range.
+pub fn exact_mean(v: &[matrix::Sample]) -> Option<Decimal> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut sum = Decimal::ZERO;
+    for s in v {
+        if !s.value.is_finite() {
+            return None;
+        }
+        let d: Decimal = s.value.to_string().parse().ok()?;
+        sum = sum.checked_add(d)?;
+    }
+    sum.checked_div(Decimal::from(v.len()))
+}
+
+/// The change of `head` against `base`, exactly: a difference, or percent
+/// (none against a zero base: lkp's 1e-100 guard is a binary matter).
+fn exact_change(base: Option<Decimal>, head: Option<Decimal>, absolute: bool) -> Option<Decimal> {
+    let (b, h) = (base?, head?);
+    if absolute {
+        return h.checked_sub(b);
+    }
+    if b.is_zero() {
+        return None;
+    }
+    h.checked_sub(b)?
+        .checked_mul(Decimal::ONE_HUNDRED)?
+        .checked_div(b)
 }
 
 /// One column of a comparison: a commit (or other axis value) and its samples.
@@ -151,9 +187,17 @@ fn row_for(
     }
     let absolute = rules.is_absolute_change(stat);
     let avg0 = cells[0].mean;
+    let exact_means: Vec<Option<Decimal>> = complete
+        .iter()
+        .map(|m| match m.stats.get(stat) {
+            Some(Series::Numbers(v)) => exact_mean(v),
+            _ => None,
+        })
+        .collect();
     let changes = cells[1..]
         .iter()
-        .map(|c| Change {
+        .zip(&exact_means[1..])
+        .map(|(c, exact)| Change {
             value: if absolute {
                 c.mean - avg0
             } else {
@@ -161,6 +205,7 @@ fn row_for(
             },
             absolute,
             printed: None,
+            exact: exact_change(exact_means[0], *exact, absolute),
         })
         .collect();
     Row {

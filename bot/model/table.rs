@@ -10,6 +10,11 @@ pub struct Change {
     /// The change exactly as another tool printed it (pre-aggregated input), shown
     /// instead of `value` so that a re-rendered table says what the original said.
     pub printed: Option<String>,
+    /// The change computed exactly from the samples' decimal values (what
+    /// the matrix files say, not their nearest binary fractions): it is what
+    /// is rounded for the table, so that a tie such as 1.35 rounds as a tie.
+    /// `None` where a sample has no exact decimal (or the base is zero).
+    pub exact: Option<rust_decimal::Decimal>,
 }
 
 /// One perf value cell: a mean and its spread.

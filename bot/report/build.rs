@@ -110,6 +110,7 @@ pub fn test_rows(rules: &SelectionRules, data: &TestData, hoist: bool) -> Vec<Ro
                             value,
                             absolute,
                             printed: r.change.clone(),
+                            exact: None,
                         }],
                     },
                 }

@@ -1,8 +1,10 @@
-//! printf-style number formats of the lkp table, correctly rounded.
+//! printf-style number formats of the lkp table. Changes come as exact
+//! decimals where the samples have them (`decimal_signed`), rounded half to
+//! even; other numbers as binary floats.
 //!
 //! Rust's float formatting rounds the exact binary value to nearest (ties to
 //! even), as C's printf does. lkp's Ruby differs on some near-ties (spec §3.4);
-//! perfbot deliberately prints the correctly rounded value.
+//! perfbot prints the binary value correctly rounded.
 
 /// `%.{prec}f`
 pub fn fixed(v: f64, prec: usize) -> String {
@@ -10,6 +12,18 @@ pub fn fixed(v: f64, prec: usize) -> String {
         return non_finite(v);
     }
     format!("{v:.prec$}")
+}
+
+/// `%+.{prec}f` of an exact decimal, rounded half to even (as printf rounds
+/// a tie): `1.35` → `+1.4`, `-0.04` → `-0.0`.
+pub fn decimal_signed(d: rust_decimal::Decimal, prec: u32) -> String {
+    let r = d.round_dp_with_strategy(prec, rust_decimal::RoundingStrategy::MidpointNearestEven);
+    let sign = if d.is_sign_negative() && !d.is_zero() {
+        '-'
+    } else {
+        '+'
+    };
+    format!("{sign}{:.*}", prec as usize, r.abs())
 }
 
 /// `%+.{prec}f`
@@ -122,5 +136,25 @@ mod tests {
         assert_eq!(truncated(-9753.5), "-9753");
         assert_eq!(fixed(46.555, 2), "46.55"); // 46.555 is 46.55499999... in binary
         assert_eq!(fixed(2.675, 2), "2.67");
+    }
+}
+
+#[cfg(test)]
+mod exact_tests {
+    use super::decimal_signed;
+
+    #[test]
+    fn exact_decimals_round_half_to_even() {
+        for (d, want) in [
+            ("1.35", "+1.4"),
+            ("1.25", "+1.2"),
+            ("-1.35", "-1.4"),
+            ("-0.04", "-0.0"),
+            ("0", "+0.0"),
+            ("1.349999", "+1.3"),
+            ("99999.95", "+100000.0"),
+        ] {
+            assert_eq!(decimal_signed(d.parse().unwrap(), 1), want, "{d}");
+        }
     }
 }

@@ -19,7 +19,10 @@ impl Change {
             return p.trim_end_matches('%').to_string();
         }
         if self.value.abs() < 100_000.0 {
-            fixed_signed(self.value, 1)
+            match self.exact {
+                Some(d) => super::numfmt::decimal_signed(d, 1),
+                None => fixed_signed(self.value, 1),
+            }
         } else {
             general_signed(self.value, 2)
         }
@@ -268,6 +271,7 @@ mod tests {
                     value: change,
                     absolute,
                     printed: None,
+                    exact: None,
                 }],
             },
         }
