@@ -111,6 +111,10 @@ pub struct Digest {
     pub followed: BTreeMap<String, Vec<Followed>>,
     /// Of those, the ones nobody answered.
     pub unanswered: Vec<CaseLine>,
+    /// Replies operators settled in the period, and how many of them
+    /// perfbot had read the same way.
+    pub settled_by_humans: usize,
+    pub agreed_with_humans: usize,
 }
 
 fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
@@ -152,6 +156,8 @@ pub fn build(
         recently_closed: Vec::new(),
         followed: BTreeMap::new(),
         unanswered: Vec::new(),
+        settled_by_humans: 0,
+        agreed_with_humans: 0,
     };
     for (c, events, thread) in records {
         *d.by_state.entry(c.state.as_str().to_string()).or_default() += 1;

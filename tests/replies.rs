@@ -967,3 +967,86 @@ fn a_dup_of_no_case_or_of_itself_closes_nothing() {
         .collect();
     assert_eq!(errs.len(), 2, "{errs:?}");
 }
+
+/// An operator settles a case: the reply that led there becomes a labelled
+/// example beside what perfbot had read, the digest says how often perfbot
+/// agreed with its humans, and the examples export in the corpus' layout
+/// that `eval-replies` and `train-intents` read.
+#[test]
+fn operators_settling_cases_teach_the_reader() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(
+            DAVE,
+            "teach1@x",
+            &c.message_id,
+            "",
+            "Meh. Compilers do that. I wouldn't lose sleep over this one.",
+        ),
+    );
+    let o = run(
+        &cfg,
+        &[
+            "cases",
+            "set",
+            &c.id,
+            "not-a-regression",
+            "--reason",
+            "Dave says it is compiler noise",
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("learned: <teach1@x> is not-a-regression"),
+        "{err}"
+    );
+    let o = run(&cfg, &["labels", "list", "--json"], None);
+    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(labels.as_array().unwrap().len(), 1);
+    assert_eq!(labels[0]["label"], "not-a-regression");
+    assert_eq!(labels[0]["case_id"], c.id.as_str());
+    assert!(labels[0]["text"].as_str().unwrap().contains("lose sleep"));
+    let agreed = usize::from(labels[0]["perfbot"] == "not-a-regression");
+    let o = run(&cfg, &["digest", "--format", "json"], None);
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["settled_by_humans"], 1);
+    assert_eq!(d["agreed_with_humans"], agreed);
+    let o = run(&cfg, &["digest"], None);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains(&format!(
+            "Of 1 replies an operator settled, perfbot had read {agreed}"
+        )),
+        "{text}"
+    );
+    // Exported, they are a corpus the reader's own tools take.
+    let dir = tmp.path().join("learned");
+    run(&cfg, &["labels", "export", dir.to_str().unwrap()], None);
+    let labels_file = dir.join("labels.jsonl");
+    let o = run(
+        &cfg,
+        &["eval-replies", "--json", labels_file.to_str().unwrap()],
+        None,
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("teach1@x"));
+    let model = tmp.path().join("intents.model");
+    run(
+        &cfg,
+        &[
+            "train-intents",
+            root()
+                .join("tests/fixtures/replies/dev/labels.jsonl")
+                .to_str()
+                .unwrap(),
+            labels_file.to_str().unwrap(),
+            "--out",
+            model.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(std::fs::metadata(&model).unwrap().len() > 0);
+}

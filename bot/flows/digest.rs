@@ -25,13 +25,17 @@ pub fn from_store(
     since: DateTime<Utc>,
     t: Thresholds,
 ) -> Result<Digest, StoreError> {
-    Ok(build(
+    let mut d = build(
         &store.case_records()?,
         &store.outbox_entries()?,
         now,
         since,
         t,
-    ))
+    );
+    let a = crate::flows::learn::agreement(&store.labels()?, since);
+    d.settled_by_humans = a.settled;
+    d.agreed_with_humans = a.agreed;
+    Ok(d)
 }
 
 /// Render the digest as text (`templates/digest.hbs` or the built-in copy).

@@ -7,6 +7,7 @@ pub(crate) mod delivery;
 pub(crate) mod digest;
 pub(crate) mod followup;
 pub mod ingest;
+pub mod learn;
 pub(crate) mod optout;
 pub(crate) mod remind;
 pub(crate) mod reply;

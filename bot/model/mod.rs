@@ -19,4 +19,6 @@ pub use case::{Case, CaseId, CaseState, Cause, Event};
 pub use charset::Charset;
 pub use ids::{Address, MessageId};
 pub use outbox::{Direction, MessageRef, OutboxEntry, OutboxKind, OutboxState, RefKind};
-pub use thread::{Held, MatchedBy, Quarantined, Sender, SenderKind, ThreadEntry, Unreadable};
+pub use thread::{
+    Held, MatchedBy, OperatorLabel, Quarantined, Sender, SenderKind, ThreadEntry, Unreadable,
+};

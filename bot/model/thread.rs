@@ -152,3 +152,31 @@ pub struct Held {
     pub size: usize,
     pub time: DateTime<Utc>,
 }
+
+/// A reply an operator settled: the case was set by hand to a state that
+/// says what the reply meant. Kept as a labelled example for the reader
+/// (`perfbot labels export`, then `train-intents` and `eval-replies`), and
+/// compared with what perfbot had read (the digest's agreement line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperatorLabel {
+    pub message_id: String,
+    pub case_id: String,
+    /// The intent the operator's decision gives the reply (`not-a-regression`).
+    pub label: String,
+    /// What perfbot had read in it, if it had read it.
+    pub perfbot: Option<String>,
+    /// The state the operator set, and who, why and when.
+    pub state: String,
+    pub by: String,
+    pub reason: String,
+    pub time: DateTime<Utc>,
+    /// The reply, as the thread keeps it (its own words).
+    pub from: String,
+    pub subject: String,
+    pub date: Option<DateTime<Utc>>,
+    pub text: String,
+    /// The role perfbot gave its sender.
+    pub role: Option<String>,
+    /// `regression` or `improvement`: the case's report.
+    pub report_kind: String,
+}

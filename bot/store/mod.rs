@@ -3,6 +3,7 @@
 
 pub(crate) mod cursor;
 pub(crate) mod held;
+pub(crate) mod labels;
 pub(crate) mod optout;
 pub(crate) mod outbox;
 pub(crate) mod thread;
@@ -77,6 +78,8 @@ pub struct Store {
     /// Replies that may answer a report not read yet, and their bytes.
     held: sled::Tree,
     held_raw: sled::Tree,
+    /// Replies operators settled, by Message-ID (see `OperatorLabel`).
+    labels: sled::Tree,
     meta: sled::Tree,
     /// The state directory (for files kept beside the database).
     dir: std::path::PathBuf,
@@ -615,6 +618,7 @@ impl Store {
             unreadable: db.open_tree("unreadable")?,
             held: db.open_tree("held")?,
             held_raw: db.open_tree("held_raw")?,
+            labels: db.open_tree("labels")?,
             meta,
             dir: state_dir.to_path_buf(),
             db,

@@ -95,12 +95,21 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
             let c = store.find_case(&id)?;
             let cause = Cause::Cli {
                 user: who(),
-                reason,
+                reason: reason.clone(),
             };
+            let by = who();
             let c = store
                 .set_state(&c.id, state, cause, "set by a human")
                 .context("setting the state")?;
             eprintln!("case {} is now {}", c.id, c.state);
+            // The reply that led here, labelled by the decision.
+            if let Some(l) = crate::flows::learn::learn(&store, &c.id, state, &by, &reason)? {
+                let read = l.perfbot.as_deref().unwrap_or("nothing");
+                eprintln!(
+                    "learned: <{}> is {} (perfbot had read {read}); `perfbot labels export DIR` for train-intents",
+                    l.message_id, l.label
+                );
+            }
         }
         CasesCmd::Reply { id, body, parent } => {
             let c = store.find_case(&id)?;

@@ -18,6 +18,7 @@ mod classify;
 mod compare;
 mod digest;
 mod ingest;
+mod labels;
 mod optout;
 mod outbox;
 mod quarantine;
@@ -66,6 +67,9 @@ pub enum Command {
     EvalReplies(replies::EvalArgs),
     /// Train the intent model on labelled replies and write its weights
     TrainIntents(replies::TrainIntentsArgs),
+    /// The replies operators settled (`cases set`), as labelled examples
+    #[command(subcommand)]
+    Labels(labels::LabelsCmd),
     /// Run the whole job: ingest, deliver, remind, digest, dashboard (until SIGTERM)
     Run,
     /// The thread-status digest
@@ -167,6 +171,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::EvalReplies(a) => replies::eval(&config, a),
         Command::TrainIntents(a) => replies::train(&config, a),
         Command::Quarantine(c) => quarantine::run(&config, c),
+        Command::Labels(c) => labels::run(&config, c),
         Command::Bench(a) => bench::run(&config, a),
         Command::ParseReport(a) => robot::parse(&config, a),
         Command::Roundtrip(a) => robot::run(&config, a),
