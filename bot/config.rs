@@ -320,6 +320,41 @@ pub struct ConfigFile {
     pub web: WebSection,
     pub run: RunSection,
     pub track: TrackSection,
+    pub noise: NoiseSection,
+}
+
+/// `[noise]`: the gate before a report goes out (see `compare::noise`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NoiseSection {
+    /// Hold a report whose headline change is within the runs' scatter.
+    pub enabled: bool,
+    pub resamples: usize,
+    /// Two-sided confidence level of the interval.
+    pub level: f64,
+    pub seed: u64,
+}
+
+impl Default for NoiseSection {
+    fn default() -> Self {
+        let b = crate::compare::noise::Bootstrap::default();
+        NoiseSection {
+            enabled: true,
+            resamples: b.resamples,
+            level: b.level,
+            seed: b.seed,
+        }
+    }
+}
+
+impl NoiseSection {
+    pub fn bootstrap(&self) -> crate::compare::noise::Bootstrap {
+        crate::compare::noise::Bootstrap {
+            resamples: self.resamples,
+            level: self.level,
+            seed: self.seed,
+        }
+    }
 }
 
 /// `[track]`: other robots' reports to follow as cases (adopted), as read
@@ -837,6 +872,13 @@ impl ConfigFile {
             return Err(
                 "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
             );
+        }
+        let n = &self.noise;
+        if !(0.5..1.0).contains(&n.level) || n.resamples == 0 || n.resamples > 1_000_000 {
+            return Err(format!(
+                "noise.level ({}) must be in [0.5, 1) and noise.resamples ({}) in 1..=1000000",
+                n.level, n.resamples
+            ));
         }
         if !self.track.names.is_empty() && self.track.senders.is_empty() {
             return Err(

@@ -1057,6 +1057,15 @@ fn load_attachments(
             &format!("{} attachments, over {MAX_ATTACHMENTS}", specs.len()),
         ));
     }
+    if !specs.iter().any(|a| matches!(a, AttachmentSpec::File(_))) {
+        return Ok(Vec::new());
+    }
+    // An input named without a folder (`in.json`) is in the current one.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     let root = dir.canonicalize().map_err(|e| {
         InputError::field(file, "$.attachments", &format!("{}: {e}", dir.display()))
     })?;

@@ -740,3 +740,94 @@ fn attachments_are_regular_files_inside_the_inputs_folder() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("job.yaml"));
 }
+
+/// The noise gate: a headline whose bootstrap interval stays under the
+/// reporting threshold (or reaches zero) is held for a
+/// human with the reason (never mailed, never dropped) and goes once
+/// approved; a clear change goes at once; `[noise] enabled = false` turns
+/// the gate off. An input named without a folder is read from the current
+/// one.
+#[test]
+fn a_change_within_the_scatter_is_held_with_the_reason() {
+    let with_samples = |base: serde_json::Value, head: serde_json::Value| {
+        move |v: &mut serde_json::Value| {
+            v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+            let t = v["tests"][0].as_object_mut().unwrap();
+            t.remove("aggregated");
+            t.remove("bisect");
+            v["tests"][0]["samples"] = serde_json::json!({
+                "base": {"fio.write_iops": base},
+                "head": {"fio.write_iops": head},
+            });
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    // Clear, but maybe under 1%.
+    input_with(
+        tmp.path(),
+        "small.json",
+        with_samples(
+            serde_json::json!([41000, 41200, 40800]),
+            serde_json::json!([40400, 40500, 40300]),
+        ),
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["report", "small.json"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("held by the noise gate"),
+        "{}",
+        stderr(&o)
+    );
+    let list = perfbot(&cfg, &["outbox", "list", "--json"]);
+    let entries: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let e = &entries[0];
+    assert_eq!(e["state"], "held", "{e}");
+    let why = e["held_because"].as_str().unwrap();
+    assert!(
+        why.contains("under the reporting threshold") && why.contains("95% interval"),
+        "{why}"
+    );
+    assert_eq!(outbox_files(tmp.path()), 0, "nothing written to the outbox");
+    ok(&perfbot(
+        &cfg,
+        &["outbox", "approve", e["message_id"].as_str().unwrap()],
+    ));
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(outbox_files(tmp.path()), 1, "sent once approved");
+
+    // A clear change goes at once; the gate off lets the noisy one go too.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let clear = input_with(
+        tmp.path(),
+        "clear.json",
+        with_samples(
+            serde_json::json!([41000, 41200, 40800, 41100, 40900]),
+            serde_json::json!([37300, 37200, 37400, 37350, 37250]),
+        ),
+    );
+    let o = perfbot(&cfg, &["report", clear.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("held"), "{}", stderr(&o));
+    assert_eq!(outbox_files(tmp.path()), 1);
+    // With the gate off, the small change goes.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "[noise]\nenabled = false\n");
+    let small = input_with(
+        tmp.path(),
+        "small.json",
+        with_samples(
+            serde_json::json!([41000, 41200, 40800]),
+            serde_json::json!([40400, 40500, 40300]),
+        ),
+    );
+    let o = perfbot(&cfg, &["report", small.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("held"), "{}", stderr(&o));
+    assert_eq!(outbox_files(tmp.path()), 1);
+}

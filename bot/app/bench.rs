@@ -677,3 +677,37 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
          idle CPU afterwards: {cpu:.2}% of one core over 10 s\n"
     ))
 }
+
+/// The noise gate's interval for `metrics` metrics of `runs` samples each
+/// (deterministic samples, half of them shifted): the time for all of them.
+pub fn noise(config: &Config, metrics: usize, runs: usize) -> String {
+    use crate::compare::noise::{hold_reason, interval};
+    let b = config.file.noise.bootstrap();
+    let sample = |m: usize, r: usize, shift: f64| {
+        let jitter = ((m * 7919 + r * 104_729) % 1000) as f64 / 1000.0 - 0.5;
+        (1000.0 + m as f64) * (1.0 + 0.02 * jitter) * shift
+    };
+    let data: Vec<(Vec<f64>, Vec<f64>)> = (0..metrics)
+        .map(|m| {
+            let shift = if m % 2 == 0 { 1.1 } else { 1.0 };
+            (
+                (0..runs).map(|r| sample(m, r, 1.0)).collect(),
+                (0..runs).map(|r| sample(m, r + runs, shift)).collect(),
+            )
+        })
+        .collect();
+    let t0 = std::time::Instant::now();
+    let mut held = 0;
+    for (base, head) in &data {
+        if let Some(i) = interval(base, head, false, b) {
+            held += usize::from(hold_reason(&i, false, 1.0).is_some());
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    format!(
+        "noise gate: {metrics} metrics × {runs} runs, {} resamples each: {secs:.3} s ({:.1} µs per metric); {held} held, {} pass\n",
+        b.resamples,
+        secs * 1e6 / metrics.max(1) as f64,
+        metrics - held
+    )
+}

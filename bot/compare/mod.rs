@@ -4,6 +4,7 @@
 pub mod case_file;
 pub(crate) mod headline;
 pub mod matrix;
+pub mod noise;
 pub(crate) mod order;
 pub mod rules;
 pub(crate) mod select;

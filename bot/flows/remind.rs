@@ -196,6 +196,7 @@ mod tests {
             last_error: None,
             server_reply: None,
             refused: vec![],
+            held_because: None,
         }
     }
 

@@ -42,6 +42,41 @@ pub struct Prepared {
     pub committer: Option<String>,
     /// Recipients left out (opted out, over `outbound.max_recipients`), with why.
     pub dropped: Vec<(String, &'static str)>,
+    /// Why the noise gate holds the mail for a human, if it does.
+    pub held_because: Option<String>,
+}
+
+/// The headline's interval from the first test's raw samples, and why it
+/// holds the report, if it does (`[noise]`).
+fn noise_gate(
+    config: &Config,
+    loaded: &LoadedInput,
+    report: &crate::report::build::Report,
+) -> Option<(crate::compare::noise::Interval, Option<String>)> {
+    use crate::compare::matrix::Series;
+    use crate::input::TestData;
+    if !config.file.noise.enabled {
+        return None;
+    }
+    let Some(TestData::Raw { base, head }) = loaded.data.first() else {
+        return None;
+    };
+    let metric = &report.headline.metric;
+    let values = |m: &crate::compare::matrix::Matrix| -> Option<Vec<f64>> {
+        match m.stats.get(metric)? {
+            Series::Numbers(v) => Some(v.iter().map(|s| s.value).collect()),
+            Series::Text => None,
+        }
+    };
+    let absolute = report.headline.change.absolute;
+    let i = crate::compare::noise::interval(
+        &values(base)?,
+        &values(head)?,
+        absolute,
+        config.file.noise.bootstrap(),
+    )?;
+    let min = config.report_setup().report.min_change_percent;
+    Some((i, crate::compare::noise::hold_reason(&i, absolute, min)))
 }
 
 fn input_date(s: &str, path: &Path) -> Result<DateTime<Utc>, InputError> {
@@ -80,7 +115,11 @@ pub fn prepare(
         .unwrap_or(&config.file.report.template);
     let (body_tpl, subject_tpl) = crate::templates::report_pair(&config.templates_dir(), name)
         .map_err(|e| ReportError::Template(e.to_string()))?;
-    let report = build(&config.report_setup(), &loaded, name, force)?;
+    let mut report = build(&config.report_setup(), &loaded, name, force)?;
+    let noise = noise_gate(config, &loaded, &report);
+    if let Some((i, _)) = &noise {
+        report.view.headline.interval = Some(i.describe(report.headline.change.absolute));
+    }
     let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
     let i = &loaded.input;
     let bot = &config.file.bot;
@@ -147,6 +186,7 @@ pub fn prepare(
         author: i.commit.author.as_ref().map(|a| a.email.clone()),
         committer: i.commit.committer.as_ref().map(|a| a.email.clone()),
         dropped,
+        held_because: noise.and_then(|(_, why)| why),
     })
 }
 
@@ -272,6 +312,12 @@ pub fn queue(
     );
     if config.file.outbound.moderation {
         entry.state = OutboxState::Held;
+    }
+    if let Some(why) = &p.held_because {
+        // Never dropped: held with the reason until a human approves it
+        // (`outbox approve`) or drops it.
+        entry.state = OutboxState::Held;
+        entry.held_because = Some(format!("noise gate: {why}"));
     }
     Ok(store.create_case(
         &case,

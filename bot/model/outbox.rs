@@ -125,6 +125,10 @@ pub struct OutboxEntry {
     /// went to the others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
+    /// Why it is held for a human, when it is not moderation that holds it
+    /// (the noise gate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_because: Option<String>,
 }
 
 impl OutboxEntry {
@@ -151,6 +155,7 @@ impl OutboxEntry {
             last_error: None,
             server_reply: None,
             refused: Vec::new(),
+            held_because: None,
         }
     }
 }

@@ -190,6 +190,9 @@ pub struct HeadlineView {
     /// The signed change without a `+` (`-20.0%`, `17.5%`): the robot's
     /// 2023-2024 sentences.
     pub change_robot: String,
+    /// The change's bootstrap interval, where raw samples give one (`95%
+    /// interval [-9.8%, -8.1%], effect size -4.2`): for templates that show it.
+    pub interval: Option<String>,
 }
 
 impl HeadlineView {
@@ -218,6 +221,7 @@ impl HeadlineView {
             change_robot: signed.strip_prefix('+').unwrap_or(&signed).to_string(),
             change_signed: signed,
             change_magnitude: magnitude,
+            interval: None,
             verdict,
             is_regression,
         }

@@ -23,6 +23,8 @@ pub enum What {
     Daemon,
     /// A synthetic LKML of --count messages as a public-inbox repository
     PublicInbox,
+    /// The noise gate's bootstrap interval over --metrics metrics × --runs
+    Noise,
 }
 
 #[derive(Args, Debug)]
@@ -61,6 +63,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
         What::Classify => bench::classify(config, b.iterations.max(100)),
         What::Daemon => bench::daemon(config, b.count)?,
         What::PublicInbox => bench::public_inbox(config, b.count)?,
+        What::Noise => bench::noise(config, b.metrics, b.runs),
     };
     print!("{out}");
     Ok(())

@@ -73,6 +73,15 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
             eprintln!("{}: {a} left out: {why}", p.input);
         }
         match created {
+            Created::New(c) if p.held_because.is_some() => {
+                eprintln!(
+                    "case {} queued, mail held by the noise gate ({}); `perfbot outbox approve {}` sends it: {}",
+                    c.id,
+                    p.held_because.as_deref().unwrap_or_default(),
+                    c.message_id,
+                    c.subject
+                )
+            }
             Created::New(c) if config.file.outbound.moderation => {
                 eprintln!(
                     "case {} queued, mail held for moderation: {}",
