@@ -321,6 +321,40 @@ pub struct ConfigFile {
     pub run: RunSection,
     pub track: TrackSection,
     pub noise: NoiseSection,
+    pub regzbot: RegzbotSection,
+}
+
+/// `[regzbot]`: hand real regressions to regzbot, the kernel's regression
+/// tracker (Documentation/admin-guide/reporting-regressions.rst and
+/// handling-regressions.rst): off, and for no list, unless configured.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RegzbotSection {
+    pub enabled: bool,
+    /// Only reports sent to one of these lists (To or Cc): the lists whose
+    /// maintainers want regzbot to track what perfbot finds.
+    pub lists: Vec<String>,
+    /// Trees regressions are tracked for: mainline and next.
+    pub trees: Vec<String>,
+    /// The smallest headline change (percent, either sign) handed over.
+    pub min_change_percent: f64,
+    /// Broad benchmarks only (testcase names); any when empty.
+    pub testcases: Vec<String>,
+    /// Copied on the reports handed over.
+    pub cc: String,
+}
+
+impl Default for RegzbotSection {
+    fn default() -> Self {
+        RegzbotSection {
+            enabled: false,
+            lists: Vec::new(),
+            trees: vec!["linus".into(), "linux-next".into()],
+            min_change_percent: 5.0,
+            testcases: Vec::new(),
+            cc: "regressions@lists.linux.dev".into(),
+        }
+    }
 }
 
 /// `[noise]`: the gate before a report goes out (see `compare::noise`).

@@ -831,3 +831,49 @@ fn a_change_within_the_scatter_is_held_with_the_reason() {
     assert!(!stderr(&o).contains("held"), "{}", stderr(&o));
     assert_eq!(outbox_files(tmp.path()), 1);
 }
+
+/// Regzbot hand-off: a mainline regression above the threshold, sent to a
+/// list that asked for it, gets a `#regzbot introduced:` paragraph of its
+/// own and Cc regressions@lists.linux.dev; anything else, and the default
+/// config, hands nothing over.
+#[test]
+fn qualifying_regressions_are_handed_to_regzbot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let on = "[regzbot]\nenabled = true\nlists = [\"linux-xfs@vger.kernel.example\"]\n";
+    let print = |extra: &str, name: &str, tree: &str| -> (String, String) {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = setup(&dir, extra);
+        let tree = tree.to_string();
+        let p = input_with(&dir, "in.json", move |v| {
+            v["tree"]["name"] = tree.clone().into()
+        });
+        let o = perfbot(&cfg, &["report", "--print", p.to_str().unwrap()]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        (String::from_utf8_lossy(&o.stdout).to_string(), stderr(&o))
+    };
+    let (mail, _) = print(on, "linus", "linus");
+    assert!(
+        mail.contains("\n#regzbot introduced: 0b02c8c0d75a738c98c35f02efb36217c170d78c\r\n"),
+        "{mail}"
+    );
+    assert!(mail.contains("regressions@lists.linux.dev"), "{mail}");
+    let before = mail.split("\n#regzbot").next().unwrap();
+    assert!(
+        before.ends_with("\r\n\r"),
+        "a paragraph of its own: {before:?}"
+    );
+    for (extra, name, tree) in [
+        (on, "topic-tree", "kdave-btrfs-devel"),
+        (
+            "[regzbot]\nenabled = true\nlists = [\"other@lists.example\"]\n",
+            "other-list",
+            "linus",
+        ),
+        ("", "default", "linus"),
+    ] {
+        let (mail, _) = print(extra, name, tree);
+        assert!(!mail.contains("#regzbot"), "{name}: {mail}");
+        assert!(!mail.contains("regressions@lists.linux.dev"), "{name}");
+    }
+}

@@ -64,7 +64,6 @@ impl SplitMix {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-
 }
 
 /// Indices for resampling: four 16-bit draws from each 64-bit word, scaled

@@ -44,6 +44,42 @@ pub struct Prepared {
     pub dropped: Vec<(String, &'static str)>,
     /// Why the noise gate holds the mail for a human, if it does.
     pub held_because: Option<String>,
+    /// Why the report is handed to regzbot, if it is.
+    pub regzbot: Option<String>,
+}
+
+/// Why a report goes to regzbot, if it does (`[regzbot]`): a regression of
+/// mainline or next (the input's tree), at least `min_change_percent`, of a
+/// broad benchmark, sent to a list that asked for it.
+fn regzbot_handover(
+    config: &Config,
+    i: &crate::input::ReportInput,
+    report: &crate::report::build::Report,
+    to: &[String],
+    cc: &[String],
+) -> Option<String> {
+    let z = &config.file.regzbot;
+    if !z.enabled || report.view.headline.verdict != "regression" {
+        return None;
+    }
+    let tree = i.tree.as_ref()?.name.as_deref()?;
+    if !z.trees.iter().any(|t| t == tree) {
+        return None;
+    }
+    if report.headline.change.value.abs() < z.min_change_percent {
+        return None;
+    }
+    let testcase = &report.view.test.testcase;
+    if !z.testcases.is_empty() && !z.testcases.contains(testcase) {
+        return None;
+    }
+    let bare = |a: &String| crate::model::ids::bare_address(a).to_ascii_lowercase();
+    let list = to
+        .iter()
+        .chain(cc)
+        .map(bare)
+        .find(|a| z.lists.iter().any(|l| l.eq_ignore_ascii_case(a)))?;
+    Some(format!("a {tree} regression of {testcase} sent to {list}"))
 }
 
 /// The headline's interval from the first test's raw samples, and why it
@@ -155,6 +191,24 @@ pub fn prepare(
         )
         .into());
     }
+    let handover = regzbot_handover(config, i, &report, &to, &cc);
+    let mut cc = cc;
+    let mut rendered = rendered;
+    if handover.is_some() {
+        let tracker = config.file.regzbot.cc.clone();
+        if !cc
+            .iter()
+            .any(|a| bare_address(a).eq_ignore_ascii_case(&tracker))
+        {
+            cc.push(tracker);
+        }
+        // A paragraph of its own, as regzbot reads it.
+        let body = rendered.body.trim_end_matches('\n');
+        rendered.body = format!(
+            "{body}\n\n#regzbot introduced: {}\n",
+            report.view.commit.sha
+        );
+    }
     let (to, cc, dropped) = apply_policy(to, cc, &OptOuts::new(config.optout_addresses()), max);
     let patch_id = i
         .patch
@@ -187,6 +241,7 @@ pub fn prepare(
         committer: i.commit.committer.as_ref().map(|a| a.email.clone()),
         dropped,
         held_because: noise.and_then(|(_, why)| why),
+        regzbot: handover,
     })
 }
 

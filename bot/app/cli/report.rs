@@ -69,6 +69,12 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     };
     for p in &mut prepared {
         let created = submit(config, &store, p, now).map_err(queue_failure)?;
+        if let (Some(why), Created::New(_)) = (&p.regzbot, &created) {
+            eprintln!(
+                "{}: handed to regzbot ({why}): `#regzbot introduced:` and Cc {}",
+                p.input, config.file.regzbot.cc
+            );
+        }
         for (a, why) in &p.dropped {
             eprintln!("{}: {a} left out: {why}", p.input);
         }
