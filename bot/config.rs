@@ -322,6 +322,16 @@ pub struct ConfigFile {
     pub track: TrackSection,
     pub noise: NoiseSection,
     pub regzbot: RegzbotSection,
+    pub lists: ListsSection,
+}
+
+/// `[lists]`: the opt-in policy file (see `model::list_policy`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ListsSection {
+    /// A policy file kept in git (`policy.toml`, relative to the config).
+    /// Empty: no policies, reports go where their input says.
+    pub policy_file: PathBuf,
 }
 
 /// `[regzbot]`: hand real regressions to regzbot, the kernel's regression
@@ -660,6 +670,8 @@ pub struct Config {
     /// first use.
     intent_model: Option<std::sync::Arc<crate::reply::understand::Model>>,
     pub policy: crate::reply::policy::trust::Policy,
+    /// The lists' mail policies (`lists.policy_file`), checked at start-up.
+    pub lists: Option<crate::model::list_policy::ListPolicies>,
 }
 
 impl Config {
@@ -738,6 +750,17 @@ impl Config {
                 ))
             }
         };
+        let lists = if file.lists.policy_file.as_os_str().is_empty() {
+            None
+        } else {
+            let p = resolve(&file.lists.policy_file);
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| invalid(format!("lists.policy_file {}: {e}", p.display())))?;
+            Some(
+                crate::model::list_policy::ListPolicies::parse(&text)
+                    .map_err(|e| invalid(format!("lists.policy_file {}: {e}", p.display())))?,
+            )
+        };
         let templates_dir = resolve(&file.report.templates_dir);
         crate::templates::check_report_template(&templates_dir, &file.report.template)
             .map_err(|e| invalid(format!("report.template: {e}")))?;
@@ -746,6 +769,7 @@ impl Config {
             intent_rules,
             intent_model,
             policy,
+            lists,
             file,
             base_dir,
             selection,

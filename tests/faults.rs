@@ -781,7 +781,7 @@ fn a_change_within_the_scatter_is_held_with_the_reason() {
         .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("held by the noise gate"),
+        stderr(&o).contains("mail held (noise gate:"),
         "{}",
         stderr(&o)
     );
@@ -875,5 +875,84 @@ fn qualifying_regressions_are_handed_to_regzbot() {
         let (mail, _) = print(extra, name, tree);
         assert!(!mail.contains("#regzbot"), "{name}: {mail}");
         assert!(!mail.contains("regressions@lists.linux.dev"), "{name}");
+    }
+}
+
+/// Opt-in list policies: with a policy file, a report for a list with no
+/// policy is muted (held with the reason), a muted list the same; an open
+/// list with its consent gets its embargo, prefix and recipients; a policy
+/// file with an unknown field or an unmuted list without consent is a
+/// start-up error naming it; `policy check` says what would go where.
+#[test]
+fn list_policies_decide_where_reports_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = |text: &str| {
+        std::fs::write(tmp.path().join("policy.toml"), text).unwrap();
+        setup(
+            tmp.path(),
+            &format!(
+                "[lists]\npolicy_file = {:?}\n",
+                tmp.path().join("policy.toml")
+            ),
+        )
+    };
+    let input = input_with(tmp.path(), "in.json", |_| {});
+    let check = |cfg: &Path| {
+        let o = perfbot(cfg, &["policy", "check", input.to_str().unwrap()]);
+        (
+            code(&o),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            stderr(&o),
+        )
+    };
+    // No policy for linux-xfs@vger.kernel.example: muted.
+    let cfg = policy("[[list]]\nlist = \"linux-mm@kvack.org\"\n");
+    let (c, out, err) = check(&cfg);
+    assert_eq!(c, 0, "{err}");
+    assert!(
+        out.contains("held, not sent: muted: no list policy"),
+        "{out}"
+    );
+    // Muted explicitly.
+    let cfg = policy("[[list]]\nlist = \"linux-xfs@vger.kernel.example\"\n");
+    let (_, out, _) = check(&cfg);
+    assert!(
+        out.contains("muted by the policy of linux-xfs@vger.kernel.example"),
+        "{out}"
+    );
+    // Open, author only, with an embargo and a prefix.
+    let cfg = policy(
+        "[[list]]\nlist = \"linux-xfs@vger.kernel.example\"\nmuted = false\nmail = \"author\"\n\
+         embargo_hours = 12\nsubject_prefix = \"[perfbot]\"\n\
+         consent = { message_id = \"<yes@xfs.example>\", date = 2026-11-01 }\n",
+    );
+    let (_, out, _) = check(&cfg);
+    assert!(out.contains("Subject: [perfbot] [xfs]"), "{out}");
+    assert!(out.contains("Cc: \n") || out.contains("Cc: \r\n"), "{out}");
+    assert!(out.contains("sent after"), "{out}");
+    assert!(
+        out.contains("consent <yes@xfs.example> of 2026-11-01"),
+        "{out}"
+    );
+    // Recorded by `report`: the embargo holds the mail back.
+    let o = perfbot(&cfg, &["report", input.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(outbox_files(tmp.path()), 0, "embargoed");
+    // Bad policy files are start-up errors naming what is wrong.
+    for (text, want) in [
+        (
+            "[[list]]\nlist = \"x@y.org\"\nmute = true\n",
+            "unknown field `mute`",
+        ),
+        ("[[list]]\nlist = \"x@y.org\"\nmuted = false\n", "consent"),
+        ("[[list]]\nlist = \"nonsense\"\n", "not a list address"),
+    ] {
+        let cfg = policy(text);
+        let (c, _, err) = check(&cfg);
+        assert_eq!(c, 2, "{text}: {err}");
+        assert!(
+            err.contains("lists.policy_file") && err.contains(want),
+            "{err}"
+        );
     }
 }

@@ -46,6 +46,32 @@ pub struct Prepared {
     pub held_because: Option<String>,
     /// Why the report is handed to regzbot, if it is.
     pub regzbot: Option<String>,
+    /// Not sent before this (a list's embargo).
+    pub not_before: Option<DateTime<Utc>>,
+    /// The list policy that applied, or why the report is muted.
+    pub policy: Option<String>,
+}
+
+/// The list policy of a report (`lists.policy_file`): `None` without a
+/// policy file, `Err` with the reason when the report is muted (no policy
+/// for its lists or subsystem, or a muted one).
+fn list_policy<'c>(
+    config: &'c Config,
+    to: &[String],
+    cc: &[String],
+    subsystem: Option<&str>,
+) -> Option<Result<&'c crate::model::list_policy::ListPolicy, String>> {
+    let policies = config.lists.as_ref()?;
+    let recipients: Vec<String> = to.iter().chain(cc).map(|a| bare_address(a)).collect();
+    Some(match policies.find(&recipients, subsystem) {
+        None => Err(format!(
+            "muted: no list policy for {} (subsystem {}); lists.policy_file",
+            recipients.join(", "),
+            subsystem.unwrap_or("-")
+        )),
+        Some(p) if p.muted => Err(format!("muted by the policy of {}", p.name())),
+        Some(p) => Ok(p),
+    })
 }
 
 /// Why a report goes to regzbot, if it does (`[regzbot]`): a regression of
@@ -210,6 +236,52 @@ pub fn prepare(
         );
     }
     let (to, cc, dropped) = apply_policy(to, cc, &OptOuts::new(config.optout_addresses()), max);
+    let list = list_policy(config, &to, &cc, report.view.subsystem.as_deref());
+    let (cc, rendered) = match &list {
+        Some(Ok(p)) => {
+            let cc = if p.mail == crate::model::list_policy::MailTo::Author {
+                Vec::new()
+            } else {
+                cc
+            };
+            if !p.subject_prefix.is_empty() {
+                rendered.subject = format!("{} {}", p.subject_prefix, rendered.subject);
+            }
+            (cc, rendered)
+        }
+        _ => (cc, rendered),
+    };
+    let mut held_because = noise
+        .as_ref()
+        .and_then(|(_, why)| why.as_ref())
+        .map(|why| format!("noise gate: {why}"));
+    if let Some(Err(why)) = &list {
+        held_because = Some(why.clone());
+    }
+    let not_before = match &list {
+        Some(Ok(p)) if p.embargo_hours > 0 => {
+            Some(now + chrono::Duration::hours(i64::from(p.embargo_hours)))
+        }
+        _ => None,
+    };
+    let policy_line = list.as_ref().map(|l| match l {
+        Ok(p) => format!(
+            "policy {}: mail {:?}{}{}",
+            p.name(),
+            p.mail,
+            if p.embargo_hours > 0 {
+                format!(", embargo {} h", p.embargo_hours)
+            } else {
+                String::new()
+            },
+            if p.subject_prefix.is_empty() {
+                String::new()
+            } else {
+                format!(", prefix {:?}", p.subject_prefix)
+            }
+        ),
+        Err(why) => why.clone(),
+    });
     let patch_id = i
         .patch
         .as_ref()
@@ -240,8 +312,10 @@ pub fn prepare(
         author: i.commit.author.as_ref().map(|a| a.email.clone()),
         committer: i.commit.committer.as_ref().map(|a| a.email.clone()),
         dropped,
-        held_because: noise.and_then(|(_, why)| why),
+        held_because,
         regzbot: handover,
+        not_before,
+        policy: policy_line,
     })
 }
 
@@ -372,7 +446,10 @@ pub fn queue(
         // Never dropped: held with the reason until a human approves it
         // (`outbox approve`) or drops it.
         entry.state = OutboxState::Held;
-        entry.held_because = Some(format!("noise gate: {why}"));
+        entry.held_because = Some(why.clone());
+    }
+    if let Some(t) = p.not_before {
+        entry.next_attempt_at = t;
     }
     Ok(store.create_case(
         &case,

@@ -9,6 +9,7 @@ pub mod case;
 pub mod charset;
 pub mod error;
 pub mod ids;
+pub mod list_policy;
 pub mod outbox;
 pub mod spacing;
 pub mod table;

@@ -21,6 +21,7 @@ mod ingest;
 mod labels;
 mod optout;
 mod outbox;
+mod policy;
 mod quarantine;
 mod remind;
 mod replies;
@@ -70,6 +71,9 @@ pub enum Command {
     /// The replies operators settled (`cases set`), as labelled examples
     #[command(subcommand)]
     Labels(labels::LabelsCmd),
+    /// The lists' opt-in mail policies (`lists.policy_file`)
+    #[command(subcommand)]
+    Policy(policy::PolicyCmd),
     /// Run the whole job: ingest, deliver, remind, digest, dashboard (until SIGTERM)
     Run,
     /// The thread-status digest
@@ -172,6 +176,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::TrainIntents(a) => replies::train(&config, a),
         Command::Quarantine(c) => quarantine::run(&config, c),
         Command::Labels(c) => labels::run(&config, c),
+        Command::Policy(c) => policy::run(&config, c),
         Command::Bench(a) => bench::run(&config, a),
         Command::ParseReport(a) => robot::parse(&config, a),
         Command::Roundtrip(a) => robot::run(&config, a),

@@ -28,7 +28,7 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
-fn queue_failure(e: QueueError) -> Failure {
+pub(super) fn queue_failure(e: QueueError) -> Failure {
     let code = match &e {
         QueueError::Input(_) => 2,
         QueueError::Report(ReportError::NothingToReport { .. }) => 3,
@@ -81,7 +81,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         match created {
             Created::New(c) if p.held_because.is_some() => {
                 eprintln!(
-                    "case {} queued, mail held by the noise gate ({}); `perfbot outbox approve {}` sends it: {}",
+                    "case {} queued, mail held ({}); `perfbot outbox approve {}` sends it: {}",
                     c.id,
                     p.held_because.as_deref().unwrap_or_default(),
                     c.message_id,

@@ -1,0 +1,62 @@
+//! `perfbot policy check`: what the list policies would do with reports.
+
+use std::path::PathBuf;
+
+use chrono::Utc;
+use clap::Subcommand;
+
+use super::Failure;
+use crate::config::Config;
+use crate::flows::report::prepare;
+
+#[derive(Subcommand, Debug)]
+pub enum PolicyCmd {
+    /// Check the policy file; with report inputs, say what would be sent
+    /// where and why (nothing is recorded or sent)
+    Check { inputs: Vec<PathBuf> },
+}
+
+pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {
+    let PolicyCmd::Check { inputs } = c;
+    match &config.lists {
+        None => println!("no lists.policy_file: reports go where their inputs say"),
+        Some(p) => {
+            println!("{} list policies (checked):", p.lists.len());
+            for l in &p.lists {
+                let consent = l
+                    .consent
+                    .as_ref()
+                    .map(|c| format!("consent {} of {}", c.message_id, c.date))
+                    .unwrap_or_else(|| "no consent".into());
+                println!(
+                    "  {}: {}, mail {:?}, embargo {} h, prefix {:?}, {consent}",
+                    l.name(),
+                    if l.muted { "muted" } else { "open" },
+                    l.mail,
+                    l.embargo_hours,
+                    l.subject_prefix
+                );
+            }
+        }
+    }
+    let now = Utc::now();
+    for input in &inputs {
+        let p = prepare(config, input, None, false, now).map_err(super::report::queue_failure)?;
+        println!("{}:", input.display());
+        println!("  Subject: {}", p.envelope.subject);
+        println!("  To: {}", p.envelope.to.join(", "));
+        println!("  Cc: {}", p.envelope.cc.join(", "));
+        if let Some(line) = &p.policy {
+            println!("  {line}");
+        }
+        match (&p.held_because, p.not_before) {
+            (Some(why), _) => println!("  held, not sent: {why}"),
+            (None, Some(t)) => println!("  sent after {}", t.to_rfc3339()),
+            (None, None) => println!("  sent at once"),
+        }
+        if let Some(why) = &p.regzbot {
+            println!("  handed to regzbot: {why}");
+        }
+    }
+    Ok(())
+}
