@@ -581,8 +581,27 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     assert!(page.is_some(), "the dashboard never answered again");
-    assert!(http_get(port, "/digest?since=99999999999999d").is_some());
-    assert!(http_get(port, "/api/digest?since=9999999999999999999999d").is_some());
+    // An absurd period is answered, as the asker's mistake (400, saying
+    // what a period is), not silently read as a week.
+    for path in [
+        "/digest?since=99999999999999d",
+        "/api/digest?since=9999999999999999999999d",
+    ] {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 400"), "{path}: {out}");
+        assert!(out.contains("a period such as 7d"), "{path}: {out}");
+    }
+    assert!(http_get(port, "/digest?since=2w").is_some());
     drop(held);
     let c = d.0.take().unwrap();
     unsafe {

@@ -100,7 +100,18 @@ fn drain_spool(s: &Shared) -> usize {
         let input = if f.extension().is_some_and(|e| e == "ref") {
             match std::fs::read_to_string(&f) {
                 Ok(p) => PathBuf::from(p.trim()),
-                Err(_) => continue,
+                Err(e) => {
+                    // Said, and moved aside: never skipped again and again.
+                    tracing::warn!(file = %f.display(), error = %e, "spooled pointer unreadable: moved to failed/");
+                    let failed = dir.join("failed");
+                    let name = f.file_name().unwrap_or_default().to_owned();
+                    move_to(&f, &failed, &name);
+                    let _ = std::fs::write(
+                        failed.join(format!("{}.error", name.to_string_lossy())),
+                        format!("not a readable pointer file: {e}"),
+                    );
+                    continue;
+                }
             }
         } else {
             f.clone()

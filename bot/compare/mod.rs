@@ -71,6 +71,10 @@ pub fn stddev(v: &[f64]) -> f64 {
 /// Percent change against `base`; a zero base counts as 1e-100 (lkp's guard
 /// against dividing by zero, which turns 0 → N into a huge percentage).
 pub fn percent_change(base: f64, value: f64) -> f64 {
+    // Nothing to nothing is no change (the guard alone would make it -100%).
+    if base == 0.0 && value == 0.0 {
+        return 0.0;
+    }
     let base = if base == 0.0 { 1e-100 } else { base };
     100.0 * (value - base) / base
 }
@@ -237,6 +241,14 @@ pub fn compare_columns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percent_changes_of_zeros() {
+        for (b, v, want) in [(0.0, 0.0, 0.0), (10.0, 0.0, -100.0), (10.0, 15.0, 50.0)] {
+            assert_eq!(percent_change(b, v), want, "{b} -> {v}");
+        }
+        assert!(percent_change(0.0, 5.0) > 1e100);
+    }
 
     #[test]
     fn a_fractional_failure_sum_is_kept_for_the_table() {

@@ -67,7 +67,13 @@ pub fn truncated(v: f64) -> String {
     if !v.is_finite() {
         return non_finite(v);
     }
-    format!("{}", v.trunc() as i64)
+    // The float's own integer, every digit of it (Ruby's `to_i` is a
+    // bignum): no saturation at i64 (a spread of 1e21 is not 2^63 − 1).
+    let t = v.trunc();
+    if t == 0.0 {
+        return "0".into();
+    }
+    format!("{t:.0}")
 }
 
 /// Right-align in `width` characters (a minimum: longer text is kept whole).
@@ -155,6 +161,22 @@ mod exact_tests {
             ("99999.95", "+100000.0"),
         ] {
             assert_eq!(decimal_signed(d.parse().unwrap(), 1), want, "{d}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod truncated_tests {
+    #[test]
+    fn floats_truncate_to_their_whole_integer() {
+        for (v, want) in [
+            (3.9, "3"),
+            (-3.9, "-3"),
+            (-0.4, "0"),
+            (1e21, "1000000000000000000000"),
+            (9.3e18, "9300000000000000000"),
+        ] {
+            assert_eq!(super::truncated(v), want, "{v}");
         }
     }
 }

@@ -43,7 +43,7 @@ impl Row {
                     }
                     out.push_str(&right(&mean_text(cell.mean), ABS_WIDTH));
                     if cell.spread > 2.0 {
-                        out.push_str(&format!(" ±{:>3}%", cell.spread.trunc() as i64));
+                        out.push_str(&format!(" ±{:>3}%", truncated(cell.spread)));
                     } else {
                         out.push_str(&" ".repeat(ERR_WIDTH));
                     }
@@ -63,7 +63,7 @@ impl Row {
                     if *f == 0.0 {
                         out.push_str(&" ".repeat(ABS_WIDTH + 1));
                     } else {
-                        out.push_str(&right(&(f.trunc() as i64).to_string(), ABS_WIDTH + 1));
+                        out.push_str(&right(&truncated(*f), ABS_WIDTH + 1));
                     }
                     out.push_str(&format!(":{:<4}", runs[i]));
                 }
@@ -94,7 +94,7 @@ impl Row {
             };
             out.push_str(&right(&mean_text_2014(cell.mean), width));
             if cell.spread >= 0.0 {
-                out.push_str(&format!(" ~{:>2}%", cell.spread.trunc() as i64));
+                out.push_str(&format!(" ~{:>2}%", truncated(cell.spread)));
             } else {
                 out.push_str(&" ".repeat(5));
             }

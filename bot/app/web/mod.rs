@@ -278,9 +278,20 @@ fn digest_value(
     since: Option<&str>,
 ) -> Result<crate::flows::digest::Digest, WebError> {
     let now = Utc::now();
-    let back = since
-        .and_then(crate::flows::digest::parse_since)
-        .unwrap_or(Duration::days(7));
+    // A period that cannot be read is the asker's mistake, said as such, not
+    // a silent week.
+    let back = match since {
+        None => Duration::days(7),
+        Some(text) => crate::flows::digest::parse_since(text).ok_or_else(|| {
+            WebError(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "since={text:?}: a period such as 7d, 36h or 2w, at most {} days",
+                    crate::flows::digest::MAX_DAYS
+                ),
+            )
+        })?,
+    };
     crate::flows::digest::from_store(&s.store, now, now - back, s.config.digest_thresholds())
         .map_err(internal)
 }
