@@ -975,3 +975,75 @@ fn list_policies_decide_where_reports_go() {
         );
     }
 }
+
+/// Series memory: a regression accepted on v1 of a patch (won't fix) is not
+/// mailed again when v2 shows it: the new case carries the decision over and
+/// its mail is held with the reason. Another patch, or another author, is
+/// reported as usual.
+#[test]
+fn a_later_version_of_a_series_carries_the_decision_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let version = |name: &str, sha: &str, subject: &str, author: &str| {
+        let (sha, subject, author) = (sha.to_string(), subject.to_string(), author.to_string());
+        input_with(tmp.path(), name, move |v| {
+            v["commit"]["sha"] = sha.clone().into();
+            v["patch"] = serde_json::json!({
+                "subject": subject.clone(),
+                "message_id": format!("<{name}@patch.example>", name = sha),
+            });
+            v["recipients"]["to"] = serde_json::json!([author.clone()]);
+            v.as_object_mut().unwrap().remove("tree");
+        })
+    };
+    let v1 = version(
+        "v1.json",
+        &sha(1),
+        "[PATCH 1/2] xfs: prealloc less",
+        "Dave <dave@xfs.example>",
+    );
+    ok(&perfbot(&cfg, &["report", v1.to_str().unwrap()]));
+    let list = |cfg: &Path| -> serde_json::Value {
+        serde_json::from_slice(&perfbot(cfg, &["cases", "list", "--json"]).stdout).unwrap()
+    };
+    let first = list(&cfg)[0]["id"].as_str().unwrap().to_string();
+    ok(&perfbot(
+        &cfg,
+        &[
+            "cases",
+            "set",
+            &first,
+            "wont-fix",
+            "--reason",
+            "accepted in the cover letter",
+        ],
+    ));
+    let v2 = version(
+        "v2.json",
+        &sha(2),
+        "[PATCH v2 1/2] xfs: prealloc less",
+        "Dave <dave@xfs.example>",
+    );
+    let o = perfbot(&cfg, &["report", v2.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("series memory"), "{}", stderr(&o));
+    let cases = list(&cfg);
+    let second = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] != first.as_str())
+        .unwrap();
+    assert_eq!(second["state"], "wont-fix", "{second}");
+    assert_eq!(outbox_files(tmp.path()), 1, "only v1 was mailed");
+    // Another author's patch of the same title is its own case.
+    let other = version(
+        "other.json",
+        &sha(3),
+        "[PATCH v3 1/2] xfs: prealloc less",
+        "Eve <eve@else.example>",
+    );
+    let o = perfbot(&cfg, &["report", other.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("series memory"), "{}", stderr(&o));
+    assert_eq!(outbox_files(tmp.path()), 2);
+}

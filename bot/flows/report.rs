@@ -451,12 +451,97 @@ pub fn queue(
     if let Some(t) = p.not_before {
         entry.next_attempt_at = t;
     }
-    Ok(store.create_case(
+    // A later version of a series whose regression was accepted: the
+    // decision is carried over, and the mail is held instead of sent again.
+    let earlier = earlier_version(store, &case)?;
+    if let Some(e) = &earlier {
+        entry.state = OutboxState::Held;
+        entry.held_because = Some(format!(
+            "series memory: case {} ({}) of an earlier version of this series was settled as {}; approve to mail anyway",
+            e.id, e.subject, e.state
+        ));
+    }
+    let created = store.create_case(
         &case,
         Cause::Report {
             input: p.input.clone(),
         },
         &entry,
         &p.raw,
-    )?)
+    )?;
+    if let (Created::New(c), Some(e)) = (&created, &earlier) {
+        let c = store.set_state(
+            &c.id,
+            e.state,
+            Cause::System {
+                what: format!("carried over from case {} of an earlier version", e.id),
+            },
+            &format!("the decision on {} carried over to this version", e.id),
+        )?;
+        return Ok(Created::New(c));
+    }
+    Ok(created)
+}
+
+/// A patch subject without its `Re:` and `[PATCH v3 2/5]` prefixes: what
+/// stays the same from one version of a series to the next.
+pub fn series_key(subject: &str) -> Option<String> {
+    let mut s = subject.trim();
+    let mut patch = false;
+    loop {
+        if let Some(r) = s.strip_prefix("Re:").or_else(|| s.strip_prefix("RE:")) {
+            s = r.trim_start();
+        } else if s.starts_with('[') {
+            let Some(end) = s.find(']') else { break };
+            patch |= s[..end].to_ascii_uppercase().contains("PATCH");
+            s = s[end + 1..].trim_start();
+        } else {
+            break;
+        }
+    }
+    (patch && !s.is_empty()).then(|| s.to_ascii_lowercase())
+}
+
+/// The case of an earlier version of `case`'s series (same author, the same
+/// patch subject but for its version prefix) settled as a regression
+/// accepted: not a regression, won't fix, a duplicate.
+fn earlier_version(store: &Store, case: &Case) -> Result<Option<Case>, StoreError> {
+    let Some(key) = series_key(&case.subject) else {
+        return Ok(None);
+    };
+    let author = |c: &Case| c.to.first().map(|a| bare_address(a).to_ascii_lowercase());
+    Ok(store
+        .cases()?
+        .into_iter()
+        .filter(|c| c.id != case.id && c.subject != case.subject)
+        .filter(|c| {
+            matches!(
+                c.state,
+                CaseState::NotARegression | CaseState::WontFix | CaseState::Duplicate
+            )
+        })
+        .filter(|c| series_key(&c.subject).as_deref() == Some(key.as_str()))
+        .filter(|c| author(c) == author(case))
+        .max_by_key(|c| c.updated))
+}
+
+#[cfg(test)]
+mod series_tests {
+    use super::series_key;
+
+    #[test]
+    fn versions_of_a_series_share_their_key() {
+        for (subject, want) in [
+            (
+                "Re: [PATCH v3 2/5] xfs: prealloc less",
+                Some("xfs: prealloc less"),
+            ),
+            ("[PATCH 2/5] xfs: prealloc less", Some("xfs: prealloc less")),
+            ("Re: [f2fs-dev] [PATCH RFC v2] f2fs: x", Some("f2fs: x")),
+            ("[xfs] 0b02c8c0d7: fio.write_iops -9.0% regression", None),
+            ("Re: [PATCH]", None),
+        ] {
+            assert_eq!(series_key(subject).as_deref(), want, "{subject}");
+        }
+    }
 }

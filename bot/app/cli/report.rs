@@ -9,6 +9,7 @@ use clap::Args;
 use super::{lock_wait, send, Failure};
 use crate::config::{Config, TransportKind};
 use crate::flows::report::{prepare, submit, QueueError};
+use crate::model::case::CaseState;
 use crate::report::build::ReportError;
 use crate::store::{Created, Store, StoreError};
 
@@ -79,6 +80,12 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
             eprintln!("{}: {a} left out: {why}", p.input);
         }
         match created {
+            Created::New(c) if !matches!(c.state, CaseState::Queued | CaseState::Reported) => {
+                eprintln!(
+                    "case {} is {}: the decision on an earlier version of the series carried over (series memory); its mail is held, `perfbot outbox approve {}` sends it: {}",
+                    c.id, c.state, c.message_id, c.subject
+                )
+            }
             Created::New(c) if p.held_because.is_some() => {
                 eprintln!(
                     "case {} queued, mail held ({}); `perfbot outbox approve {}` sends it: {}",
