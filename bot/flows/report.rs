@@ -235,7 +235,14 @@ pub fn prepare(
             report.view.commit.sha
         );
     }
-    let (to, cc, dropped) = apply_policy(to, cc, &OptOuts::new(config.optout_addresses()), max);
+    let own = bare_address(&config.file.bot.email);
+    let (to, cc, dropped) = apply_policy(
+        to,
+        cc,
+        &OptOuts::new(config.optout_addresses()),
+        max,
+        Some(&own),
+    );
     let list = list_policy(config, &to, &cc, report.view.subsystem.as_deref());
     let (cc, rendered) = match &list {
         Some(Ok(p)) => {
@@ -326,6 +333,7 @@ pub fn apply_policy(
     cc: Vec<String>,
     optouts: &OptOuts,
     max: usize,
+    own: Option<&str>,
 ) -> (Vec<String>, Vec<String>, Vec<(String, &'static str)>) {
     let mut dropped = Vec::new();
     let mut keep = |list: Vec<String>| -> Vec<String> {
@@ -348,9 +356,17 @@ pub fn apply_policy(
     }
     let room = max - to.len();
     if cc.len() > room {
-        for a in cc.drain(room..) {
+        // perfbot's own copy is what its re-send check reads back: a long Cc
+        // loses others first.
+        let is_own = |a: &String| own.is_some_and(|o| bare_address(a).eq_ignore_ascii_case(o));
+        let mine = (room > 0)
+            .then(|| cc.iter().position(is_own).map(|i| cc.remove(i)))
+            .flatten();
+        let room = room.saturating_sub(usize::from(mine.is_some()));
+        for a in cc.drain(room.min(cc.len())..) {
             dropped.push((a, "over outbound.max_recipients"));
         }
+        cc.extend(mine);
     }
     (to, cc, dropped)
 }
@@ -358,11 +374,13 @@ pub fn apply_policy(
 impl Prepared {
     /// Remove addresses opted out in the state database and rebuild the message.
     pub fn exclude(&mut self, optouts: &OptOuts, max: usize) -> Result<(), QueueError> {
+        let own = bare_address(&self.envelope.from);
         let (to, cc, dropped) = apply_policy(
             std::mem::take(&mut self.envelope.to),
             std::mem::take(&mut self.envelope.cc),
             optouts,
             max,
+            Some(&own),
         );
         self.envelope.to = to;
         self.envelope.cc = cc;
@@ -543,5 +561,32 @@ mod series_tests {
         ] {
             assert_eq!(series_key(subject).as_deref(), want, "{subject}");
         }
+    }
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::apply_policy;
+    use crate::model::ids::OptOuts;
+
+    #[test]
+    fn a_long_cc_keeps_perfbots_own_copy() {
+        let to = vec!["author@x.org".to_string()];
+        let mut cc: Vec<String> = (0..10).map(|i| format!("c{i}@x.org")).collect();
+        cc.push("perfbot@ci.example".into());
+        let (t, c, dropped) = apply_policy(
+            to.clone(),
+            cc.clone(),
+            &OptOuts::new(Vec::new()),
+            5,
+            Some("perfbot@ci.example"),
+        );
+        assert_eq!(t, to);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c.last().unwrap(), "perfbot@ci.example");
+        assert_eq!(dropped.len(), 7);
+        // No own copy named: the end of the list is cut, as before.
+        let (_, c, _) = apply_policy(to, cc, &OptOuts::new(Vec::new()), 5, None);
+        assert_eq!(c, ["c0@x.org", "c1@x.org", "c2@x.org", "c3@x.org"]);
     }
 }
