@@ -2,7 +2,7 @@
 
 use sled::Transactional;
 
-use super::{decode, encode, Store, StoreError};
+use super::{decode_all, encode, tx_err, Abort, Store, StoreError};
 use crate::model::Held;
 
 impl Store {
@@ -16,27 +16,15 @@ impl Store {
             .transaction(|(held, held_raw)| {
                 held.insert(key, encode(h))?;
                 held_raw.insert(key, raw)?;
-                Ok::<(), sled::transaction::ConflictableTransactionError<()>>(())
+                Ok::<(), sled::transaction::ConflictableTransactionError<Abort>>(())
             })
-            .map_err(|e| match e {
-                sled::transaction::TransactionError::Storage(e) => StoreError::Sled(e),
-                sled::transaction::TransactionError::Abort(()) => {
-                    unreachable!("the transaction never aborts")
-                }
-            })?;
+            .map_err(tx_err)?;
         Ok(true)
     }
 
     /// Every held reply, oldest first.
     pub fn held(&self) -> Result<Vec<Held>, StoreError> {
-        let mut v: Vec<Held> = self
-            .held
-            .iter()
-            .map(|kv| {
-                let (k, v) = kv?;
-                decode("held", &k, &v)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut v: Vec<Held> = decode_all("held", self.held.iter())?;
         v.sort_by_key(|h| h.time);
         Ok(v)
     }

@@ -1,6 +1,6 @@
 //! Replies operators settled, kept as labelled examples (see `OperatorLabel`).
 
-use super::{decode, encode, Store, StoreError};
+use super::{decode_all, encode, Store, StoreError};
 use crate::model::OperatorLabel;
 
 impl Store {
@@ -14,14 +14,7 @@ impl Store {
 
     /// Every label, oldest first.
     pub fn labels(&self) -> Result<Vec<OperatorLabel>, StoreError> {
-        let mut v: Vec<OperatorLabel> = self
-            .labels
-            .iter()
-            .map(|kv| {
-                let (k, v) = kv?;
-                decode("labels", &k, &v)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut v: Vec<OperatorLabel> = decode_all("labels", self.labels.iter())?;
         v.sort_by_key(|l| l.time);
         Ok(v)
     }

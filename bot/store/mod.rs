@@ -104,6 +104,18 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Every record `kvs` yields (a tree, or a prefix of one), decoded.
+pub(crate) fn decode_all<T: serde::de::DeserializeOwned>(
+    tree: &'static str,
+    kvs: impl Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+) -> Result<Vec<T>, StoreError> {
+    kvs.map(|kv| {
+        let (k, v) = kv?;
+        decode(tree, &k, &v)
+    })
+    .collect()
+}
+
 pub(crate) fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("records serialise")
 }
@@ -747,11 +759,7 @@ impl Store {
     }
 
     pub fn cases(&self) -> Result<Vec<Case>, StoreError> {
-        let mut out = Vec::new();
-        for kv in self.cases.iter() {
-            let (k, v) = kv?;
-            out.push(decode("cases", &k, &v)?);
-        }
+        let mut out: Vec<Case> = decode_all("cases", self.cases.iter())?;
         out.sort_by(|a: &Case, b: &Case| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
     }
@@ -759,12 +767,7 @@ impl Store {
     pub fn events(&self, id: &CaseId) -> Result<Vec<Event>, StoreError> {
         let mut prefix = id.as_str().as_bytes().to_vec();
         prefix.push(b'/');
-        let mut out = Vec::new();
-        for kv in self.events.scan_prefix(prefix) {
-            let (k, v) = kv?;
-            out.push(decode("events", &k, &v)?);
-        }
-        Ok(out)
+        decode_all("events", self.events.scan_prefix(prefix))
     }
 
     /// Move a case to `new` (or just record an event when the state is unchanged).

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{decode, encode, Store, StoreError};
+use super::{decode_all, encode, Store, StoreError};
 use crate::model::Address;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,13 +29,7 @@ impl Store {
     }
 
     pub fn optouts(&self) -> Result<Vec<OptOut>, StoreError> {
-        self.optout
-            .iter()
-            .map(|kv| {
-                let (k, v) = kv?;
-                decode("optout", &k, &v)
-            })
-            .collect()
+        decode_all("optout", self.optout.iter())
     }
 
     pub fn is_opted_out(&self, a: &Address) -> Result<bool, StoreError> {

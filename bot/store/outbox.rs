@@ -5,18 +5,15 @@ use chrono::Utc;
 use sled::Transactional;
 
 use super::{
-    abort, decode, encode, event_key, move_case, no_case, note_event, tx_err, Store, StoreError,
+    abort, decode, decode_all, encode, event_key, move_case, no_case, note_event, tx_err, Store,
+    StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::model::{MessageId, MessageRef, OutboxEntry};
 
 impl Store {
     pub fn outbox_entries(&self) -> Result<Vec<OutboxEntry>, StoreError> {
-        let mut out = Vec::new();
-        for kv in self.outbox.iter() {
-            let (k, v) = kv?;
-            out.push(decode::<OutboxEntry>("outbox", &k, &v)?);
-        }
+        let mut out: Vec<OutboxEntry> = decode_all("outbox", self.outbox.iter())?;
         out.sort_by(|a, b| {
             a.queued_at
                 .cmp(&b.queued_at)

@@ -5,7 +5,8 @@ use chrono::Utc;
 use sled::Transactional;
 
 use super::{
-    abort, decode, encode, event_key, move_case, no_case, note_event, tx_err, Store, StoreError,
+    abort, decode, decode_all, encode, event_key, move_case, no_case, note_event, tx_err, Store,
+    StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
@@ -225,14 +226,7 @@ impl Store {
     }
 
     pub fn quarantined(&self) -> Result<Vec<Quarantined>, StoreError> {
-        let mut v: Vec<Quarantined> = self
-            .quarantine
-            .iter()
-            .map(|kv| {
-                let (k, v) = kv?;
-                decode("quarantine", &k, &v)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut v: Vec<Quarantined> = decode_all("quarantine", self.quarantine.iter())?;
         v.sort_by_key(|q| q.time);
         Ok(v)
     }
@@ -280,14 +274,8 @@ impl Store {
     /// the order they were first seen.
     pub fn unreadable(&self, repository: Option<&str>) -> Result<Vec<Unreadable>, StoreError> {
         let prefix = repository.map(|r| format!("{r}\0")).unwrap_or_default();
-        let mut v: Vec<Unreadable> = self
-            .unreadable
-            .scan_prefix(prefix.as_bytes())
-            .map(|kv| {
-                let (k, v) = kv?;
-                decode("unreadable", &k, &v)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut v: Vec<Unreadable> =
+            decode_all("unreadable", self.unreadable.scan_prefix(prefix.as_bytes()))?;
         v.sort_by_key(|u| u.first_seen);
         Ok(v)
     }
