@@ -182,7 +182,7 @@ pub fn prepare(
     if let Some((i, _)) = &noise {
         report.view.headline.interval = Some(i.describe(report.headline.change.absolute));
     }
-    let rendered = render(&report.view, &body_tpl, &subject_tpl)?;
+    let mut rendered = render(&report.view, &body_tpl, &subject_tpl)?;
     let i = &loaded.input;
     let bot = &config.file.bot;
     let from = bot.sender();
@@ -219,7 +219,6 @@ pub fn prepare(
     }
     let handover = regzbot_handover(config, i, &report, &to, &cc);
     let mut cc = cc;
-    let mut rendered = rendered;
     if handover.is_some() {
         let tracker = config.file.regzbot.cc.clone();
         if !cc
@@ -236,59 +235,38 @@ pub fn prepare(
         );
     }
     let own = bare_address(&config.file.bot.email);
-    let (to, cc, dropped) = apply_policy(
+    let (to, mut cc, dropped) = apply_policy(
         to,
         cc,
         &OptOuts::new(config.optout_addresses()),
         max,
         Some(&own),
     );
-    let list = list_policy(config, &to, &cc, report.view.subsystem.as_deref());
-    let (cc, rendered) = match &list {
-        Some(Ok(p)) => {
-            let cc = if p.mail == crate::model::list_policy::MailTo::Author {
-                Vec::new()
-            } else {
-                cc
-            };
-            if !p.subject_prefix.is_empty() {
-                rendered.subject = format!("{} {}", p.subject_prefix, rendered.subject);
-            }
-            (cc, rendered)
-        }
-        _ => (cc, rendered),
-    };
     let mut held_because = noise
         .as_ref()
         .and_then(|(_, why)| why.as_ref())
         .map(|why| format!("noise gate: {why}"));
-    if let Some(Err(why)) = &list {
-        held_because = Some(why.clone());
-    }
-    let not_before = match &list {
-        Some(Ok(p)) if p.embargo_hours > 0 => {
-            Some(now + chrono::Duration::hours(i64::from(p.embargo_hours)))
+    let mut not_before = None;
+    let mut policy_line = None;
+    match list_policy(config, &to, &cc, report.view.subsystem.as_deref()) {
+        None => {}
+        Some(Err(why)) => {
+            policy_line = Some(why.clone());
+            held_because = Some(why);
         }
-        _ => None,
-    };
-    let policy_line = list.as_ref().map(|l| match l {
-        Ok(p) => format!(
-            "policy {}: mail {:?}{}{}",
-            p.name(),
-            p.mail,
-            if p.embargo_hours > 0 {
-                format!(", embargo {} h", p.embargo_hours)
-            } else {
-                String::new()
-            },
-            if p.subject_prefix.is_empty() {
-                String::new()
-            } else {
-                format!(", prefix {:?}", p.subject_prefix)
+        Some(Ok(p)) => {
+            if p.mail == crate::model::list_policy::MailTo::Author {
+                cc.clear();
             }
-        ),
-        Err(why) => why.clone(),
-    });
+            if !p.subject_prefix.is_empty() {
+                rendered.subject = format!("{} {}", p.subject_prefix, rendered.subject);
+            }
+            if p.embargo_hours > 0 {
+                not_before = Some(now + chrono::Duration::hours(i64::from(p.embargo_hours)));
+            }
+            policy_line = Some(format!("policy {}", p.describe()));
+        }
+    }
     let patch_id = i
         .patch
         .as_ref()

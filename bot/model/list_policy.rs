@@ -115,6 +115,24 @@ impl ListPolicies {
 }
 
 impl ListPolicy {
+    /// `linux-xfs@…: open, mail list, embargo 24 h, prefix "[perfbot]",
+    /// consent <…> of 2026-11-01`: what `policy check` and a report's plan say.
+    pub fn describe(&self) -> String {
+        let consent = self
+            .consent
+            .as_ref()
+            .map(|c| format!("consent {} of {}", c.message_id, c.date))
+            .unwrap_or_else(|| "no consent".into());
+        format!(
+            "{}: {}, mail {:?}, embargo {} h, prefix {:?}, {consent}",
+            self.name(),
+            if self.muted { "muted" } else { "open" },
+            self.mail,
+            self.embargo_hours,
+            self.subject_prefix
+        )
+    }
+
     pub fn name(&self) -> String {
         if self.list.is_empty() {
             format!("subsystems {}", self.subsystems.join(", "))

@@ -23,19 +23,7 @@ pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {
         Some(p) => {
             println!("{} list policies (checked):", p.lists.len());
             for l in &p.lists {
-                let consent = l
-                    .consent
-                    .as_ref()
-                    .map(|c| format!("consent {} of {}", c.message_id, c.date))
-                    .unwrap_or_else(|| "no consent".into());
-                println!(
-                    "  {}: {}, mail {:?}, embargo {} h, prefix {:?}, {consent}",
-                    l.name(),
-                    if l.muted { "muted" } else { "open" },
-                    l.mail,
-                    l.embargo_hours,
-                    l.subject_prefix
-                );
+                println!("  {}", l.describe());
             }
         }
     }
