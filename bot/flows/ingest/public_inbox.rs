@@ -250,15 +250,7 @@ fn history(repo: &gix::Repository, head: gix::ObjectId, cursor: Option<gix::Obje
         if !seen.insert(id) {
             continue;
         }
-        let parsed = repo
-            .find_commit(id)
-            .map_err(|e| e.to_string())
-            .and_then(|c| {
-                let tree = c.tree_id().map_err(|e| e.to_string())?.detach();
-                let parents: Vec<gix::ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
-                Ok((tree, parents))
-            });
-        match parsed {
+        match commit_tree(repo, id) {
             Ok((tree, parents)) => {
                 stack.push((id, Some(tree)));
                 // The first parent on top: walked first.
@@ -268,6 +260,16 @@ fn history(repo: &gix::Repository, head: gix::ObjectId, cursor: Option<gix::Obje
         }
     }
     out
+}
+
+/// A commit's tree and parents, decoded once; why not, if it cannot be.
+fn commit_tree(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+) -> Result<(gix::ObjectId, Vec<gix::ObjectId>), String> {
+    let c = repo.find_commit(id).map_err(|e| e.to_string())?;
+    let tree = c.tree_id().map_err(|e| e.to_string())?.detach();
+    Ok((tree, c.parent_ids().map(|p| p.detach()).collect()))
 }
 
 /// Try the repository's unreadable messages again; the number now read.
@@ -284,17 +286,11 @@ fn retry_unreadable(
             ing.store.clear_unreadable(key, &old.commit)?;
             continue;
         };
-        let got = match repo.find_commit(id) {
-            Ok(c) => match c.tree_id() {
-                Ok(tree) => read_message(repo, tree.detach(), cap),
-                Err(e) => Got::Unreadable {
-                    object: Some(id),
-                    reason: format!("commit: {e}"),
-                },
-            },
-            Err(e) => Got::Unreadable {
+        let got = match commit_tree(repo, id) {
+            Ok((tree, _)) => read_message(repo, tree, cap),
+            Err(why) => Got::Unreadable {
                 object: Some(id),
-                reason: format!("commit: {e}"),
+                reason: format!("commit: {why}"),
             },
         };
         match got {
