@@ -450,6 +450,24 @@ fn a_thread_replays_into_an_adopted_case() {
     assert_eq!(last["intent"], "will-revert");
 }
 
+/// The shipped config.toml with its state and outbox in `dir`.
+fn config_in(dir: &Path) -> String {
+    std::fs::read_to_string(root().join("config.toml"))
+        .unwrap()
+        .replace(
+            "state_dir = \"state\"",
+            &format!("state_dir = {:?}", dir.join("state")),
+        )
+        .replace(
+            "outbox_dir = \"state/outbox\"",
+            &format!("outbox_dir = {:?}", dir.join("outbox")),
+        )
+        .replace(
+            "templates_dir = \"templates\"",
+            &format!("templates_dir = {:?}", root().join("templates")),
+        )
+}
+
 /// `[track]` in ingestion: a tracked robot's performance report opens one
 /// adopted case (once, however often it is read); its other mail (a build
 /// report) and untracked senders are left alone; replies land in the case.
@@ -457,20 +475,7 @@ fn a_thread_replays_into_an_adopted_case() {
 fn ingestion_adopts_tracked_robot_reports_once() {
     let tmp = tempfile::tempdir().unwrap();
     let thread = root().join("tests/fixtures/threads/2024-12-27_linux-crypto_e1d3422c95");
-    let text = std::fs::read_to_string(root().join("config.toml"))
-        .unwrap()
-        .replace(
-            "state_dir = \"state\"",
-            &format!("state_dir = {:?}", tmp.path().join("state")),
-        )
-        .replace(
-            "outbox_dir = \"state/outbox\"",
-            &format!("outbox_dir = {:?}", tmp.path().join("outbox")),
-        )
-        .replace(
-            "templates_dir = \"templates\"",
-            &format!("templates_dir = {:?}", root().join("templates")),
-        );
+    let text = config_in(tmp.path());
     let untracked = tmp.path().join("untracked.toml");
     std::fs::write(&untracked, &text).unwrap();
     let tracked = tmp.path().join("tracked.toml");
@@ -551,20 +556,7 @@ fn ingestion_adopts_tracked_robot_reports_once() {
 fn adoption_goes_by_address_and_one_regression_is_one_case() {
     let tmp = tempfile::tempdir().unwrap();
     let thread = root().join("tests/fixtures/threads/2024-12-27_linux-crypto_e1d3422c95");
-    let text = std::fs::read_to_string(root().join("config.toml"))
-        .unwrap()
-        .replace(
-            "state_dir = \"state\"",
-            &format!("state_dir = {:?}", tmp.path().join("state")),
-        )
-        .replace(
-            "outbox_dir = \"state/outbox\"",
-            &format!("outbox_dir = {:?}", tmp.path().join("outbox")),
-        )
-        .replace(
-            "templates_dir = \"templates\"",
-            &format!("templates_dir = {:?}", root().join("templates")),
-        );
+    let text = config_in(tmp.path());
     let cfg = tmp.path().join("tracked.toml");
     std::fs::write(
         &cfg,
