@@ -533,24 +533,20 @@ impl<'a> Ingestor<'a> {
         Ok(Some(Outcome::Adopted { case: id }))
     }
 
-    /// The case already open for the commit and headline metric of `case`.
+    /// The case already open for the commit and headline metric of `case`
+    /// (the oldest, if several): the subject index finds the commit's cases.
     fn case_of_regression(&self, case: &Case) -> Result<Option<CaseId>, StoreError> {
-        if case.commit.len() < 7 || case.headline_metric.is_empty() {
+        if case.headline_metric.is_empty() {
             return Ok(None);
         }
-        let same_commit = |a: &str, b: &str| {
-            let n = a.len().min(b.len());
-            n >= 7 && a[..n].eq_ignore_ascii_case(&b[..n])
-        };
-        Ok(self
-            .store
-            .cases()?
-            .into_iter()
-            .filter(|c| {
-                same_commit(&c.commit, &case.commit) && c.headline_metric == case.headline_metric
-            })
-            .min_by_key(|c| c.created)
-            .map(|c| c.id))
+        let mut same = Vec::new();
+        for id in self.subjects.by_sha(&case.commit) {
+            let c = self.store.case(&id)?;
+            if c.headline_metric == case.headline_metric {
+                same.push(c);
+            }
+        }
+        Ok(same.into_iter().min_by_key(|c| c.created).map(|c| c.id))
     }
 
     /// A later report of a case's regression: recorded in its thread.
