@@ -99,6 +99,11 @@ pub struct Patch {
     pub subject: String,
     /// The patch's own Message-ID: the report replies to it.
     pub message_id: String,
+    /// The patch's own References (the thread it was posted in, oldest
+    /// first): the report's References carry them, and a later version of a
+    /// series posted in the same thread finds the earlier case through them.
+    #[serde(default)]
+    pub references: Vec<String>,
 }
 
 /// A test named in the "In addition to that" box only: its headline as

@@ -1046,4 +1046,40 @@ fn a_later_version_of_a_series_carries_the_decision_over() {
     let o = perfbot(&cfg, &["report", other.to_str().unwrap()]);
     assert!(!stderr(&o).contains("series memory"), "{}", stderr(&o));
     assert_eq!(outbox_files(tmp.path()), 2);
+    // A version with a new title is linked by its thread: its patch was
+    // posted in reply to v1's, so the reports' References meet.
+    let renamed = |name: &str, n: u32, title: &str, refs: serde_json::Value| {
+        let name_owned = name.to_string();
+        let title = title.to_string();
+        input_with(tmp.path(), name, move |v| {
+            v["commit"]["sha"] = sha(n).into();
+            v["patch"] = serde_json::json!({
+                "subject": title.clone(),
+                "message_id": format!("<{name_owned}@patch.example>"),
+                "references": refs.clone(),
+            });
+            v["recipients"]["to"] = serde_json::json!(["Dave <dave@xfs.example>"]);
+            v.as_object_mut().unwrap().remove("tree");
+        })
+    };
+    let v4 = renamed(
+        "v4.json",
+        4,
+        "[PATCH v4] xfs: allocate fewer blocks up front",
+        serde_json::json!([format!("<{}@patch.example>", sha(1))]),
+    );
+    let o = perfbot(&cfg, &["report", v4.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("series memory"), "{}", stderr(&o));
+    assert_eq!(outbox_files(tmp.path()), 2, "v4 is held, not mailed");
+    // Another new title outside that thread is a new case.
+    let v5 = renamed(
+        "v5.json",
+        5,
+        "[PATCH] xfs: trim speculative preallocation",
+        serde_json::json!([format!("<{}@patch.example>", sha(9))]),
+    );
+    let o = perfbot(&cfg, &["report", v5.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("series memory"), "{}", stderr(&o));
+    assert_eq!(outbox_files(tmp.path()), 3);
 }

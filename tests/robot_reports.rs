@@ -918,11 +918,23 @@ fn a_mail_read_back_is_addressed_and_titled_as_it_was() {
     for m in mails {
         let tmp = tempfile::tempdir().unwrap();
         let path = root().join(m);
-        let raw = if m.ends_with(".gz") {
+        let mut raw = if m.ends_with(".gz") {
             gunzip(&path)
         } else {
             std::fs::read(&path).unwrap()
         };
+        if m.contains("dm-devel") {
+            // The archive kept no References; a reply in a patch thread has
+            // them: the series' cover letter, then the patch.
+            let text = String::from_utf8(raw).unwrap();
+            raw = text
+                .replacen(
+                    "In-Reply-To:",
+                    "References: <20200726150333.305527-1-hch@lst.de>\n <20200726150333.305527-8-hch@lst.de>\nIn-Reply-To:",
+                    1,
+                )
+                .into_bytes();
+        }
         let original = mail_parser::MessageParser::default().parse(&raw).unwrap();
         let from = original.from().unwrap().first().unwrap();
         let cfg = tmp.path().join("config.toml");
@@ -995,6 +1007,13 @@ fn a_mail_read_back_is_addressed_and_titled_as_it_was() {
             original.in_reply_to().as_text(),
             "{m}: In-Reply-To"
         );
+        if original.references().as_text_list().is_some() {
+            assert_eq!(
+                ours.references().as_text_list(),
+                original.references().as_text_list(),
+                "{m}: References"
+            );
+        }
     }
 }
 

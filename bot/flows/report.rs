@@ -271,6 +271,15 @@ pub fn prepare(
         .patch
         .as_ref()
         .and_then(|p| MessageId::parse(&p.message_id));
+    // The patch's thread, then the patch: what a reply's References say.
+    let mut references: Vec<MessageId> = i
+        .patch
+        .iter()
+        .flat_map(|p| &p.references)
+        .filter_map(|r| MessageId::parse(r))
+        .filter(|r| Some(r) != patch_id.as_ref())
+        .collect();
+    references.extend(patch_id.clone());
     let envelope = Envelope {
         attachments: loaded.files.clone(),
         from,
@@ -279,7 +288,7 @@ pub fn prepare(
         subject: rendered.subject.clone(),
         message_id: MessageId::parse(&report.view.message_id).expect("perfbot makes valid ids"),
         in_reply_to: patch_id.clone(),
-        references: patch_id.into_iter().collect(),
+        references,
         date: SystemTime::from(date),
         charset: config.file.report.charset,
         extra: vec![(
@@ -498,14 +507,23 @@ pub fn series_key(subject: &str) -> Option<String> {
     (patch && !s.is_empty()).then(|| s.to_ascii_lowercase())
 }
 
-/// The case of an earlier version of `case`'s series (same author, the same
-/// patch subject but for its version prefix) settled as a regression
-/// accepted: not a regression, won't fix, a duplicate.
+/// The case of an earlier version of `case`'s series settled as a
+/// regression accepted (not a regression, won't fix, a duplicate). An earlier
+/// version is one by the same author with the same patch subject but for its
+/// version prefix, or one posted in the same thread (the two reports'
+/// References meet) with the same headline metric: a v2 sent in reply to v1
+/// may have a new subject, and the patches of one posting share a thread but
+/// not a regression.
 fn earlier_version(store: &Store, case: &Case) -> Result<Option<Case>, StoreError> {
-    let Some(key) = series_key(&case.subject) else {
-        return Ok(None);
-    };
+    let key = series_key(&case.subject);
     let author = |c: &Case| c.to.first().map(|a| bare_address(a).to_ascii_lowercase());
+    let same_series = |c: &Case| {
+        key.is_some() && series_key(&c.subject) == key && author(c) == author(case)
+    };
+    let same_thread = |c: &Case| {
+        c.headline_metric == case.headline_metric
+            && c.references.iter().any(|r| case.references.contains(r))
+    };
     Ok(store
         .cases()?
         .into_iter()
@@ -516,8 +534,7 @@ fn earlier_version(store: &Store, case: &Case) -> Result<Option<Case>, StoreErro
                 CaseState::NotARegression | CaseState::WontFix | CaseState::Duplicate
             )
         })
-        .filter(|c| series_key(&c.subject).as_deref() == Some(key.as_str()))
-        .filter(|c| author(c) == author(case))
+        .filter(|c| same_series(c) || same_thread(c))
         .max_by_key(|c| c.updated))
 }
 

@@ -118,6 +118,13 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
             .in_reply_to()
             .as_text()
             .map(|m| format!("<{}>", m.trim_matches(['<', '>']))),
+        references: msg
+            .references()
+            .as_text_list()
+            .unwrap_or_default()
+            .iter()
+            .map(|m| format!("<{}>", m.trim_matches(['<', '>'])))
+            .collect(),
         attachments: msg
             .attachments()
             .filter_map(|a| {
@@ -535,7 +542,13 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         verdict: text(&i["headline"]["kind"]),
         to: strings(&i["recipients"]["to"]),
         cc: strings(&i["recipients"]["cc"]),
-        references: head.in_reply_to.clone(),
+        // The thread the report answers: a later version of a series
+        // posted there finds this case through it.
+        references: {
+            let mut r = head.references.clone();
+            r.extend(head.in_reply_to.iter().filter(|m| !head.references.contains(m)).cloned());
+            r
+        },
         author: i["commit"]["author"]["email"].as_str().map(str::to_string),
         committer: None,
         bisect: Vec::new(),

@@ -84,6 +84,8 @@ pub struct Headers {
     pub date: Option<String>,
     pub message_id: String,
     pub in_reply_to: Option<String>,
+    /// The References header, oldest first, each `<id>`.
+    pub references: Vec<String>,
     /// File names of the mail's attachments, in order.
     pub attachments: Vec<String>,
 }
@@ -572,6 +574,14 @@ impl<'a> Reader<'a> {
         );
         if !patch.is_empty() {
             patch.entry("subject").or_insert_with(|| json!(subject));
+            let thread: Vec<&String> = h
+                .references
+                .iter()
+                .filter(|r| Some(*r) != h.in_reply_to.as_ref())
+                .collect();
+            if !thread.is_empty() {
+                patch.insert("references".into(), json!(thread));
+            }
             if let Some(id) = &h.in_reply_to {
                 patch.insert("message_id".into(), json!(id));
             } else if let Some(link) = patch.get("link").and_then(Value::as_str) {
