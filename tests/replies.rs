@@ -1050,3 +1050,121 @@ fn operators_settling_cases_teach_the_reader() {
     );
     assert!(std::fs::metadata(&model).unwrap().len() > 0);
 }
+
+/// `#perfbot ignore <metric|testcase>`: from someone who may command, the
+/// case is settled as won't fix and a later report the rule covers (the same
+/// metric, in the case's subsystem here: the report is on a tree, not a
+/// patch) is recorded with that decision and its mail held with the rule;
+/// `ignores drop` undoes it. A stranger's is recorded, not obeyed, and not
+/// answered; one naming a scope the case lacks is answered once.
+#[test]
+fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let line = "#perfbot ignore fio.write_iops";
+    ingest(
+        &cfg,
+        &mail("Eve <eve@else.example>", "ig1@x", &c.message_id, "", line),
+    );
+    let rules = || -> Vec<serde_json::Value> {
+        let o = run(&cfg, &["ignores", "list", "--json"], None);
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    assert!(rules().is_empty(), "a stranger's rule is not kept");
+    let answered = |to: &str| {
+        outbox(&cfg)
+            .iter()
+            .filter(|e| e["kind"] == "command-error" || e["kind"] == "ack")
+            .filter(|e| e["recipients"].to_string().contains(to))
+            .count()
+    };
+    assert_eq!(answered("eve@else.example"), 0);
+    let v = show(&cfg, &c.id);
+    assert_ne!(v["state"], "wont-fix", "{v}");
+    assert!(v.to_string().contains("neither obeyed nor answered"), "{v}");
+
+    // A scope the case does not have: answered once, nothing kept.
+    let bad = "#perfbot ignore fio.write_iops series";
+    ingest(
+        &cfg,
+        &mail("maint@kernel.example", "ig2@x", &c.message_id, "", bad),
+    );
+    assert_eq!(answered("maint@kernel.example"), 1);
+    assert!(rules().is_empty());
+
+    run(
+        &cfg,
+        &["cases", "set", &c.id, "reported", "--reason", "test"],
+        None,
+    );
+    ingest(
+        &cfg,
+        &mail("maint@kernel.example", "ig3@x", &c.message_id, "", line),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "wont-fix");
+    let r = rules();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["what"], "fio.write_iops");
+    assert_eq!(
+        r[0]["scope"],
+        serde_json::json!({"kind": "subsystem", "name": "xfs"})
+    );
+    assert_eq!(r[0]["message_id"], "ig3@x");
+
+    // A later xfs commit with the same headline: recorded, not mailed.
+    let later = |name: &str, n: u32| {
+        let text =
+            std::fs::read_to_string(root().join("examples/seed002-xfs-fio-falloc-2022.json"))
+                .unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["commit"]["sha"] = format!("{:040x}", 0xabc0_0000u64 + u64::from(n)).into();
+        let p = tmp.path().join(name);
+        std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+        p
+    };
+    let sent_reports = || {
+        outbox(&cfg)
+            .iter()
+            .filter(|e| e["kind"] == "report" && e["state"] != "held")
+            .count()
+    };
+    let before = sent_reports();
+    let o = run(
+        &cfg,
+        &["report", later("l1.json", 1).to_str().unwrap()],
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ignored: #perfbot ignore fio.write_iops"),
+        "{err}"
+    );
+    assert_eq!(sent_reports(), before, "held, not queued");
+    let o = run(&cfg, &["cases", "list", "--json"], None);
+    let cases: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        cases
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["state"] == "wont-fix")
+            .count(),
+        2,
+        "{cases}"
+    );
+    // Undone: the next one is reported.
+    run(&cfg, &["ignores", "drop", "<ig3@x>"], None);
+    assert!(rules().is_empty());
+    let o = run(
+        &cfg,
+        &["report", later("l2.json", 2).to_str().unwrap()],
+        None,
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("ignored"));
+    assert_eq!(sent_reports(), before + 1);
+}

@@ -101,6 +101,16 @@ fn check_commands(store: &Store, case: &Case, words: &str) -> Vec<(String, Parse
                     Ok(_) => Ok(Command::Dup(other)),
                     Err(_) => Err(CommandError::NoSuchCase(other)),
                 },
+                Ok(Command::Ignore { what, scope }) => {
+                    match crate::model::ignore::Scope::of(scope, case) {
+                        Some(_) => Ok(Command::Ignore { what, scope }),
+                        None => Err(CommandError::NoScope(match scope {
+                            Some(crate::model::ignore::ScopeKind::Subsystem) => "subsystem",
+                            Some(crate::model::ignore::ScopeKind::Series) => "patch series",
+                            None => "patch series or subsystem",
+                        })),
+                    }
+                }
                 p => p,
             };
             (line, parsed)
@@ -213,11 +223,23 @@ pub fn handle_reply(
             };
             (new, cause, plan.effect.note.clone())
         });
+        let rule = plan
+            .ignore
+            .as_ref()
+            .map(|(what, scope)| crate::model::ignore::IgnoreRule {
+                what: what.clone(),
+                scope: scope.clone(),
+                by: entry.from.clone(),
+                message_id: entry.message_id.clone(),
+                case: case.id.clone(),
+                at: Utc::now(),
+            });
         let reply = Reply {
             note,
             expect: Some(case.state),
             change,
             mails: &mails,
+            ignore: rule.as_ref(),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),

@@ -11,6 +11,7 @@ use crate::mail::message::{self, dedup_recipients, BuildError, Envelope};
 use crate::model::case::{Case, CaseId, CaseState, Cause};
 use crate::model::error::InputError;
 use crate::model::ids::{bare_address, OptOuts};
+use crate::model::series::series_key;
 use crate::model::MessageId;
 use crate::model::{OutboxEntry, OutboxState};
 use crate::report::build::{build, Report, ReportError};
@@ -456,15 +457,13 @@ pub fn queue(
     if let Some(t) = p.not_before {
         entry.next_attempt_at = t;
     }
-    // A later version of a series whose regression was accepted: the
-    // decision is carried over, and the mail is held instead of sent again.
-    let earlier = earlier_version(store, &case)?;
-    if let Some(e) = &earlier {
+    // A later version of a series whose regression was accepted, or a
+    // metric someone said to ignore: the decision is carried over, and the
+    // mail is held instead of sent.
+    let carried = carried_decision(store, &case)?;
+    if let Some(c) = &carried {
         entry.state = OutboxState::Held;
-        entry.held_because = Some(format!(
-            "series memory: case {} ({}) of an earlier version of this series was settled as {}; approve to mail anyway",
-            e.id, e.subject, e.state
-        ));
+        entry.held_because = Some(format!("{}; approve to mail anyway", c.held_because));
     }
     let created = store.create_case(
         &case,
@@ -474,37 +473,47 @@ pub fn queue(
         &entry,
         &p.raw,
     )?;
-    if let (Created::New(c), Some(e)) = (&created, &earlier) {
-        let c = store.set_state(
-            &c.id,
-            e.state,
-            Cause::System {
-                what: format!("carried over from case {} of an earlier version", e.id),
-            },
-            &format!("the decision on {} carried over to this version", e.id),
-        )?;
-        return Ok(Created::New(c));
+    if let (Created::New(new), Some(c)) = (&created, carried) {
+        let new = store.set_state(&new.id, c.state, Cause::System { what: c.why }, &c.note)?;
+        return Ok(Created::New(new));
     }
     Ok(created)
 }
 
-/// A patch subject without its `Re:` and `[PATCH v3 2/5]` prefixes: what
-/// stays the same from one version of a series to the next.
-pub fn series_key(subject: &str) -> Option<String> {
-    let mut s = subject.trim();
-    let mut patch = false;
-    loop {
-        if let Some(r) = s.strip_prefix("Re:").or_else(|| s.strip_prefix("RE:")) {
-            s = r.trim_start();
-        } else if s.starts_with('[') {
-            let Some(end) = s.find(']') else { break };
-            patch |= s[..end].to_ascii_uppercase().contains("PATCH");
-            s = s[end + 1..].trim_start();
-        } else {
-            break;
-        }
+/// A decision a new case takes over instead of being mailed.
+struct Carried {
+    state: CaseState,
+    /// The event's cause and note.
+    why: String,
+    note: String,
+    held_because: String,
+}
+
+/// The decision `case` carries over: an earlier version's settled case, or
+/// a `#perfbot ignore` rule that covers it.
+fn carried_decision(store: &Store, case: &Case) -> Result<Option<Carried>, StoreError> {
+    if let Some(e) = earlier_version(store, case)? {
+        return Ok(Some(Carried {
+            state: e.state,
+            why: format!("carried over from case {} of an earlier version", e.id),
+            note: format!("the decision on {} carried over to this version", e.id),
+            held_because: format!(
+                "series memory: case {} ({}) of an earlier version of this series was settled as {}",
+                e.id, e.subject, e.state
+            ),
+        }));
     }
-    (patch && !s.is_empty()).then(|| s.to_ascii_lowercase())
+    let rules = store.ignores()?;
+    Ok(rules
+        .iter()
+        .rev()
+        .find(|r| r.covers(case))
+        .map(|r| Carried {
+            state: CaseState::WontFix,
+            why: format!("ignored: {}", r.describe()),
+            note: format!("not reported: {}", r.describe()),
+            held_because: format!("ignored: {}", r.describe()),
+        }))
 }
 
 /// The case of an earlier version of `case`'s series settled as a
@@ -517,9 +526,8 @@ pub fn series_key(subject: &str) -> Option<String> {
 fn earlier_version(store: &Store, case: &Case) -> Result<Option<Case>, StoreError> {
     let key = series_key(&case.subject);
     let author = |c: &Case| c.to.first().map(|a| bare_address(a).to_ascii_lowercase());
-    let same_series = |c: &Case| {
-        key.is_some() && series_key(&c.subject) == key && author(c) == author(case)
-    };
+    let same_series =
+        |c: &Case| key.is_some() && series_key(&c.subject) == key && author(c) == author(case);
     let same_thread = |c: &Case| {
         c.headline_metric == case.headline_metric
             && c.references.iter().any(|r| case.references.contains(r))
@@ -536,27 +544,6 @@ fn earlier_version(store: &Store, case: &Case) -> Result<Option<Case>, StoreErro
         })
         .filter(|c| same_series(c) || same_thread(c))
         .max_by_key(|c| c.updated))
-}
-
-#[cfg(test)]
-mod series_tests {
-    use super::series_key;
-
-    #[test]
-    fn versions_of_a_series_share_their_key() {
-        for (subject, want) in [
-            (
-                "Re: [PATCH v3 2/5] xfs: prealloc less",
-                Some("xfs: prealloc less"),
-            ),
-            ("[PATCH 2/5] xfs: prealloc less", Some("xfs: prealloc less")),
-            ("Re: [f2fs-dev] [PATCH RFC v2] f2fs: x", Some("f2fs: x")),
-            ("[xfs] 0b02c8c0d7: fio.write_iops -9.0% regression", None),
-            ("Re: [PATCH]", None),
-        ] {
-            assert_eq!(series_key(subject).as_deref(), want, "{subject}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -546,7 +546,12 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         // posted there finds this case through it.
         references: {
             let mut r = head.references.clone();
-            r.extend(head.in_reply_to.iter().filter(|m| !head.references.contains(m)).cloned());
+            r.extend(
+                head.in_reply_to
+                    .iter()
+                    .filter(|m| !head.references.contains(m))
+                    .cloned(),
+            );
             r
         },
         author: i["commit"]["author"]["email"].as_str().map(str::to_string),

@@ -1,6 +1,8 @@
-//! Replies operators settled, kept as labelled examples (see `OperatorLabel`).
+//! Replies operators settled, kept as labelled examples (see `OperatorLabel`),
+//! and the `#perfbot ignore` rules people gave (see `IgnoreRule`).
 
 use super::{decode_all, encode, Store, StoreError};
+use crate::model::ignore::IgnoreRule;
 use crate::model::OperatorLabel;
 
 impl Store {
@@ -17,5 +19,19 @@ impl Store {
         let mut v: Vec<OperatorLabel> = decode_all("labels", self.labels.iter())?;
         v.sort_by_key(|l| l.time);
         Ok(v)
+    }
+
+    /// Every `#perfbot ignore` rule, oldest first.
+    pub fn ignores(&self) -> Result<Vec<IgnoreRule>, StoreError> {
+        let mut v: Vec<IgnoreRule> = decode_all("ignores", self.ignores.iter())?;
+        v.sort_by_key(|r| r.at);
+        Ok(v)
+    }
+
+    /// Drop a rule (an operator's undo); whether there was one. Flushed.
+    pub fn drop_ignore(&self, key: &str) -> Result<bool, StoreError> {
+        let had = self.ignores.remove(key.as_bytes())?.is_some();
+        self.flush()?;
+        Ok(had)
     }
 }

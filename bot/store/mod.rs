@@ -80,6 +80,8 @@ pub struct Store {
     held_raw: sled::Tree,
     /// Replies operators settled, by Message-ID (see `OperatorLabel`).
     labels: sled::Tree,
+    /// Obeyed `#perfbot ignore` rules (see `IgnoreRule`).
+    ignores: sled::Tree,
     meta: sled::Tree,
     /// The state directory (for files kept beside the database).
     dir: std::path::PathBuf,
@@ -631,6 +633,7 @@ impl Store {
             held: db.open_tree("held")?,
             held_raw: db.open_tree("held_raw")?,
             labels: db.open_tree("labels")?,
+            ignores: db.open_tree("ignores")?,
             meta,
             dir: state_dir.to_path_buf(),
             db,

@@ -22,6 +22,8 @@ pub struct Reply<'a> {
     pub change: Option<(CaseState, Cause, String)>,
     /// Mails queued because of it (escalation, ack, command error).
     pub mails: &'a [QueuedMail],
+    /// The `#perfbot ignore` rule it gave, kept with the reply.
+    pub ignore: Option<&'a crate::model::ignore::IgnoreRule>,
 }
 
 /// A follow-up mail ready to queue.
@@ -67,6 +69,7 @@ impl Store {
                 expect: None,
                 change: None,
                 mails: &[],
+                ignore: None,
             },
         )?;
         Ok(matches!(r, Recorded::New))
@@ -105,47 +108,53 @@ impl Store {
             &self.events,
             &self.outbox,
             &self.outbox_raw,
+            &self.ignores,
         );
         trees
-            .transaction(|(messages, thread, cases, events, outbox, outbox_raw)| {
-                if messages.get(entry.message_id.as_str())?.is_some() {
-                    return Ok(Recorded::Duplicate);
-                }
-                let v = cases.get(case.as_str())?.ok_or_else(|| no_case(case))?;
-                let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
-                if reply.expect.is_some_and(|e| e != c.state) {
-                    return Ok(Recorded::Conflict(c.state));
-                }
-                messages.insert(
-                    entry.message_id.as_str(),
-                    encode(&MessageRef::theirs(case, entry.sender)),
-                )?;
-                thread.insert(event_key(case, seq), encode(entry))?;
-                let cause = Cause::Message {
-                    message_id: entry.message_id.clone(),
-                    from: entry.from.clone(),
-                    quote: entry.text.chars().take(2000).collect(),
-                };
-                let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
-                events.insert(event_key(case, seq), encode(&ev))?;
-                if let Some((new, cause, note)) = &reply.change {
-                    let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
-                    cases.insert(case.as_str(), encode(&c))?;
-                    events.insert(event_key(case, change_seq), encode(&ev))?;
-                }
-                for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
-                    let id = m.entry.message_id.as_str();
-                    if outbox.get(id)?.is_some() {
-                        continue;
+            .transaction(
+                |(messages, thread, cases, events, outbox, outbox_raw, ignores)| {
+                    if messages.get(entry.message_id.as_str())?.is_some() {
+                        return Ok(Recorded::Duplicate);
                     }
-                    outbox.insert(id, encode(&m.entry))?;
-                    outbox_raw.insert(id, m.raw.as_slice())?;
-                    messages.insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
-                    let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
-                    events.insert(event_key(case, *mseq), encode(&ev))?;
-                }
-                Ok(Recorded::New)
-            })
+                    let v = cases.get(case.as_str())?.ok_or_else(|| no_case(case))?;
+                    let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                    if reply.expect.is_some_and(|e| e != c.state) {
+                        return Ok(Recorded::Conflict(c.state));
+                    }
+                    messages.insert(
+                        entry.message_id.as_str(),
+                        encode(&MessageRef::theirs(case, entry.sender)),
+                    )?;
+                    thread.insert(event_key(case, seq), encode(entry))?;
+                    let cause = Cause::Message {
+                        message_id: entry.message_id.clone(),
+                        from: entry.from.clone(),
+                        quote: entry.text.chars().take(2000).collect(),
+                    };
+                    let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
+                    events.insert(event_key(case, seq), encode(&ev))?;
+                    if let Some((new, cause, note)) = &reply.change {
+                        let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
+                        cases.insert(case.as_str(), encode(&c))?;
+                        events.insert(event_key(case, change_seq), encode(&ev))?;
+                    }
+                    if let Some(rule) = reply.ignore {
+                        ignores.insert(rule.key().as_bytes(), encode(rule))?;
+                    }
+                    for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
+                        let id = m.entry.message_id.as_str();
+                        if outbox.get(id)?.is_some() {
+                            continue;
+                        }
+                        outbox.insert(id, encode(&m.entry))?;
+                        outbox_raw.insert(id, m.raw.as_slice())?;
+                        messages.insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
+                        let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
+                        events.insert(event_key(case, *mseq), encode(&ev))?;
+                    }
+                    Ok(Recorded::New)
+                },
+            )
             .map_err(tx_err)
     }
 

@@ -17,6 +17,7 @@ mod cases;
 mod classify;
 mod compare;
 mod digest;
+mod ignores;
 mod ingest;
 mod labels;
 mod optout;
@@ -71,6 +72,9 @@ pub enum Command {
     /// The replies operators settled (`cases set`), as labelled examples
     #[command(subcommand)]
     Labels(labels::LabelsCmd),
+    /// The `#perfbot ignore` rules people gave (list, drop)
+    #[command(subcommand)]
+    Ignores(ignores::IgnoresCmd),
     /// The lists' opt-in mail policies (`lists.policy_file`)
     #[command(subcommand)]
     Policy(policy::PolicyCmd),
@@ -176,6 +180,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::TrainIntents(a) => replies::train(&config, a),
         Command::Quarantine(c) => quarantine::run(&config, c),
         Command::Labels(c) => labels::run(&config, c),
+        Command::Ignores(c) => ignores::run(&config, c),
         Command::Policy(c) => policy::run(&config, c),
         Command::Bench(a) => bench::run(&config, a),
         Command::ParseReport(a) => robot::parse(&config, a),

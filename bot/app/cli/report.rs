@@ -81,8 +81,13 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         }
         match created {
             Created::New(c) if !matches!(c.state, CaseState::Queued | CaseState::Reported) => {
+                // Series memory or an ignore rule: the outbox says which.
+                let why = store
+                    .outbox_entry(&c.message_id)?
+                    .held_because
+                    .unwrap_or_default();
                 eprintln!(
-                    "case {} is {}: the decision on an earlier version of the series carried over (series memory); its mail is held, `perfbot outbox approve {}` sends it: {}",
+                    "case {} is {}, carried over ({why}); its mail is held, `perfbot outbox approve {}` sends it: {}",
                     c.id, c.state, c.message_id, c.subject
                 )
             }

@@ -19,8 +19,9 @@ pub use trust::Verdict;
 use trust::{Policy, Role};
 
 use crate::model::case::{Case, CaseState};
+use crate::model::ignore::Scope;
 use crate::model::Address;
-use crate::reply::understand::command::{Parsed, USAGE};
+use crate::reply::understand::command::{Command, Parsed, USAGE};
 use crate::reply::understand::{Basis, Fact, Intent, Understanding};
 
 /// The mail kinds perfbot sends on its own in answer to a reply.
@@ -130,6 +131,8 @@ pub struct Plan {
     pub followups: Vec<Planned>,
     /// Things decided not to do, for the log and the timeline.
     pub notes: Vec<String>,
+    /// An obeyed `#perfbot ignore`: the metric or testcase, and where.
+    pub ignore: Option<(String, Scope)>,
 }
 
 /// Most command errors listed in one answer.
@@ -149,6 +152,7 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
             effect: Effect::none(format!("not acted on: {why}")),
             followups: Vec::new(),
             notes: vec![format!("not acted on and not answered: {why}")],
+            ignore: None,
         };
     }
     let mut role = f.role;
@@ -173,6 +177,21 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
     } else {
         decide(f.case.state, u, role, policy)
     };
+    let ignore = if refused {
+        None
+    } else {
+        ignore_rule(f, role, policy)
+    };
+    if let Some((what, scope)) = &ignore {
+        if !crate::model::ignore::names(what, f.case) {
+            // A rule for another metric or test of the series: kept for the
+            // reports to come; this case is not what it names.
+            effect = Effect::none(format!(
+                "ignore rule recorded: {what} in {scope} (this case's headline is {}, test {})",
+                f.case.headline_metric, f.case.testcase
+            ));
+        }
+    }
     if !f.fact && effect.decided {
         let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
         if f.require_verified && !verified {
@@ -316,7 +335,21 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
         effect,
         followups,
         notes,
+        ignore,
     }
+}
+
+/// The rule of an obeyed `#perfbot ignore` (a sender who may command; the
+/// scope was checked against the case when the commands were read).
+fn ignore_rule(f: &Facts, role: Role, policy: &Policy) -> Option<(String, Scope)> {
+    let Some(Command::Ignore { what, scope }) = f.understanding.command() else {
+        return None;
+    };
+    let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
+    if !policy.may_command(role) || f.fact || (f.require_verified && !verified) {
+        return None;
+    }
+    Scope::of(*scope, f.case).map(|s| (what.clone(), s))
 }
 
 /// A revert or a patch closing the report, seen on the list: a fact, whoever

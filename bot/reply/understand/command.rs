@@ -3,6 +3,7 @@
 //! posted on the list (`Closes:`, `Link:`, `Reported-by:`, `Fixes:`).
 
 use super::intent::Intent;
+use crate::model::ignore::{valid_target, ScopeKind};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case", tag = "name", content = "argument")]
@@ -14,6 +15,13 @@ pub enum Command {
     WontFix,
     Reopen,
     Escalate,
+    /// Do not report this metric or testcase again, in the case's series or
+    /// subsystem (`None`: the series if the case is on a patch, else the
+    /// subsystem).
+    Ignore {
+        what: String,
+        scope: Option<ScopeKind>,
+    },
 }
 
 impl Command {
@@ -27,6 +35,7 @@ impl Command {
             Command::WontFix => Intent::WontFix,
             Command::Reopen => Intent::Other,
             Command::Escalate => Intent::Question,
+            Command::Ignore { .. } => Intent::WontFix,
         }
     }
 
@@ -39,12 +48,12 @@ impl Command {
             Command::WontFix => "wontfix",
             Command::Reopen => "reopen",
             Command::Escalate => "escalate",
+            Command::Ignore { .. } => "ignore",
         }
     }
 }
 
-pub const USAGE: &str =
-    "#perfbot invalid | revert | fixed <sha> | dup <case> | wontfix | reopen | escalate";
+pub const USAGE: &str = "#perfbot invalid | revert | fixed <sha> | dup <case> | wontfix | reopen | escalate | ignore <metric|testcase> [series|subsystem]";
 
 /// What is wrong with a `#perfbot` line (told to its sender as it reads).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,6 +76,14 @@ pub enum CommandError {
     DupOfItself,
     #[error("#perfbot dup: no case {0:?}")]
     NoSuchCase(String),
+    #[error("#perfbot ignore: which metric or testcase? usage: #perfbot ignore <metric|testcase> [series|subsystem]")]
+    IgnoreWhat,
+    #[error("#perfbot ignore: {0:?} is not a metric or testcase name")]
+    NotATarget(String),
+    #[error("#perfbot ignore: the scope is series or subsystem, not {0:?}")]
+    BadScope(String),
+    #[error("#perfbot ignore: this case has no {0} to scope the rule to")]
+    NoScope(&'static str),
 }
 
 /// A `#perfbot` line: the command, or what was wrong with it.
@@ -84,6 +101,9 @@ pub fn parse_line(line: &str) -> Option<(String, Parsed)> {
     }
     let mut words = rest.split_whitespace();
     let verb = words.next().map(str::to_ascii_lowercase);
+    if verb.as_deref() == Some("ignore") {
+        return Some((t.to_string(), parse_ignore(words.collect())));
+    }
     let arg = words.next();
     let extra = words.next();
     let parsed = match (verb.as_deref(), arg, extra) {
@@ -113,6 +133,26 @@ pub fn parse_line(line: &str) -> Option<(String, Parsed)> {
         (Some(v), _, _) => Err(CommandError::Unknown(v.to_string())),
     };
     Some((t.to_string(), parsed))
+}
+
+/// `#perfbot ignore <metric|testcase> [series|subsystem]`, after the verb.
+fn parse_ignore(args: Vec<&str>) -> Parsed {
+    let scope = match args.get(1) {
+        None => None,
+        Some(s) => Some(ScopeKind::parse(s).ok_or_else(|| CommandError::BadScope(s.to_string()))?),
+    };
+    match args.as_slice() {
+        [] => Err(CommandError::IgnoreWhat),
+        [what, ..] if !valid_target(what) => Err(CommandError::NotATarget(what.to_string())),
+        [what] | [what, _] => Ok(Command::Ignore {
+            what: what.to_string(),
+            scope,
+        }),
+        [_, _, x, ..] => Err(CommandError::Unexpected {
+            verb: "ignore".into(),
+            extra: x.to_string(),
+        }),
+    }
 }
 
 /// Every `#perfbot` line of the replier's own words (quotes are never read).
@@ -179,6 +219,27 @@ mod tests {
             ("#perfbot frobnicate", Some(Err("unknown command"))),
             ("#perfbot invalid now", Some(Err("takes no argument"))),
             ("#perfbot", Some(Err("missing"))),
+            (
+                "#perfbot ignore fio.write_iops",
+                Some(Ok(Command::Ignore {
+                    what: "fio.write_iops".into(),
+                    scope: None,
+                })),
+            ),
+            (
+                "#perfbot ignore fio-basic Subsystem",
+                Some(Ok(Command::Ignore {
+                    what: "fio-basic".into(),
+                    scope: Some(ScopeKind::Subsystem),
+                })),
+            ),
+            ("#perfbot ignore", Some(Err("which metric or testcase"))),
+            ("#perfbot ignore a;b", Some(Err("not a metric or testcase"))),
+            (
+                "#perfbot ignore x forever",
+                Some(Err("series or subsystem")),
+            ),
+            ("#perfbot ignore x series now", Some(Err("unexpected"))),
             ("#perfbotinvalid", None),
             ("I said #perfbot invalid", None),
         ];

@@ -1,0 +1,42 @@
+//! Patch series: what stays the same from one version of a series to the
+//! next, so that a report on v2 finds the case of v1.
+
+/// A patch subject without its `Re:` and `[PATCH v3 2/5]` prefixes: what
+/// stays the same from one version of a series to the next.
+pub fn series_key(subject: &str) -> Option<String> {
+    let mut s = subject.trim();
+    let mut patch = false;
+    loop {
+        if let Some(r) = s.strip_prefix("Re:").or_else(|| s.strip_prefix("RE:")) {
+            s = r.trim_start();
+        } else if s.starts_with('[') {
+            let Some(end) = s.find(']') else { break };
+            patch |= s[..end].to_ascii_uppercase().contains("PATCH");
+            s = s[end + 1..].trim_start();
+        } else {
+            break;
+        }
+    }
+    (patch && !s.is_empty()).then(|| s.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::series_key;
+
+    #[test]
+    fn versions_of_a_series_share_their_key() {
+        for (subject, want) in [
+            (
+                "Re: [PATCH v3 2/5] xfs: prealloc less",
+                Some("xfs: prealloc less"),
+            ),
+            ("[PATCH 2/5] xfs: prealloc less", Some("xfs: prealloc less")),
+            ("Re: [f2fs-dev] [PATCH RFC v2] f2fs: x", Some("f2fs: x")),
+            ("[xfs] 0b02c8c0d7: fio.write_iops -9.0% regression", None),
+            ("Re: [PATCH]", None),
+        ] {
+            assert_eq!(series_key(subject).as_deref(), want, "{subject}");
+        }
+    }
+}
