@@ -80,6 +80,37 @@ pub struct Closed {
     pub who: String,
     pub evidence: String,
     pub message_id: Option<String>,
+    /// For a fix or a revert: whether a follow-up comparison verified it.
+    pub fix: Option<FixStatus>,
+}
+
+/// Whether numbers back a closure by a fix or a revert.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixStatus {
+    Verified,
+    Unverified,
+}
+
+impl FixStatus {
+    /// `None` for closures that are not a fix or a revert.
+    pub fn of(c: &Case) -> Option<FixStatus> {
+        match c.state {
+            CaseState::Fixed | CaseState::Reverted if c.verified.is_some() => {
+                Some(FixStatus::Verified)
+            }
+            CaseState::Fixed | CaseState::Reverted => Some(FixStatus::Unverified),
+            _ => None,
+        }
+    }
+}
+
+/// A fix whose closure a follow-up comparison verified, with the figures.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct VerifiedFix {
+    pub case: CaseLine,
+    pub figures: String,
+    pub when: DateTime<Utc>,
 }
 
 /// A robot report perfbot follows (adopted, `[track]`) and how its thread went.
@@ -115,6 +146,11 @@ pub struct Digest {
     /// perfbot had read the same way.
     pub settled_by_humans: usize,
     pub agreed_with_humans: usize,
+    /// Fixes verified by a follow-up comparison in the period.
+    pub verified_fixes: Vec<VerifiedFix>,
+    /// Every case closed by a fix or a revert that no comparison has
+    /// verified yet.
+    pub unverified_fixes: Vec<CaseLine>,
 }
 
 fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
@@ -158,6 +194,8 @@ pub fn build(
         unanswered: Vec::new(),
         settled_by_humans: 0,
         agreed_with_humans: 0,
+        verified_fixes: Vec::new(),
+        unverified_fixes: Vec::new(),
     };
     for (c, events, thread) in records {
         *d.by_state.entry(c.state.as_str().to_string()).or_default() += 1;
@@ -167,6 +205,17 @@ pub fn build(
                 .or_default() += 1;
         }
         let line = CaseLine::new(c, now);
+        match (FixStatus::of(c), &c.verified) {
+            (Some(FixStatus::Verified), Some(v)) if v.at >= since => {
+                d.verified_fixes.push(VerifiedFix {
+                    case: line.clone(),
+                    figures: v.figures.clone(),
+                    when: v.at,
+                })
+            }
+            (Some(FixStatus::Unverified), _) => d.unverified_fixes.push(line.clone()),
+            _ => {}
+        }
         if c.adopted && c.created >= since {
             let f = followed(c, events, thread, &line);
             if f.replies == 0 {
@@ -223,6 +272,7 @@ pub fn build(
                         who,
                         evidence: quote.unwrap_or_else(|| e.note.clone()),
                         message_id: mid,
+                        fix: FixStatus::of(c),
                     });
                 }
             }
@@ -311,6 +361,8 @@ pub fn view(d: &Digest) -> serde_json::Value {
     v["n_closed"] = d.recently_closed.len().into();
     v["n_followed"] = d.followed.values().map(Vec::len).sum::<usize>().into();
     v["n_unanswered"] = d.unanswered.len().into();
+    v["n_verified"] = d.verified_fixes.len().into();
+    v["n_unverified"] = d.unverified_fixes.len().into();
     v
 }
 

@@ -1083,3 +1083,130 @@ fn a_later_version_of_a_series_carries_the_decision_over() {
     assert!(!stderr(&o).contains("series memory"), "{}", stderr(&o));
     assert_eq!(outbox_files(tmp.path()), 3);
 }
+
+/// Verified closure: a case closed as fixed is "fix unverified" until a
+/// comparison of a commit with the fix is given to `report`. Matched by the
+/// test, the headline metric and the commit it compares against (the
+/// case's base here; the regressing commit in the second case), it verifies
+/// the fix when the metric is back within its noise, and reopens the case
+/// with the new numbers when it is not. No mail goes out for either; the
+/// digest lists verified and unverified fixes apart.
+#[test]
+fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let base = serde_json::json!([41000, 41200, 40800, 41100, 40900]);
+    let regressed = serde_json::json!([37300, 37200, 37400, 37350, 37250]);
+    let back = serde_json::json!([40950, 41150, 40850, 41050, 40900]);
+    let comparison = |name: &str,
+                      base_sha: &str,
+                      head_sha: &str,
+                      b: &serde_json::Value,
+                      h: &serde_json::Value| {
+        let (base_sha, head_sha, b, h) = (
+            base_sha.to_string(),
+            head_sha.to_string(),
+            b.clone(),
+            h.clone(),
+        );
+        input_with(tmp.path(), name, move |v| {
+            v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+            let t = v["tests"][0].as_object_mut().unwrap();
+            t.remove("aggregated");
+            t.remove("bisect");
+            v["tests"][0]["samples"] = serde_json::json!({
+                "base": {"fio.write_iops": b},
+                "head": {"fio.write_iops": h},
+            });
+            v["base"]["sha"] = base_sha.clone().into();
+            v["commit"]["sha"] = head_sha.clone().into();
+        })
+    };
+    let parent = sha(100);
+    let culprit = sha(101);
+    let first = comparison("r1.json", &parent, &culprit, &base, &regressed);
+    ok(&perfbot(&cfg, &["report", first.to_str().unwrap()]));
+    let cases = |cfg: &Path| -> Vec<serde_json::Value> {
+        serde_json::from_slice::<serde_json::Value>(
+            &perfbot(cfg, &["cases", "list", "--json"]).stdout,
+        )
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+    };
+    let id = cases(&cfg)[0]["id"].as_str().unwrap().to_string();
+    ok(&perfbot(
+        &cfg,
+        &["cases", "set", &id, "fixed", "--reason", "fix merged"],
+    ));
+    let digest = |cfg: &Path| {
+        String::from_utf8(perfbot(cfg, &["digest", "--format", "text", "--since", "1d"]).stdout)
+            .unwrap()
+    };
+    let d = digest(&cfg);
+    assert!(
+        d.contains("fixed (unverified)") && d.contains("Fixes not verified yet (1)"),
+        "{d}"
+    );
+    let mails = outbox_files(tmp.path());
+
+    // The parent against a commit with the fix: back within the noise.
+    let followup = comparison("f1.json", &parent, &sha(102), &base, &back);
+    let o = perfbot(&cfg, &["report", followup.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("case {id} fixed (verified)")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("back within the noise"),
+        "{}",
+        stderr(&o)
+    );
+    let c = &cases(&cfg)[0];
+    assert_eq!(c["state"], "fixed");
+    assert_eq!(
+        outbox_files(tmp.path()),
+        mails,
+        "no mail for a verification"
+    );
+    let d = digest(&cfg);
+    assert!(d.contains("Fixes verified by a comparison (1)"), "{d}");
+    assert!(d.contains("fixed (verified)"), "{d}");
+    assert!(!d.contains("Fixes not verified yet"), "{d}");
+    // Verified once: the same comparison again is a report of its own
+    // (here: nothing to report, exit 3), not a second verification.
+    let o = perfbot(&cfg, &["report", followup.to_str().unwrap()]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+
+    // A second case, compared from the regressing commit: the case's own
+    // base samples decide, and a "fix" that leaves it down reopens it.
+    let tmp2 = tempfile::tempdir().unwrap();
+    let cfg2 = setup(tmp2.path(), "");
+    let first = comparison("r2.json", &parent, &culprit, &base, &regressed);
+    ok(&perfbot(&cfg2, &["report", first.to_str().unwrap()]));
+    let id2 = cases(&cfg2)[0]["id"].as_str().unwrap().to_string();
+    ok(&perfbot(
+        &cfg2,
+        &["cases", "set", &id2, "fixed", "--reason", "fix merged"],
+    ));
+    let still = serde_json::json!([37500, 37400, 37600, 37550, 37450]);
+    let followup = comparison("f2.json", &culprit, &sha(103), &regressed, &still);
+    let o = perfbot(&cfg2, &["report", followup.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("reopened, the fix did not bring it back"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("still regressed"), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg2, &["cases", "show", &id2, "--json"]).stdout).unwrap();
+    assert_eq!(v["state"], "reopened", "{v}");
+    assert!(
+        v.to_string().contains("base 41000, with the fix 37500"),
+        "{v}"
+    );
+}

@@ -18,7 +18,9 @@ use crate::config::{Config, InboundSource, TransportKind};
 use crate::flows::delivery::{send_due, Transport};
 use crate::flows::ingest::sources::{read_configured, Reading};
 use crate::flows::ingest::Ingestor;
-use crate::flows::report::{prepare, submit};
+use crate::flows::report::{prepare_loaded, submit};
+use crate::flows::verify;
+use crate::input::LoadedInput;
 use crate::store::Store;
 
 /// Shared between the loops.
@@ -118,7 +120,14 @@ fn drain_spool(s: &Shared) -> usize {
         };
         // One bad file must not stop the ones after it, even by a bug.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            prepare(&s.config, &input, None, false, now)
+            let loaded = LoadedInput::load(&input).map_err(|e| e.to_string())?;
+            // A follow-up comparison of a fix verifies its case instead.
+            if let Some(v) = verify::find(&s.config, &s.store, &loaded).map_err(|e| e.to_string())? {
+                let c = verify::record(&s.store, &v).map_err(|e| e.to_string())?;
+                tracing::info!(case = %v.case.id, verified = v.verified(), recorded = c.is_some(), figures = %v.figures, input = %f.display(), "follow-up comparison from the spool");
+                return Ok(crate::store::Created::Existing(v.case));
+            }
+            prepare_loaded(&s.config, loaded, None, false, now)
                 .and_then(|mut p| submit(&s.config, &s.store, &mut p, now))
                 .map_err(|e| e.to_string())
         }))

@@ -627,6 +627,9 @@ pub fn sample_case() -> Case {
         committer: None,
         bisect: vec![],
         adopted: false,
+        base: String::new(),
+        baseline: Vec::new(),
+        verified: None,
         created: now,
         updated: now,
     }

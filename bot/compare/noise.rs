@@ -189,6 +189,143 @@ pub fn hold_reason(i: &Interval, absolute: bool, min_change: f64) -> Option<Stri
     })
 }
 
+/// Where a fix leaves the headline metric, against the base the regression
+/// was measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Back {
+    /// Back within the runs' scatter (or under the reporting threshold).
+    Within,
+    /// Clearly better than the base.
+    Better,
+    /// Still changed the way the regression went.
+    Still,
+}
+
+/// One side of the check: raw samples, or a summary (mean and its standard
+/// deviation in percent) where the input had no samples.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Side {
+    Samples(Vec<f64>),
+    Summary { mean: f64, stddev_percent: f64 },
+}
+
+impl Side {
+    fn mean(&self) -> f64 {
+        match self {
+            Side::Samples(v) => mean(v),
+            Side::Summary { mean, .. } => *mean,
+        }
+    }
+    fn stddev_percent(&self) -> f64 {
+        match self {
+            Side::Samples(v) => {
+                let m = mean(v);
+                if m == 0.0 {
+                    0.0
+                } else {
+                    100.0 * variance(v, m).sqrt() / m.abs()
+                }
+            }
+            Side::Summary { stddev_percent, .. } => *stddev_percent,
+        }
+    }
+}
+
+/// The figures of a fix's check.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FixCheck {
+    pub base_mean: f64,
+    pub fix_mean: f64,
+    /// From the base to the fix (percent, or absolute for `%` metrics).
+    pub change: f64,
+    pub interval: Option<Interval>,
+    pub back: Back,
+}
+
+impl FixCheck {
+    /// `base 41000, with the fix 40950 (-0.1%, 95% interval [...]): back within the noise`
+    pub fn describe(&self, absolute: bool) -> String {
+        let unit = if absolute { "" } else { "%" };
+        let interval = self
+            .interval
+            .map(|i| format!(", {}", i.describe(absolute)))
+            .unwrap_or_default();
+        let verdict = match self.back {
+            Back::Within => "back within the noise",
+            Back::Better => "better than the base",
+            Back::Still => "still regressed",
+        };
+        format!(
+            "base {}, with the fix {} ({:+.1}{unit}{interval}): {verdict}",
+            short(self.base_mean),
+            short(self.fix_mean),
+            self.change
+        )
+    }
+}
+
+fn short(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+/// Did a fix bring the metric back? `regressed_up`: the regression raised
+/// the metric (a latency), so "still" means still up. With raw samples on
+/// both sides the bootstrap interval decides, as the noise gate does; from
+/// summaries, a change within twice the base's standard deviation (or under
+/// `min_change`) is within the noise. `None`: no finite figures.
+pub fn fix_check(
+    base: &Side,
+    fix: &Side,
+    regressed_up: bool,
+    absolute: bool,
+    min_change: f64,
+    b: Bootstrap,
+) -> Option<FixCheck> {
+    let (mb, mf) = (base.mean(), fix.mean());
+    if !mb.is_finite() || !mf.is_finite() {
+        return None;
+    }
+    let delta = change(mb, mf, absolute);
+    let interval = match (base, fix) {
+        (Side::Samples(x), Side::Samples(y)) => interval(x, y, absolute, b),
+        _ => None,
+    };
+    let within = match &interval {
+        Some(i) => hold_reason(i, absolute, min_change).is_some(),
+        None => {
+            let sd = base.stddev_percent();
+            let noise = if absolute {
+                2.0 * sd * mb.abs() / 100.0
+            } else {
+                2.0 * sd
+            };
+            delta.abs() <= noise.max(min_change)
+        }
+    };
+    let back = if within {
+        Back::Within
+    } else if (delta > 0.0) == regressed_up {
+        Back::Still
+    } else {
+        Back::Better
+    };
+    Some(FixCheck {
+        base_mean: mb,
+        fix_mean: mf,
+        change: delta,
+        interval,
+        back,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +382,49 @@ mod tests {
         assert_ne!(interval(&x, &y, false, b), interval(&x, &y, false, other));
         assert_eq!(interval(&[1.0], &y, false, b), None);
         assert_eq!(interval(&x, &[f64::NAN, 1.0], false, b), None);
+    }
+
+    #[test]
+    fn a_fix_is_back_better_or_still_regressed() {
+        let b = Bootstrap::default();
+        let base = [41000., 41200., 40800., 41100., 40900.];
+        // (fix samples, the regression raised the metric, want)
+        let table: [(&[f64], bool, Back); 4] = [
+            (
+                &[40950., 41150., 40850., 41050., 40900.],
+                false,
+                Back::Within,
+            ),
+            (
+                &[37300., 37200., 37400., 37350., 37250.],
+                false,
+                Back::Still,
+            ),
+            (
+                &[45300., 45200., 45400., 45350., 45250.],
+                false,
+                Back::Better,
+            ),
+            (&[45300., 45200., 45400., 45350., 45250.], true, Back::Still),
+        ];
+        for (fix, up, want) in table {
+            let (x, y) = (Side::Samples(base.to_vec()), Side::Samples(fix.to_vec()));
+            let c = fix_check(&x, &y, up, false, 1.0, b).unwrap();
+            assert_eq!(c.back, want, "{fix:?}: {}", c.describe(false));
+        }
+        // Summaries: twice the base's scatter is the noise.
+        let s = |mean| Side::Summary {
+            mean,
+            stddev_percent: 2.0,
+        };
+        for (fix, want) in [
+            (10300.0, Back::Within),
+            (9000.0, Back::Still),
+            (11000.0, Back::Better),
+        ] {
+            let c = fix_check(&s(10000.0), &s(fix), false, false, 1.0, b).unwrap();
+            assert_eq!(c.back, want, "{fix}");
+        }
+        assert_eq!(fix_check(&s(f64::NAN), &s(1.0), false, false, 1.0, b), None);
     }
 }

@@ -13,3 +13,4 @@ pub(crate) mod remind;
 pub(crate) mod reply;
 pub mod report;
 pub mod robot;
+pub mod verify;

@@ -51,6 +51,9 @@ pub struct Prepared {
     pub not_before: Option<DateTime<Utc>>,
     /// The list policy that applied, or why the report is muted.
     pub policy: Option<String>,
+    /// The base commit, and the headline's samples on it (raw inputs).
+    pub base: String,
+    pub baseline: Vec<f64>,
 }
 
 /// The list policy of a report (`lists.policy_file`): `None` without a
@@ -116,30 +119,30 @@ fn noise_gate(
     loaded: &LoadedInput,
     report: &crate::report::build::Report,
 ) -> Option<(crate::compare::noise::Interval, Option<String>)> {
-    use crate::compare::matrix::Series;
-    use crate::input::TestData;
     if !config.file.noise.enabled {
         return None;
     }
-    let Some(TestData::Raw { base, head }) = loaded.data.first() else {
+    let (base, head) = samples(loaded, &report.headline.metric)?;
+    let absolute = report.headline.change.absolute;
+    let i = crate::compare::noise::interval(&base, &head, absolute, config.file.noise.bootstrap())?;
+    let min = config.report_setup().report.min_change_percent;
+    Some((i, crate::compare::noise::hold_reason(&i, absolute, min)))
+}
+
+/// The raw samples of `metric` in the input's first test, base and head
+/// (`None` for aggregated inputs or a metric that is not numbers).
+pub fn samples(loaded: &LoadedInput, metric: &str) -> Option<(Vec<f64>, Vec<f64>)> {
+    use crate::compare::matrix::{Matrix, Series};
+    let Some(crate::input::TestData::Raw { base, head }) = loaded.data.first() else {
         return None;
     };
-    let metric = &report.headline.metric;
-    let values = |m: &crate::compare::matrix::Matrix| -> Option<Vec<f64>> {
+    let values = |m: &Matrix| -> Option<Vec<f64>> {
         match m.stats.get(metric)? {
             Series::Numbers(v) => Some(v.iter().map(|s| s.value).collect()),
             Series::Text => None,
         }
     };
-    let absolute = report.headline.change.absolute;
-    let i = crate::compare::noise::interval(
-        &values(base)?,
-        &values(head)?,
-        absolute,
-        config.file.noise.bootstrap(),
-    )?;
-    let min = config.report_setup().report.min_change_percent;
-    Some((i, crate::compare::noise::hold_reason(&i, absolute, min)))
+    Some((values(base)?, values(head)?))
 }
 
 fn input_date(s: &str, path: &Path) -> Result<DateTime<Utc>, InputError> {
@@ -166,7 +169,19 @@ pub fn prepare(
     force: bool,
     now: DateTime<Utc>,
 ) -> Result<Prepared, QueueError> {
-    let loaded = LoadedInput::load(path)?;
+    prepare_loaded(config, LoadedInput::load(path)?, template, force, now)
+}
+
+/// `prepare`, for an input loaded already.
+pub fn prepare_loaded(
+    config: &Config,
+    loaded: LoadedInput,
+    template: Option<&str>,
+    force: bool,
+    now: DateTime<Utc>,
+) -> Result<Prepared, QueueError> {
+    let path = loaded.path.clone();
+    let path = path.as_path();
     let date = match &loaded.input.date {
         Some(d) => input_date(d, path)?,
         None => now,
@@ -298,6 +313,9 @@ pub fn prepare(
         )],
     };
     let raw = message::build(&envelope, &rendered.body)?;
+    let baseline = samples(&loaded, &report.headline.metric)
+        .map(|(b, _)| b)
+        .unwrap_or_default();
     Ok(Prepared {
         report,
         rendered,
@@ -311,6 +329,8 @@ pub fn prepare(
         regzbot: handover,
         not_before,
         policy: policy_line,
+        base: i.base.sha.clone(),
+        baseline,
     })
 }
 
@@ -424,6 +444,9 @@ pub fn queue(
         committer: p.committer.clone(),
         bisect: r.bisect.clone(),
         adopted: false,
+        base: p.base.clone(),
+        baseline: p.baseline.clone(),
+        verified: None,
         created: now,
         updated: now,
     };

@@ -558,6 +558,9 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         committer: None,
         bisect: Vec::new(),
         adopted: true,
+        base: text(&i["base"]["sha"]),
+        baseline: Vec::new(),
+        verified: None,
         created,
         updated: created,
     }

@@ -145,8 +145,32 @@ pub struct Case {
     /// `track.remind` says so.
     #[serde(default)]
     pub adopted: bool,
+    /// The base commit the report compared against (for matching a
+    /// follow-up comparison of a fix).
+    #[serde(default)]
+    pub base: String,
+    /// The headline metric's samples on the base, where the input had raw
+    /// samples: what a fix must come back to.
+    #[serde(default)]
+    pub baseline: Vec<f64>,
+    /// A follow-up comparison showed the fix brought the metric back.
+    #[serde(default)]
+    pub verified: Option<Verified>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
+}
+
+/// A fix's closure checked by numbers: a later comparison of a commit with
+/// the fix showed the headline metric back within its noise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verified {
+    pub at: DateTime<Utc>,
+    /// The follow-up comparison input.
+    pub input: String,
+    /// The commit tested (with the fix).
+    pub commit: String,
+    /// The figures, for people.
+    pub figures: String,
 }
 
 /// Why something happened to a case.
@@ -200,6 +224,9 @@ impl Case {
             committer: None,
             bisect: vec![],
             adopted: false,
+            base: String::new(),
+            baseline: Vec::new(),
+            verified: None,
             created,
             updated: created,
         }

@@ -809,6 +809,39 @@ impl Store {
         result.map_err(tx_err)
     }
 
+    /// Record that a follow-up comparison verified a case's fix: the case
+    /// keeps its state and gains `verified`, with an event saying so.
+    /// Flushed. `Ok(None)`: the case is no longer in `expect`, or was
+    /// verified already (nothing written).
+    pub fn record_verified(
+        &self,
+        id: &CaseId,
+        expect: CaseState,
+        v: &crate::model::case::Verified,
+    ) -> Result<Option<Case>, StoreError> {
+        let seq = self.db.generate_id()?;
+        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
+            let raw = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
+            let mut c: Case = serde_json::from_slice(&raw).map_err(abort)?;
+            if c.state != expect || c.verified.is_some() {
+                return Ok(None);
+            }
+            let cause = Cause::System {
+                what: format!("follow-up comparison {}", v.input),
+            };
+            let note = format!("fix verified with {}: {}", v.commit, v.figures);
+            let ev = note_event(&c, cause, note, v.at);
+            c.verified = Some(v.clone());
+            c.updated = v.at;
+            cases.insert(id.as_str(), encode(&c))?;
+            events.insert(event_key(id, seq), encode(&ev))?;
+            Ok(Some(c))
+        });
+        let c = result.map_err(tx_err)?;
+        self.flush()?;
+        Ok(c)
+    }
+
     /// Which case a Message-ID belongs to, if any.
     pub fn message(&self, id: &MessageId) -> Result<Option<crate::model::MessageRef>, StoreError> {
         match self.messages.get(id.as_str())? {

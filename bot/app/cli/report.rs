@@ -8,7 +8,9 @@ use clap::Args;
 
 use super::{lock_wait, send, Failure};
 use crate::config::{Config, TransportKind};
-use crate::flows::report::{prepare, submit, QueueError};
+use crate::flows::report::{prepare, prepare_loaded, submit, QueueError};
+use crate::flows::verify;
+use crate::input::LoadedInput;
 use crate::model::case::CaseState;
 use crate::report::build::ReportError;
 use crate::store::{Created, Store, StoreError};
@@ -44,17 +46,12 @@ pub(super) fn queue_failure(e: QueueError) -> Failure {
 
 pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     let now = Utc::now();
-    // Everything is prepared (and so validated) before anything is recorded.
-    let mut prepared = Vec::new();
-    for input in &a.inputs {
-        prepared.push(
-            prepare(config, input, a.template.as_deref(), a.force, now).map_err(queue_failure)?,
-        );
-    }
     if a.print {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        for p in &prepared {
+        for input in &a.inputs {
+            let p = prepare(config, input, a.template.as_deref(), a.force, now)
+                .map_err(queue_failure)?;
             out.write_all(&p.raw)?;
             out.write_all(b"\n")?;
         }
@@ -64,10 +61,48 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         Ok(s) => s,
         // Only the daemon's hold means "hand it over": it drains the spool.
         Err(StoreError::Locked { .. }) if crate::store::daemon_running(&config.state_dir()) => {
-            return spool(config, &a.inputs)
+            for input in &a.inputs {
+                match prepare(config, input, a.template.as_deref(), a.force, now) {
+                    // Perhaps a follow-up comparison of a fix: the daemon
+                    // checks it against the cases.
+                    Ok(_) | Err(QueueError::Report(ReportError::NothingToReport { .. })) => {}
+                    Err(e) => return Err(queue_failure(e)),
+                }
+            }
+            return spool(config, &a.inputs);
         }
         Err(e) => return Err(e.into()),
     };
+    // Everything is checked (and so validated) before anything is recorded:
+    // a follow-up comparison of a fix verifies its case, the rest report.
+    let mut prepared = Vec::new();
+    let mut verifications = Vec::new();
+    for input in &a.inputs {
+        let loaded = LoadedInput::load(input).map_err(|e| queue_failure(e.into()))?;
+        if let Some(v) = verify::find(config, &store, &loaded)? {
+            verifications.push(v);
+            continue;
+        }
+        prepared.push(
+            prepare_loaded(config, loaded, a.template.as_deref(), a.force, now)
+                .map_err(queue_failure)?,
+        );
+    }
+    for v in &verifications {
+        match verify::record(&store, v)? {
+            Some(c) if v.verified() => {
+                eprintln!("{}: case {} fixed (verified): {}", v.input, c.id, v.figures)
+            }
+            Some(c) => eprintln!(
+                "{}: case {} reopened, the fix did not bring it back: {}",
+                v.input, c.id, v.figures
+            ),
+            None => eprintln!(
+                "{}: case {} moved meanwhile; nothing recorded",
+                v.input, v.case.id
+            ),
+        }
+    }
     for p in &mut prepared {
         let created = submit(config, &store, p, now).map_err(queue_failure)?;
         if let (Some(why), Created::New(_)) = (&p.regzbot, &created) {

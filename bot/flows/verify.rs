@@ -1,0 +1,156 @@
+//! Verified closure. A case closed because a fix or a revert was posted
+//! (`fixed`, `reverted`) is "fix unverified" until a later comparison input
+//! for a commit with the fix is given to `perfbot report`: matched to the
+//! case by its test, its headline metric and the commit it compares against
+//! (the case's own base, or the regressing commit itself), it says whether
+//! the metric is back within its noise. Back (or better): the case is
+//! "fixed (verified)" with the figures. Still regressed: the case reopens
+//! with the new numbers. Either way no report mail goes out for it.
+
+use crate::compare::noise::{fix_check, Back, FixCheck, Side};
+use crate::config::Config;
+use crate::input::{AggValue, LoadedInput, TestData};
+use crate::model::case::{Case, CaseState, Cause, Verified};
+use crate::store::{Store, StoreError};
+
+/// A follow-up comparison matched to a case, and what it shows.
+#[derive(Debug, Clone)]
+pub struct Verification {
+    pub case: Case,
+    /// The input file.
+    pub input: String,
+    /// The commit tested (with the fix).
+    pub commit: String,
+    pub check: FixCheck,
+    /// The figures, for people.
+    pub figures: String,
+}
+
+impl Verification {
+    pub fn verified(&self) -> bool {
+        self.check.back != Back::Still
+    }
+}
+
+/// Two commit ids name the same commit (one abbreviates the other).
+fn same_commit(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+    a.len() >= 7 && b.len() >= 7 && (a.starts_with(&b) || b.starts_with(&a))
+}
+
+/// One side of `metric` in the input's first test: raw samples, or an
+/// aggregated row's mean and standard deviation.
+fn side(data: &TestData, metric: &str, base: bool) -> Option<Side> {
+    match data {
+        TestData::Raw { base: b, head: h } => {
+            let m = if base { b } else { h };
+            match m.stats.get(metric)? {
+                crate::compare::matrix::Series::Numbers(v) => {
+                    Some(Side::Samples(v.iter().map(|s| s.value).collect()))
+                }
+                crate::compare::matrix::Series::Text => None,
+            }
+        }
+        TestData::Aggregated(rows) => {
+            let r = rows.iter().find(|r| r.metric == metric)?;
+            match if base { &r.base } else { &r.head } {
+                AggValue::Mean(mean) => Some(Side::Summary {
+                    mean: *mean,
+                    stddev_percent: 0.0,
+                }),
+                AggValue::Full {
+                    mean,
+                    stddev_percent,
+                    ..
+                } => Some(Side::Summary {
+                    mean: *mean,
+                    stddev_percent: stddev_percent.unwrap_or(0.0),
+                }),
+                AggValue::Failures { .. } => None,
+            }
+        }
+    }
+}
+
+/// The case a follow-up comparison verifies, if it is one: a closed case
+/// awaiting verification with the input's test and headline metric, whose
+/// base or commit the input compares against, and not the case's own commit.
+pub fn find(
+    config: &Config,
+    store: &Store,
+    loaded: &LoadedInput,
+) -> Result<Option<Verification>, StoreError> {
+    let i = &loaded.input;
+    let (Some(test), Some(data)) = (i.tests.first(), loaded.data.first()) else {
+        return Ok(None);
+    };
+    let mut cases: Vec<Case> = store
+        .cases()?
+        .into_iter()
+        .filter(|c| matches!(c.state, CaseState::Fixed | CaseState::Reverted))
+        .filter(|c| c.verified.is_none() && c.testcase == test.testcase)
+        .filter(|c| !same_commit(&c.commit, &i.commit.sha))
+        .collect();
+    cases.sort_by_key(|c| std::cmp::Reverse(c.updated));
+    for c in cases {
+        let metric = &c.headline_metric;
+        let base = if !c.base.is_empty() && same_commit(&c.base, &i.base.sha) {
+            side(data, metric, true)
+        } else if same_commit(&c.commit, &i.base.sha) && !c.baseline.is_empty() {
+            Some(Side::Samples(c.baseline.clone()))
+        } else {
+            None
+        };
+        let (Some(base), Some(fix)) = (base, side(data, metric, false)) else {
+            continue;
+        };
+        let absolute = config.selection.is_absolute_change(metric);
+        let up = !c.headline_change.trim_start().starts_with('-');
+        let min = config.report_setup().report.min_change_percent;
+        let Some(check) = fix_check(
+            &base,
+            &fix,
+            up,
+            absolute,
+            min,
+            config.file.noise.bootstrap(),
+        ) else {
+            continue;
+        };
+        let figures = format!("{metric}: {}", check.describe(absolute));
+        return Ok(Some(Verification {
+            input: loaded.path.display().to_string(),
+            commit: i.commit.sha.chars().take(12).collect(),
+            check,
+            figures,
+            case: c,
+        }));
+    }
+    Ok(None)
+}
+
+/// Record what a verification shows: verified, or the case reopened with
+/// the new numbers. `None`: the case moved meanwhile (nothing written).
+pub fn record(store: &Store, v: &Verification) -> Result<Option<Case>, StoreError> {
+    if v.verified() {
+        let rec = Verified {
+            at: chrono::Utc::now(),
+            input: v.input.clone(),
+            commit: v.commit.clone(),
+            figures: v.figures.clone(),
+        };
+        return store.record_verified(&v.case.id, v.case.state, &rec);
+    }
+    let c = store.set_state(
+        &v.case.id,
+        CaseState::Reopened,
+        Cause::System {
+            what: format!("follow-up comparison {}", v.input),
+        },
+        &format!(
+            "the fix did not bring it back: with {}, {}",
+            v.commit, v.figures
+        ),
+    )?;
+    Ok(Some(c))
+}
