@@ -469,6 +469,11 @@ impl Store {
     /// A new database is created only where none existed: when the marker
     /// beside it says one was created here, an empty database (emptied,
     /// truncated or replaced files) is refused, never taken for a new one.
+    /// A database was made in `state_dir` (it may hold cases).
+    pub fn exists(state_dir: &Path) -> bool {
+        state_dir.join("db").exists() || state_dir.join(MARKER_FILE).exists()
+    }
+
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
         let path = state_dir.join("db");
         let marker_path = state_dir.join(MARKER_FILE);

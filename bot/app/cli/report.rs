@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{lock_wait, send, Failure};
 use crate::config::{Config, TransportKind};
-use crate::flows::report::{prepare, prepare_loaded, submit, QueueError};
+use crate::flows::report::{prepare_loaded, submit, QueueError};
 use crate::flows::verify;
 use crate::input::LoadedInput;
 use crate::model::case::CaseState;
@@ -46,47 +46,51 @@ pub(super) fn queue_failure(e: QueueError) -> Failure {
 
 pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     let now = Utc::now();
+    // Everything is prepared (and so validated) before anything is recorded.
+    // An input with nothing to report may still be a follow-up comparison
+    // of a fix: the cases decide, once the store is open.
+    let mut checked = Vec::new();
+    for input in &a.inputs {
+        let loaded = LoadedInput::load(input).map_err(|e| queue_failure(e.into()))?;
+        match prepare_loaded(config, loaded.clone(), a.template.as_deref(), a.force, now) {
+            Ok(p) => checked.push((loaded, Ok(p))),
+            Err(e @ QueueError::Report(ReportError::NothingToReport { .. }))
+                if !a.print && Store::exists(&config.state_dir()) =>
+            {
+                checked.push((loaded, Err(e)))
+            }
+            Err(e) => return Err(queue_failure(e)),
+        }
+    }
     if a.print {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        for input in &a.inputs {
-            let p = prepare(config, input, a.template.as_deref(), a.force, now)
-                .map_err(queue_failure)?;
-            out.write_all(&p.raw)?;
-            out.write_all(b"\n")?;
+        for (_, p) in &checked {
+            if let Ok(p) = p {
+                out.write_all(&p.raw)?;
+                out.write_all(b"\n")?;
+            }
         }
         return Ok(());
     }
     let store = match Store::open_waiting(&config.state_dir(), lock_wait(config)) {
         Ok(s) => s,
-        // Only the daemon's hold means "hand it over": it drains the spool.
+        // Only the daemon's hold means "hand it over": it drains the spool
+        // (and checks follow-up comparisons against the cases itself).
         Err(StoreError::Locked { .. }) if crate::store::daemon_running(&config.state_dir()) => {
-            for input in &a.inputs {
-                match prepare(config, input, a.template.as_deref(), a.force, now) {
-                    // Perhaps a follow-up comparison of a fix: the daemon
-                    // checks it against the cases.
-                    Ok(_) | Err(QueueError::Report(ReportError::NothingToReport { .. })) => {}
-                    Err(e) => return Err(queue_failure(e)),
-                }
-            }
-            return spool(config, &a.inputs);
+            return spool(config, &a.inputs)
         }
         Err(e) => return Err(e.into()),
     };
-    // Everything is checked (and so validated) before anything is recorded:
-    // a follow-up comparison of a fix verifies its case, the rest report.
+    // A follow-up comparison of a fix verifies its case; the rest report.
     let mut prepared = Vec::new();
     let mut verifications = Vec::new();
-    for input in &a.inputs {
-        let loaded = LoadedInput::load(input).map_err(|e| queue_failure(e.into()))?;
-        if let Some(v) = verify::find(config, &store, &loaded)? {
-            verifications.push(v);
-            continue;
+    for (loaded, p) in checked {
+        match (verify::find(config, &store, &loaded)?, p) {
+            (Some(v), _) => verifications.push(v),
+            (None, Ok(p)) => prepared.push(p),
+            (None, Err(e)) => return Err(queue_failure(e)),
         }
-        prepared.push(
-            prepare_loaded(config, loaded, a.template.as_deref(), a.force, now)
-                .map_err(queue_failure)?,
-        );
     }
     for v in &verifications {
         match verify::record(&store, v)? {
