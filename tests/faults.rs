@@ -1210,3 +1210,70 @@ fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
         "{v}"
     );
 }
+
+/// Series memory on real mail: the robot reported the same regression on
+/// v2 and v3 of "mm: memcg: make stats flushing threshold per-memcg" (2023;
+/// on v3 the author had to repeat that it does not matter). Read back with
+/// `parse-report` and reported by perfbot, v2's case settled as won't fix
+/// (the author's reply 09 of its thread) makes v3's report carry that
+/// decision over with its mail held, instead of asking again.
+#[test]
+fn the_real_v3_of_a_series_carries_over_the_decision_on_v2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let parsed = |thread: &str| {
+        let mail = root().join(format!("tests/fixtures/threads/{thread}/00-report.eml"));
+        let o = perfbot(&cfg, &["parse-report", mail.to_str().unwrap()]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let p = tmp.path().join(format!("{thread}.json"));
+        std::fs::write(&p, &o.stdout).unwrap();
+        p
+    };
+    let v2 = parsed("2023-10-20_cgroups_51d74c18a9");
+    let v3 = parsed("2023-11-22_cgroups_c7fbfc7b4e");
+    ok(&perfbot(&cfg, &["report", v2.to_str().unwrap()]));
+    let list = || -> Vec<serde_json::Value> {
+        serde_json::from_slice::<serde_json::Value>(
+            &perfbot(&cfg, &["cases", "list", "--json"]).stdout,
+        )
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+    };
+    let first = list()[0]["id"].as_str().unwrap().to_string();
+    ok(&perfbot(
+        &cfg,
+        &[
+            "cases",
+            "set",
+            &first,
+            "wont-fix",
+            "--reason",
+            "Yosry: the benefits outweigh a regression in this particular benchmark",
+        ],
+    ));
+    let mails = outbox_files(tmp.path());
+    let o = perfbot(&cfg, &["report", v3.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("series memory"), "{}", stderr(&o));
+    let second = list()
+        .into_iter()
+        .find(|c| c["id"] != first.as_str())
+        .unwrap();
+    assert_eq!(second["state"], "wont-fix", "{second}");
+    assert!(
+        second["subject"]
+            .as_str()
+            .unwrap()
+            .contains("[PATCH v3 3/5]"),
+        "{second}"
+    );
+    assert_eq!(outbox_files(tmp.path()), mails, "v3 is not mailed again");
+    let o = perfbot(&cfg, &["digest", "--format", "text", "--since", "1d"]);
+    let digest = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        digest.contains(&format!("carried over from case {first}")),
+        "{digest}"
+    );
+}
