@@ -669,7 +669,8 @@ pub struct Config {
     /// A model from a file (`reply.model` = path); the built-in one loads on
     /// first use.
     intent_model: Option<std::sync::Arc<crate::reply::understand::Model>>,
-    pub policy: crate::reply::policy::trust::Policy,
+    /// The reply policy: who may decide, and each handler's section.
+    pub reply: crate::reply::policy::ReplyPolicy,
     /// The lists' mail policies (`lists.policy_file`), checked at start-up.
     pub lists: Option<crate::model::list_policy::ListPolicies>,
 }
@@ -768,7 +769,7 @@ impl Config {
             source: source.to_string(),
             intent_rules,
             intent_model,
-            policy,
+            reply: reply_policy(&file, policy),
             lists,
             file,
             base_dir,
@@ -849,16 +850,12 @@ impl Config {
 
     /// Decisions need an aligned DKIM pass (`trust.require_dkim`, default `trust.dkim`).
     pub fn require_dkim(&self) -> bool {
-        self.file.trust.dkim && self.file.trust.require_dkim.unwrap_or(true)
+        self.reply.gate.require_verified
     }
 
     /// Who gets escalations: `escalation.to`, else the operators.
     pub fn escalation_to(&self) -> Vec<String> {
-        if self.file.escalation.to.is_empty() {
-            self.file.trust.operators.clone()
-        } else {
-            self.file.escalation.to.clone()
-        }
+        self.reply.escalation.to.clone()
     }
 
     /// The SMTP password: `PERFBOT_SMTP_PASSWORD`, else `smtp.password_file`.
@@ -883,6 +880,37 @@ impl Config {
         data: &impl serde::Serialize,
     ) -> Result<String, crate::templates::TemplateError> {
         crate::templates::render_named(&self.templates_dir(), name, data)
+    }
+}
+
+/// The reply policy, from `[trust]`, `[reply]`, `[escalation]`, `[acks]`
+/// and `[report]`.
+fn reply_policy(
+    file: &ConfigFile,
+    trust: crate::reply::policy::trust::Policy,
+) -> crate::reply::policy::ReplyPolicy {
+    use crate::reply::policy::{AckPolicy, AnswerPolicy, EscalationPolicy, GatePolicy};
+    crate::reply::policy::ReplyPolicy {
+        trust,
+        gate: GatePolicy {
+            require_verified: file.trust.dkim && file.trust.require_dkim.unwrap_or(true),
+        },
+        answers: AnswerPolicy {
+            max_per_sender_hour: file.reply.max_answers_per_sender_hour,
+        },
+        escalation: EscalationPolicy {
+            to: if file.escalation.to.is_empty() {
+                file.trust.operators.clone()
+            } else {
+                file.escalation.to.clone()
+            },
+        },
+        acks: AckPolicy {
+            enabled: file.acks.enabled,
+            intents: file.acks.intents.clone(),
+        },
+        archive_url: file.report.archive_url.clone(),
+        signature: file.report.signature.clone(),
     }
 }
 

@@ -220,7 +220,7 @@ fn target(i: Intent) -> Option<CaseState> {
 /// operators decide by prose; decisions under 0.6 go to a human).
 pub fn default_policy() -> Policy {
     crate::config::Config::load(None)
-        .map(|c| c.policy)
+        .map(|c| c.reply.trust)
         .unwrap_or_default()
 }
 
@@ -618,7 +618,7 @@ pub fn sample_case() -> Case {
         testcase: String::new(),
         headline_metric: String::new(),
         headline_change: String::new(),
-        verdict: "regression".into(),
+        verdict: crate::model::case::ReportKind::Regression,
         subsystem: None,
         to: vec![],
         cc: vec![],

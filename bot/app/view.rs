@@ -18,7 +18,7 @@ pub struct TimelineItem {
     /// The sender's own words (replies) or the mail's kind and state (ours).
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub understanding: Option<Value>,
+    pub understanding: Option<crate::model::Reading>,
     /// A size limit cut the message: what was not read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<String>,
@@ -133,8 +133,7 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
             if let Some(u) = &t.understanding {
                 out.push_str(&format!(
                     "      understood: {} ({})\n",
-                    u["intent"].as_str().unwrap_or("?"),
-                    u["confidence"]
+                    u.intent, u.confidence
                 ));
             }
             if let Some(cut) = &t.limited {

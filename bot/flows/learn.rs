@@ -45,19 +45,12 @@ pub fn learn(
     let Some(reply) = thread.iter().rev().find(|e| e.sender == Sender::Person) else {
         return Ok(None);
     };
-    let read = |k: &str| {
-        reply
-            .understanding
-            .as_ref()
-            .and_then(|u| u.get(k))
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
+    let reading = reply.understanding.as_ref();
     let label = OperatorLabel {
         message_id: reply.message_id.to_string(),
         case_id: c.id.to_string(),
         label: intent.as_str().to_string(),
-        perfbot: read("intent"),
+        perfbot: reading.map(|u| u.intent.clone()),
         state: state.as_str().to_string(),
         by: by.to_string(),
         reason: reason.to_string(),
@@ -66,8 +59,8 @@ pub fn learn(
         subject: reply.subject.clone(),
         date: reply.date,
         text: reply.text.clone(),
-        role: read("role"),
-        report_kind: c.verdict.clone(),
+        role: reading.map(|u| u.role.clone()),
+        report_kind: c.verdict.to_string(),
     };
     store.record_label(&label)?;
     Ok(Some(label))

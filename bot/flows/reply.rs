@@ -5,14 +5,14 @@
 //! never gets here.
 
 use chrono::{Duration, Utc};
-use serde_json::json;
 
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::mail::dkim::Checker;
 use crate::model::case::{Case, CaseId, Cause};
+use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
-use crate::model::{OutboxKind, ThreadEntry};
+use crate::model::{OutboxKind, Reading, ThreadEntry};
 use crate::reply::policy::trust::{role, Role, Verdict};
 use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
@@ -46,14 +46,6 @@ pub struct Handled {
     pub queued: Vec<MessageId>,
     /// What was deliberately not done (unanswered commands, echoes).
     pub notes: Vec<String>,
-}
-
-fn thread_url(config: &Config, case: &Case) -> String {
-    format!(
-        "{}/{}",
-        config.file.report.archive_url.trim_end_matches('/'),
-        case.message_id
-    )
 }
 
 /// Who is speaking, for the reading: the trust role's reader-side name.
@@ -190,9 +182,12 @@ pub fn handle_reply(
             case: &case,
             from: from.clone(),
             from_name: &entry.from_name,
-            role: role(from.as_ref(), false, &case, &config.policy),
+            from_header: &entry.from,
+            message_id: entry.message_id.as_str(),
+            reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
+            words: &entry.text,
+            role: role(from.as_ref(), false, &case, &config.reply.trust),
             dkim: verdict.clone(),
-            require_verified: config.require_dkim(),
             understanding: &u,
             fact: is_fact,
             commands: &seen.commands,
@@ -200,19 +195,9 @@ pub fn handle_reply(
             echo,
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
-            max_answers_per_hour: config.file.reply.max_answers_per_sender_hour,
-            escalation_to: config.escalation_to(),
             recent_escalation: seen.recent_escalation.as_deref(),
-            ack_intents: &config.file.acks.intents,
-            acks_enabled: config.file.acks.enabled,
-            reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
-            thread_url: thread_url(config, &case),
-            signature: &config.file.report.signature,
-            words: &entry.text,
-            message_id: entry.message_id.as_str(),
-            from_header: &entry.from,
         };
-        let plan = policy::plan(&facts, &config.policy);
+        let plan = policy::plan(&facts, &config.reply);
         let mails = render(config, &case, entry, &plan)?;
         entry.understanding = Some(understanding_record(&u, &plan, verdict.as_ref()));
         let change = plan.effect.state.map(|new| {
@@ -286,8 +271,8 @@ fn understand(
     }
     let case = store.case(case_id)?;
     let ctx = Context {
-        speaker: speaker(role(from, false, &case, &config.policy)),
-        improvement: case.verdict == "improvement",
+        speaker: speaker(role(from, false, &case, &config.reply.trust)),
+        improvement: case.verdict == crate::model::case::ReportKind::Improvement,
         patch_subject: crate::reply::understand::features::is_patch_subject(&entry.subject),
     };
     let u = read(
@@ -344,21 +329,24 @@ impl Seen {
 }
 
 /// The understanding as the thread entry keeps it (timeline, dashboard).
-fn understanding_record(
-    u: &Understanding,
-    plan: &Plan,
-    dkim: Option<&Verdict>,
-) -> serde_json::Value {
-    json!({
-        "intent": u.intent,
-        "confidence": u.confidence,
-        "evidence": u.evidence,
-        "secondary": u.secondary,
-        "role": plan.role,
-        "effect": plan.effect.note,
-        "dkim": dkim.map(Verdict::describe),
-        "notes": plan.notes,
-    })
+fn understanding_record(u: &Understanding, plan: &Plan, dkim: Option<&Verdict>) -> Reading {
+    Reading {
+        intent: u.intent.as_str().to_string(),
+        confidence: u.confidence,
+        evidence: u.evidence.clone(),
+        secondary: u
+            .secondary
+            .iter()
+            .map(|s| SecondaryReading {
+                intent: s.intent.as_str().to_string(),
+                confidence: s.confidence,
+            })
+            .collect(),
+        role: plan.role.as_str().to_string(),
+        effect: plan.effect.note.clone(),
+        dkim: dkim.map(Verdict::describe),
+        notes: plan.notes.clone(),
+    }
 }
 
 fn log_outcome(case: &Case, entry: &ThreadEntry, u: &Understanding, plan: &Plan) {
@@ -380,14 +368,14 @@ fn render(
 ) -> Result<Vec<QueuedMail>, HandleError> {
     let mut out = Vec::new();
     for p in &plan.followups {
-        let template = match p.kind {
+        let template = match p.kind() {
             FollowUpKind::Escalation => &config.file.escalation.template,
             FollowUpKind::Ack => &config.file.acks.template,
             FollowUpKind::CommandError => "command-error",
         };
         let text = config.render_template(template, &p.data)?;
         let f = FollowUp {
-            kind: p.kind.outbox(),
+            kind: p.kind().outbox(),
             body: &text,
             parent: Some(&entry.message_id),
             to: p.to.clone(),
@@ -398,7 +386,7 @@ fn render(
             entry: oe,
             raw,
             cause: Cause::System {
-                what: format!("{} for <{}>", p.kind.as_str(), entry.message_id),
+                what: format!("{} for <{}>", p.kind().as_str(), entry.message_id),
             },
             note: p.note.clone(),
         });

@@ -435,7 +435,7 @@ pub fn queue(
         testcase: r.view.test.testcase.clone(),
         headline_metric: r.headline.metric.clone(),
         headline_change: r.view.headline.change_signed.clone(),
-        verdict: r.view.headline.verdict.clone(),
+        verdict: crate::model::case::ReportKind::parse(&r.view.headline.verdict),
         subsystem: r.view.subsystem.clone(),
         to: p.envelope.to.clone(),
         cc: p.envelope.cc.clone(),

@@ -539,7 +539,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         testcase: text(&i["tests"][0]["testcase"]),
         headline_metric: metric,
         headline_change: change,
-        verdict: text(&i["headline"]["kind"]),
+        verdict: text(&i["headline"]["kind"]).into(),
         to: strings(&i["recipients"]["to"]),
         cc: strings(&i["recipients"]["cc"]),
         // The thread the report answers: a later version of a series
@@ -616,8 +616,8 @@ pub fn replay(
         if let Some(a) = crate::model::Address::parse(&h.from_email) {
             // The robot's people answer from its address under their own
             // names: they are its operators here.
-            if !c.policy.operators.contains(&a) {
-                c.policy.operators.push(a.clone());
+            if !c.reply.trust.operators.contains(&a) {
+                c.reply.trust.operators.push(a.clone());
             }
             if !c.file.track.senders.contains(&a) {
                 c.file.track.senders.push(a);

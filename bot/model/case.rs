@@ -125,7 +125,8 @@ pub struct Case {
     pub testcase: String,
     pub headline_metric: String,
     pub headline_change: String,
-    pub verdict: String,
+    /// What the report said the change is (`regression`, `improvement`).
+    pub verdict: ReportKind,
     pub subsystem: Option<String>,
     pub to: Vec<String>,
     pub cc: Vec<String>,
@@ -158,6 +159,53 @@ pub struct Case {
     pub verified: Option<Verified>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
+}
+
+/// What a report called its change: a regression, an improvement, or the
+/// word an input forced for a metric without a direction (`change`). Kept
+/// as its word, as reports and the database always spelled it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ReportKind {
+    Regression,
+    Improvement,
+    Other(String),
+}
+
+impl ReportKind {
+    pub fn parse(word: &str) -> ReportKind {
+        match word {
+            "regression" => ReportKind::Regression,
+            "improvement" => ReportKind::Improvement,
+            w => ReportKind::Other(w.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ReportKind::Regression => "regression",
+            ReportKind::Improvement => "improvement",
+            ReportKind::Other(w) => w,
+        }
+    }
+}
+
+impl From<String> for ReportKind {
+    fn from(s: String) -> Self {
+        ReportKind::parse(&s)
+    }
+}
+
+impl From<ReportKind> for String {
+    fn from(k: ReportKind) -> Self {
+        k.as_str().to_string()
+    }
+}
+
+impl fmt::Display for ReportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A fix's closure checked by numbers: a later comparison of a commit with
@@ -215,7 +263,7 @@ impl Case {
             testcase: "fio-basic".into(),
             headline_metric: "fio.write_iops".into(),
             headline_change: "-9.0%".into(),
-            verdict: "regression".into(),
+            verdict: ReportKind::Regression,
             subsystem: Some("xfs".into()),
             to: vec![],
             cc: vec![],
@@ -244,3 +292,21 @@ pub fn entered(events: &[Event], state: CaseState) -> Option<&Event> {
 /// A case with its history and its thread: what the digest and the
 /// reminders look at.
 pub type CaseRecord = (Case, Vec<Event>, Vec<super::thread::ThreadEntry>);
+
+#[cfg(test)]
+mod tests {
+    use super::ReportKind;
+
+    #[test]
+    fn report_kinds_keep_their_words() {
+        for (word, kind) in [
+            ("regression", ReportKind::Regression),
+            ("improvement", ReportKind::Improvement),
+            ("change", ReportKind::Other("change".into())),
+        ] {
+            let json = format!("\"{word}\"");
+            assert_eq!(serde_json::from_str::<ReportKind>(&json).unwrap(), kind);
+            assert_eq!(serde_json::to_string(&kind).unwrap(), json);
+        }
+    }
+}

@@ -23,5 +23,6 @@ pub use charset::Charset;
 pub use ids::{Address, MessageId};
 pub use outbox::{Direction, MessageRef, OutboxEntry, OutboxKind, OutboxState, RefKind};
 pub use thread::{
-    Held, MatchedBy, OperatorLabel, Quarantined, Sender, SenderKind, ThreadEntry, Unreadable,
+    Held, MatchedBy, OperatorLabel, Quarantined, Reading, Sender, SenderKind, ThreadEntry,
+    Unreadable,
 };

@@ -102,7 +102,7 @@ pub struct ThreadEntry {
     pub limited: Option<String>,
     /// What the reply was understood to say (set by `reply`), if anything.
     #[serde(default)]
-    pub understanding: Option<serde_json::Value>,
+    pub understanding: Option<Reading>,
     /// Its place in the case's thread (the record's key), once recorded.
     #[serde(default)]
     pub seq: u64,
@@ -179,4 +179,33 @@ pub struct OperatorLabel {
     pub role: Option<String>,
     /// `regression` or `improvement`: the case's report.
     pub report_kind: String,
+}
+
+/// What a person's reply was read to say and what it did, as the thread
+/// keeps it (the timeline, the dashboard, operators' labels). Intents and
+/// roles are their names here: this layer knows no reader.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub intent: String,
+    pub confidence: f64,
+    pub evidence: String,
+    /// Other intents it also carries, strongest first.
+    #[serde(default)]
+    pub secondary: Vec<SecondaryReading>,
+    /// The sender's role (after verification).
+    pub role: String,
+    /// What it did to the case, in a line.
+    pub effect: String,
+    /// The DKIM check, when made.
+    #[serde(default)]
+    pub dkim: Option<String>,
+    /// What was deliberately not done.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecondaryReading {
+    pub intent: String,
+    pub confidence: f64,
 }

@@ -110,7 +110,7 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
             &items,
             &extra,
             usize::from(k),
-            &config.policy,
+            &config.reply.trust,
             rules,
             a.train.train(),
             a.thresholds.thresholds(),
@@ -118,7 +118,7 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
         None => {
             let model = config.intent_model();
             let t = a.thresholds.thresholds();
-            eval::run(&items, &config.policy, &|l, body| {
+            eval::run(&items, &config.reply.trust, &|l, body| {
                 let words = own_words(body);
                 understand::read_with(body, &words, eval::context_of(l), rules, model, t)
             })

@@ -9,7 +9,7 @@
 //! not command, and none to a mail that only echoes perfbot's own automatic
 //! mail back.
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 pub mod effect;
 pub mod trust;
@@ -18,7 +18,7 @@ use effect::{decide, Effect};
 pub use trust::Verdict;
 use trust::{Policy, Role};
 
-use crate::model::case::{Case, CaseState};
+use crate::model::case::{Case, CaseId, CaseState};
 use crate::model::ignore::Scope;
 use crate::model::Address;
 use crate::reply::understand::command::{Command, Parsed, USAGE};
@@ -55,16 +55,79 @@ impl FollowUpKind {
     }
 }
 
-/// A mail to send, before rendering.
+/// A mail to send, before rendering: to whom, and its template's data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Planned {
-    pub kind: FollowUpKind,
     pub to: Vec<String>,
     pub cc: Vec<String>,
     /// The template's data (the template name comes from the config by kind).
-    pub data: Value,
+    pub data: FollowUpData,
     /// The case event's note.
     pub note: String,
+}
+
+impl Planned {
+    pub fn kind(&self) -> FollowUpKind {
+        match self.data {
+            FollowUpData::Escalation(_) => FollowUpKind::Escalation,
+            FollowUpData::Ack(_) => FollowUpKind::Ack,
+            FollowUpData::CommandError(_) => FollowUpKind::CommandError,
+        }
+    }
+}
+
+/// What each follow-up's template is given (README, "Templates").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum FollowUpData {
+    Escalation(EscalationMail),
+    Ack(AckMail),
+    CommandError(CommandErrorMail),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EscalationMail {
+    pub case_id: CaseId,
+    pub subject: String,
+    pub state: CaseState,
+    pub thread_url: String,
+    pub reason: String,
+    /// The From header of the mail that raised it, and its Message-ID.
+    pub from: String,
+    pub message_id: String,
+    /// The sender's own words, at most 40 lines.
+    pub quoted: Vec<String>,
+    pub signature: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AckMail {
+    pub first_name: String,
+    pub evidence: String,
+    pub reply_date: String,
+    /// The new state in words (`not a regression`).
+    pub outcome: String,
+    pub closing: bool,
+    pub signature: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandErrorMail {
+    /// The first bad line and its error (templates written for one).
+    pub line: String,
+    pub error: String,
+    pub errors: Vec<CommandErrorLine>,
+    /// Bad lines past the ones listed.
+    pub more: usize,
+    pub plural: bool,
+    pub usage: &'static str,
+    pub signature: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandErrorLine {
+    pub line: String,
+    pub error: String,
 }
 
 /// How a reply relates to perfbot's own automatic mail it answers.
@@ -79,19 +142,76 @@ pub enum Echo {
     OurErrorText,
 }
 
-/// Everything the decision depends on, gathered by `handle`.
+/// The reply policy, validated once from the config: who may decide (the
+/// trust policy), and one section per handler.
+#[derive(Debug, Clone, Default)]
+pub struct ReplyPolicy {
+    pub trust: Policy,
+    pub gate: GatePolicy,
+    pub answers: AnswerPolicy,
+    pub escalation: EscalationPolicy,
+    pub acks: AckPolicy,
+    /// Where a case's thread is read (`report.archive_url`).
+    pub archive_url: String,
+    /// Under every mail perfbot writes.
+    pub signature: String,
+}
+
+/// The gate: when a decision is believed at all.
+#[derive(Debug, Clone, Default)]
+pub struct GatePolicy {
+    /// Decisions need an aligned DKIM pass (`trust.require_dkim`).
+    pub require_verified: bool,
+}
+
+/// Answers to a sender (command errors, acks).
+#[derive(Debug, Clone, Default)]
+pub struct AnswerPolicy {
+    /// Automatic answers one address gets per hour at most.
+    pub max_per_sender_hour: usize,
+}
+
+/// Escalations to the operators.
+#[derive(Debug, Clone, Default)]
+pub struct EscalationPolicy {
+    pub to: Vec<String>,
+}
+
+/// Acknowledgements of settled decisions.
+#[derive(Debug, Clone, Default)]
+pub struct AckPolicy {
+    pub enabled: bool,
+    pub intents: Vec<Intent>,
+}
+
+impl ReplyPolicy {
+    /// A case's thread in the archive.
+    pub fn thread_url(&self, case: &Case) -> String {
+        format!(
+            "{}/{}",
+            self.archive_url.trim_end_matches('/'),
+            case.message_id
+        )
+    }
+}
+
+/// Everything the decision depends on: the mail, its case, and what the
+/// store says happened before.
 #[derive(Debug, Clone)]
 pub struct Facts<'a> {
     pub case: &'a Case,
     /// The sender's address (From), if readable.
     pub from: Option<Address>,
     pub from_name: &'a str,
+    pub from_header: &'a str,
+    pub message_id: &'a str,
+    pub reply_date: Option<String>,
+    /// The sender's own words (for the escalation's quote).
+    pub words: &'a str,
     /// The role the From address has for this case (before verification).
     pub role: Role,
     /// The DKIM check, when enabled.
     pub dkim: Option<Verdict>,
-    /// Decisions need an aligned DKIM pass (`trust.require_dkim`).
-    pub require_verified: bool,
     pub understanding: &'a Understanding,
     /// A fact seen on the list (a revert or a closing patch) rather than words.
     pub fact: bool,
@@ -104,22 +224,9 @@ pub struct Facts<'a> {
     pub acked_before: bool,
     /// Automatic answers perfbot queued to this sender in the last hour.
     pub answers_last_hour: usize,
-    pub max_answers_per_hour: usize,
-    /// Who gets escalations.
-    pub escalation_to: Vec<String>,
     /// The case's escalation mail of the last `escalation.per_case_hours`,
     /// if one was queued: a new need joins it instead of mailing again.
     pub recent_escalation: Option<&'a str>,
-    /// Decisions that may be acked.
-    pub ack_intents: &'a [Intent],
-    pub acks_enabled: bool,
-    pub reply_date: Option<String>,
-    pub thread_url: String,
-    pub signature: &'a str,
-    /// The sender's own words (for the escalation's quote).
-    pub words: &'a str,
-    pub message_id: &'a str,
-    pub from_header: &'a str,
 }
 
 /// What to do with one reply.
@@ -138,34 +245,69 @@ pub struct Plan {
 /// Most command errors listed in one answer.
 const MAX_ERRORS_LISTED: usize = 10;
 
-pub fn plan(f: &Facts, policy: &Policy) -> Plan {
+/// Decide what one reply does: the handlers in order. The gate may end it
+/// (an echo of perfbot's own mail); the effect on the case; then at most one
+/// answer to the sender (command errors before an ack), and an escalation.
+pub fn plan(f: &Facts, p: &ReplyPolicy) -> Plan {
     let mut notes = Vec::new();
-    // A mail that only echoes perfbot's own automatic mail is not a person
-    // speaking: recorded, never acted on, never answered.
+    let role = match gate(f, &mut notes) {
+        Ok(role) => role,
+        Err(effect) => {
+            return Plan {
+                role: f.role,
+                effect,
+                followups: Vec::new(),
+                notes,
+                ignore: None,
+            }
+        }
+    };
+    let (effect, ignore) = effect_of(f, role, p);
+    let may_answer = f.from.is_some() && f.answers_last_hour < p.answers.max_per_sender_hour;
+    let mut followups = Vec::new();
+    let errors = command_errors(f, role, p, may_answer, &mut notes);
+    let answered = errors.is_some();
+    followups.extend(errors);
+    followups.extend(escalate(f, &effect, p, &mut notes));
+    if !answered && may_answer {
+        followups.extend(ack(f, &effect, p));
+    }
+    Plan {
+        role,
+        effect,
+        followups,
+        notes,
+        ignore,
+    }
+}
+
+/// The gate: a mail that only echoes perfbot's own automatic mail is not a
+/// person speaking (recorded, never acted on, never answered: `Err`); a
+/// failed DKIM signature makes its sender a stranger.
+fn gate(f: &Facts, notes: &mut Vec<String>) -> Result<Role, Effect> {
     if f.echo != Echo::No {
         let why = match f.echo {
             Echo::OurErrorText => "it repeats perfbot's own command-error text",
             _ => "it answers perfbot's automatic mail with none of a person's words",
         };
-        return Plan {
-            role: f.role,
-            effect: Effect::none(format!("not acted on: {why}")),
-            followups: Vec::new(),
-            notes: vec![format!("not acted on and not answered: {why}")],
-            ignore: None,
-        };
+        notes.push(format!("not acted on and not answered: {why}"));
+        return Err(Effect::none(format!("not acted on: {why}")));
     }
-    let mut role = f.role;
     if let Some(Verdict::Fail(_)) = &f.dkim {
         // The sender may not be who they say.
-        if role != Role::Other {
-            notes.push(format!("DKIM failed: {role} treated as other"));
+        if f.role != Role::Other {
+            notes.push(format!("DKIM failed: {} treated as other", f.role));
         }
-        role = Role::Other;
+        return Ok(Role::Other);
     }
+    Ok(f.role)
+}
+
+/// What the reply does to the case, and the ignore rule it gives.
+fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String, Scope)>) {
     let u = f.understanding;
     // A command the checks refused (`dup` of no case, or of itself) is
-    // answered as an error below, and does nothing to the case.
+    // answered as an error, and does nothing to the case.
     let refused = matches!(u.basis, Basis::Command { .. })
         && f.commands
             .iter()
@@ -173,14 +315,14 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
     let mut effect = if refused {
         Effect::none(format!("not acted on: {:?} was refused", u.evidence))
     } else if f.fact {
-        fact_effect(f.case.state, u, policy)
+        fact_effect(f.case.state, u, &p.trust)
     } else {
-        decide(f.case.state, u, role, policy)
+        decide(f.case.state, u, role, &p.trust)
     };
     let ignore = if refused {
         None
     } else {
-        ignore_rule(f, role, policy)
+        ignore_rule(f, role, p)
     };
     if let Some((what, scope)) = &ignore {
         if !crate::model::ignore::names(what, f.case) {
@@ -194,7 +336,7 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
     }
     if !f.fact && effect.decided {
         let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
-        if f.require_verified && !verified {
+        if p.gate.require_verified && !verified {
             let how = f
                 .dkim
                 .as_ref()
@@ -216,140 +358,157 @@ pub fn plan(f: &Facts, policy: &Policy) -> Plan {
             effect = Effect::human(format!("a reply perfbot could not read ({cut})"));
         }
     }
+    (effect, ignore)
+}
 
-    let mut followups = Vec::new();
-    // Answers to the sender: at most one per incoming mail, a bounded number
-    // per sender and hour, never to robots (which never get here).
-    let may_answer = f.from.is_some() && f.answers_last_hour < f.max_answers_per_hour;
-    let mut answered = false;
+/// The rule of an obeyed `#perfbot ignore` (a sender who may command,
+/// verified where that is required; the scope was checked against the case
+/// when the commands were read).
+fn ignore_rule(f: &Facts, role: Role, p: &ReplyPolicy) -> Option<(String, Scope)> {
+    let Some(Command::Ignore { what, scope }) = f.understanding.command() else {
+        return None;
+    };
+    let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
+    if !p.trust.may_command(role) || f.fact || (p.gate.require_verified && !verified) {
+        return None;
+    }
+    Scope::of(*scope, f.case).map(|s| (what.clone(), s))
+}
 
-    let errors: Vec<(&str, String)> = f
+/// One answer listing the sender's bad `#perfbot` lines — never to someone
+/// who may not command (whose commands are neither obeyed nor answered),
+/// never past the cap per sender and hour.
+fn command_errors(
+    f: &Facts,
+    role: Role,
+    p: &ReplyPolicy,
+    may_answer: bool,
+    notes: &mut Vec<String>,
+) -> Option<Planned> {
+    let errors: Vec<CommandErrorLine> = f
         .commands
         .iter()
-        .filter_map(|(line, p)| match p {
-            Err(e) => Some((line.as_str(), e.to_string())),
+        .filter_map(|(line, parsed)| match parsed {
+            Err(e) => Some(CommandErrorLine {
+                line: line.clone(),
+                error: e.to_string(),
+            }),
             Ok(_) => None,
         })
         .collect();
-    if !f.commands.is_empty() && !policy.may_command(role) {
+    if !f.commands.is_empty() && !p.trust.may_command(role) {
         notes.push(format!(
             "#perfbot commands from {role} are neither obeyed nor answered (trust.commands)"
         ));
-    } else if !errors.is_empty() {
-        if may_answer {
-            let listed: Vec<Value> = errors
-                .iter()
-                .take(MAX_ERRORS_LISTED)
-                .map(|(line, e)| json!({"line": line, "error": e}))
-                .collect();
-            let more = errors.len().saturating_sub(MAX_ERRORS_LISTED);
-            followups.push(Planned {
-                kind: FollowUpKind::CommandError,
-                to: vec![f.from.as_ref().expect("checked").to_string()],
-                cc: Vec::new(),
-                data: json!({
-                    "line": errors[0].0, "error": errors[0].1,
-                    "errors": listed, "more": more, "plural": errors.len() > 1,
-                    "usage": USAGE, "signature": f.signature,
-                }),
-                note: format!(
-                    "command error{} answered: {}",
-                    if errors.len() > 1 { "s" } else { "" },
-                    errors[0].1
-                ),
-            });
-            answered = true;
-        } else {
+        return None;
+    }
+    let first = errors.first()?.clone();
+    let to = match (&f.from, may_answer) {
+        (Some(from), true) => from.to_string(),
+        _ => {
             notes.push(format!(
                 "{} bad #perfbot line(s) not answered: {} answers to this sender in the last hour (the cap)",
                 errors.len(),
                 f.answers_last_hour
             ));
+            return None;
         }
-    }
-
-    if let Some(reason) = &effect.escalate {
-        if f.escalation_to.is_empty() {
-            notes.push(
-                "a human is needed, but no operators are configured (trust.operators)".into(),
-            );
-        } else if let Some(earlier) = f.recent_escalation {
-            // One mail per case and period: a thread that many people post
-            // to must not flood the operators (nor use up the budget); the
-            // case waits on a human and the digest lists it.
-            notes.push(format!(
-                "a human is needed ({reason}); no second mail: the operators were mailed about this case in <{earlier}> (escalation.per_case_hours), the digest lists it"
-            ));
-        } else {
-            followups.push(Planned {
-                kind: FollowUpKind::Escalation,
-                to: f.escalation_to.clone(),
-                cc: Vec::new(),
-                data: json!({
-                    "case_id": f.case.id, "subject": f.case.subject,
-                    "state": effect.state.unwrap_or(f.case.state),
-                    "thread_url": f.thread_url, "reason": reason,
-                    "from": f.from_header, "message_id": f.message_id,
-                    "quoted": f.words.lines().take(40).collect::<Vec<_>>(),
-                    "signature": f.signature,
-                }),
-                note: format!("escalated to the operators: {reason}"),
-            });
-        }
-    }
-
-    if f.acks_enabled
-        && effect.decided
-        && !f.fact
-        && f.ack_intents.contains(&u.intent)
-        && !f.acked_before
-        && !answered
-        && may_answer
-    {
-        let addr = f.from.as_ref().expect("checked");
-        let first = f
-            .from_name
-            .split([' ', ','])
-            .find(|w| !w.is_empty())
-            .unwrap_or("there")
-            .to_string();
-        let outcome: CaseState = effect.state.unwrap_or(f.case.state);
-        let mut cc = f.case.cc.clone();
-        cc.retain(|c| Address::parse(c).as_ref() != Some(addr));
-        followups.push(Planned {
-            kind: FollowUpKind::Ack,
-            to: vec![addr.to_string()],
-            cc,
-            data: json!({
-                "first_name": first, "evidence": u.evidence,
-                "reply_date": f.reply_date.clone().unwrap_or_default(),
-                "outcome": outcome.as_str().replace('-', " "),
-                "closing": outcome.is_closed(),
-                "signature": f.signature,
-            }),
-            note: "ack queued".into(),
-        });
-    }
-    Plan {
-        role,
-        effect,
-        followups,
-        notes,
-        ignore,
-    }
+    };
+    let plural = errors.len() > 1;
+    let more = errors.len().saturating_sub(MAX_ERRORS_LISTED);
+    Some(Planned {
+        to: vec![to],
+        cc: Vec::new(),
+        note: format!(
+            "command error{} answered: {}",
+            if plural { "s" } else { "" },
+            first.error
+        ),
+        data: FollowUpData::CommandError(CommandErrorMail {
+            line: first.line,
+            error: first.error,
+            errors: errors.into_iter().take(MAX_ERRORS_LISTED).collect(),
+            more,
+            plural,
+            usage: USAGE,
+            signature: p.signature.clone(),
+        }),
+    })
 }
 
-/// The rule of an obeyed `#perfbot ignore` (a sender who may command; the
-/// scope was checked against the case when the commands were read).
-fn ignore_rule(f: &Facts, role: Role, policy: &Policy) -> Option<(String, Scope)> {
-    let Some(Command::Ignore { what, scope }) = f.understanding.command() else {
-        return None;
-    };
-    let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
-    if !policy.may_command(role) || f.fact || (f.require_verified && !verified) {
+/// A mail to the operators when a human is needed: one per case and period
+/// (a thread many people post to must not flood them, nor use up the
+/// budget); later needs wait in the digest.
+fn escalate(
+    f: &Facts,
+    effect: &Effect,
+    p: &ReplyPolicy,
+    notes: &mut Vec<String>,
+) -> Option<Planned> {
+    let reason = effect.escalate.as_ref()?;
+    if p.escalation.to.is_empty() {
+        notes.push("a human is needed, but no operators are configured (trust.operators)".into());
         return None;
     }
-    Scope::of(*scope, f.case).map(|s| (what.clone(), s))
+    if let Some(earlier) = f.recent_escalation {
+        notes.push(format!(
+            "a human is needed ({reason}); no second mail: the operators were mailed about this case in <{earlier}> (escalation.per_case_hours), the digest lists it"
+        ));
+        return None;
+    }
+    Some(Planned {
+        to: p.escalation.to.clone(),
+        cc: Vec::new(),
+        note: format!("escalated to the operators: {reason}"),
+        data: FollowUpData::Escalation(EscalationMail {
+            case_id: f.case.id.clone(),
+            subject: f.case.subject.clone(),
+            state: effect.state.unwrap_or(f.case.state),
+            thread_url: p.thread_url(f.case),
+            reason: reason.clone(),
+            from: f.from_header.to_string(),
+            message_id: f.message_id.to_string(),
+            quoted: f.words.lines().take(40).map(str::to_string).collect(),
+            signature: p.signature.clone(),
+        }),
+    })
+}
+
+/// One acknowledgement per case of a settled decision, in the thread, when
+/// acks are on for its intent.
+fn ack(f: &Facts, effect: &Effect, p: &ReplyPolicy) -> Option<Planned> {
+    let u = f.understanding;
+    if !p.acks.enabled
+        || !effect.decided
+        || f.fact
+        || !p.acks.intents.contains(&u.intent)
+        || f.acked_before
+    {
+        return None;
+    }
+    let addr = f.from.as_ref()?;
+    let first = f
+        .from_name
+        .split([' ', ','])
+        .find(|w| !w.is_empty())
+        .unwrap_or("there")
+        .to_string();
+    let outcome: CaseState = effect.state.unwrap_or(f.case.state);
+    let mut cc = f.case.cc.clone();
+    cc.retain(|c| Address::parse(c).as_ref() != Some(addr));
+    Some(Planned {
+        to: vec![addr.to_string()],
+        cc,
+        note: "ack queued".into(),
+        data: FollowUpData::Ack(AckMail {
+            first_name: first,
+            evidence: u.evidence.clone(),
+            reply_date: f.reply_date.clone().unwrap_or_default(),
+            outcome: outcome.as_str().replace('-', " "),
+            closing: outcome.is_closed(),
+            signature: p.signature.clone(),
+        }),
+    })
 }
 
 /// A revert or a patch closing the report, seen on the list: a fact, whoever
