@@ -486,6 +486,10 @@ pub struct WebSection {
     /// Read-only dashboard; loopback by default.
     pub listen: String,
     pub templates_dir: PathBuf,
+    /// A file holding the token an operator types to settle a case on the
+    /// dashboard (or `PERFBOT_WEB_TOKEN`); empty and unset: the dashboard
+    /// only reads.
+    pub operator_token_file: PathBuf,
 }
 
 impl Default for WebSection {
@@ -494,6 +498,7 @@ impl Default for WebSection {
             enabled: true,
             listen: "127.0.0.1:8080".into(),
             templates_dir: "templates/web".into(),
+            operator_token_file: PathBuf::new(),
         }
     }
 }
@@ -858,6 +863,16 @@ impl Config {
         self.reply.escalation.to.clone()
     }
 
+    /// The dashboard's operator token: `PERFBOT_WEB_TOKEN`, else
+    /// `web.operator_token_file` (empty: settling on the dashboard is off).
+    pub fn web_token(&self) -> Result<Secret, ConfigError> {
+        secret(
+            "PERFBOT_WEB_TOKEN",
+            &self.file.web.operator_token_file,
+            self,
+        )
+    }
+
     /// The SMTP password: `PERFBOT_SMTP_PASSWORD`, else `smtp.password_file`.
     pub fn smtp_password(&self) -> Result<Secret, ConfigError> {
         secret("PERFBOT_SMTP_PASSWORD", &self.file.smtp.password_file, self)
@@ -1050,7 +1065,7 @@ pub fn secret(var: &str, file: &Path, config: &Config) -> Result<Secret, ConfigE
     let p = config.resolve(file);
     let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Invalid {
         path: config.source.clone(),
-        message: format!("password file {}: {e}", p.display()),
+        message: format!("secret file {}: {e}", p.display()),
     })?;
     Ok(Secret(text.trim_end_matches(['\r', '\n']).to_string()))
 }

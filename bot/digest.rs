@@ -164,6 +164,9 @@ fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
             (!quote.is_empty()).then(|| quote.clone()),
             Some(message_id.to_string()),
         ),
+        Cause::Dashboard { user, reason } => {
+            (format!("{user} (dashboard)"), Some(reason.clone()), None)
+        }
         Cause::Cli { user, reason } => {
             (format!("{user} (command line)"), Some(reason.clone()), None)
         }

@@ -1277,3 +1277,122 @@ fn the_real_v3_of_a_series_carries_over_the_decision_on_v2() {
         "{digest}"
     );
 }
+
+/// A plain HTTP POST of a form on loopback: the status line and the body.
+fn http_post(port: u16, path: &str, form: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+        form.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// Operators settle a case on the dashboard, as with `cases set`: only with
+/// the operator token (a wrong one is refused and changes nothing), with
+/// their name and reason in the timeline, and the case's last reply becomes
+/// a labelled example. Without a token configured the dashboard only reads.
+#[test]
+fn operators_settle_cases_on_the_dashboard_with_the_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!("[web]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let input = input_with(tmp.path(), "r.json", |_| {});
+    ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
+    let cases: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["cases", "list", "--json"]).stdout).unwrap();
+    let id = cases[0]["id"].as_str().unwrap().to_string();
+    let mid = cases[0]["message_id"].as_str().unwrap().to_string();
+    let reply = format!(
+        "From: Dave Chinner <david@fromorbit.example>\r\nSubject: Re: {}\r\nMessage-ID: <d1@x>\r\nIn-Reply-To: <{mid}>\r\nDate: Tue, 5 Jun 2018 17:31:14 +1000\r\n\r\nMeh. Compilers do that. I wouldn't lose sleep over this one.\r\n",
+        cases[0]["subject"].as_str().unwrap()
+    );
+    let o = common::perfbot_stdin(&cfg, &["ingest", "--stdin"], Some(reply.as_bytes()));
+    ok(&o);
+    let start = |token: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"));
+        c.arg("--config").arg(&cfg).arg("run");
+        c.env_remove("PERFBOT_WEB_TOKEN");
+        if let Some(t) = token {
+            c.env("PERFBOT_WEB_TOKEN", t);
+        }
+        let d = Daemon(Some(c.stderr(std::process::Stdio::null()).spawn().unwrap()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        d
+    };
+    let stop = |mut d: Daemon| {
+        let c = d.0.take().unwrap();
+        unsafe {
+            libc::kill(c.id() as i32, libc::SIGTERM);
+        }
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success());
+    };
+    let path = format!("/case/{id}/settle");
+    let form = |token: &str| {
+        format!("state=not-a-regression&reason=compiler+noise%2C+says+Dave&operator=Ops+Person&token={token}")
+    };
+
+    // Read-only without a token.
+    let d = start(None);
+    let page = http_get(port, &format!("/case/{id}")).unwrap();
+    assert!(!page.contains("id=\"settle\""), "{page}");
+    let out = http_post(port, &path, &form("anything"));
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    stop(d);
+
+    let d = start(Some("s3cret-t0ken"));
+    let page = http_get(port, &format!("/case/{id}")).unwrap();
+    assert!(page.contains("id=\"settle\""), "{page}");
+    let out = http_post(port, &path, &form("wrong"));
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    let state = || {
+        let v: serde_json::Value =
+            serde_json::from_str(&http_get(port, &format!("/api/cases/{id}")).unwrap()).unwrap();
+        v["case"]["state"].as_str().unwrap_or_default().to_string()
+    };
+    assert_ne!(state(), "not-a-regression");
+    let out = http_post(
+        port,
+        &path,
+        "state=nonsense&reason=x&operator=O&token=s3cret-t0ken",
+    );
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    let out = http_post(port, &path, &form("s3cret-t0ken"));
+    assert!(out.starts_with("HTTP/1.1 303"), "{out}");
+    assert!(out.contains(&format!("location: /case/{id}")), "{out}");
+    assert_eq!(state(), "not-a-regression");
+    stop(d);
+
+    let v: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["cases", "show", &id, "--json"]).stdout).unwrap();
+    let settled = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["new"] == "not-a-regression")
+        .unwrap();
+    assert_eq!(
+        settled["cause"],
+        serde_json::json!({"kind": "dashboard", "user": "Ops Person", "reason": "compiler noise, says Dave"})
+    );
+    let labels: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["labels", "list", "--json"]).stdout).unwrap();
+    assert_eq!(labels.as_array().unwrap().len(), 1, "{labels}");
+    assert_eq!(labels[0]["label"], "not-a-regression");
+    assert_eq!(labels[0]["message_id"], "d1@x");
+    assert_eq!(labels[0]["by"], "Ops Person (dashboard)");
+}

@@ -347,7 +347,8 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
     if config.file.web.enabled {
         let state = Arc::new(
             AppState::new(config.clone(), store.clone(), metrics.clone())
-                .map_err(anyhow::Error::msg)?,
+                .map_err(anyhow::Error::msg)?
+                .with_settle_token(&config.web_token()?),
         );
         let listener = tokio::net::TcpListener::bind(&config.file.web.listen)
             .await

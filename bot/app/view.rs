@@ -93,6 +93,7 @@ fn cause_text(c: &Cause) -> String {
     match c {
         Cause::Report { input } => format!("report from {input}"),
         Cause::Cli { user, reason } => format!("{user} (command line): {reason}"),
+        Cause::Dashboard { user, reason } => format!("{user} (dashboard): {reason}"),
         Cause::Message {
             message_id,
             from,

@@ -28,6 +28,21 @@ pub fn intent_of(state: CaseState) -> Option<Intent> {
     })
 }
 
+/// A human settles a case (`cases set`, the dashboard): the state is set
+/// with their reason, and the reply that led there is labelled by it.
+pub fn settle(
+    store: &Store,
+    case: &CaseId,
+    state: CaseState,
+    cause: crate::model::case::Cause,
+    by: &str,
+    reason: &str,
+) -> Result<(crate::model::case::Case, Option<OperatorLabel>), StoreError> {
+    let c = store.set_state(case, state, cause, "set by a human")?;
+    let label = learn(store, &c.id, state, by, reason)?;
+    Ok((c, label))
+}
+
 /// Label the case's last reply by a person with what `state` says it meant.
 /// `None`: the state says nothing of a reply, or nobody replied.
 pub fn learn(

@@ -229,6 +229,9 @@ pub enum Cause {
     Report { input: String },
     /// A human at the command line.
     Cli { user: String, reason: String },
+    /// An operator on the dashboard (who they said they are; the token
+    /// proved they may).
+    Dashboard { user: String, reason: String },
     /// A mail in the thread, with the words that decided.
     Message {
         message_id: MessageId,

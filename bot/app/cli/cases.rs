@@ -98,12 +98,11 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 reason: reason.clone(),
             };
             let by = who();
-            let c = store
-                .set_state(&c.id, state, cause, "set by a human")
+            let (c, label) = crate::flows::learn::settle(&store, &c.id, state, cause, &by, &reason)
                 .context("setting the state")?;
             eprintln!("case {} is now {}", c.id, c.state);
             // The reply that led here, labelled by the decision.
-            if let Some(l) = crate::flows::learn::learn(&store, &c.id, state, &by, &reason)? {
+            if let Some(l) = label {
                 let read = l.perfbot.as_deref().unwrap_or("nothing");
                 eprintln!(
                     "learned: <{}> is {} (perfbot had read {read}); `perfbot labels export DIR` for train-intents",

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{Duration, Utc};
 use handlebars::Handlebars;
@@ -50,6 +50,9 @@ pub struct AppState {
     pub store: Arc<Store>,
     pub metrics: Arc<Metrics>,
     hb: Handlebars<'static>,
+    /// The SHA-256 of the operator token, when settling on the dashboard is
+    /// on (only its digest is kept, and compared).
+    settle_token: Option<[u8; 32]>,
 }
 
 /// The page templates: from `web.templates_dir` when present, else built in.
@@ -70,7 +73,15 @@ impl AppState {
             store,
             metrics,
             hb,
+            settle_token: None,
         })
+    }
+
+    /// Let operators who give `token` settle cases on the dashboard (an
+    /// empty token leaves it read-only).
+    pub fn with_settle_token(mut self, token: &crate::config::Secret) -> AppState {
+        self.settle_token = (!token.is_empty()).then(|| digest(token.expose()));
+        self
     }
 
     fn page(&self, title: &str, name: &str, data: &Value) -> Response {
@@ -122,6 +133,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(list_page))
         .route("/case/{id}", get(case_page))
+        .route("/case/{id}/settle", post(settle))
         .route("/digest", get(digest_page))
         .route("/api/cases", get(api_cases))
         .route("/api/cases/{id}", get(api_case))
@@ -269,8 +281,94 @@ async fn case_page(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> Re
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
-    let page = view::case_page(&d);
+    let mut page = view::case_page(&d);
+    if s.settle_token.is_some() {
+        page["settle"] = json!({"states": CaseState::ALL.map(CaseState::as_str)});
+    }
     s.page(&format!("Case {id}"), "case", &page)
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
+
+/// An operator's decision on the dashboard's case page.
+#[derive(Debug, Deserialize)]
+pub struct SettleForm {
+    pub state: String,
+    pub reason: String,
+    /// Who is settling (their name, for the timeline).
+    pub operator: String,
+    pub token: String,
+}
+
+/// Longest reason and operator name a form may give.
+const MAX_REASON: usize = 2000;
+const MAX_NAME: usize = 100;
+
+/// `POST /case/{id}/settle`: as `cases set`, the state set with the reason
+/// and the reply that led there labelled; only with the operator token
+/// (typed into the form, so no other site can post it), then back to the
+/// case page.
+async fn settle(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    axum::Form(f): axum::Form<SettleForm>,
+) -> Response {
+    match settle_case(&s, &id, &f) {
+        Ok(()) => (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("/case/{id}"))],
+        )
+            .into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn settle_case(s: &AppState, id: &str, f: &SettleForm) -> Result<(), WebError> {
+    let bad = |why: String| WebError(StatusCode::BAD_REQUEST, why);
+    let Some(want) = &s.settle_token else {
+        return Err(WebError(
+            StatusCode::FORBIDDEN,
+            "settling on the dashboard is off (web.operator_token_file or PERFBOT_WEB_TOKEN)"
+                .into(),
+        ));
+    };
+    if digest(&f.token) != *want {
+        tracing::warn!(case = %id, "dashboard: a settle with a wrong operator token");
+        return Err(WebError(
+            StatusCode::FORBIDDEN,
+            "wrong operator token".into(),
+        ));
+    }
+    let state =
+        CaseState::parse(&f.state).ok_or_else(|| bad(format!("unknown state {:?}", f.state)))?;
+    let reason = f.reason.trim();
+    let operator = f.operator.trim();
+    if reason.is_empty() || reason.len() > MAX_REASON {
+        return Err(bad(format!(
+            "a reason is needed, at most {MAX_REASON} bytes"
+        )));
+    }
+    if operator.is_empty() || operator.len() > MAX_NAME || operator.chars().any(char::is_control) {
+        return Err(bad(format!(
+            "your name is needed, one line of at most {MAX_NAME} bytes"
+        )));
+    }
+    let case = s
+        .store
+        .find_case(id)
+        .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
+    let cause = crate::model::case::Cause::Dashboard {
+        user: operator.to_string(),
+        reason: reason.to_string(),
+    };
+    let by = format!("{operator} (dashboard)");
+    let (c, label) = crate::flows::learn::settle(&s.store, &case.id, state, cause, &by, reason)
+        .map_err(internal)?;
+    tracing::info!(case = %c.id, state = %c.state, by = %by, learned = label.is_some(), "settled on the dashboard");
+    Ok(())
 }
 
 fn digest_value(
