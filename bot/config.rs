@@ -110,6 +110,7 @@ pub struct CompareSection {
 pub struct OutboundSection {
     /// `file` (the default: `.eml` files in `outbox_dir`), `smtp` or `stdout`.
     pub transport: TransportKind,
+    /// Relative to the config file; left out, `outbox` under `state_dir`.
     pub outbox_dir: PathBuf,
     /// Staging: every envelope goes to this one address instead (headers unchanged,
     /// an `X-Perfbot-Redirected` header says so).
@@ -128,6 +129,7 @@ pub struct OutboundSection {
     /// Halt all sending (mail is still recorded and queued).
     pub emergency_stop: bool,
     /// The same, by creating this file (relative to the config file).
+    /// Relative to the config file; left out, `STOP` under `state_dir`.
     pub stop_file: PathBuf,
     /// Hold new reports until `perfbot outbox approve`.
     pub moderation: bool,
@@ -147,7 +149,7 @@ impl Default for OutboundSection {
     fn default() -> Self {
         OutboundSection {
             transport: TransportKind::File,
-            outbox_dir: "state/outbox".into(),
+            outbox_dir: PathBuf::new(),
             redirect_all_to: None,
             max_recipients: 60,
             max_per_hour: 60,
@@ -155,7 +157,7 @@ impl Default for OutboundSection {
             followups_per_hour: 20,
             followups_per_day: 200,
             emergency_stop: false,
-            stop_file: "state/STOP".into(),
+            stop_file: PathBuf::new(),
             moderation: false,
             max_attempts: 8,
             retry_base_secs: 60,
@@ -229,6 +231,7 @@ impl Default for SmtpSection {
 pub struct InboundSection {
     /// `maildir` (the default), `imap`, or `none`.
     pub source: InboundSource,
+    /// Relative to the config file; left out, `inbox` under `state_dir`.
     pub maildir: PathBuf,
     /// Messages bigger than this are matched by their headers only.
     pub max_message_bytes: usize,
@@ -250,7 +253,7 @@ impl Default for InboundSection {
     fn default() -> Self {
         InboundSection {
             source: InboundSource::Maildir,
-            maildir: "state/inbox".into(),
+            maildir: PathBuf::new(),
             max_message_bytes: 16 << 20,
             max_mime_parts: 200,
             max_references: 200,
@@ -508,6 +511,7 @@ impl Default for WebSection {
 pub struct RunSection {
     /// Report inputs dropped here are queued by the daemon (then moved to
     /// `done/` or `failed/`), since the CLI cannot open the database it holds.
+    /// Relative to the config file; left out, `spool` under `state_dir`.
     pub spool_dir: PathBuf,
     /// Delivery loop period.
     pub send_every_secs: u64,
@@ -524,7 +528,7 @@ pub struct RunSection {
 impl Default for RunSection {
     fn default() -> Self {
         RunSection {
-            spool_dir: "state/spool".into(),
+            spool_dir: PathBuf::new(),
             send_every_secs: 30,
             poll_every_secs: 2,
             schedule_every_secs: 3600,
@@ -791,12 +795,23 @@ impl Config {
         }
     }
 
+    /// A directory the config names (relative to the config file), or, left
+    /// out, `name` under the state directory: a config copied elsewhere with
+    /// its own `state_dir` keeps all its files there.
+    fn under_state(&self, set: &Path, name: &str) -> PathBuf {
+        if set.as_os_str().is_empty() {
+            self.state_dir().join(name)
+        } else {
+            self.resolve(set)
+        }
+    }
+
     pub fn state_dir(&self) -> PathBuf {
         self.resolve(&self.file.bot.state_dir)
     }
 
     pub fn outbox_dir(&self) -> PathBuf {
-        self.resolve(&self.file.outbound.outbox_dir)
+        self.under_state(&self.file.outbound.outbox_dir, "outbox")
     }
 
     /// The opt-outs listed in the config (the database has more).
@@ -805,11 +820,11 @@ impl Config {
     }
 
     pub fn stop_file(&self) -> PathBuf {
-        self.resolve(&self.file.outbound.stop_file)
+        self.under_state(&self.file.outbound.stop_file, "STOP")
     }
 
     pub fn maildir(&self) -> PathBuf {
-        self.resolve(&self.file.inbound.maildir)
+        self.under_state(&self.file.inbound.maildir, "inbox")
     }
 
     /// The IMAP password: `PERFBOT_IMAP_PASSWORD`, else `imap.password_file`.
@@ -834,7 +849,7 @@ impl Config {
     }
 
     pub fn spool_dir(&self) -> PathBuf {
-        self.resolve(&self.file.run.spool_dir)
+        self.under_state(&self.file.run.spool_dir, "spool")
     }
 
     pub fn digest_thresholds(&self) -> crate::digest::Thresholds {
@@ -1073,6 +1088,25 @@ pub fn secret(var: &str, file: &Path, config: &Config) -> Result<Secret, ConfigE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Left out, the mail directories live under the state directory, so
+    /// a config copied elsewhere writes nothing outside its state; set, they
+    /// are relative to the config file.
+    #[test]
+    fn mail_directories_follow_the_state_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("c.toml");
+        std::fs::write(&p, "[bot]\nstate_dir = \"/srv/perfbot\"\n").unwrap();
+        let c = Config::load(Some(&p)).unwrap();
+        let state = Path::new("/srv/perfbot");
+        assert_eq!(c.outbox_dir(), state.join("outbox"));
+        assert_eq!(c.maildir(), state.join("inbox"));
+        assert_eq!(c.spool_dir(), state.join("spool"));
+        assert_eq!(c.stop_file(), state.join("STOP"));
+        std::fs::write(&p, "[outbound]\noutbox_dir = \"mail\"\n").unwrap();
+        let c = Config::load(Some(&p)).unwrap();
+        assert_eq!(c.outbox_dir(), tmp.path().join("mail"));
+    }
 
     /// The default config with `patch` applied: a line replaced (`key = …`
     /// matched at the start of a line) or, with no match, appended to the
