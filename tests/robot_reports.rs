@@ -176,6 +176,36 @@ fn a_reply_is_refused_with_the_reason() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// A real report with one mean made 1e+308 (the mail can say it, an input
+/// may not hold it): `parse-report` refuses it, naming the mail and the
+/// field, instead of printing an input `report` would refuse later.
+#[test]
+fn a_value_no_input_may_hold_is_refused_when_read_back() {
+    let mail = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml");
+    let raw = std::fs::read(&mail).unwrap();
+    let line = b"      3324           -10.0%       2993 ";
+    let at = raw.windows(line.len()).position(|w| w == line).unwrap();
+    let mut big = raw.clone();
+    big.splice(
+        at..at + line.len(),
+        b"  1e+308           -10.0%       2993 ".iter().copied(),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("big.eml");
+    std::fs::write(&p, &big).unwrap();
+    let o = perfbot(&["parse-report", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("big.eml") && e.contains("$.tests[0].aggregated[2].base"),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty());
+    // The mail as the robot sent it reads back.
+    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// `perfbot report --print --template TEMPLATE` of `input`, written into
 /// `dir`: the mail, its line ends made `\n`.
 fn printed(dir: &Path, input: &serde_json::Value, template: &str) -> String {

@@ -32,6 +32,15 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     out.as_object_mut()
         .expect("an input is an object")
         .insert("layout".into(), parsed.layout.name().into());
+    // What it prints is an input `report` takes, or nothing: a value the
+    // mail says but an input may not hold (a mean of 1e308) is refused here,
+    // naming the mail and the field, not later by `report`.
+    let text = serde_json::to_string(&out)?;
+    if let Err(e) = crate::input::LoadedInput::parse(&text, std::path::Path::new(&shown)) {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "the report reads back into an input perfbot refuses: {e}"
+        )));
+    }
     if let Some(dir) = &a.attachments {
         let files = attachments_of(&raw, &shown).map_err(Failure::usage)?;
         std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
