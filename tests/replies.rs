@@ -457,17 +457,23 @@ fn a_failed_dkim_signature_lowers_trust() {
     let pkcs8 = Ed25519Key::generate_pkcs8().unwrap();
     let key = Ed25519Key::from_pkcs8_der(&pkcs8).unwrap();
     let public = b64(&key.public_key());
-    let sign = |raw: &[u8]| -> Vec<u8> {
+    let sign_headers = |raw: &[u8], headers: &[&str]| -> Vec<u8> {
         let k = Ed25519Key::from_pkcs8_der(&pkcs8).unwrap();
         let sig = DkimSigner::from_key(k)
             .domain("xfs.example")
             .selector("sel")
-            .headers(["From", "Subject", "Message-ID", "In-Reply-To"])
+            .headers(headers.iter().copied())
             .sign(raw)
             .unwrap();
         let mut out = sig.to_header().into_bytes();
         out.extend_from_slice(raw);
         out
+    };
+    let sign = |raw: &[u8]| -> Vec<u8> {
+        sign_headers(
+            raw,
+            &["From", "Subject", "Message-ID", "In-Reply-To", "References"],
+        )
     };
     // The default [trust] table of setup() is replaced by one with DKIM on.
     let make = |dir: &Path| -> PathBuf {
@@ -598,6 +604,31 @@ fn a_failed_dkim_signature_lowers_trust() {
             .contains("unverified sender"),
         "{t}"
     );
+
+    // Signed by the author's domain, but not its References: the words
+    // are Dave's, the thread they answer is not proven (the reply could be
+    // replayed into another case's thread), so a human decides.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg6 = make(tmp.path());
+    let c = report(&cfg6);
+    ingest(
+        &cfg6,
+        &sign_headers(
+            &mail(
+                DAVE,
+                "uncovered@x",
+                &c.message_id,
+                "",
+                "This is not a regression.",
+            ),
+            &["From", "Subject", "Message-ID", "In-Reply-To"],
+        ),
+    );
+    let v = show(&cfg6, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    let t = thread_entry(&v, "uncovered@x");
+    let dkim = t["understanding"]["dkim"].as_str().unwrap();
+    assert!(dkim.contains("References not signed"), "{t}");
 
     // Not signed at all, with DKIM checking on: a human decides too.
     let tmp = tempfile::tempdir().unwrap();

@@ -123,12 +123,27 @@ impl Checker {
         }
         let mut why = Vec::new();
         let mut unaligned = Vec::new();
+        let mut uncovered = None;
+        let threading = threading_headers(raw);
         for o in &out {
             match o.result() {
                 DkimResult::Pass => {
                     let d = o.signature().map(|s| s.d.to_string()).unwrap_or_default();
                     if aligned(&d, from_domain) {
-                        return Verdict::Aligned(d);
+                        // A decision counts for the thread it answers only
+                        // if that is signed too: else a signed reply could be
+                        // replayed into another case's thread.
+                        let signed = o.signature().map(|s| s.h.as_slice()).unwrap_or_default();
+                        let missing: Vec<&str> = threading
+                            .iter()
+                            .copied()
+                            .filter(|t| !signed.iter().any(|h| h.eq_ignore_ascii_case(t)))
+                            .collect();
+                        if missing.is_empty() {
+                            return Verdict::Aligned(d);
+                        }
+                        uncovered = Some(format!("{d}; {}", missing.join(", ")));
+                        continue;
                     }
                     unaligned.push(d);
                 }
@@ -141,7 +156,9 @@ impl Checker {
                 DkimResult::None => {}
             }
         }
-        if !unaligned.is_empty() {
+        if let Some(w) = uncovered {
+            Verdict::Uncovered(w)
+        } else if !unaligned.is_empty() {
             Verdict::Unaligned(format!("d={}", unaligned.join(", d=")))
         } else if why.is_empty() {
             Verdict::Unsigned("no DKIM signature".into())
@@ -151,9 +168,48 @@ impl Checker {
     }
 }
 
+/// The threading headers `raw` has (`In-Reply-To`, `References`), as
+/// named in a signature's `h=`.
+fn threading_headers(raw: &[u8]) -> Vec<&'static str> {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .or_else(|| raw.windows(2).position(|w| w == b"\n\n"))
+        .unwrap_or(raw.len());
+    let head = &raw[..end];
+    let has = |name: &str| {
+        head.split(|b| *b == b'\n').any(|line| {
+            line.len() > name.len()
+                && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && line[name.len()] == b':'
+        })
+    };
+    ["In-Reply-To", "References"]
+        .into_iter()
+        .filter(|h| has(h))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threading_headers_of_a_mail() {
+        for (raw, want) in [
+            (
+                &b"From: a@b\r\nIn-Reply-To: <x@y>\r\nreferences: <x@y>\r\n\r\nReferences: no"[..],
+                vec!["In-Reply-To", "References"],
+            ),
+            (
+                b"From: a@b\nSubject: Re: x\n\nIn-Reply-To: <body>\n",
+                vec![],
+            ),
+            (b"From: a@b\nX-References: <x>\n\n", vec![]),
+        ] {
+            assert_eq!(threading_headers(raw), want);
+        }
+    }
 
     #[test]
     fn alignment() {

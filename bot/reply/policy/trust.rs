@@ -68,6 +68,11 @@ pub enum Verdict {
     Fail(String),
     /// Not signed (or keys could not be fetched): no evidence either way.
     Unsigned(String),
+    /// An aligned signature that verifies but does not cover the mail's
+    /// threading headers (the domain, the headers left out): the words are
+    /// the sender's, but the thread they answer could have been changed, so
+    /// it is no evidence for a decision on this case.
+    Uncovered(String),
 }
 
 impl Verdict {
@@ -78,6 +83,9 @@ impl Verdict {
             Verdict::Unaligned(d) => format!("pass by {d}, not the From domain: unverified"),
             Verdict::Fail(w) => format!("fail: {w}"),
             Verdict::Unsigned(w) => format!("none: {w}"),
+            Verdict::Uncovered(w) => {
+                format!("pass ({w} not signed): the thread it answers is unverified")
+            }
         }
     }
 
