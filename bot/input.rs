@@ -1097,7 +1097,7 @@ fn load_attachments(
 /// One attachment file, `path` relative to `root` (canonical) or absolute,
 /// checked: where it really is (symlinks and `..` resolved) must be inside
 /// `root`.
-fn read_attachment(root: &Path, path: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn read_attachment(root: &Path, path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let shown = path.display();
     let full = root.join(path);

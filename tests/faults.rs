@@ -1396,3 +1396,89 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     assert_eq!(labels[0]["message_id"], "d1@x");
     assert_eq!(labels[0]["by"], "Ops Person (dashboard)");
 }
+
+/// `report` while `run` holds the database hands the daemon a snapshot: the
+/// input and the files it names, copied and validated. Deleting or editing
+/// them afterwards changes nothing: the report goes out as validated, with
+/// the attachment as it was.
+#[test]
+fn a_spooled_report_is_a_snapshot_not_a_pointer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!("[web]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("base.json"),
+        r#"{"fio.write_iops": [41000, 41200, 40800, 41100, 40900]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("head.json"),
+        r#"{"fio.write_iops": [37300, 37200, 37400, 37350, 37250]}"#,
+    )
+    .unwrap();
+    std::fs::write(work.join("config.txt"), "CONFIG_XFS_FS=y\n").unwrap();
+    let input = input_with(&work, "in.json", |v| {
+        v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+        let t = v["tests"][0].as_object_mut().unwrap();
+        t.remove("aggregated");
+        t.remove("bisect");
+        v["tests"][0]["samples"] = serde_json::json!({"base": "base.json", "head": "head.json"});
+        v["attachments"] = serde_json::json!([{"name": "config.txt", "path": "config.txt"}]);
+    });
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("run")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut d = Daemon(Some(child));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The snapshot is complete before `report` returns.
+    let o = perfbot(&cfg, &["report", input.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("handed to it as"), "{}", stderr(&o));
+    // The originals change or vanish at once.
+    std::fs::write(work.join("config.txt"), "CONFIG_EVIL=y\n").unwrap();
+    std::fs::remove_file(work.join("head.json")).unwrap();
+    std::fs::write(&input, "not even JSON").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while outbox_files(tmp.path()) < 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        outbox_files(tmp.path()),
+        1,
+        "the snapshot was queued and sent"
+    );
+    let mail = std::fs::read_dir(tmp.path().join("state/outbox"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .unwrap()
+        .path();
+    let raw = std::fs::read(&mail).unwrap();
+    let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let att = m.attachments().next().expect("the attachment");
+    assert_eq!(att.contents(), b"CONFIG_XFS_FS=y\n");
+    assert!(String::from_utf8_lossy(&raw).contains("fio.write_iops"));
+    let done: Vec<_> = std::fs::read_dir(tmp.path().join("state/spool/done"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(done.iter().any(|n| n.ends_with("-in.d")), "{done:?}");
+    let c = d.0.take().unwrap();
+    unsafe {
+        libc::kill(c.id() as i32, libc::SIGTERM);
+    }
+    assert!(c.wait_with_output().unwrap().status.success());
+}

@@ -89,10 +89,20 @@ fn drain_spool(s: &Shared) -> usize {
             return 0;
         }
     };
+    // `*.d`: a snapshot `perfbot report` made (its input and the files it
+    // names); `.json`: an input an operator dropped; `.ref`: a pointer an
+    // older perfbot wrote. Hidden names are snapshots still being made.
     let mut files: Vec<PathBuf> = rd
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "ref"))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json" || e == "ref")
+                || (p.is_dir() && p.extension().is_some_and(|e| e == "d"))
+        })
         .collect();
     files.sort();
     let mut n = 0;
@@ -115,6 +125,8 @@ fn drain_spool(s: &Shared) -> usize {
                     continue;
                 }
             }
+        } else if f.is_dir() {
+            f.join(crate::flows::spool::INPUT)
         } else {
             f.clone()
         };

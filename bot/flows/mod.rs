@@ -13,4 +13,5 @@ pub(crate) mod remind;
 pub(crate) mod reply;
 pub mod report;
 pub mod robot;
+pub mod spool;
 pub mod verify;

@@ -2,13 +2,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use chrono::Utc;
 use clap::Args;
 
 use super::{lock_wait, send, Failure};
 use crate::config::{Config, TransportKind};
-use crate::flows::report::{prepare_loaded, submit, QueueError};
+use crate::flows::report::{prepare, prepare_loaded, submit, QueueError};
 use crate::flows::verify;
 use crate::input::LoadedInput;
 use crate::model::case::CaseState;
@@ -78,7 +77,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         // Only the daemon's hold means "hand it over": it drains the spool
         // (and checks follow-up comparisons against the cases itself).
         Err(StoreError::Locked { .. }) if crate::store::daemon_running(&config.state_dir()) => {
-            return spool(config, &a.inputs)
+            return spool(config, &a.inputs, &a)
         }
         Err(e) => return Err(e.into()),
     };
@@ -159,24 +158,46 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
 }
 
 /// The daemon holds the database: hand the (already validated) inputs to it
-/// through its spool directory.
-fn spool(config: &Config, inputs: &[PathBuf]) -> Result<(), Failure> {
+/// through its spool directory, each as a snapshot (the input and the files
+/// it names, copied and validated again as copied), never a pointer.
+fn spool(config: &Config, inputs: &[PathBuf], a: &ReportArgs) -> Result<(), Failure> {
+    use crate::flows::spool;
     let dir = config.spool_dir();
+    let now = Utc::now();
     for i in inputs {
-        // A pointer to the input, not a copy: inputs may name matrix files
-        // relative to themselves.
-        let abs = std::fs::canonicalize(i).with_context(|| i.display().to_string())?;
-        let name = format!(
-            "{}-{}.ref",
-            Utc::now().format("%Y%m%d%H%M%S%f"),
-            i.file_stem().unwrap_or_default().to_string_lossy()
-        );
-        crate::fsutil::write_atomic(&dir, &name, abs.to_string_lossy().as_bytes())
-            .with_context(|| dir.display().to_string())?;
+        let stem = i
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let stem: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let staging = spool::staging(&dir, &stem).map_err(anyhow::Error::from)?;
+        let checked = spool::snapshot(i, &staging)
+            .map_err(|e| Failure::usage(anyhow::Error::from(e)))
+            .and_then(
+                |copy| match prepare(config, &copy, a.template.as_deref(), a.force, now) {
+                    Ok(_) | Err(QueueError::Report(ReportError::NothingToReport { .. })) => Ok(()),
+                    Err(e) => Err(queue_failure(e)),
+                },
+            );
+        if let Err(e) = checked {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+        let to = spool::commit(&staging, &dir, &stem).map_err(anyhow::Error::from)?;
         eprintln!(
-            "perfbot run holds the database: {} handed to it through {}",
+            "perfbot run holds the database: {} handed to it as {}",
             i.display(),
-            dir.display()
+            to.display()
         );
     }
     Ok(())
