@@ -570,7 +570,7 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
         .unwrap()
         .count();
     assert!(
-        fds < perfbot::app::web::MAX_CONNECTIONS + 64,
+        fds < perfbot::app::web::MAX_PENDING + 64,
         "{fds} open files with 300 half-open clients"
     );
     // The dashboard and its odd parameters answer once the slow clients are cut off.
@@ -1476,6 +1476,85 @@ fn a_spooled_report_is_a_snapshot_not_a_pointer() {
         .map(|e| e.file_name().to_string_lossy().to_string())
         .collect();
     assert!(done.iter().any(|n| n.ends_with("-in.d")), "{done:?}");
+    let c = d.0.take().unwrap();
+    unsafe {
+        libc::kill(c.id() as i32, libc::SIGTERM);
+    }
+    assert!(c.wait_with_output().unwrap().status.success());
+}
+
+/// The dashboard under load: 100 clients at once, 20 requests each, all
+/// answered (queued for a slot, not dropped); and while 100 slow clients
+/// keep reconnecting and never finish their headers, `/healthz` still
+/// answers at once (a slot is given only to a request that has arrived).
+#[test]
+fn the_dashboard_queues_bursts_and_answers_health_under_slowloris() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!("[web]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("run")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut d = Daemon(Some(child));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let clients: Vec<_> = (0..100)
+        .map(|_| {
+            std::thread::spawn(move || {
+                (0..20)
+                    .filter(|_| http_get(port, "/api/cases").is_some())
+                    .count()
+            })
+        })
+        .collect();
+    let answered: usize = clients.into_iter().map(|c| c.join().unwrap()).sum();
+    assert_eq!(answered, 2000, "every request of the burst answered");
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let slow: Vec<_> = (0..100)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                        let _ = s.write_all(b"GET /healthz HTTP/1.1\r\nX-Slow: ");
+                        for _ in 0..20 {
+                            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                                break;
+                            }
+                            std::thread::sleep(std::time::Duration::from_millis(100));
+                            let _ = s.write_all(b"a");
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for _ in 0..10 {
+        let t = std::time::Instant::now();
+        assert!(http_get(port, "/healthz").is_some(), "health answered");
+        assert!(
+            t.elapsed() < perfbot::app::web::HEADER_TIMEOUT / 2,
+            "health took {:?}",
+            t.elapsed()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in slow {
+        t.join().unwrap();
+    }
     let c = d.0.take().unwrap();
     unsafe {
         libc::kill(c.id() as i32, libc::SIGTERM);

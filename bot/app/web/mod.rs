@@ -256,13 +256,57 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
     )
 }
 
-fn case_data(s: &AppState, id: &str) -> Result<Value, WebError> {
+/// Messages of a case's thread per page (and twice as many events): a case
+/// with ten thousand replies is a hundred pages, not one page of 46 MB.
+pub const PAGE_MESSAGES: usize = 100;
+
+/// `?page=N` (from 1) of a case's page and its JSON.
+#[derive(Debug, Default, Deserialize)]
+pub struct PageQuery {
+    pub page: Option<String>,
+}
+
+/// Page `page` (from 1) of `items`, `per` a page, with where it is.
+fn page_of<T: serde::Serialize>(items: &[T], page: usize, per: usize) -> (Value, Value) {
+    let pages = items.len().div_ceil(per).max(1);
+    let page = page.clamp(1, pages);
+    let from = ((page - 1) * per).min(items.len());
+    let to = (from + per).min(items.len());
+    (
+        json!(&items[from..to]),
+        json!({"from": from + usize::from(to > from), "to": to, "total": items.len()}),
+    )
+}
+
+fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<Value, WebError> {
     let c = s
         .store
         .find_case(id)
         .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
+    let page = match page {
+        None => 1,
+        Some(p) => p
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|p| *p >= 1)
+            .ok_or_else(|| {
+                WebError(
+                    StatusCode::BAD_REQUEST,
+                    format!("page={p:?}: a page number from 1"),
+                )
+            })?,
+    };
     let events = s.store.events(&c.id).map_err(internal)?;
     let timeline = crate::app::view::timeline_of(&s.store, &c.id).map_err(internal)?;
+    let pages = timeline
+        .len()
+        .div_ceil(PAGE_MESSAGES)
+        .max(events.len().div_ceil(2 * PAGE_MESSAGES))
+        .max(1);
+    let page = page.min(pages);
+    let (timeline, messages) = page_of(&timeline, page, PAGE_MESSAGES);
+    let (events, event_span) = page_of(&events, page, 2 * PAGE_MESSAGES);
     let report = s
         .store
         .outbox_raw(&c.message_id)
@@ -273,11 +317,21 @@ fn case_data(s: &AppState, id: &str) -> Result<Value, WebError> {
         "events": events,
         "timeline": timeline,
         "report": report,
+        "page": {
+            "page": page, "pages": pages,
+            "previous": (page > 1).then(|| page - 1),
+            "next": (page < pages).then(|| page + 1),
+            "messages": messages, "events": event_span,
+        },
     }))
 }
 
-async fn case_page(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
-    let d = match case_data(&s, &id) {
+async fn case_page(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let d = match case_data(&s, &id, q.page.as_deref()) {
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
@@ -419,8 +473,12 @@ async fn api_cases(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
     }
 }
 
-async fn api_case(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
-    match case_data(&s, &id) {
+async fn api_case(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    match case_data(&s, &id, q.page.as_deref()) {
         Ok(d) => Json(d).into_response(),
         Err(e) => e.into_response(),
     }
@@ -475,26 +533,35 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 
-/// Connections the dashboard serves at once; more are closed at once.
+/// Connections the dashboard serves at once; more wait for a slot.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Connections whose request is still arriving, or that wait for a slot, at
+/// most (each a task and a socket); past this, new connections are closed.
+pub const MAX_PENDING: usize = 256;
 /// A client has this long to send a request's headers (slowloris).
 pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// A request waits this long for a slot, then is answered 503.
+pub const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// No connection lives longer than this, however it is used.
 pub const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(120);
+/// The most of a request's head read before a slot is given.
+const MAX_HEAD: usize = 16 << 10;
 
 /// Serve `app` on `listener` until `stop` resolves. Unlike `axum::serve`, the
 /// number of connections and the time to send headers are bounded, so that
 /// half-open clients cannot take the file descriptors the rest of the daemon
-/// needs (the spool, SMTP, sled).
+/// needs (the spool, SMTP, sled). A connection gets one of the
+/// `MAX_CONNECTIONS` slots only once its request's head has arrived: slow
+/// senders wait without one (and time out), so they cannot keep `/healthz`
+/// from answering, and a burst of real requests queues for a slot (fairly,
+/// first come first served) instead of being dropped.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
     stop: impl std::future::Future<Output = ()>,
 ) {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::service::TowerToHyperService;
-
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let pending = Arc::new(tokio::sync::Semaphore::new(MAX_PENDING));
     tokio::pin!(stop);
     loop {
         let accepted = tokio::select! {
@@ -511,20 +578,114 @@ pub async fn serve(
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::debug!("dashboard: connection limit reached; connection closed");
+        let Ok(ticket) = pending.clone().try_acquire_owned() else {
+            tracing::debug!("dashboard: too many connections waiting; connection closed");
             drop(tcp);
             continue;
         };
-        let service = TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
-            let _slot = slot;
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(tcp), service);
-            let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
-        });
+        tokio::spawn(connection(tcp, ticket, slots.clone(), app.clone()));
+    }
+}
+
+/// One connection: its request's head, then a slot, then hyper.
+async fn connection(
+    mut tcp: tokio::net::TcpStream,
+    ticket: tokio::sync::OwnedSemaphorePermit,
+    slots: Arc<tokio::sync::Semaphore>,
+    app: Router,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    use tokio::io::AsyncWriteExt;
+
+    let Ok(Ok(head)) = tokio::time::timeout(HEADER_TIMEOUT, read_head(&mut tcp)).await else {
+        return;
+    };
+    if head.is_empty() {
+        return;
+    }
+    let Ok(Ok(slot)) = tokio::time::timeout(QUEUE_WAIT, slots.acquire_owned()).await else {
+        let _ = tcp
+            .write_all(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .await;
+        return;
+    };
+    drop(ticket);
+    let _slot = slot;
+    let io = Prefixed {
+        head,
+        at: 0,
+        inner: tcp,
+    };
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(io), TowerToHyperService::new(app));
+    let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
+}
+
+/// Read until the end of a request's head (a blank line), `MAX_HEAD` bytes
+/// or the end of the stream; what was read is handed to hyper first.
+async fn read_head(tcp: &mut tokio::net::TcpStream) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 2048];
+    while head.len() < MAX_HEAD {
+        let n = tcp.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+        if head.windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+    }
+    Ok(head)
+}
+
+/// A stream whose first bytes were read already (the request's head).
+struct Prefixed {
+    head: Vec<u8>,
+    at: usize,
+    inner: tokio::net::TcpStream,
+}
+
+impl tokio::io::AsyncRead for Prefixed {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.at < self.head.len() {
+            let n = buf.remaining().min(self.head.len() - self.at);
+            let at = self.at;
+            buf.put_slice(&self.head[at..at + n]);
+            self.at += n;
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Prefixed {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -582,6 +743,57 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(ids(junk).len(), 2);
+    }
+
+    /// A case with 250 replies is paged: 100 messages a page, `?page=`
+    /// moves, a page past the end is the last, and a page that is no
+    /// number is the asker's mistake.
+    #[test]
+    fn a_long_thread_is_paged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let c = Case::sample("cccccccccccc", CaseState::Reported, Utc::now());
+        let cause = Cause::System {
+            what: "test".into(),
+        };
+        store.adopt_case(&c, cause).unwrap();
+        for i in 0..250 {
+            let mut e = crate::model::ThreadEntry {
+                message_id: crate::model::MessageId::parse(&format!("r{i}@x")).unwrap(),
+                from: "a@x".into(),
+                from_name: "A".into(),
+                date: None,
+                received: Utc::now(),
+                subject: "Re: x".into(),
+                text: format!("reply {i}"),
+                sender: crate::model::Sender::Person,
+                sender_note: String::new(),
+                matched_by: crate::model::MatchedBy::InReplyTo,
+                in_reply_to: None,
+                source: "test".into(),
+                limited: None,
+                understanding: None,
+                seq: 0,
+            };
+            store.record_thread_message(&c.id, &mut e, "reply").unwrap();
+        }
+        let config = Arc::new(Config::load(None).unwrap());
+        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let page = |p: Option<&str>| case_data(&s, "cccccccccccc", p);
+        let first = page(None).unwrap();
+        assert_eq!(first["timeline"].as_array().unwrap().len(), 100);
+        assert_eq!(first["page"]["pages"], 3);
+        assert_eq!(first["page"]["next"], 2);
+        let last = page(Some("3")).unwrap();
+        assert_eq!(last["page"]["messages"]["to"], 250);
+        assert_eq!(last["page"]["next"], Value::Null);
+        assert_eq!(page(Some("99")).unwrap()["page"]["page"], 3);
+        assert!(page(Some("0")).is_err());
+        assert!(page(Some("x")).is_err());
+        let html = s.hb.render("case", &view::case_page(&first)).unwrap();
+        assert!(html.contains("Page 1 of 3"), "{html}");
+        assert!(html.contains("?page=2"), "{html}");
+        assert_eq!(html.matches("class=\"msg").count(), 100);
     }
 
     /// A real thread replayed (the robot's report adopted, the replies read):
