@@ -17,10 +17,6 @@ fn setup(dir: &Path) -> PathBuf {
             &format!("state_dir = {:?}", dir.join("state")),
         )
         .replace(
-            "outbox_dir = \"state/outbox\"",
-            &format!("outbox_dir = {:?}", dir.join("state/outbox")),
-        )
-        .replace(
             "templates_dir = \"templates\"",
             &format!("templates_dir = {:?}", root().join("templates")),
         );

@@ -19,10 +19,6 @@ fn config(dir: &Path) -> PathBuf {
             &format!("state_dir = {:?}", dir.join("state")),
         )
         .replace(
-            "outbox_dir = \"state/outbox\"",
-            &format!("outbox_dir = {:?}", dir.join("outbox")),
-        )
-        .replace(
             "templates_dir = \"templates\"",
             &format!("templates_dir = {:?}", root().join("templates")),
         );

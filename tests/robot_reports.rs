@@ -489,10 +489,6 @@ fn config_in(dir: &Path) -> String {
             &format!("state_dir = {:?}", dir.join("state")),
         )
         .replace(
-            "outbox_dir = \"state/outbox\"",
-            &format!("outbox_dir = {:?}", dir.join("outbox")),
-        )
-        .replace(
             "templates_dir = \"templates\"",
             &format!("templates_dir = {:?}", root().join("templates")),
         )
