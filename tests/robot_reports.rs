@@ -1099,3 +1099,73 @@ fn roundtrip_reads_every_mail_and_missing_files_are_exit_2() {
         );
     }
 }
+
+/// A tracked robot's report cut short is kept in quarantine with the
+/// reason, never half a case: a multipart mail cut inside its first part
+/// (no text part is left), and a plain one cut inside its table before the
+/// headline's row.
+#[test]
+fn a_robot_report_cut_short_is_quarantined() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{}\n[track]\nsenders = [\"rong.a.chen@intel.com\", \"oliver.sang@intel.com\"]\n",
+            config_in(tmp.path())
+        ),
+    )
+    .unwrap();
+    let cut = |thread: &str, lines: usize| -> Vec<u8> {
+        let raw =
+            std::fs::read(root().join(format!("tests/fixtures/threads/{thread}/00-report.eml")))
+                .unwrap();
+        let mut out = Vec::new();
+        for l in raw.split_inclusive(|b| *b == b'\n').take(lines) {
+            out.extend_from_slice(l);
+        }
+        out
+    };
+    for (mail, why) in [
+        (
+            cut("2020-08-03_linux-nvdimm_a0ac629ebe", 175),
+            "no text part",
+        ),
+        (
+            cut("2023-10-20_cgroups_51d74c18a9", 222),
+            "no row for its headline",
+        ),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["ingest", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(&mail)?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains("quarantined 1"), "{why}: {err}");
+        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["quarantine", "list"])
+            .output()
+            .unwrap();
+        let list = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(list.contains(why), "{list}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["cases", "list"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no cases"));
+}

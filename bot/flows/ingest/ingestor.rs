@@ -486,8 +486,13 @@ impl<'a> Ingestor<'a> {
         }
         let parsed = match crate::flows::robot::parse_report(raw, source) {
             Ok(p) => p,
-            // The robot's other mail (build errors, boot failures): not ours.
-            Err(e) if e.not_a_report() => return Ok(None),
+            // The robot's other mail (build errors, boot failures): not
+            // ours. But one titled as a performance report that cannot be
+            // read (a multipart cut short has no text part; a table cut
+            // inside) is a damaged report: kept with the reason.
+            Err(e) if e.not_a_report() && !super::thread::is_report_subject(&head.subject) => {
+                return Ok(None)
+            }
             Err(e) => {
                 let why = format!("a tracked robot report that could not be read: {e}");
                 return self
@@ -515,6 +520,17 @@ impl<'a> Ingestor<'a> {
             }
         }
         let case = crate::flows::robot::adopted_case(&parsed, head);
+        if case.headline_change.is_empty() {
+            // Every report the robot sent has its headline's row; one
+            // without is cut short (inside its table), never half a case.
+            let why = format!(
+                "a tracked robot report whose table has no row for its headline {:?}: cut short?",
+                case.headline_metric
+            );
+            return self
+                .quarantine(raw, source, why, Some(&head.message_id))
+                .map(Some);
+        }
         // One commit and headline metric, one case: a second report of it (a
         // resend, another robot run) joins the first one's thread.
         if let Some(first) = self.case_of_regression(&case)? {
