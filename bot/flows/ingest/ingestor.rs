@@ -490,9 +490,7 @@ impl<'a> Ingestor<'a> {
             // ours. But one titled as a performance report that cannot be
             // read (a multipart cut short has no text part; a table cut
             // inside) is a damaged report: kept with the reason.
-            Err(e) if e.not_a_report() && !super::thread::is_report_subject(&head.subject) => {
-                return Ok(None)
-            }
+            Err(e) if e.not_a_report() && !titled_as_a_report(&head.subject) => return Ok(None),
             Err(e) => {
                 let why = format!("a tracked robot report that could not be read: {e}");
                 return self
@@ -766,6 +764,14 @@ fn thread_entry(
         understanding: None,
         seq: 0,
     }
+}
+
+/// A subject as the robot titles a performance report (not a reply to one:
+/// its people answer from its address too).
+fn titled_as_a_report(subject: &str) -> bool {
+    let t = subject.trim_start();
+    let reply = t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("re:"));
+    !reply && super::thread::is_report_subject(t)
 }
 
 #[cfg(test)]
