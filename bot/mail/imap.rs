@@ -57,42 +57,80 @@ pub struct ImapAccount {
     pub timeout: Duration,
 }
 
-/// A plain or TLS connection; one type so that sessions and IDLE work on both.
+/// A plain or TLS connection; one type so that sessions and IDLE work on
+/// both. It counts what the server sends in answer to each command: past
+/// [`MAX_ANSWER_BYTES`] the read fails, so a server flooding one answer
+/// (untagged lines without end) cannot grow perfbot's memory without bound.
 #[derive(Debug)]
-pub enum ImapStream {
+pub struct ImapStream {
+    transport: Transport,
+    /// Bytes read since perfbot last wrote (its last command).
+    answered: u64,
+}
+
+#[derive(Debug)]
+enum Transport {
     Plain(TcpStream),
     Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
 }
 
+/// The most one answer may be: 256 MiB (a fetch is sized to stay well
+/// under it; see `fetch_uids`).
+pub const MAX_ANSWER_BYTES: u64 = 256 << 20;
+
+impl ImapStream {
+    fn plain(tcp: TcpStream) -> ImapStream {
+        ImapStream {
+            transport: Transport::Plain(tcp),
+            answered: 0,
+        }
+    }
+    fn tls(s: StreamOwned<ClientConnection, TcpStream>) -> ImapStream {
+        ImapStream {
+            transport: Transport::Tls(Box::new(s)),
+            answered: 0,
+        }
+    }
+}
+
 impl Read for ImapStream {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            ImapStream::Plain(s) => s.read(buf),
-            ImapStream::Tls(s) => s.read(buf),
+        let n = match &mut self.transport {
+            Transport::Plain(s) => s.read(buf),
+            Transport::Tls(s) => s.read(buf),
+        }?;
+        self.answered += n as u64;
+        if self.answered > MAX_ANSWER_BYTES {
+            return Err(std::io::Error::other(format!(
+                "the server sent over {} MiB in answer to one command",
+                MAX_ANSWER_BYTES >> 20
+            )));
         }
+        Ok(n)
     }
 }
 
 impl Write for ImapStream {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            ImapStream::Plain(s) => s.write(buf),
-            ImapStream::Tls(s) => s.write(buf),
+        self.answered = 0;
+        match &mut self.transport {
+            Transport::Plain(s) => s.write(buf),
+            Transport::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            ImapStream::Plain(s) => s.flush(),
-            ImapStream::Tls(s) => s.flush(),
+        match &mut self.transport {
+            Transport::Plain(s) => s.flush(),
+            Transport::Tls(s) => s.flush(),
         }
     }
 }
 
 impl ImapStream {
     fn tcp(&self) -> &TcpStream {
-        match self {
-            ImapStream::Plain(s) => s,
-            ImapStream::Tls(s) => s.get_ref(),
+        match &self.transport {
+            Transport::Plain(s) => s,
+            Transport::Tls(s) => s.get_ref(),
         }
     }
 }
@@ -163,7 +201,7 @@ fn wrap(tcp: TcpStream, acct: &ImapAccount) -> Result<ImapStream, ImapError> {
                 why: e.to_string(),
             })?;
     }
-    Ok(ImapStream::Tls(Box::new(s)))
+    Ok(ImapStream::tls(s))
 }
 
 /// Connect, secure the connection as the URL asks, log in.
@@ -207,7 +245,7 @@ pub fn connect_with_socket(acct: &ImapAccount) -> Result<(ImapSession, SocketHan
     let socket = SocketHandle(tcp.try_clone().map_err(cerr)?);
     let stream = match acct.url.tls {
         TlsMode::Implicit => wrap(tcp, acct)?,
-        TlsMode::None => ImapStream::Plain(tcp),
+        TlsMode::None => ImapStream::plain(tcp),
         TlsMode::StartTls | TlsMode::Opportunistic => {
             let mut tcp = tcp;
             if starttls(&mut tcp).map_err(cerr)? {
@@ -222,7 +260,7 @@ pub fn connect_with_socket(acct: &ImapAccount) -> Result<(ImapSession, SocketHan
                 });
             }
             return Ok((
-                login(imap::Client::new(ImapStream::Plain(tcp)), acct)?,
+                login(imap::Client::new(ImapStream::plain(tcp)), acct)?,
                 socket,
             ));
         }
@@ -394,35 +432,48 @@ fn fetch_set(
     Ok(out)
 }
 
-/// Messages with UIDs in `from..=to`, in UID order (a UID range costs the
-/// server and the parser only the messages that exist in it).
-pub fn fetch_range(s: &mut ImapSession, from: u32, to: u32) -> Result<Vec<Fetched>, ImapError> {
-    if from > to {
-        return Ok(Vec::new());
-    }
-    // `n:m` may answer with the last message even when it is below `n`.
-    fetch_set(s, &format!("{from}:{to}"), |u| u >= from && u <= to)
-}
-
-/// Messages with UID greater than `after`, in UID order, at most `limit` of them
-/// (for servers that do not say UIDNEXT).
-pub fn fetch_after(
-    s: &mut ImapSession,
-    after: u32,
-    limit: usize,
-) -> Result<Vec<Fetched>, ImapError> {
+/// The UIDs greater than `after` the mailbox holds, in order (what the
+/// server says exists: the cursor walks these, never guessed ranges).
+pub fn uids_after(s: &mut ImapSession, after: u32) -> Result<Vec<u32>, ImapError> {
     let mut uids: Vec<u32> =
         guarded(|| s.uid_search(format!("UID {}:*", after.saturating_add(1))))?
             .into_iter()
             .filter(|u| *u > after) // `n:*` always matches the last message
             .collect();
     uids.sort_unstable();
-    uids.truncate(limit);
+    Ok(uids)
+}
+
+/// The sizes (RFC822.SIZE) of the messages of `uids`, by UID; a message the
+/// answer leaves out is not among them.
+pub fn sizes(s: &mut ImapSession, uids: &[u32]) -> Result<Vec<(u32, u64)>, ImapError> {
     if uids.is_empty() {
         return Ok(Vec::new());
     }
     let set: Vec<String> = uids.iter().map(u32::to_string).collect();
-    fetch_set(s, &set.join(","), |_| true)
+    let fetches = guarded(|| s.uid_fetch(set.join(","), "(UID RFC822.SIZE)"))?;
+    let mut out: Vec<(u32, u64)> = fetches
+        .iter()
+        .filter_map(|f| Some((f.uid?, u64::from(f.size?))))
+        .filter(|(u, _)| uids.binary_search(u).is_ok())
+        .collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Whether the mailbox still holds `uid`.
+pub fn holds(s: &mut ImapSession, uid: u32) -> Result<bool, ImapError> {
+    Ok(guarded(|| s.uid_search(format!("UID {uid}")))?.contains(&uid))
+}
+
+/// The messages of `uids`, in UID order; a UID the answer leaves out, or
+/// gives without its body, is not among them.
+pub fn fetch_uids(s: &mut ImapSession, uids: &[u32]) -> Result<Vec<Fetched>, ImapError> {
+    if uids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let set: Vec<String> = uids.iter().map(u32::to_string).collect();
+    fetch_set(s, &set.join(","), |u| uids.binary_search(&u).is_ok())
 }
 
 /// Which of `ids` are in `mailbox` (by their Message-ID header), read-only.

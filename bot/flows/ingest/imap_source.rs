@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::ingestor::Ingestor;
 use crate::config::{Config, ConfigError};
 use crate::mail::imap::{
-    connect_with_socket, fetch_after, fetch_range, guarded, idle, ImapAccount, ImapError,
-    ImapSession, SocketHandle,
+    connect_with_socket, fetch_uids, guarded, holds, idle, sizes, uids_after, ImapAccount,
+    ImapError, ImapSession, SocketHandle, MAX_ANSWER_BYTES,
 };
 use crate::store::cursor::Cursor;
 use crate::store::StoreError;
@@ -63,6 +63,10 @@ pub struct ImapInbox {
     pub account: ImapAccount,
     pub mailbox: String,
     pub batch: usize,
+    /// Messages bigger than this are not fetched (recorded instead): four
+    /// times `inbound.max_message_bytes`, as for archives, and well under
+    /// what one answer may be.
+    pub max_fetch: u64,
     /// The session, with a handle on its socket (to end an IDLE from the
     /// stop watcher).
     conn: Option<(ImapSession, SocketHandle)>,
@@ -77,6 +81,7 @@ impl ImapInbox {
             account: account(config)?,
             mailbox: config.file.imap.mailbox.clone(),
             batch: config.file.imap.batch.max(1),
+            max_fetch: (4 * config.file.inbound.max_message_bytes as u64).min(MAX_ANSWER_BYTES / 2),
             conn: None,
             use_idle: config.file.imap.idle,
             idle_capable: false,
@@ -116,6 +121,7 @@ impl ImapInbox {
         let key = self.cursor_key();
         let mailbox = self.mailbox.clone();
         let batch = self.batch;
+        let max_fetch = self.max_fetch;
         let store = ing.store;
         let (s, _) = self.connection()?;
         let mb = guarded(|| s.select(&mailbox))?;
@@ -135,40 +141,42 @@ impl ImapInbox {
                 last_uid: 0,
             },
         };
-        let mut read = 0;
-        // With UIDNEXT known, walk UID ranges (no search result of the whole
-        // rest of the mailbox per batch); then (or without UIDNEXT) search for
-        // what arrived meanwhile: IDLE, which comes next, only tells of mail
-        // that arrives after it starts.
-        let mut uid_next = mb.uid_next;
-        loop {
-            let got = match uid_next {
-                Some(next) => {
-                    let from = cursor.last_uid.saturating_add(1);
-                    if from >= next {
-                        uid_next = None;
-                        continue;
-                    }
-                    let to = from.saturating_add(batch as u32 - 1).min(next - 1);
-                    let got = fetch_range(s, from, to)?;
-                    if got.is_empty() {
-                        // A gap of expunged UIDs: step over it.
-                        cursor.last_uid = to;
-                        continue;
-                    }
-                    got
-                }
-                None => fetch_after(s, cursor.last_uid, batch)?,
-            };
-            if got.is_empty() {
-                break;
+        if cursor.last_uid == 0 {
+            // A new mailbox, or a new UIDVALIDITY: old UIDs mean nothing.
+            for u in store.unreadable(Some(&key))? {
+                store.clear_unreadable(&key, &u.commit)?;
             }
-            for f in &got {
-                ing.ingest(&f.raw, &format!("{key} uid {}", f.uid))?;
-                read += 1;
+        }
+        let mut read = retry_missing(s, ing, &key, max_fetch)?;
+        // What the server says exists past the cursor (UID SEARCH), in
+        // batches: a server claiming a UIDNEXT of 4e9 costs nothing, and
+        // the cursor moves only over UIDs the server named.
+        let uids = uids_after(s, cursor.last_uid)?;
+        for chunk in uids.chunks(batch.max(1)) {
+            for group in fetch_groups(s, ing, &key, chunk, max_fetch)? {
+                let got = fetch_uids(s, &group)?;
+                for f in &got {
+                    ing.ingest(&f.raw, &format!("{key} uid {}", f.uid))?;
+                    read += 1;
+                }
+                // Named by the search, not given by the fetch (no answer, or
+                // no body): recorded, retried every poll, never passed over
+                // in silence.
+                let missing: Vec<u32> = group
+                    .iter()
+                    .copied()
+                    .filter(|u| got.binary_search_by_key(u, |f| f.uid).is_err())
+                    .collect();
+                for &uid in &missing {
+                    note_missing(ing, &key, uid, NO_BODY.into())?;
+                }
+                if !missing.is_empty() {
+                    tracing::warn!(mailbox = %key, missing = missing.len(), first = missing[0],
+                        "the server answered UID FETCH without some messages' bodies: recorded, tried again next poll");
+                }
             }
             // Recorded (each flushed): only now may the cursor move past them.
-            cursor.last_uid = got.last().map(|f| f.uid).unwrap_or(cursor.last_uid);
+            cursor.last_uid = chunk.last().copied().unwrap_or(cursor.last_uid);
             store.set_cursor(&key, cursor)?;
             tracing::info!(mailbox = %key, last_uid = cursor.last_uid, read, "batch recorded");
         }
@@ -254,6 +262,103 @@ impl ImapInbox {
     }
 }
 
+const NO_BODY: &str = "the server answered UID FETCH without the message's body";
+
+/// The UIDs of `chunk` in groups whose messages add up to at most
+/// `FETCH_BYTES` (by RFC822.SIZE); a message over `max_fetch` is recorded,
+/// not fetched.
+fn fetch_groups(
+    s: &mut ImapSession,
+    ing: &mut Ingestor,
+    key: &str,
+    chunk: &[u32],
+    max_fetch: u64,
+) -> Result<Vec<Vec<u32>>, ImapSourceError> {
+    let known = sizes(s, chunk)?;
+    let mut groups = Vec::new();
+    let (mut group, mut bytes) = (Vec::new(), 0u64);
+    for &uid in chunk {
+        let size = known
+            .binary_search_by_key(&uid, |k| k.0)
+            .map_or(0, |i| known[i].1);
+        if size > max_fetch {
+            let why = format!(
+                "{size} bytes, over {max_fetch} (4 × inbound.max_message_bytes): not fetched"
+            );
+            note_missing(ing, key, uid, why)?;
+            continue;
+        }
+        if !group.is_empty() && bytes + size > FETCH_BYTES {
+            groups.push(std::mem::take(&mut group));
+            bytes = 0;
+        }
+        group.push(uid);
+        bytes += size;
+    }
+    if !group.is_empty() {
+        groups.push(group);
+    }
+    Ok(groups)
+}
+
+/// What one fetch asks for at most, by the messages' sizes.
+const FETCH_BYTES: u64 = 64 << 20;
+
+/// Record that the server did not give message `uid` of mailbox `key`.
+fn note_missing(
+    ing: &mut Ingestor,
+    key: &str,
+    uid: u32,
+    reason: String,
+) -> Result<(), ImapSourceError> {
+    let now = chrono::Utc::now();
+    ing.store.record_unreadable(&crate::model::Unreadable {
+        repository: key.to_string(),
+        commit: format!("uid {uid}"),
+        object: None,
+        reason,
+        first_seen: now,
+        last_tried: now,
+        tries: 1,
+    })?;
+    ing.stats.unreadable += 1;
+    Ok(())
+}
+
+/// Fetch the mailbox's messages the server did not give before: read now,
+/// or gone (the server no longer has the UID), or recorded again.
+fn retry_missing(
+    s: &mut ImapSession,
+    ing: &mut Ingestor,
+    key: &str,
+    max_fetch: u64,
+) -> Result<usize, ImapSourceError> {
+    let mut read = 0;
+    for old in ing.store.unreadable(Some(key))? {
+        let Some(uid) = old
+            .commit
+            .strip_prefix("uid ")
+            .and_then(|u| u.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if fetch_groups(s, ing, key, &[uid], max_fetch)?.is_empty() {
+            continue; // Still too big: recorded again.
+        }
+        match fetch_uids(s, &[uid])?.into_iter().next() {
+            Some(f) => {
+                ing.ingest(&f.raw, &format!("{key} uid {uid}"))?;
+                ing.store.clear_unreadable(key, &old.commit)?;
+                tracing::info!(mailbox = %key, uid, "a message the server did not give before was read");
+                read += 1;
+            }
+            None if !holds(s, uid)? => ing.store.clear_unreadable(key, &old.commit)?,
+            None => note_missing(ing, key, uid, NO_BODY.into())?,
+        }
+    }
+    Ok(read)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +435,175 @@ mod tests {
             .poll(&mut ing)
             .expect_err("the SELECT was taken as read");
         assert!(e.to_string().contains("broke the IMAP library"), "{e}");
+    }
+
+    /// A scripted server whose answers see the whole command (after the
+    /// tag) and may keep state; unknown commands get a tagged OK.
+    fn scripted(answer: impl Fn(&str, &str) -> Option<String> + Send + 'static) -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            let mut w = s.try_clone().unwrap();
+            w.write_all(b"* OK [CAPABILITY IMAP4rev1] scripted\r\n")
+                .unwrap();
+            for line in BufReader::new(s).lines() {
+                let Ok(line) = line else { break };
+                let (tag, cmd) = line.split_once(' ').unwrap_or((&line, ""));
+                let reply = answer(tag, cmd).unwrap_or_else(|| {
+                    if cmd.starts_with("CAPABILITY") {
+                        format!("* CAPABILITY IMAP4rev1\r\n{tag} OK done\r\n")
+                    } else {
+                        format!("{tag} OK done\r\n")
+                    }
+                });
+                if w.write_all(reply.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        });
+        port
+    }
+
+    fn message(uid: u32) -> String {
+        let m = format!(
+            "From: a@example.org\r\nMessage-ID: <m{uid}@example.org>\r\nSubject: hello {uid}\r\n\r\nbody\r\n"
+        );
+        format!(
+            "* {uid} FETCH (UID {uid} BODY[] {{{}}}\r\n{m})\r\n",
+            m.len()
+        )
+    }
+
+    /// A server that claims UIDNEXT 4e9 and answers one UID FETCH without a
+    /// message's body: the cursor walks only the UIDs the server named (no
+    /// 20 million empty ranges), the message without a body is recorded
+    /// (not passed over in silence) and read on the next poll, when the
+    /// server gives it.
+    #[test]
+    fn a_fetch_without_a_body_is_recorded_and_read_again() {
+        let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = fetches.clone();
+        let port = scripted(move |tag, cmd| {
+            if cmd.starts_with("SELECT") {
+                return Some(format!(
+                    "* 3 EXISTS\r\n* OK [UIDVALIDITY 7] v\r\n* OK [UIDNEXT 4000000000] n\r\n{tag} OK [READ-WRITE] done\r\n"
+                ));
+            }
+            if let Some(q) = cmd.strip_prefix("UID SEARCH UID ") {
+                let hits = match q {
+                    "1:*" => "1 2 3",
+                    "2" => "2",
+                    _ => "3",
+                };
+                return Some(format!("* SEARCH {hits}\r\n{tag} OK done\r\n"));
+            }
+            if let Some(set) = cmd.strip_prefix("UID FETCH ") {
+                let set = set.split(' ').next().unwrap_or("");
+                if cmd.contains("RFC822.SIZE") {
+                    let sizes: String = set
+                        .split(',')
+                        .map(|u| format!("* {u} FETCH (UID {u} RFC822.SIZE 90)\r\n"))
+                        .collect();
+                    return Some(format!("{sizes}{tag} OK done\r\n"));
+                }
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let body = match set {
+                    "1,2,3" => format!("{}* 2 FETCH (UID 2)\r\n{}", message(1), message(3)),
+                    "2" => message(2),
+                    _ => String::new(),
+                };
+                return Some(format!("{body}{tag} OK done\r\n"));
+            }
+            None
+        });
+        let tmp = tempfile::tempdir().unwrap();
+        let config = config(tmp.path(), port);
+        let store = crate::store::Store::open(&config.state_dir()).unwrap();
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        let mut inbox = ImapInbox::new(&config).unwrap();
+        assert_eq!(inbox.poll(&mut ing).unwrap(), 2);
+        assert_eq!(ing.stats.unreadable, 1);
+        let key = inbox.cursor_key();
+        let missing = store.unreadable(Some(&key)).unwrap();
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].commit, "uid 2");
+        assert!(missing[0].reason.contains("without the message's body"));
+        assert_eq!(store.cursor(&key).unwrap().unwrap().last_uid, 3);
+        // The next poll tries it again and reads it.
+        assert_eq!(inbox.poll(&mut ing).unwrap(), 1);
+        assert!(store.unreadable(Some(&key)).unwrap().is_empty());
+        assert_eq!(fetches.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    /// A message the server says is bigger than perfbot fetches is
+    /// recorded with its size, not fetched; and an answer that never ends
+    /// (untagged lines without end) fails the poll with one clear line
+    /// once it passes `MAX_ANSWER_BYTES`, instead of growing memory.
+    #[test]
+    fn huge_messages_and_endless_answers_are_bounded() {
+        let port = scripted(move |tag, cmd| {
+            if cmd.starts_with("SELECT") {
+                return Some(format!(
+                    "* 2 EXISTS\r\n* OK [UIDVALIDITY 7] v\r\n{tag} OK [READ-WRITE] done\r\n"
+                ));
+            }
+            if cmd.starts_with("UID SEARCH UID 1:*") {
+                return Some(format!("* SEARCH 1 2\r\n{tag} OK done\r\n"));
+            }
+            if cmd.contains("RFC822.SIZE") {
+                return Some(format!(
+                    "* 1 FETCH (UID 1 RFC822.SIZE 90)\r\n* 2 FETCH (UID 2 RFC822.SIZE 4000000000)\r\n{tag} OK done\r\n"
+                ));
+            }
+            if cmd.starts_with("UID FETCH 1 ") {
+                return Some(format!("{}{tag} OK done\r\n", message(1)));
+            }
+            None
+        });
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = config(tmp.path(), port);
+        let store = crate::store::Store::open(&cfg.state_dir()).unwrap();
+        let mut ing = Ingestor::new(&cfg, &store).unwrap();
+        let mut inbox = ImapInbox::new(&cfg).unwrap();
+        assert_eq!(inbox.poll(&mut ing).unwrap(), 1);
+        let missing = store.unreadable(Some(&inbox.cursor_key())).unwrap();
+        assert_eq!(missing.len(), 1);
+        assert!(
+            missing[0].reason.contains("4000000000 bytes"),
+            "{}",
+            missing[0].reason
+        );
+
+        // A SELECT answered with untagged lines that never end.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            let mut w = s.try_clone().unwrap();
+            w.write_all(b"* OK [CAPABILITY IMAP4rev1] flood\r\n")
+                .unwrap();
+            let mut r = BufReader::new(s);
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok() {
+                let tag = line.split(' ').next().unwrap_or("").to_string();
+                if line.contains("SELECT") {
+                    let junk = format!("* OK {}\r\n", "x".repeat(4000));
+                    while w.write_all(junk.as_bytes()).is_ok() {}
+                    break;
+                }
+                let _ = w.write_all(format!("{tag} OK done\r\n").as_bytes());
+                line.clear();
+            }
+        });
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = config(tmp.path(), port);
+        let store = crate::store::Store::open(&cfg.state_dir()).unwrap();
+        let mut ing = Ingestor::new(&cfg, &store).unwrap();
+        let mut inbox = ImapInbox::new(&cfg).unwrap();
+        let e = inbox
+            .poll(&mut ing)
+            .expect_err("an endless answer was read");
+        assert!(e.to_string().contains("in answer to one command"), "{e}");
     }
 }
