@@ -1199,3 +1199,71 @@ fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("ignored"));
     assert_eq!(sent_reports(), before + 1);
 }
+
+/// Someone who posted a patch in the thread speaks for it: their "I have
+/// posted a fix" moves the case to awaiting a fix (a state that closes
+/// nothing), as the author's would; their "not a regression" still closes
+/// nothing without a human. A stranger who posted no patch moves nothing.
+#[test]
+fn a_patch_poster_in_the_thread_may_make_open_moves_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    const EVE: &str = "Eve Hacker <eve@else.example>";
+    const MALLORY: &str = "Mallory <mallory@else.example>";
+    // A stranger's promise: a human decides.
+    ingest(
+        &cfg,
+        &mail(
+            MALLORY,
+            "m1@x",
+            &c.message_id,
+            "",
+            "I have posted a fix for this regression.",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "needs-human");
+    run(
+        &cfg,
+        &["cases", "set", &c.id, "reported", "--reason", "test"],
+        None,
+    );
+    // Eve posts a test patch in the thread.
+    ingest(
+        &cfg,
+        &mail(
+            EVE,
+            "e1@x",
+            &c.message_id,
+            "",
+            "Could you try this?\r\n\r\ndiff --git a/fs/xfs/xfs_file.c b/fs/xfs/xfs_file.c\r\n--- a/fs/xfs/xfs_file.c\r\n+++ b/fs/xfs/xfs_file.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert!(
+        v["thread"].to_string().contains("\"role\":\"contributor\""),
+        "{}",
+        v["thread"]
+    );
+    run(
+        &cfg,
+        &["cases", "set", &c.id, "reported", "--reason", "test"],
+        None,
+    );
+    ingest(
+        &cfg,
+        &mail(
+            EVE,
+            "e2@x",
+            &c.message_id,
+            "",
+            "I have posted a fix for this regression.",
+        ),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
+    ingest(
+        &cfg,
+        &mail(EVE, "e3@x", &c.message_id, "", "This is not a regression."),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "needs-human");
+}

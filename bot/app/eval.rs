@@ -630,6 +630,7 @@ pub fn sample_case() -> Case {
         base: String::new(),
         baseline: Vec::new(),
         verified: None,
+        contributors: Vec::new(),
         created: now,
         updated: now,
     }

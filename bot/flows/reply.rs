@@ -53,6 +53,7 @@ pub fn speaker(r: Role) -> Speaker {
     match r {
         Role::Author | Role::Committer => Speaker::Author,
         Role::Maintainer => Speaker::Maintainer,
+        Role::Contributor => Speaker::Other,
         Role::Operator => Speaker::Operator,
         Role::Other | Role::Bot => Speaker::Other,
     }
@@ -171,6 +172,7 @@ pub fn handle_reply(
     let from = Address::parse(&entry.from);
     let verdict: Option<Verdict> = dkim.map(|c| c.check(raw, domain_of(from.as_ref())));
     let (u, is_fact) = understand(config, store, case_id, entry, body, from.as_ref())?;
+    let posted_patch = posts_a_patch(&entry.subject, &entry.text);
     let echo = echo(store, entry)?;
     // The case may move under us only through another writer; decide again
     // against where it is then (bounded: the daemon has one ingest thread).
@@ -186,7 +188,10 @@ pub fn handle_reply(
             message_id: entry.message_id.as_str(),
             reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
             words: &entry.text,
-            role: role(from.as_ref(), false, &case, &config.reply.trust),
+            role: match role(from.as_ref(), false, &case, &config.reply.trust) {
+                Role::Other if posted_patch => Role::Contributor,
+                r => r,
+            },
             dkim: verdict.clone(),
             understanding: &u,
             fact: is_fact,
@@ -225,6 +230,7 @@ pub fn handle_reply(
             change,
             mails: &mails,
             ignore: rule.as_ref(),
+            contributor: from.as_ref().filter(|_| posted_patch).map(|a| a.as_str()),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -247,6 +253,15 @@ pub fn handle_reply(
         case: case_id.clone(),
         tries: TRIES,
     })
+}
+
+/// The mail posts a patch: a `[PATCH` Subject, or a diff in the sender's
+/// own words.
+fn posts_a_patch(subject: &str, words: &str) -> bool {
+    crate::reply::understand::features::is_patch_subject(subject)
+        || words
+            .lines()
+            .any(|l| l.starts_with("diff --git ") || l.starts_with("+++ b/"))
 }
 
 /// The domain of the From address (what a DKIM signature must align with).

@@ -447,6 +447,7 @@ pub fn queue(
         base: p.base.clone(),
         baseline: p.baseline.clone(),
         verified: None,
+        contributors: Vec::new(),
         created: now,
         updated: now,
     };

@@ -561,6 +561,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         base: text(&i["base"]["sha"]),
         baseline: Vec::new(),
         verified: None,
+        contributors: Vec::new(),
         created,
         updated: created,
     }

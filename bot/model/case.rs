@@ -157,6 +157,10 @@ pub struct Case {
     /// A follow-up comparison showed the fix brought the metric back.
     #[serde(default)]
     pub verified: Option<Verified>,
+    /// Who posted a patch in the thread (addresses): they speak for the
+    /// fix they posted (see `Role::Contributor`).
+    #[serde(default)]
+    pub contributors: Vec<String>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }
@@ -278,6 +282,7 @@ impl Case {
             base: String::new(),
             baseline: Vec::new(),
             verified: None,
+            contributors: Vec::new(),
             created,
             updated: created,
         }

@@ -24,6 +24,8 @@ pub struct Reply<'a> {
     pub mails: &'a [QueuedMail],
     /// The `#perfbot ignore` rule it gave, kept with the reply.
     pub ignore: Option<&'a crate::model::ignore::IgnoreRule>,
+    /// The sender posted a patch: they join the case's contributors.
+    pub contributor: Option<&'a str>,
 }
 
 /// A follow-up mail ready to queue.
@@ -70,6 +72,7 @@ impl Store {
                 change: None,
                 mails: &[],
                 ignore: None,
+                contributor: None,
             },
         )?;
         Ok(matches!(r, Recorded::New))
@@ -133,10 +136,18 @@ impl Store {
                     };
                     let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
                     events.insert(event_key(case, seq), encode(&ev))?;
+                    let joined = reply
+                        .contributor
+                        .filter(|a| !c.contributors.iter().any(|k| k.eq_ignore_ascii_case(a)));
+                    if let Some(a) = joined {
+                        c.contributors.push(a.to_string());
+                    }
                     if let Some((new, cause, note)) = &reply.change {
                         let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
-                        cases.insert(case.as_str(), encode(&c))?;
                         events.insert(event_key(case, change_seq), encode(&ev))?;
+                    }
+                    if joined.is_some() || reply.change.is_some() {
+                        cases.insert(case.as_str(), encode(&c))?;
                     }
                     if let Some(rule) = reply.ignore {
                         ignores.insert(rule.key().as_bytes(), encode(rule))?;

@@ -173,7 +173,8 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
     let allowed = if by_command {
         policy.may_command(role)
     } else {
-        policy.may_decide_by_text(role) || (!to.is_closed() && policy.anyone_moves_open)
+        policy.may_decide_by_text(role)
+            || (!to.is_closed() && (policy.anyone_moves_open || role == Role::Contributor))
     };
     if !allowed {
         return Effect::human(format!(

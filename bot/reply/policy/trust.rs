@@ -17,6 +17,10 @@ pub enum Role {
     Author,
     Committer,
     Maintainer,
+    /// Someone who posted a patch in the case's thread (a fix, a revert, a
+    /// test patch): their words may move the case to a state that closes
+    /// nothing (awaiting a fix or a revert), like the trusted roles'.
+    Contributor,
     Operator,
     Other,
     Bot,
@@ -28,6 +32,7 @@ impl Role {
             Role::Author => "author",
             Role::Committer => "committer",
             Role::Maintainer => "maintainer",
+            Role::Contributor => "contributor",
             Role::Operator => "operator",
             Role::Other => "other",
             Role::Bot => "bot",
@@ -39,6 +44,7 @@ impl Role {
             Role::Author,
             Role::Committer,
             Role::Maintainer,
+            Role::Contributor,
             Role::Operator,
             Role::Other,
             Role::Bot,
@@ -128,7 +134,7 @@ pub fn maintainers_from_file(text: &str) -> HashSet<Address> {
 }
 
 /// The role of `from` for `case`; a robot is always `Bot`. The strongest role
-/// wins: operator, author, committer, maintainer.
+/// wins: operator, author, committer, maintainer, contributor.
 pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Role {
     if is_bot {
         return Role::Bot;
@@ -149,6 +155,13 @@ pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Ro
         Role::Committer
     } else if p.maintainers.contains(from) || cc_person(case, from) {
         Role::Maintainer
+    } else if case
+        .contributors
+        .iter()
+        .filter_map(|c| Address::parse(c))
+        .any(|a| &a == from)
+    {
+        Role::Contributor
     } else {
         Role::Other
     }
