@@ -534,6 +534,9 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     input_with(&spool, "b-good.json", |v| {
         v["commit"]["sha"] = sha(7).into()
     });
+    // A pointer that is a directory: moved aside with the reason, not
+    // skipped on every pass.
+    std::fs::create_dir_all(spool.join("a-dir.ref")).unwrap();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
         .arg(&cfg)
@@ -565,6 +568,9 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     let err_file = spool.join("failed/a-old-date.json.error");
     let why = std::fs::read_to_string(&err_file).unwrap();
     assert!(why.contains("$.date"), "{why}");
+    let why = std::fs::read_to_string(spool.join("failed/a-dir.ref.error")).unwrap();
+    assert!(why.contains("not a readable pointer file"), "{why}");
+    assert!(!spool.join("a-dir.ref").exists());
     // The daemon keeps its open files bounded whatever the clients do.
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
@@ -1149,10 +1155,19 @@ fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
         d.contains("fixed (unverified)") && d.contains("Fixes not verified yet (1)"),
         "{d}"
     );
+
+    // Another regression on the same base (reports share one) is a report
+    // of its own, not a verification of this fix.
+    let other = comparison("o1.json", &parent, &sha(110), &base, &regressed);
+    let o = perfbot(&cfg, &["report", other.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("verified"), "{}", stderr(&o));
+    assert_eq!(cases(&cfg).len(), 2);
     let mails = outbox_files(tmp.path());
 
-    // The parent against a commit with the fix: back within the noise.
-    let followup = comparison("f1.json", &parent, &sha(102), &base, &back);
+    // The regressing commit against a commit with the fix: back within the
+    // noise of the case's own base samples.
+    let followup = comparison("f1.json", &culprit, &sha(102), &regressed, &back);
     let o = perfbot(&cfg, &["report", followup.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
@@ -1165,7 +1180,10 @@ fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
         "{}",
         stderr(&o)
     );
-    let c = &cases(&cfg)[0];
+    let c = cases(&cfg)
+        .into_iter()
+        .find(|c| c["id"] == id.as_str())
+        .unwrap();
     assert_eq!(c["state"], "fixed");
     assert_eq!(
         outbox_files(tmp.path()),
@@ -1177,12 +1195,14 @@ fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
     assert!(d.contains("fixed (verified)"), "{d}");
     assert!(!d.contains("Fixes not verified yet"), "{d}");
     // Verified once: the same comparison again is a report of its own
-    // (here: nothing to report, exit 3), not a second verification.
+    // (an improvement over the regressing commit), not a second
+    // verification.
     let o = perfbot(&cfg, &["report", followup.to_str().unwrap()]);
-    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("improvement"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("verified"), "{}", stderr(&o));
 
-    // A second case, compared from the regressing commit: the case's own
-    // base samples decide, and a "fix" that leaves it down reopens it.
+    // A second case: a "fix" that leaves it down reopens it.
     let tmp2 = tempfile::tempdir().unwrap();
     let cfg2 = setup(tmp2.path(), "");
     let first = comparison("r2.json", &parent, &culprit, &base, &regressed);

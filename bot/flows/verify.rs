@@ -72,9 +72,39 @@ fn side(data: &TestData, metric: &str, base: bool) -> Option<Side> {
     }
 }
 
+/// The base the regression was measured from, where the case kept no
+/// samples (aggregated inputs, adopted reports): the regressing commit's
+/// figures in the follow-up, taken back by the case's headline change, with
+/// their scatter.
+fn original_base(c: &Case, regressed: Option<Side>, absolute: bool) -> Option<Side> {
+    let (mean, stddev_percent) = match regressed? {
+        Side::Summary {
+            mean,
+            stddev_percent,
+        } => (mean, stddev_percent),
+        s @ Side::Samples(_) => (s.mean_of(), s.stddev_percent_of()),
+    };
+    let change: f64 = c
+        .headline_change
+        .trim()
+        .trim_end_matches('%')
+        .replace('\u{2212}', "-")
+        .parse()
+        .ok()?;
+    let base = if absolute {
+        mean - change
+    } else {
+        mean / (1.0 + change / 100.0)
+    };
+    base.is_finite().then_some(Side::Summary {
+        mean: base,
+        stddev_percent,
+    })
+}
+
 /// The case a follow-up comparison verifies, if it is one: a closed case
 /// awaiting verification with the input's test and headline metric, whose
-/// base or commit the input compares against, and not the case's own commit.
+/// regressing commit the input compares a later commit against.
 pub fn find(
     config: &Config,
     store: &Store,
@@ -94,17 +124,21 @@ pub fn find(
     cases.sort_by_key(|c| std::cmp::Reverse(c.updated));
     for c in cases {
         let metric = &c.headline_metric;
-        let base = if !c.base.is_empty() && same_commit(&c.base, &i.base.sha) {
-            side(data, metric, true)
-        } else if same_commit(&c.commit, &i.base.sha) && !c.baseline.is_empty() {
-            Some(Side::Samples(c.baseline.clone()))
+        // Only a comparison from the regressing commit itself is about this
+        // regression: many reports share a base (a release), and a new
+        // regression on it is no verification of an older fix.
+        if !same_commit(&c.commit, &i.base.sha) {
+            continue;
+        }
+        let absolute = config.selection.is_absolute_change(metric);
+        let base = if c.baseline.is_empty() {
+            original_base(&c, side(data, metric, true), absolute)
         } else {
-            None
+            Some(Side::Samples(c.baseline.clone()))
         };
         let (Some(base), Some(fix)) = (base, side(data, metric, false)) else {
             continue;
         };
-        let absolute = config.selection.is_absolute_change(metric);
         let up = !c.headline_change.trim_start().starts_with('-');
         let min = config.report_setup().report.min_change_percent;
         let Some(check) = fix_check(
@@ -153,4 +187,35 @@ pub fn record(store: &Store, v: &Verification) -> Result<Option<Case>, StoreErro
         ),
     )?;
     Ok(Some(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without kept samples, the case's base is the regressing commit's
+    /// figures taken back by the reported change.
+    #[test]
+    fn the_original_base_from_the_reported_change() {
+        let mut c = Case::sample("0123456789ab", CaseState::Fixed, chrono::Utc::now());
+        let regressed = || {
+            Some(Side::Summary {
+                mean: 9100.0,
+                stddev_percent: 1.0,
+            })
+        };
+        for (change, absolute, want) in [
+            ("-9.0%", false, Some(10000.0)),
+            ("\u{2212}9.0%", false, Some(10000.0)),
+            ("+1.5", true, Some(9098.5)),
+            ("n/a", false, None),
+        ] {
+            c.headline_change = change.into();
+            let got = original_base(&c, regressed(), absolute).map(|s| s.mean_of());
+            match (got, want) {
+                (Some(g), Some(w)) => assert!((g - w).abs() < 1e-6, "{change}: {g}"),
+                (g, w) => assert_eq!(g, w, "{change}"),
+            }
+        }
+    }
 }
