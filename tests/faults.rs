@@ -1298,6 +1298,32 @@ fn the_real_v3_of_a_series_carries_over_the_decision_on_v2() {
     );
 }
 
+/// `perfbot run` on `cfg` with `env` set (and no dashboard token unless
+/// given), once its dashboard on `port` answers.
+fn start_daemon(cfg: &Path, port: u16, env: &[(&str, &str)]) -> Daemon {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"));
+    c.arg("--config").arg(cfg).arg("run");
+    c.env_remove("PERFBOT_WEB_TOKEN");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let d = Daemon(Some(c.stderr(std::process::Stdio::null()).spawn().unwrap()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    d
+}
+
+/// Stop a daemon with SIGTERM; it must exit cleanly.
+fn stop_daemon(mut d: Daemon) {
+    let c = d.0.take().unwrap();
+    unsafe {
+        libc::kill(c.id() as i32, libc::SIGTERM);
+    }
+    assert!(c.wait_with_output().unwrap().status.success());
+}
+
 /// A plain HTTP POST of a form on loopback: the status line and the body.
 fn http_post(port: u16, path: &str, form: &str) -> String {
     use std::io::{Read, Write};
@@ -1340,27 +1366,13 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     let o = common::perfbot_stdin(&cfg, &["ingest", "--stdin"], Some(reply.as_bytes()));
     ok(&o);
     let start = |token: Option<&str>| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"));
-        c.arg("--config").arg(&cfg).arg("run");
-        c.env_remove("PERFBOT_WEB_TOKEN");
-        if let Some(t) = token {
-            c.env("PERFBOT_WEB_TOKEN", t);
-        }
-        let d = Daemon(Some(c.stderr(std::process::Stdio::null()).spawn().unwrap()));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        d
+        let env: Vec<(&str, &str)> = token
+            .map(|t| ("PERFBOT_WEB_TOKEN", t))
+            .into_iter()
+            .collect();
+        start_daemon(&cfg, port, &env)
     };
-    let stop = |mut d: Daemon| {
-        let c = d.0.take().unwrap();
-        unsafe {
-            libc::kill(c.id() as i32, libc::SIGTERM);
-        }
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success());
-    };
+    let stop = stop_daemon;
     let path = format!("/case/{id}/settle");
     let form = |token: &str| {
         format!("state=not-a-regression&reason=compiler+noise%2C+says+Dave&operator=Ops+Person&token={token}")
@@ -1450,18 +1462,7 @@ fn a_spooled_report_is_a_snapshot_not_a_pointer() {
         v["tests"][0]["samples"] = serde_json::json!({"base": "base.json", "head": "head.json"});
         v["attachments"] = serde_json::json!([{"name": "config.txt", "path": "config.txt"}]);
     });
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .arg("run")
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut d = Daemon(Some(child));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let d = start_daemon(&cfg, port, &[]);
     // The snapshot is complete before `report` returns.
     let o = perfbot(&cfg, &["report", input.to_str().unwrap()]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -1496,11 +1497,7 @@ fn a_spooled_report_is_a_snapshot_not_a_pointer() {
         .map(|e| e.file_name().to_string_lossy().to_string())
         .collect();
     assert!(done.iter().any(|n| n.ends_with("-in.d")), "{done:?}");
-    let c = d.0.take().unwrap();
-    unsafe {
-        libc::kill(c.id() as i32, libc::SIGTERM);
-    }
-    assert!(c.wait_with_output().unwrap().status.success());
+    stop_daemon(d);
 }
 
 /// The dashboard under load: 100 clients at once, 20 requests each, all
@@ -1515,18 +1512,7 @@ fn the_dashboard_queues_bursts_and_answers_health_under_slowloris() {
         tmp.path(),
         &format!("[web]\nlisten = \"127.0.0.1:{port}\"\n"),
     );
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .arg("run")
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut d = Daemon(Some(child));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let d = start_daemon(&cfg, port, &[]);
     let clients: Vec<_> = (0..100)
         .map(|_| {
             std::thread::spawn(move || {
@@ -1575,9 +1561,5 @@ fn the_dashboard_queues_bursts_and_answers_health_under_slowloris() {
     for t in slow {
         t.join().unwrap();
     }
-    let c = d.0.take().unwrap();
-    unsafe {
-        libc::kill(c.id() as i32, libc::SIGTERM);
-    }
-    assert!(c.wait_with_output().unwrap().status.success());
+    stop_daemon(d);
 }

@@ -369,27 +369,10 @@ mod tests {
     /// IDLE, and answers every command with what `odd` gives for it (the
     /// tag, the command) or else a plain tagged OK.
     fn scripted_server(odd: fn(&str, &str) -> Option<String>) -> u16 {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            let (s, _) = l.accept().unwrap();
-            let mut w = s.try_clone().unwrap();
-            w.write_all(b"* OK [CAPABILITY IMAP4rev1 IDLE] odd\r\n")
-                .unwrap();
-            for line in BufReader::new(s).lines() {
-                let Ok(line) = line else { break };
-                let (tag, cmd) = line.split_once(' ').unwrap_or((&line, ""));
-                let verb = cmd.split(' ').next().unwrap_or("");
-                let answer = odd(tag, verb).unwrap_or_else(|| match verb {
-                    "CAPABILITY" => format!("* CAPABILITY IMAP4rev1 IDLE\r\n{tag} OK done\r\n"),
-                    _ => format!("{tag} OK done\r\n"),
-                });
-                if w.write_all(answer.as_bytes()).is_err() {
-                    break;
-                }
-            }
-        });
-        port
+        scripted_with(true, move |tag, cmd| {
+            let verb = cmd.split(' ').next().unwrap_or("");
+            odd(tag, verb)
+        })
     }
 
     fn config(dir: &Path, port: u16) -> Config {
@@ -440,19 +423,28 @@ mod tests {
     /// A scripted server whose answers see the whole command (after the
     /// tag) and may keep state; unknown commands get a tagged OK.
     fn scripted(answer: impl Fn(&str, &str) -> Option<String> + Send + 'static) -> u16 {
+        scripted_with(false, answer)
+    }
+
+    /// The scripted server, offering IDLE or not.
+    fn scripted_with(
+        idle: bool,
+        answer: impl Fn(&str, &str) -> Option<String> + Send + 'static,
+    ) -> u16 {
+        let caps = if idle { "IMAP4rev1 IDLE" } else { "IMAP4rev1" };
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         std::thread::spawn(move || {
             let (s, _) = l.accept().unwrap();
             let mut w = s.try_clone().unwrap();
-            w.write_all(b"* OK [CAPABILITY IMAP4rev1] scripted\r\n")
+            w.write_all(format!("* OK [CAPABILITY {caps}] scripted\r\n").as_bytes())
                 .unwrap();
             for line in BufReader::new(s).lines() {
                 let Ok(line) = line else { break };
                 let (tag, cmd) = line.split_once(' ').unwrap_or((&line, ""));
                 let reply = answer(tag, cmd).unwrap_or_else(|| {
                     if cmd.starts_with("CAPABILITY") {
-                        format!("* CAPABILITY IMAP4rev1\r\n{tag} OK done\r\n")
+                        format!("* CAPABILITY {caps}\r\n{tag} OK done\r\n")
                     } else {
                         format!("{tag} OK done\r\n")
                     }
