@@ -1093,10 +1093,11 @@ fn a_later_version_of_a_series_carries_the_decision_over() {
 /// Verified closure: a case closed as fixed is "fix unverified" until a
 /// comparison of a commit with the fix is given to `report`. Matched by the
 /// test, the headline metric and the commit it compares against (the
-/// case's base here; the regressing commit in the second case), it verifies
-/// the fix when the metric is back within its noise, and reopens the case
-/// with the new numbers when it is not. No mail goes out for either; the
-/// digest lists verified and unverified fixes apart.
+/// regressing commit: another report on the same base is a report), it
+/// verifies the fix when the metric is back within the noise of the case's
+/// base, and reopens the case with the new numbers when it is not. No mail
+/// goes out for either; the digest lists verified and unverified fixes
+/// apart.
 #[test]
 fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
     let tmp = tempfile::tempdir().unwrap();
