@@ -52,6 +52,12 @@ fn the_corpus_round_trips() {
         .count();
     let read = results.iter().filter(|r| r["error"].is_null()).count();
     assert_eq!(subjects, read, "Subjects back as they were");
+    // And To, Cc, In-Reply-To as `report` would send them.
+    let headers = results
+        .iter()
+        .filter(|r| r["headers_identical"] == true)
+        .count();
+    assert_eq!(headers, read, "headers back as they were");
     for r in &results {
         if let Some(e) = r["error"].as_str() {
             // A refusal says where: a body line or an input field.
@@ -1168,4 +1174,36 @@ fn a_robot_report_cut_short_is_quarantined() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("no cases"));
+}
+
+/// The round trip compares the headers `report` would send too, and says
+/// which differ: with `outbound.max_recipients` lower than a real report's
+/// Cc list, its Cc comes back cut, and `--json` and the summary say so.
+#[test]
+fn the_round_trip_names_headers_that_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("c.toml");
+    let text = config_in(tmp.path()).replace("max_per_hour", "max_recipients = 3\nmax_per_hour");
+    std::fs::write(&cfg, text).unwrap();
+    let mail =
+        root().join("tests/fixtures/threads/2022-11-21_linux-btrfs_94d3d14789/00-report.eml");
+    let run = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"));
+        c.arg("--config").arg(&cfg).arg("roundtrip");
+        if json {
+            c.arg("--json");
+        }
+        c.arg(&mail).output().unwrap()
+    };
+    let o = run(true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["headers_identical"], false, "{r}");
+    assert_eq!(r["headers"][0]["field"], "Cc", "{r}");
+    let o = run(false);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("References in 0 of 1") && out.contains(": Cc: mail"),
+        "{out}"
+    );
 }

@@ -258,6 +258,8 @@ pub struct ReadBack {
     pub rendered: Result<String, RobotError>,
     /// The mail's Subject and perfbot's for it.
     pub subjects: Option<(String, String)>,
+    /// The address and threading headers that differ from the mail's.
+    pub headers: Vec<HeaderDiff>,
     /// How many sections `spacing` records.
     pub spaced: usize,
 }
@@ -278,9 +280,11 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         .and_then(|r| serde_json::from_value(r.clone()).ok())
         .unwrap_or_default();
     let mut subjects = None;
+    let mut headers = Vec::new();
     let rendered = render_back(config, &h, &parsed, file).map(|back| {
         let ours = back.body;
         subjects = Some((h.subject.clone(), back.subject));
+        headers = back.headers;
         if let Some(t) = back.shape {
             parsed.input["subject_template"] = t.into();
         }
@@ -300,6 +304,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         rendered,
         spaced,
         subjects,
+        headers,
     })
 }
 
@@ -322,6 +327,12 @@ pub struct RoundTrip {
     /// When it did not: (the mail's, perfbot's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<(String, String)>,
+    /// To, Cc, In-Reply-To and References (those the mail has) came back
+    /// as the mail has them, as `report` would send it.
+    pub headers_identical: bool,
+    /// Those that did not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<HeaderDiff>,
     /// A unified diff of the original (`-`) and perfbot's (`+`) body.
     #[serde(skip)]
     pub unified: String,
@@ -345,6 +356,8 @@ impl RoundTrip {
             diff: Vec::new(),
             subject_identical: false,
             subject: None,
+            headers_identical: false,
+            headers: Vec::new(),
             unified: String::new(),
         }
     }
@@ -357,6 +370,7 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         rendered,
         spaced,
         subjects,
+        headers,
     } = read_back(config, raw, file)?;
     let rendered = rendered?;
     let diff = first_differences(&original, &rendered, 5);
@@ -375,6 +389,8 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         diff,
         subject_identical,
         subject: subjects.filter(|_| !subject_identical),
+        headers_identical: headers.is_empty(),
+        headers,
         unified,
     })
 }
@@ -456,11 +472,71 @@ pub fn render_back(
             }
         }
     }
+    // The headers `report` would send it with (its own checks and caps).
+    let headers =
+        match crate::flows::report::prepare_loaded(&c, loaded, None, true, chrono::Utc::now()) {
+            Ok(p) => header_differences(h, &p.envelope),
+            Err(e) => vec![HeaderDiff {
+                field: "To".into(),
+                mail: h.to.join(", "),
+                perfbot: format!("(not addressed: {e})"),
+            }],
+        };
     Ok(Back {
         body,
         subject,
         shape,
+        headers,
     })
+}
+
+/// A header that came back other than the mail has it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HeaderDiff {
+    pub field: String,
+    pub mail: String,
+    pub perfbot: String,
+}
+
+/// To and Cc (by address, in order), In-Reply-To and References (where the
+/// mail has them) of the mail against perfbot's envelope for it.
+fn header_differences(h: &Headers, e: &crate::mail::message::Envelope) -> Vec<HeaderDiff> {
+    let bare = |list: &[String]| -> String {
+        list.iter()
+            .map(|a| crate::model::ids::bare_address(a).to_ascii_lowercase())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ids = |list: &mut dyn Iterator<Item = String>| -> String {
+        list.map(|m| m.trim_matches(['<', '>']).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut pairs = vec![
+        ("To", bare(&h.to), bare(&e.to)),
+        ("Cc", bare(&h.cc), bare(&e.cc)),
+        (
+            "In-Reply-To",
+            ids(&mut h.in_reply_to.clone().into_iter()),
+            ids(&mut e.in_reply_to.iter().map(|m| m.to_string())),
+        ),
+    ];
+    if !h.references.is_empty() {
+        pairs.push((
+            "References",
+            ids(&mut h.references.iter().cloned()),
+            ids(&mut e.references.iter().map(|m| m.to_string())),
+        ));
+    }
+    pairs
+        .into_iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(f, a, b)| HeaderDiff {
+            field: f.into(),
+            mail: a,
+            perfbot: b,
+        })
+        .collect()
 }
 
 /// What `render_back` wrote.
@@ -470,6 +546,8 @@ pub struct Back {
     pub subject: String,
     /// The mail's Subject shape, where the layout's differs.
     pub shape: Option<String>,
+    /// The address and threading headers that differ from the mail's.
+    pub headers: Vec<HeaderDiff>,
 }
 
 /// Up to `max` differing lines of two texts, compared line by line.

@@ -204,6 +204,20 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
             100.0 * same as f64 / results.len() as f64,
             results.len() - same - failed
         );
+        let subjects = results.iter().filter(|r| r.subject_identical).count();
+        let headers = results.iter().filter(|r| r.headers_identical).count();
+        println!(
+            "Subject identical in {subjects} of {n}; To, Cc, In-Reply-To and References in {headers} of {n}",
+            n = results.len()
+        );
+        for r in results.iter().filter(|r| r.error.is_none()) {
+            for d in &r.headers {
+                println!(
+                    "   {}: {}: mail {:?}, perfbot {:?}",
+                    r.file, d.field, d.mail, d.perfbot
+                );
+            }
+        }
     }
     Ok(())
 }
