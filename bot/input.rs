@@ -330,6 +330,10 @@ pub struct AggregatedRow {
     /// The change as the other tool printed it (`-9.0%`, `+7.1`).
     #[serde(default)]
     pub change: Option<String>,
+    /// What an operator wrote after the row by hand (`   <-------- (a)`),
+    /// printed after it as it was.
+    #[serde(default)]
+    pub annotation: Option<String>,
 }
 
 /// Samples of one commit: inline (metric → samples) or the path of an lkp matrix.
@@ -1013,6 +1017,15 @@ fn check_rows(file: &Path, at: &str, rows: &[AggregatedRow]) -> Result<(), Input
                 &rat,
                 "base and head are both failure counts ({\"fails\", \"runs\"}) or both means",
             ));
+        }
+        if let Some(note) = &r.annotation {
+            if note.len() > 200 || note.chars().any(char::is_control) || note.trim().is_empty() {
+                return Err(InputError::field(
+                    file,
+                    &format!("{rat}.annotation"),
+                    "one line of at most 200 bytes",
+                ));
+            }
         }
         if !seen.insert(r.metric.as_str()) {
             return Err(InputError::field(

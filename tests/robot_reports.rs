@@ -1207,3 +1207,34 @@ fn the_round_trip_names_headers_that_differ() {
         "{out}"
     );
 }
+
+/// A table row an operator marked by hand (`metric   <-------- (a)`) is
+/// read, the mark kept in the input (`annotation`), and the mail comes back
+/// byte for byte with it; before, the mark made the whole mail refused.
+#[test]
+fn a_row_marked_by_hand_is_kept_and_comes_back() {
+    let mail = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml");
+    let raw = std::fs::read(&mail).unwrap();
+    let line = b"      3324           -10.0%       2993        vmstat.system.cs\n";
+    let at = raw.windows(line.len()).position(|w| w == line).unwrap();
+    let mut marked = raw.clone();
+    let end = at + line.len() - 1;
+    marked.splice(end..end, b"    <-------- (a)".iter().copied());
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("marked.eml");
+    std::fs::write(&p, &marked).unwrap();
+    let o = perfbot(&["parse-report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = v["tests"][0]["aggregated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "vmstat.system.cs")
+        .unwrap()
+        .clone();
+    assert_eq!(row["annotation"], "    <-------- (a)", "{row}");
+    let o = perfbot(&["roundtrip", "--json", p.to_str().unwrap()]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["identical"], true, "{r}");
+}

@@ -331,6 +331,9 @@ pub struct ReportView {
     /// Human remarks placed before sections (after the spacing is applied).
     #[serde(skip)]
     pub remarks: Vec<crate::model::spacing::Remark>,
+    /// Operators' marks after table rows (metric, what follows it).
+    #[serde(skip)]
+    pub row_notes: Vec<(String, String)>,
     /// Rows printed after the signature (`tests[].appendix`), placed by the
     /// renderer after whatever the layout ends with.
     #[serde(skip)]
@@ -861,6 +864,13 @@ pub fn build(
         attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),
         spacing: i.spacing.clone(),
         remarks: i.remarks.clone(),
+        row_notes: i
+            .tests
+            .iter()
+            .filter_map(|t| t.aggregated.as_ref())
+            .flatten()
+            .filter_map(|r| Some((r.metric.clone(), r.annotation.clone()?)))
+            .collect(),
         appendix: appendix(setup, &i.tests, modern),
         subject_template: i.subject_template.clone(),
         headline: headline_view,

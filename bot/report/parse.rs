@@ -1274,10 +1274,25 @@ fn perf_row(row: &str) -> Option<Value> {
     }
     let head = side(&mut tokens)?;
     let metric = tokens.next()?.to_string();
-    if tokens.next().is_some() {
+    let mut row_json = json!({"metric": metric, "base": base, "head": head, "change": change});
+    if let Some(note) = annotation(row, &metric, tokens.next())? {
+        row_json["annotation"] = note.into();
+    }
+    Some(row_json)
+}
+
+/// What an operator wrote after a row's metric by hand (`   <-------- (a)`),
+/// verbatim with its leading spaces: `Some(None)` when nothing follows,
+/// `None` when what follows is no such mark (not a row, then).
+fn annotation(row: &str, metric: &str, next: Option<&str>) -> Option<Option<String>> {
+    let Some(next) = next else {
+        return Some(None);
+    };
+    if !next.starts_with("<-") && !next.starts_with("<=") {
         return None;
     }
-    Some(json!({"metric": metric, "base": base, "head": head, "change": change}))
+    let end = row.rfind(metric)? + metric.len();
+    Some(Some(row[end..].trim_end().to_string()))
 }
 
 /// The operators' remarks in the two places the robot's mails have them:
@@ -1340,6 +1355,7 @@ fn failure_row(row: &str) -> Option<Value> {
     let change = tokens.next()?;
     let head = tokens.next()?;
     let metric = tokens.next()?;
+    let note = annotation(row, metric, tokens.next())?;
     // The table prints the integer part of a sum of samples, blank for an
     // exact 0. A printed `0` is a sum between 0 and 1 (a fractional
     // perf-profile stat lkp files as a failure); it is read back as 0.5, a
@@ -1353,7 +1369,12 @@ fn failure_row(row: &str) -> Option<Value> {
             n => json!({"fails": n.parse::<u64>().ok()?, "runs": runs}),
         })
     };
-    Some(json!({"metric": metric, "base": count(base)?, "head": count(head)?, "change": change}))
+    let mut row_json =
+        json!({"metric": metric, "base": count(base)?, "head": count(head)?, "change": change});
+    if let Some(note) = note {
+        row_json["annotation"] = note.into();
+    }
+    Some(row_json)
 }
 
 #[cfg(test)]

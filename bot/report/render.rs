@@ -32,12 +32,37 @@ pub fn render(
     };
     let body = crate::model::spacing::apply(&body, &view.spacing);
     let body = crate::model::spacing::insert_remarks(&body, &view.remarks);
+    let body = with_row_notes(&body, &view.row_notes);
     let subject = hb
         .render("subject", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
     // A subject is one line whatever the template or the data did.
     let subject = subject.replace(['\r', '\n'], " ").trim().to_string();
     Ok(Rendered { subject, body })
+}
+
+/// `body` with the operators' marks after the table rows they were written
+/// on: each after the first row line that ends with its metric.
+fn with_row_notes(body: &str, notes: &[(String, String)]) -> String {
+    if notes.is_empty() {
+        return body.to_string();
+    }
+    let mut done = vec![false; notes.len()];
+    let mut out = String::with_capacity(body.len() + 64 * notes.len());
+    for line in body.split_inclusive('\n') {
+        let text = line.trim_end_matches('\n');
+        out.push_str(text);
+        if let Some(k) = notes
+            .iter()
+            .enumerate()
+            .position(|(k, (m, _))| !done[k] && text.ends_with(&format!("  {m}")))
+        {
+            out.push_str(&notes[k].1);
+            done[k] = true;
+        }
+        out.push_str(&line[text.len()..]);
+    }
+    out
 }
 
 /// `body` with rows after its end, as the robot appended them once in 2024:
