@@ -513,6 +513,10 @@ pub struct ReportInput {
     /// only shapes the text, which then starts at the greeting.
     #[serde(default)]
     pub attachments: Vec<AttachmentSpec>,
+    /// Text after the signature that is not the robot's (a `#regzbot
+    /// introduced:` line an operator added), printed after it as it was.
+    #[serde(default)]
+    pub trailer: Option<String>,
     /// Blank lines before sections where the mail differs from its layout
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
     #[serde(default)]
@@ -660,6 +664,15 @@ impl LoadedInput {
         self.validate_recipients()?;
         for (n, t) in self.input.tests.iter().enumerate() {
             self.validate_test(n, t)?;
+        }
+        if let Some(t) = &self.input.trailer {
+            if t.len() > 4096 || t.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+                return Err(InputError::field(
+                    &self.path,
+                    "$.trailer",
+                    "text of at most 4096 bytes, no control characters but line breaks and tabs",
+                ));
+            }
         }
         if let Some(t) = &self.input.subject_template {
             let bad = |why: String| InputError::field(&self.path, "$.subject_template", &why);

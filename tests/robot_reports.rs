@@ -1238,3 +1238,30 @@ fn a_row_marked_by_hand_is_kept_and_comes_back() {
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["identical"], true, "{r}");
 }
+
+/// A `#regzbot introduced:` line an operator added after the signature is
+/// kept (`trailer`) and comes back, instead of being dropped in silence.
+#[test]
+fn a_line_after_the_signature_is_kept_and_comes_back() {
+    let mail = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml");
+    let mut raw = std::fs::read(&mail).unwrap();
+    raw.extend_from_slice(b"#regzbot introduced: 51d74c18a9\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("regzbot.eml");
+    std::fs::write(&p, &raw).unwrap();
+    let o = perfbot(&["parse-report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["trailer"], "\n#regzbot introduced: 51d74c18a9",
+        "{}",
+        v["trailer"]
+    );
+    let o = perfbot(&["roundtrip", "--json", p.to_str().unwrap()]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["identical"], true, "{r}");
+    // The mail as the robot sent it has none.
+    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("trailer").is_none());
+}

@@ -288,15 +288,24 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         if let Some(t) = back.shape {
             parsed.input["subject_template"] = t.into();
         }
-        let ours = remove_remarks(&ours, &remarks);
-        let theirs = remove_remarks(&original, &remarks);
+        // The text after the signature is placed last, after the spacing.
+        let trailer = parsed.input["trailer"].as_str().map(|t| format!("{t}\n"));
+        let untrailed = |body: &str| -> String {
+            match &trailer {
+                Some(t) => body.strip_suffix(t.as_str()).unwrap_or(body).to_string(),
+                None => body.to_string(),
+            }
+        };
+        let ours = remove_remarks(&untrailed(&ours), &remarks);
+        let theirs = remove_remarks(&untrailed(&original), &remarks);
         let spacing = differences(&measure(&theirs), &measure(&ours));
         spaced = spacing.len();
         if spaced > 0 {
             parsed.input["spacing"] =
                 serde_json::to_value(&spacing).expect("section counts serialise");
         }
-        insert_remarks(&apply(&ours, &spacing), &remarks)
+        let back = insert_remarks(&apply(&ours, &spacing), &remarks);
+        format!("{back}{}", trailer.as_deref().unwrap_or(""))
     });
     Ok(ReadBack {
         original,

@@ -334,6 +334,9 @@ pub struct ReportView {
     /// Operators' marks after table rows (metric, what follows it).
     #[serde(skip)]
     pub row_notes: Vec<(String, String)>,
+    /// Text after the signature (see the input's `trailer`).
+    #[serde(skip)]
+    pub trailer: Option<String>,
     /// Rows printed after the signature (`tests[].appendix`), placed by the
     /// renderer after whatever the layout ends with.
     #[serde(skip)]
@@ -864,6 +867,7 @@ pub fn build(
         attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),
         spacing: i.spacing.clone(),
         remarks: i.remarks.clone(),
+        trailer: i.trailer.clone(),
         row_notes: i
             .tests
             .iter()

@@ -612,6 +612,11 @@ impl<'a> Reader<'a> {
         if !remarks.is_empty() {
             input.insert("remarks".into(), Value::Array(remarks));
         }
+        // Lines after the signature that are not the robot's (a
+        // `#regzbot introduced:` line added by hand): kept as they are.
+        if let Some(t) = self.trailer() {
+            input.insert("trailer".into(), json!(t));
+        }
         // "To reproduce:" after the first table: the block's place of late 2022.
         let first_table = self.find(sentence, |l| l.starts_with("=========="));
         let reproduce_at = self.find(sentence, |l| l == "To reproduce:");
@@ -659,6 +664,20 @@ impl<'a> Reader<'a> {
             reproduce,
             signoff,
         })
+    }
+
+    /// What follows the signature (from the blank line that ends it), when
+    /// something does and it is not the robot's appendix of rows.
+    fn trailer(&self) -> Option<String> {
+        let lines = &self.lines;
+        let d = self.find(0, |l| l == "-- ")?;
+        let end = self.find(d + 1, |l| l.is_empty())?;
+        let rest = &lines[end..];
+        if rest.iter().all(|l| l.is_empty()) || rest.contains(&APPENDIX) {
+            return None;
+        }
+        let last = rest.iter().rposition(|l| !l.is_empty())?;
+        Some(rest[..=last].join("\n"))
     }
 
     /// The disclaimer paragraph, when the mail has one.

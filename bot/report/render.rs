@@ -33,6 +33,10 @@ pub fn render(
     let body = crate::model::spacing::apply(&body, &view.spacing);
     let body = crate::model::spacing::insert_remarks(&body, &view.remarks);
     let body = with_row_notes(&body, &view.row_notes);
+    let body = match &view.trailer {
+        Some(t) => format!("{body}{t}\n"),
+        None => body,
+    };
     let subject = hb
         .render("subject", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
