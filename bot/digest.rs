@@ -505,21 +505,15 @@ mod tests {
         silent.adopted = true;
         let ours = case("cccccccccccc", CaseState::Reported, created);
         let reply = crate::model::ThreadEntry {
-            message_id: MessageId::parse("r@x").unwrap(),
-            from: "david@fromorbit.com".into(),
             from_name: "Dave".into(),
             date: Some(created + Duration::hours(5)),
             received: now,
-            subject: "Re: x".into(),
-            text: "This is not a regression.".into(),
-            sender: Sender::Person,
-            sender_note: String::new(),
-            matched_by: crate::model::MatchedBy::InReplyTo,
-            in_reply_to: None,
-            source: "test".into(),
-            limited: None,
-            understanding: None,
             seq: 1,
+            ..crate::model::ThreadEntry::sample(
+                "r@x",
+                "david@fromorbit.com",
+                "This is not a regression.",
+            )
         };
         let closing = Event {
             time: created + Duration::hours(5),

@@ -139,7 +139,7 @@ fn drain_spool(s: &Shared) -> usize {
                 tracing::info!(case = %v.case.id, verified = v.verified(), recorded = c.is_some(), figures = %v.figures, input = %f.display(), "follow-up comparison from the spool");
                 return Ok(crate::store::Created::Existing(v.case));
             }
-            prepare_loaded(&s.config, loaded, None, false, now)
+            prepare_loaded(&s.config, &loaded, None, false, now)
                 .and_then(|mut p| submit(&s.config, &s.store, &mut p, now))
                 .map_err(|e| e.to_string())
         }))

@@ -212,20 +212,14 @@ pub enum Side {
 
 impl Side {
     /// The mean of the side.
-    pub fn mean_of(&self) -> f64 {
-        self.mean()
-    }
-    /// Its standard deviation in percent of the mean.
-    pub fn stddev_percent_of(&self) -> f64 {
-        self.stddev_percent()
-    }
-    fn mean(&self) -> f64 {
+    pub fn mean(&self) -> f64 {
         match self {
             Side::Samples(v) => mean(v),
             Side::Summary { mean, .. } => *mean,
         }
     }
-    fn stddev_percent(&self) -> f64 {
+    /// Its standard deviation in percent of the mean.
+    pub fn stddev_percent(&self) -> f64 {
         match self {
             Side::Samples(v) => {
                 let m = mean(v);

@@ -116,15 +116,15 @@ fn regzbot_handover(
 /// holds the report, if it does (`[noise]`).
 fn noise_gate(
     config: &Config,
-    loaded: &LoadedInput,
+    headline: Option<&(Vec<f64>, Vec<f64>)>,
     report: &crate::report::build::Report,
 ) -> Option<(crate::compare::noise::Interval, Option<String>)> {
     if !config.file.noise.enabled {
         return None;
     }
-    let (base, head) = samples(loaded, &report.headline.metric)?;
+    let (base, head) = headline?;
     let absolute = report.headline.change.absolute;
-    let i = crate::compare::noise::interval(&base, &head, absolute, config.file.noise.bootstrap())?;
+    let i = crate::compare::noise::interval(base, head, absolute, config.file.noise.bootstrap())?;
     let min = config.report_setup().report.min_change_percent;
     Some((i, crate::compare::noise::hold_reason(&i, absolute, min)))
 }
@@ -169,19 +169,18 @@ pub fn prepare(
     force: bool,
     now: DateTime<Utc>,
 ) -> Result<Prepared, QueueError> {
-    prepare_loaded(config, LoadedInput::load(path)?, template, force, now)
+    prepare_loaded(config, &LoadedInput::load(path)?, template, force, now)
 }
 
 /// `prepare`, for an input loaded already.
 pub fn prepare_loaded(
     config: &Config,
-    loaded: LoadedInput,
+    loaded: &LoadedInput,
     template: Option<&str>,
     force: bool,
     now: DateTime<Utc>,
 ) -> Result<Prepared, QueueError> {
-    let path = loaded.path.clone();
-    let path = path.as_path();
+    let path = loaded.path.as_path();
     let date = match &loaded.input.date {
         Some(d) => input_date(d, path)?,
         None => now,
@@ -193,8 +192,11 @@ pub fn prepare_loaded(
         .unwrap_or(&config.file.report.template);
     let (body_tpl, subject_tpl) = crate::templates::report_pair(&config.templates_dir(), name)
         .map_err(|e| ReportError::Template(e.to_string()))?;
-    let mut report = build(&config.report_setup(), &loaded, name, force)?;
-    let noise = noise_gate(config, &loaded, &report);
+    let mut report = build(&config.report_setup(), loaded, name, force)?;
+    // The headline's raw samples: for the noise gate, and kept as the
+    // case's base (what a fix must come back to).
+    let headline = samples(loaded, &report.headline.metric);
+    let noise = noise_gate(config, headline.as_ref(), &report);
     if let Some((i, _)) = &noise {
         report.view.headline.interval = Some(i.describe(report.headline.change.absolute));
     }
@@ -313,9 +315,7 @@ pub fn prepare_loaded(
         )],
     };
     let raw = message::build(&envelope, &rendered.body)?;
-    let baseline = samples(&loaded, &report.headline.metric)
-        .map(|(b, _)| b)
-        .unwrap_or_default();
+    let baseline = headline.map(|(b, _)| b).unwrap_or_default();
     Ok(Prepared {
         report,
         rendered,

@@ -483,7 +483,7 @@ pub fn render_back(
     }
     // The headers `report` would send it with (its own checks and caps).
     let headers =
-        match crate::flows::report::prepare_loaded(&c, loaded, None, true, chrono::Utc::now()) {
+        match crate::flows::report::prepare_loaded(&c, &loaded, None, true, chrono::Utc::now()) {
             Ok(p) => header_differences(h, &p.envelope),
             Err(e) => vec![HeaderDiff {
                 field: "To".into(),

@@ -38,59 +38,51 @@ fn same_commit(a: &str, b: &str) -> bool {
     a.len() >= 7 && b.len() >= 7 && (a.starts_with(&b) || b.starts_with(&a))
 }
 
-/// One side of `metric` in the input's first test: raw samples, or an
-/// aggregated row's mean and standard deviation.
-fn side(data: &TestData, metric: &str, base: bool) -> Option<Side> {
-    match data {
-        TestData::Raw { base: b, head: h } => {
-            let m = if base { b } else { h };
-            match m.stats.get(metric)? {
-                crate::compare::matrix::Series::Numbers(v) => {
-                    Some(Side::Samples(v.iter().map(|s| s.value).collect()))
-                }
-                crate::compare::matrix::Series::Text => None,
-            }
-        }
-        TestData::Aggregated(rows) => {
-            let r = rows.iter().find(|r| r.metric == metric)?;
-            match if base { &r.base } else { &r.head } {
-                AggValue::Mean(mean) => Some(Side::Summary {
-                    mean: *mean,
-                    stddev_percent: 0.0,
-                }),
-                AggValue::Full {
-                    mean,
-                    stddev_percent,
-                    ..
-                } => Some(Side::Summary {
-                    mean: *mean,
-                    stddev_percent: stddev_percent.unwrap_or(0.0),
-                }),
-                AggValue::Failures { .. } => None,
-            }
-        }
+/// Both sides of `metric` in the input's first test: its raw samples (as
+/// the noise gate reads them), or an aggregated row's means and standard
+/// deviations.
+fn sides(loaded: &LoadedInput, metric: &str) -> Option<(Side, Side)> {
+    if let Some((b, h)) = crate::flows::report::samples(loaded, metric) {
+        return Some((Side::Samples(b), Side::Samples(h)));
     }
-}
-
-/// The base the regression was measured from, where the case kept no
-/// samples (aggregated inputs, adopted reports): the regressing commit's
-/// figures in the follow-up, taken back by the case's headline change, with
-/// their scatter.
-fn original_base(c: &Case, regressed: Option<Side>, absolute: bool) -> Option<Side> {
-    let (mean, stddev_percent) = match regressed? {
-        Side::Summary {
+    let Some(TestData::Aggregated(rows)) = loaded.data.first() else {
+        return None;
+    };
+    let r = rows.iter().find(|r| r.metric == metric)?;
+    let summary = |v: &AggValue| match v {
+        AggValue::Mean(mean) => Some(Side::Summary {
+            mean: *mean,
+            stddev_percent: 0.0,
+        }),
+        AggValue::Full {
             mean,
             stddev_percent,
-        } => (mean, stddev_percent),
-        s @ Side::Samples(_) => (s.mean_of(), s.stddev_percent_of()),
+            ..
+        } => Some(Side::Summary {
+            mean: *mean,
+            stddev_percent: stddev_percent.unwrap_or(0.0),
+        }),
+        AggValue::Failures { .. } => None,
     };
-    let change: f64 = c
-        .headline_change
+    Some((summary(&r.base)?, summary(&r.head)?))
+}
+
+/// The change the case's report printed (`-9.0%`, `−9.0%`, `+1.5`).
+fn reported_change(c: &Case) -> Option<f64> {
+    c.headline_change
         .trim()
         .trim_end_matches('%')
         .replace('\u{2212}', "-")
         .parse()
-        .ok()?;
+        .ok()
+}
+
+/// The base the regression was measured from, where the case kept no
+/// samples (aggregated inputs, adopted reports): the regressing commit's
+/// figures in the follow-up, taken back by the case's headline `change`,
+/// with their scatter.
+fn original_base(regressed: &Side, change: f64, absolute: bool) -> Option<Side> {
+    let mean = regressed.mean();
     let base = if absolute {
         mean - change
     } else {
@@ -98,7 +90,7 @@ fn original_base(c: &Case, regressed: Option<Side>, absolute: bool) -> Option<Si
     };
     base.is_finite().then_some(Side::Summary {
         mean: base,
-        stddev_percent,
+        stddev_percent: regressed.stddev_percent(),
     })
 }
 
@@ -111,32 +103,33 @@ pub fn find(
     loaded: &LoadedInput,
 ) -> Result<Option<Verification>, StoreError> {
     let i = &loaded.input;
-    let (Some(test), Some(data)) = (i.tests.first(), loaded.data.first()) else {
+    let Some(test) = i.tests.first() else {
         return Ok(None);
     };
+    // Only a comparison from the regressing commit itself is about its
+    // regression: many reports share a base (a release), and a new
+    // regression on it is no verification of an older fix.
     let mut cases: Vec<Case> = store
         .cases()?
         .into_iter()
         .filter(|c| matches!(c.state, CaseState::Fixed | CaseState::Reverted))
         .filter(|c| c.verified.is_none() && c.testcase == test.testcase)
+        .filter(|c| same_commit(&c.commit, &i.base.sha))
         .filter(|c| !same_commit(&c.commit, &i.commit.sha))
         .collect();
     cases.sort_by_key(|c| std::cmp::Reverse(c.updated));
     for c in cases {
         let metric = &c.headline_metric;
-        // Only a comparison from the regressing commit itself is about this
-        // regression: many reports share a base (a release), and a new
-        // regression on it is no verification of an older fix.
-        if !same_commit(&c.commit, &i.base.sha) {
-            continue;
-        }
         let absolute = config.selection.is_absolute_change(metric);
+        let Some((regressed, fix)) = sides(loaded, metric) else {
+            continue;
+        };
         let base = if c.baseline.is_empty() {
-            original_base(&c, side(data, metric, true), absolute)
+            reported_change(&c).and_then(|ch| original_base(&regressed, ch, absolute))
         } else {
             Some(Side::Samples(c.baseline.clone()))
         };
-        let (Some(base), Some(fix)) = (base, side(data, metric, false)) else {
+        let Some(base) = base else {
             continue;
         };
         let up = !c.headline_change.trim_start().starts_with('-');
@@ -198,11 +191,9 @@ mod tests {
     #[test]
     fn the_original_base_from_the_reported_change() {
         let mut c = Case::sample("0123456789ab", CaseState::Fixed, chrono::Utc::now());
-        let regressed = || {
-            Some(Side::Summary {
-                mean: 9100.0,
-                stddev_percent: 1.0,
-            })
+        let regressed = Side::Summary {
+            mean: 9100.0,
+            stddev_percent: 1.0,
         };
         for (change, absolute, want) in [
             ("-9.0%", false, Some(10000.0)),
@@ -211,7 +202,9 @@ mod tests {
             ("n/a", false, None),
         ] {
             c.headline_change = change.into();
-            let got = original_base(&c, regressed(), absolute).map(|s| s.mean_of());
+            let got = reported_change(&c)
+                .and_then(|ch| original_base(&regressed, ch, absolute))
+                .map(|s| s.mean());
             match (got, want) {
                 (Some(g), Some(w)) => assert!((g - w).abs() < 1e-6, "{change}: {g}"),
                 (g, w) => assert_eq!(g, w, "{change}"),

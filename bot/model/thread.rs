@@ -108,6 +108,31 @@ pub struct ThreadEntry {
     pub seq: u64,
 }
 
+#[cfg(test)]
+impl ThreadEntry {
+    /// A person's reply `text` under `id`, received now, for tests of what
+    /// reads threads.
+    pub fn sample(id: &str, from: &str, text: &str) -> ThreadEntry {
+        ThreadEntry {
+            message_id: MessageId::parse(id).expect("a valid id"),
+            from: from.into(),
+            from_name: String::new(),
+            date: None,
+            received: Utc::now(),
+            subject: "Re: x".into(),
+            text: text.into(),
+            sender: Sender::Person,
+            sender_note: String::new(),
+            matched_by: MatchedBy::InReplyTo,
+            in_reply_to: None,
+            source: "test".into(),
+            limited: None,
+            understanding: None,
+            seq: 0,
+        }
+    }
+}
+
 /// A message that could not be read, kept with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quarantined {

@@ -51,7 +51,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     let mut checked = Vec::new();
     for input in &a.inputs {
         let loaded = LoadedInput::load(input).map_err(|e| queue_failure(e.into()))?;
-        match prepare_loaded(config, loaded.clone(), a.template.as_deref(), a.force, now) {
+        match prepare_loaded(config, &loaded, a.template.as_deref(), a.force, now) {
             Ok(p) => checked.push((loaded, Ok(p))),
             Err(e @ QueueError::Report(ReportError::NothingToReport { .. }))
                 if !a.print && Store::exists(&config.state_dir()) =>

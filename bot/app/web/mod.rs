@@ -758,23 +758,8 @@ mod tests {
         };
         store.adopt_case(&c, cause).unwrap();
         for i in 0..250 {
-            let mut e = crate::model::ThreadEntry {
-                message_id: crate::model::MessageId::parse(&format!("r{i}@x")).unwrap(),
-                from: "a@x".into(),
-                from_name: "A".into(),
-                date: None,
-                received: Utc::now(),
-                subject: "Re: x".into(),
-                text: format!("reply {i}"),
-                sender: crate::model::Sender::Person,
-                sender_note: String::new(),
-                matched_by: crate::model::MatchedBy::InReplyTo,
-                in_reply_to: None,
-                source: "test".into(),
-                limited: None,
-                understanding: None,
-                seq: 0,
-            };
+            let mut e =
+                crate::model::ThreadEntry::sample(&format!("r{i}@x"), "a@x", &format!("reply {i}"));
             store.record_thread_message(&c.id, &mut e, "reply").unwrap();
         }
         let config = Arc::new(Config::load(None).unwrap());

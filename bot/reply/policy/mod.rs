@@ -306,6 +306,8 @@ fn gate(f: &Facts, notes: &mut Vec<String>) -> Result<Role, Effect> {
 /// What the reply does to the case, and the ignore rule it gives.
 fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String, Scope)>) {
     let u = f.understanding;
+    // Decisions need an aligned DKIM pass where `trust.require_dkim` says so.
+    let unverified = p.gate.require_verified && !f.dkim.as_ref().is_some_and(Verdict::verified);
     // A command the checks refused (`dup` of no case, or of itself) is
     // answered as an error, and does nothing to the case.
     let refused = matches!(u.basis, Basis::Command { .. })
@@ -322,7 +324,7 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
     let ignore = if refused {
         None
     } else {
-        ignore_rule(f, role, p)
+        ignore_rule(f, role, p, unverified)
     };
     if let Some((what, scope)) = &ignore {
         if !crate::model::ignore::names(what, f.case) {
@@ -335,8 +337,7 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
         }
     }
     if !f.fact && effect.decided {
-        let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
-        if p.gate.require_verified && !verified {
+        if unverified {
             let how = f
                 .dkim
                 .as_ref()
@@ -364,12 +365,16 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
 /// The rule of an obeyed `#perfbot ignore` (a sender who may command,
 /// verified where that is required; the scope was checked against the case
 /// when the commands were read).
-fn ignore_rule(f: &Facts, role: Role, p: &ReplyPolicy) -> Option<(String, Scope)> {
+fn ignore_rule(
+    f: &Facts,
+    role: Role,
+    p: &ReplyPolicy,
+    unverified: bool,
+) -> Option<(String, Scope)> {
     let Some(Command::Ignore { what, scope }) = f.understanding.command() else {
         return None;
     };
-    let verified = f.dkim.as_ref().is_some_and(Verdict::verified);
-    if !p.trust.may_command(role) || f.fact || (p.gate.require_verified && !verified) {
+    if !p.trust.may_command(role) || f.fact || unverified {
         return None;
     }
     Scope::of(*scope, f.case).map(|s| (what.clone(), s))
