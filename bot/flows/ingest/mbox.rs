@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::io::Read;
 
 /// Bytes read per chunk (a message larger than this grows the buffer).
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 256 << 10;
 
 /// One message of an mbox, as stored: mboxrd quoting (`>From `) still in
 /// place (`unquote` undoes it; routing never needs to, since headers cannot
@@ -75,7 +75,6 @@ fn reader<R: Read + Send + 'static>(
             let mut searched = 0usize;
             let mut starts: Vec<usize> = Vec::new();
             loop {
-                // `read_to_end` fills spare capacity without zeroing it first.
                 // `read_to_end` fills spare capacity without zeroing it first;
                 // on an error, what it read before is in `data`.
                 let (eof, failed) = match (&mut r).take(CHUNK as u64).read_to_end(&mut data) {

@@ -325,9 +325,13 @@ fn scan(sents: &[String], rules: &Rules, mut hit: impl FnMut(&super::rules::Rule
         if !rules.any.is_match(&s) {
             continue;
         }
+        let matched = rules.any.matches(&s);
         for r in &rules.rules {
+            // The rule's first pattern that matches says where the decision is.
+            let Some(first) = r.patterns.clone().find(|&i| matched.matched(i)) else {
+                continue;
+            };
             if r.max_chars.is_some_and(|m| s.len() > m)
-                || !r.patterns.is_match(&s)
                 || r.unless.as_ref().is_some_and(|u| u.is_match(&s))
             {
                 continue;
@@ -338,10 +342,9 @@ fn scan(sents: &[String], rules: &Rules, mut hit: impl FnMut(&super::rules::Rule
                     w *= 0.4;
                 }
                 // A hedge in the clause that decides weakens the decision.
-                let at = r
-                    .each
-                    .iter()
-                    .find_map(|p| p.find(&s))
+                let at = r.each[first - r.patterns.start]
+                    .regex()
+                    .find(&s)
                     .map_or(0, |m| m.start());
                 // A decision phrase under someone else's claim, a negated
                 // "I agree", a condition or quotation is not the replier's.

@@ -71,9 +71,12 @@ pub struct Rule {
     pub id: String,
     pub intent: Intent,
     pub weight: f64,
-    pub patterns: RegexSet,
+    /// Where this rule's patterns sit in `Rules::any`: one set holds every
+    /// rule's patterns, so a sentence is scanned once, not once per rule
+    /// (and the automata are built once: they were most of an ingest's heap).
+    pub patterns: std::ops::Range<usize>,
     /// The same patterns one by one, to find where a match is.
-    pub each: Vec<Regex>,
+    pub each: Vec<Pattern>,
     pub unless: Option<RegexSet>,
     pub in_question: bool,
     pub tags: Vec<RuleTag>,
@@ -81,22 +84,50 @@ pub struct Rule {
     pub max_chars: Option<usize>,
 }
 
-/// All rules, compiled; `any` lets a sentence that matches no rule at all be
-/// skipped with one pass.
+/// All rules, compiled; `any` holds every rule's patterns, so one pass says
+/// which rules a sentence may fire (and skips a sentence that matches none).
 #[derive(Debug, Clone)]
 pub struct Rules {
     pub rules: Vec<Rule>,
     pub any: RegexSet,
 }
 
-fn compile(id: &str, patterns: &[String]) -> Result<RegexSet, RuleError> {
-    for p in patterns {
-        Regex::new(p).map_err(|e| RuleError::Pattern {
-            id: id.to_string(),
-            pattern: p.clone(),
-            why: e.to_string(),
-        })?;
+/// One pattern of a rule on its own, compiled the first time a sentence needs
+/// its position: most never do, and their automata would be a third of an
+/// ingest's heap.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    text: String,
+    compiled: std::sync::OnceLock<Regex>,
+}
+
+impl Pattern {
+    pub fn regex(&self) -> &Regex {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.text).expect("checked when the rules were loaded"))
     }
+}
+
+/// Each pattern alone, checked so that a bad one is named with its rule.
+fn compile_each(id: &str, patterns: &[String]) -> Result<Vec<Pattern>, RuleError> {
+    patterns
+        .iter()
+        .map(|p| match Regex::new(p) {
+            Ok(_) => Ok(Pattern {
+                text: p.clone(),
+                compiled: std::sync::OnceLock::new(),
+            }),
+            Err(e) => Err(RuleError::Pattern {
+                id: id.to_string(),
+                pattern: p.clone(),
+                why: e.to_string(),
+            }),
+        })
+        .collect()
+}
+
+fn compile(id: &str, patterns: &[String]) -> Result<RegexSet, RuleError> {
+    compile_each(id, patterns)?;
     RegexSet::new(patterns).map_err(|e| RuleError::Pattern {
         id: id.to_string(),
         pattern: patterns.join(" | "),
@@ -139,14 +170,11 @@ impl Rules {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            let start = all.len();
             all.extend(s.patterns.iter().cloned());
             rules.push(Rule {
-                patterns: compile(&s.id, &s.patterns)?,
-                each: s
-                    .patterns
-                    .iter()
-                    .map(|p| Regex::new(p).expect("checked by compile"))
-                    .collect(),
+                each: compile_each(&s.id, &s.patterns)?,
+                patterns: start..all.len(),
                 unless: if s.unless.is_empty() {
                     None
                 } else {
@@ -161,10 +189,12 @@ impl Rules {
                 max_chars: s.max_chars,
             });
         }
-        Ok(Rules {
-            any: compile("(all)", &all)?,
-            rules,
-        })
+        let any = RegexSet::new(&all).map_err(|e| RuleError::Pattern {
+            id: "(all)".into(),
+            pattern: format!("{} patterns", all.len()),
+            why: e.to_string(),
+        })?;
+        Ok(Rules { any, rules })
     }
 
     pub fn builtin() -> &'static Rules {
