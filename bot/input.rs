@@ -381,6 +381,11 @@ pub struct Bisect {
     /// read back from a report).
     #[serde(default)]
     pub ranges: std::collections::BTreeMap<String, Vec<f64>>,
+    /// A plot's title, by metric, where it is not the metric's own: the
+    /// robot drew some plots with a blank title, read back as
+    /// `untitled-plot-N` with the title `""`.
+    #[serde(default)]
+    pub titles: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -938,6 +943,15 @@ fn validate_bisect(p: &Path, at: &str, b: &Bisect) -> Result<(), InputError> {
                     "must be a number or a non-empty list of numbers",
                 ));
             }
+        }
+    }
+    for (m, t) in &b.titles {
+        if t.contains('\n') || t.len() > 80 {
+            return Err(InputError::field(
+                p,
+                &format!("{at}.bisect.titles.{}", crate::compare::matrix::json_key(m)),
+                "must be one line of at most 80 characters",
+            ));
         }
     }
     for (m, r) in &b.ranges {

@@ -1265,3 +1265,44 @@ fn a_line_after_the_signature_is_kept_and_comes_back() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v.get("trailer").is_none());
 }
+
+/// Some robot mails drew a run of bisect plots with blank titles. Each
+/// untitled plot is its own plot (`untitled-plot-N`, title `""`), not one
+/// plot for the run, and the mail comes back identical. Made from a corpus
+/// mail with 36 plots whose title lines are blanked.
+#[test]
+fn a_run_of_untitled_plots_is_read_plot_by_plot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw =
+        gunzip(&root().join("tests/fixtures/unanswered/2020-12-30_linux-btrfs_196d59ab9c.eml.gz"));
+    let mut lines: Vec<Vec<u8>> = raw.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let blank = |l: &[u8]| l.iter().all(|b| b.is_ascii_whitespace());
+    // A frame's top: the y tic, then `+----`.
+    let top = |l: &[u8]| {
+        let s = String::from_utf8_lossy(l);
+        let t = s.trim_start();
+        t.split_once(" +----")
+            .is_some_and(|(tic, _)| tic.parse::<f64>().is_ok())
+    };
+    let mut blanked = 0;
+    for i in 1..lines.len() - 2 {
+        if blank(&lines[i - 1]) && blank(&lines[i + 1]) && top(&lines[i + 2]) && !blank(&lines[i]) {
+            for b in lines[i].iter_mut().filter(|b| **b != b'\r') {
+                *b = b' ';
+            }
+            blanked += 1;
+        }
+    }
+    assert_eq!(blanked, 36);
+    let (path, input) = parsed(tmp.path(), &lines.join(&b'\n'));
+    let b = &input["tests"][0]["bisect"];
+    assert_eq!(b["plot"].as_array().unwrap().len(), 36, "{b}");
+    assert_eq!(b["plot"][35], "untitled-plot-36");
+    assert_eq!(b["titles"]["untitled-plot-1"], "");
+    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

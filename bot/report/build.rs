@@ -497,7 +497,11 @@ fn plots_for(t: &Test, headline: Option<&str>, style: PlotStyle) -> String {
     let mut out = String::new();
     for m in metrics {
         if let Some((good, bad)) = bisect_series(t, m) {
-            let title = super::plot::title_of(m);
+            let title = b
+                .titles
+                .get(m)
+                .cloned()
+                .unwrap_or_else(|| super::plot::title_of(m));
             // Plots follow one another without a newline (gnuplot's
             // `nofeed`): one's last row and the next's first share a line.
             out.push_str(

@@ -1157,9 +1157,18 @@ fn bisect_of(g: &Group) -> Value {
             .to_string()
     };
     let (mut good, mut bad, mut ranges) = (Map::new(), Map::new(), Map::new());
+    let mut titles = Map::new();
     let mut order = Vec::new();
     for p in &g.plots {
-        let m = metric_of(&p.title);
+        // A plot drawn without a title names no metric: each is kept under
+        // a name of its own, or a run of them would be read as one plot.
+        let m = if p.title.trim().is_empty() {
+            let m = format!("untitled-plot-{}", titles.len() + 1);
+            titles.insert(m.clone(), json!(""));
+            m
+        } else {
+            metric_of(&p.title)
+        };
         if !p.good.is_empty() {
             good.insert(m.clone(), json!(p.good));
         }
@@ -1185,6 +1194,9 @@ fn bisect_of(g: &Group) -> Value {
     let mut b = Map::new();
     b.insert("points".into(), Value::Array(points));
     b.insert("plot".into(), json!(order));
+    if !titles.is_empty() {
+        b.insert("titles".into(), Value::Object(titles));
+    }
     if !ranges.is_empty() {
         b.insert("ranges".into(), Value::Object(ranges));
     }
