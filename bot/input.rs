@@ -459,6 +459,15 @@ pub struct HeadlineChoice {
     pub kind: Option<String>,
 }
 
+/// One line of a robot's mail that perfbot does not write back.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UnreadLine {
+    /// Its line in the mail's body, from 1.
+    pub line: usize,
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportInput {
@@ -526,6 +535,11 @@ pub struct ReportInput {
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
     #[serde(default)]
     pub spacing: crate::model::spacing::Spacing,
+    /// Lines of a robot's mail that `parse-report` read but perfbot does not
+    /// write back (a remark in a place the reader does not know): kept here
+    /// so that nothing of the mail is dropped unsaid, never printed.
+    #[serde(default)]
+    pub unread: Vec<UnreadLine>,
     /// Human text placed before a section (`{"before": "details", "text":
     /// …, "blank_after": 2}`), where the robot's operators annotated a report.
     #[serde(default)]

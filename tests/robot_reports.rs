@@ -1306,3 +1306,38 @@ fn a_run_of_untitled_plots_is_read_plot_by_plot() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// What the reader does not write back is never dropped unsaid: the
+/// operators' analysis pasted between the test and the "In addition" box of
+/// a 2021 mail (a place the reader does not know) is kept, line by line, in
+/// the input's `unread`, `parse-report` says so on stderr and `roundtrip
+/// --json` counts it; a mail that comes back identical has none.
+#[test]
+fn lines_the_reader_does_not_write_back_are_kept_in_the_input() {
+    let mail = "tests/fixtures/threads/2021-11-05_kernel-hardening_a0918006f9/00-report.eml";
+    let o = perfbot(&["parse-report", mail]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("lines perfbot does not write back, kept in the input's \"unread\""),
+        "{err}"
+    );
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let unread = input["unread"].as_array().unwrap();
+    assert!(unread.contains(&serde_json::json!({
+        "line": 30,
+        "text": "Here is my investigation result of this regression:"
+    })));
+    let o = perfbot(&["roundtrip", "--json", mail]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["unread"], unread.len());
+    let same = "tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml";
+    let o = perfbot(&["parse-report", same]);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(input.get("unread").is_none());
+}

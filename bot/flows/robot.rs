@@ -262,6 +262,8 @@ pub struct ReadBack {
     pub headers: Vec<HeaderDiff>,
     /// How many sections `spacing` records.
     pub spaced: usize,
+    /// How many lines of the mail the rendering lacks (the input's `unread`).
+    pub unread: usize,
 }
 
 /// `perfbot parse-report` for rendering, and the round trip: the mail is
@@ -307,6 +309,13 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         let back = insert_remarks(&apply(&ours, &spacing), &remarks);
         format!("{back}{}", trailer.as_deref().unwrap_or(""))
     });
+    let unread = rendered
+        .as_ref()
+        .map(|back| unread_lines(&original, back))
+        .unwrap_or_default();
+    if !unread.is_empty() {
+        parsed.input["unread"] = serde_json::to_value(&unread).expect("lines serialise");
+    }
     Ok(ReadBack {
         original,
         parsed,
@@ -314,7 +323,25 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         spaced,
         subjects,
         headers,
+        unread: unread.len(),
     })
+}
+
+/// The lines of `original` that `back` does not have: what the reader read
+/// past without reproducing (a blank line is not content).
+fn unread_lines(original: &str, back: &str) -> Vec<crate::input::UnreadLine> {
+    use similar::{ChangeTag, TextDiff};
+    let diff = TextDiff::from_lines(original, back);
+    diff.iter_all_changes()
+        .filter(|c| c.tag() == ChangeTag::Delete)
+        .filter_map(|c| {
+            let text = c.value().trim_end_matches(['\n', '\r']);
+            (!text.trim().is_empty()).then(|| crate::input::UnreadLine {
+                line: c.old_index().map_or(0, |i| i + 1),
+                text: text.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// One mail's round trip.
@@ -327,6 +354,9 @@ pub struct RoundTrip {
     /// Sections whose blank lines differ from the layout's (recorded in the
     /// input's `spacing`).
     pub spaced: usize,
+    /// Lines of the mail perfbot does not write back (recorded in the
+    /// input's `unread`).
+    pub unread: usize,
     /// Why it could not be done at all.
     pub error: Option<String>,
     /// The first differing lines: (line, original, rendered).
@@ -361,6 +391,7 @@ impl RoundTrip {
             layout: None,
             identical: false,
             spaced: 0,
+            unread: 0,
             error: Some(why.to_string()),
             diff: Vec::new(),
             subject_identical: false,
@@ -380,6 +411,7 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         spaced,
         subjects,
         headers,
+        unread,
     } = read_back(config, raw, file)?;
     let rendered = rendered?;
     let diff = first_differences(&original, &rendered, 5);
@@ -394,6 +426,7 @@ fn roundtrip_inner(config: &Config, raw: &[u8], file: &str) -> Result<RoundTrip,
         layout: Some(parsed.layout.name().into()),
         identical: diff.is_empty(),
         spaced,
+        unread,
         error: None,
         diff,
         subject_identical,

@@ -25,9 +25,14 @@ pub struct ParseReportArgs {
 pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     let raw = read_input(&a.mail)?;
     let shown = a.mail.display().to_string();
-    let parsed = read_back(config, &raw, &shown)
-        .map_err(Failure::usage)?
-        .parsed;
+    let back = read_back(config, &raw, &shown).map_err(Failure::usage)?;
+    if back.unread > 0 {
+        eprintln!(
+            "{shown}: {} lines perfbot does not write back, kept in the input's \"unread\"",
+            back.unread
+        );
+    }
+    let parsed = back.parsed;
     let mut out = parsed.input.clone();
     out.as_object_mut()
         .expect("an input is an object")
