@@ -1341,3 +1341,50 @@ fn lines_the_reader_does_not_write_back_are_kept_in_the_input() {
     let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(input.get("unread").is_none());
 }
+
+/// Mails of the 2023–2025 layouts that name the test's description and URL
+/// under its parameters (as the robot did in some) come back with them:
+/// corpus mails of three layouts with the two lines added.
+#[test]
+fn test_description_lines_come_back_in_every_later_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let added: &[u8] = b"test-description: Will It Scale takes a testcase and runs it from 1 \
+through to n parallel copies to see if the testcase will scale.\n\
+test-url: https://github.com/antonblanchard/will-it-scale\n\n";
+    for (mail, layout) in [
+        ("2023-06-09_linux-crypto_bb897c5504", "lkp-2023"),
+        ("2023-10-20_cgroups_51d74c18a9", "lkp-2023-08"),
+        ("2024-12-27_linux-crypto_e1d3422c95", "lkp-2025"),
+    ] {
+        let raw = std::fs::read(
+            root()
+                .join("tests/fixtures/threads")
+                .join(mail)
+                .join("00-report.eml"),
+        )
+        .unwrap();
+        let params = raw
+            .windows(13)
+            .position(|w| w == b"parameters:\n\n")
+            .unwrap()
+            + 13;
+        let end = params + raw[params..].windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+        let mut with = raw[..end].to_vec();
+        with.extend_from_slice(added);
+        with.extend_from_slice(&raw[end..]);
+        let dir = tmp.path().join(mail);
+        std::fs::create_dir(&dir).unwrap();
+        let (path, input) = parsed(&dir, &with);
+        assert_eq!(input["layout"], layout);
+        assert_eq!(
+            input["tests"][0]["url"],
+            "https://github.com/antonblanchard/will-it-scale"
+        );
+        let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
+            "{mail}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
