@@ -1388,3 +1388,26 @@ test-url: https://github.com/antonblanchard/will-it-scale\n\n";
         );
     }
 }
+
+/// Three blank lines before the first `*****` rule where the layout has
+/// two: recorded as `spacing.rule` and written back the same.
+#[test]
+fn blank_lines_before_the_first_star_rule_are_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = std::fs::read(
+        root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"),
+    )
+    .unwrap();
+    let at = raw.windows(6).position(|w| w == b"\n\n\n***").unwrap();
+    let mut mail = raw[..at].to_vec();
+    mail.push(b'\n');
+    mail.extend_from_slice(&raw[at..]);
+    let (path, input) = parsed(tmp.path(), &mail);
+    assert_eq!(input["spacing"]["rule"], 3, "{}", input["spacing"]);
+    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

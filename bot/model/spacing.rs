@@ -41,6 +41,8 @@ pub enum Section {
     Reproduce,
     /// The first table's `=====` rule.
     Table,
+    /// The first `*****` rule (a further test's details).
+    Rule,
     /// `Disclaimer:`.
     Disclaimer,
     /// The last `---` line (the 2021–22 0DAY footer).
@@ -52,7 +54,7 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 16] = [
+    pub const ALL: [Section; 17] = [
         Section::Top,
         Section::Greeting,
         Section::AfterGreeting,
@@ -65,6 +67,7 @@ impl Section {
         Section::Details,
         Section::Reproduce,
         Section::Table,
+        Section::Rule,
         Section::Disclaimer,
         Section::Footer,
         Section::Signature,
@@ -93,6 +96,7 @@ impl Section {
                 line == "To reproduce:" || line.starts_with("The kernel config and materials")
             }
             Section::Table => line.starts_with("=========="),
+            Section::Rule => line.starts_with("**********"),
             Section::Disclaimer => line == "Disclaimer:",
             Section::Footer => line == "---",
             Section::Signature => line == "-- ",
