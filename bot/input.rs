@@ -486,6 +486,10 @@ pub struct ReportInput {
     /// not given: perfbot right-aligns, the robot mostly left-aligns).
     #[serde(default)]
     pub still_regression_align: Option<Align>,
+    /// The "In addition" box's width in characters, where the robot padded
+    /// it wider than its widest cell (a parsed report records it).
+    #[serde(default)]
+    pub in_addition_width: Option<usize>,
     /// Whether a regression asks for `Reported-by:`/`Closes:` tags (the
     /// default). The robot's operators left them out of a report they had
     /// found to be code alignment rather than the commit's doing.
@@ -692,6 +696,13 @@ impl LoadedInput {
                     "text of at most 4096 bytes, no control characters but line breaks and tabs",
                 ));
             }
+        }
+        if self.input.in_addition_width.is_some_and(|w| w > 998) {
+            return Err(InputError::field(
+                &self.path,
+                "$.in_addition_width",
+                "at most 998 characters (a mail's line)",
+            ));
         }
         if let Some(t) = &self.input.subject_template {
             let bad = |why: String| InputError::field(&self.path, "$.subject_template", &why);

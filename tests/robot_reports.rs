@@ -1411,3 +1411,43 @@ fn blank_lines_before_the_first_star_rule_are_recorded() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// An "In addition" box the robot padded wider than its widest cell: its
+/// width is recorded (`in_addition_width`) and the box written back as
+/// wide. Made from a corpus mail with its box widened by four columns.
+#[test]
+fn a_padded_in_addition_box_comes_back_as_wide() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = std::fs::read(
+        root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"),
+    )
+    .unwrap();
+    // Byte for char (the mail has Latin-1 `±`), and back below.
+    let text: String = raw.iter().map(|&b| b as char).collect();
+    let start = text.find("In addition to that").unwrap();
+    let end = start + text[start..].find("\n\n\n").unwrap();
+    let (mut rule_width, mut widened) = (0, Vec::new());
+    for l in text[start..end].split('\n') {
+        if l.starts_with("+-") {
+            rule_width = l.len() + 4;
+            widened.push(format!("{}----+", &l[..l.len() - 1]));
+        } else if l.starts_with("| ") {
+            widened.push(format!("{}    |", &l[..l.len() - 1]));
+        } else {
+            widened.push(l.to_string());
+        }
+    }
+    let mail = format!("{}{}{}", &text[..start], widened.join("\n"), &text[end..]);
+    let mail: Vec<u8> = mail.chars().map(|c| c as u8).collect();
+    let (path, input) = parsed(tmp.path(), &mail);
+    assert_eq!(input["in_addition_width"], rule_width);
+    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // The mail as the robot sent it records no width.
+    let (_, input) = parsed(tmp.path(), &raw);
+    assert!(input.get("in_addition_width").is_none());
+}

@@ -425,7 +425,6 @@ fn sha10(s: &str) -> String {
     s.chars().take(10).collect()
 }
 
-/// The "In addition to that…" table: one block per other test.
 /// Whether a report is dated before the robot's change of 2024-11-15 (RFC
 /// 3339 dates compare as text; an undated report is taken as new).
 pub(crate) fn before_2024_11(date: Option<&str>) -> bool {
@@ -433,15 +432,22 @@ pub(crate) fn before_2024_11(date: Option<&str>) -> bool {
 }
 
 /// The "In addition" box: per test its change, machine (a row only where
-/// the test names one) and parameters.
-pub fn in_addition_table(blocks: &[(String, Option<String>, Vec<String>)]) -> String {
+/// the test names one) and parameters; as wide as its widest cell, or
+/// `at_least` characters in all where the robot padded it wider.
+pub fn in_addition_table(
+    blocks: &[(String, Option<String>, Vec<String>)],
+    at_least: Option<usize>,
+) -> String {
     let left = 16;
+    // `| ` + 16 + ` | ` + cell + ` |`.
+    let frame = left + 7;
     let width = blocks
         .iter()
         .flat_map(|(c, m, p)| std::iter::once(c).chain(m).chain(p.iter()))
         .map(|s| s.chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .max(at_least.map_or(0, |w| w.saturating_sub(frame)));
     let rule = format!("+{}+{}+\n", "-".repeat(left + 2), "-".repeat(width + 2));
     let line = |l: &str, r: &str| format!("| {l:<left$} | {r:<width$} |\n");
     let mut out = rule.clone();
@@ -912,7 +918,7 @@ pub fn build(
                     o.params.clone(),
                 )
             }));
-            (!blocks.is_empty()).then(|| in_addition_table(&blocks))
+            (!blocks.is_empty()).then(|| in_addition_table(&blocks, i.in_addition_width))
         },
         details: details.text,
         closes_url: format!("{archive}/{message_id}"),

@@ -362,9 +362,11 @@ impl<'a> Reader<'a> {
         }
 
         // "In addition to that": the other tests' machines and headlines.
-        let extras = match self.find(i, |l| l.starts_with("In addition to that")) {
-            Some(a) if a < self.find(i, |l| l == RULE).unwrap_or(lines.len()) => self.extras(a)?,
-            _ => Vec::new(),
+        let (extras, box_width) = match self.find(i, |l| l.starts_with("In addition to that")) {
+            Some(a) if a < self.find(i, |l| l == RULE).unwrap_or(lines.len()) => {
+                (self.extras(a)?, padded_box_width(&lines[a..]))
+            }
+            _ => (Vec::new(), None),
         };
 
         // Tags.
@@ -597,6 +599,9 @@ impl<'a> Reader<'a> {
         }
         if let Some(a) = align {
             input.insert("still_regression_align".into(), json!(a));
+        }
+        if let Some(w) = box_width {
+            input.insert("in_addition_width".into(), json!(w));
         }
         input.insert(
             "recipients".into(),
@@ -1201,6 +1206,32 @@ fn bisect_of(g: &Group) -> Value {
         b.insert("ranges".into(), Value::Object(ranges));
     }
     Value::Object(b)
+}
+
+/// The "In addition" box's width (its `+---+---+` rule, in characters) where
+/// the robot padded it wider than its widest cell; `lines` start at the
+/// "In addition" line.
+fn padded_box_width(lines: &[&str]) -> Option<usize> {
+    let start = lines.iter().position(|l| l.starts_with("+-"))?;
+    let rows: Vec<&str> = lines[start..]
+        .iter()
+        .take_while(|l| l.starts_with('+') || l.starts_with('|'))
+        .copied()
+        .collect();
+    let width = rows[0].chars().count();
+    // A row is `| <16> | <cell> |`: the cell starts at column 21.
+    let widest = rows
+        .iter()
+        .filter(|r| r.starts_with('|'))
+        .filter_map(|r| {
+            r.chars()
+                .skip(21)
+                .collect::<String>()
+                .strip_suffix('|')
+                .map(|c| c.trim_end().chars().count())
+        })
+        .max()?;
+    (width > widest + 23).then_some(width)
 }
 
 /// Lines without the blank ones around them; `None` when nothing is left.
