@@ -1451,3 +1451,54 @@ fn a_padded_in_addition_box_comes_back_as_wide() {
     let (_, input) = parsed(tmp.path(), &raw);
     assert!(input.get("in_addition_width").is_none());
 }
+
+/// A report resent by hand from a client that flows its text
+/// (`format=flowed`): its table rows space-stuffed (indented by one), its
+/// long lines soft-broken, no spaces at line ends. It is read unflowed and
+/// comes back identical but for what flowed text cannot carry.
+#[test]
+fn a_report_resent_format_flowed_is_read_unflowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = std::fs::read(
+        root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"),
+    )
+    .unwrap();
+    let split = raw.windows(2).position(|w| w == b"\n\n").unwrap();
+    let head: String = raw[..split].iter().map(|&b| b as char).collect();
+    let head = head.replace(
+        "Content-Type: text/plain; charset=\"iso-8859-1\"",
+        "Content-Type: text/plain; charset=\"iso-8859-1\"; format=flowed",
+    );
+    assert!(head.contains("format=flowed"), "{head}");
+    let mut body: Vec<Vec<u8>> = Vec::new();
+    for l in raw[split + 2..].split(|&b| b == b'\n') {
+        let mut l = l.to_vec();
+        if l != b"-- " {
+            while l.last() == Some(&b' ') {
+                l.pop();
+            }
+        }
+        if l.starts_with(b" ") || l.starts_with(b">") || l.starts_with(b"From ") {
+            l.insert(0, b' ');
+        }
+        let prose = !l.is_empty() && !b" |+*=".contains(&l[0]);
+        match l[..l.len().min(78)].iter().rposition(|&b| b == b' ') {
+            Some(k) if prose && l.len() > 78 => {
+                body.push(l[..=k].to_vec());
+                body.push(l[k + 1..].to_vec());
+            }
+            _ => body.push(l),
+        }
+    }
+    let mut mail: Vec<u8> = head.chars().map(|c| c as u8).collect();
+    mail.extend_from_slice(b"\n\n");
+    mail.extend_from_slice(&body.join(&b'\n'));
+    let (path, input) = parsed(tmp.path(), &mail);
+    assert_eq!(input["layout"], "lkp-2023-08");
+    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

@@ -101,6 +101,18 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
             }
         }
     }
+    // A copy resent by hand from a client that flows its lines.
+    let mut flowed = false;
+    if let Some(ct) = msg.text_part(0).and_then(|p| {
+        use mail_parser::MimeHeaders;
+        p.content_type()
+    }) {
+        let is = |k: &str, v: &str| ct.attribute(k).is_some_and(|a| a.eq_ignore_ascii_case(v));
+        if flattened.is_none() && is("format", "flowed") {
+            body = crate::mail::flowed::unflow(&body, is("delsp", "yes"));
+            flowed = true;
+        }
+    }
     let body = without_list_footer(body);
     let from = msg.from().and_then(|f| f.first());
     let h = Headers {
@@ -132,6 +144,7 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
                 a.attachment_name().map(str::to_string)
             })
             .collect(),
+        flowed,
     };
     Ok((h, body))
 }
@@ -307,7 +320,17 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
                 serde_json::to_value(&spacing).expect("section counts serialise");
         }
         let back = insert_remarks(&apply(&ours, &spacing), &remarks);
-        format!("{back}{}", trailer.as_deref().unwrap_or(""))
+        let back = format!("{back}{}", trailer.as_deref().unwrap_or(""));
+        if h.flowed {
+            // What a flowed copy of it would carry: no space at a line's end
+            // but the signature separator's.
+            back.split('\n')
+                .map(|l| if l == "-- " { l } else { l.trim_end() })
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            back
+        }
     });
     let unread = rendered
         .as_ref()

@@ -88,6 +88,9 @@ pub struct Headers {
     pub references: Vec<String>,
     /// File names of the mail's attachments, in order.
     pub attachments: Vec<String>,
+    /// The text was `format=flowed` (and is given unflowed): it cannot carry
+    /// a space at a line's end.
+    pub flowed: bool,
 }
 
 /// A report read back.
