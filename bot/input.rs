@@ -555,7 +555,7 @@ pub struct ReportInput {
     /// The layout the report was read in (`parse-report` names it): the
     /// template `report` uses unless `--template` says otherwise.
     #[serde(default)]
-    pub layout: Option<String>,
+    pub layout: Option<crate::model::layout::Layout>,
     /// The Subject's shape where a read mail's differs from its layout's
     /// (`parse-report` records it): a subject template over the report's
     /// values, e.g. `[{{subsystem}}]  {{commit_sha10}}:  {{headline.metric}}

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use handlebars::Handlebars;
 
+use crate::model::layout::Layout;
+
 /// The built-in copy of each template, by name.
 const BUILTIN: &[(&str, &str)] = &[
     ("classic", include_str!("../templates/classic.hbs")),
@@ -91,28 +93,9 @@ const BUILTIN: &[(&str, &str)] = &[
     ("web/digest", include_str!("../templates/web/digest.hbs")),
 ];
 
-/// The report templates a config may name without a path.
-/// `classic` and `modern` are perfbot's own two; the `lkp-*` layouts are the
-/// robot's by era (what `parse-report` recognises).
-pub const REPORT_TEMPLATES: &[&str] = &[
-    "classic",
-    "modern",
-    "lkp-2014",
-    "lkp-2018",
-    "lkp-2021",
-    "lkp-2022",
-    "lkp-2022-11",
-    "lkp-2023",
-    "lkp-2023-04",
-    "lkp-2023-08",
-    "lkp-2024",
-    "lkp-2025",
-    "lkp-2026",
-];
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use classic, modern, lkp-2014, lkp-2018, lkp-2021, lkp-2022, lkp-2022-11, lkp-2023, lkp-2023-04, lkp-2023-08, lkp-2024, lkp-2025, lkp-2026 or a .hbs path")]
+    #[error("unknown template {name:?}: use {} or a .hbs path", layout_names())]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },
@@ -120,6 +103,11 @@ pub enum TemplateError {
     Syntax { name: String, why: String },
     #[error("template {name:?}: {why}")]
     Render { name: String, why: String },
+}
+
+fn layout_names() -> String {
+    let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
+    names.join(", ")
 }
 
 /// The built-in text of `name`, if there is one.
@@ -170,7 +158,10 @@ pub fn report_pair(dir: &Path, name: &str) -> Result<(String, String), TemplateE
             })?;
         return Ok((body, subject));
     }
-    if !REPORT_TEMPLATES.contains(&name) {
+    // The report templates a config may name without a path: one per
+    // layout (`classic` and `modern` are perfbot's own two, the `lkp-*` ones
+    // the robot's by era, what `parse-report` recognises).
+    if Layout::from_name(name).is_none() {
         return Err(TemplateError::UnknownReport {
             name: name.to_string(),
         });

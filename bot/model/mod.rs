@@ -10,6 +10,7 @@ pub mod charset;
 pub mod error;
 pub mod ids;
 pub mod ignore;
+pub mod layout;
 pub mod list_policy;
 pub mod outbox;
 pub mod series;

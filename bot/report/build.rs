@@ -14,6 +14,7 @@ use crate::compare::rules::SelectionRules;
 use crate::compare::{compare_columns, percent_change, Column, SelectOptions};
 use crate::input::{LoadedInput, Patch, Person, ReproduceAt, Test, TestData, Tree};
 pub use crate::model::bisect::BisectSeries;
+use crate::model::layout::Layout;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -26,27 +27,6 @@ pub enum ReportError {
     UnknownHeadline { file: String, metric: String },
     #[error("{0}")]
     Template(String),
-}
-
-/// Whether a template (by name or path) has the 2023+ layout: its tables do not
-/// put the test's own metrics first (the 2014-2022 robot did) and its changes
-/// are magnitudes.
-/// The robot's own layout a template name stands for (`lkp-2023`, …): those
-/// differ from perfbot's `classic` and `modern` in small ways the robot's
-/// mails have (alignment, spacing, wording), kept apart so that perfbot's own
-/// two stay as they are.
-pub fn robot_layout(template: &str) -> Option<u16> {
-    let stem = std::path::Path::new(template).file_stem()?.to_str()?;
-    stem.strip_prefix("lkp-")?.get(..4)?.parse().ok()
-}
-
-pub fn is_modern_layout(template: &str) -> bool {
-    std::path::Path::new(template).file_stem().is_some_and(|s| {
-        s == "modern"
-            || s.to_str()
-                .and_then(|s| s.strip_prefix("lkp-"))
-                .is_some_and(|y| y >= "2023")
-    })
 }
 
 /// The rows of one test, sorted.
@@ -425,12 +405,6 @@ fn sha10(s: &str) -> String {
     s.chars().take(10).collect()
 }
 
-/// Whether a report is dated before the robot's change of 2024-11-15 (RFC
-/// 3339 dates compare as text; an undated report is taken as new).
-pub(crate) fn before_2024_11(date: Option<&str>) -> bool {
-    date.is_some_and(|d| d < "2024-11-15")
-}
-
 /// The "In addition" box: per test its change, machine (a row only where
 /// the test names one) and parameters; as wide as its widest cell, or
 /// `at_least` characters in all where the robot padded it wider.
@@ -642,15 +616,16 @@ impl Details {
         input: &LoadedInput,
         all_rows: &[Vec<Row>],
         headline: &Headline,
-        modern: bool,
-        robot: Option<u16>,
+        layout: Option<Layout>,
     ) -> Details {
         let i = &input.input;
         // The robot's tables named a patch by its subject without the
         // `[PATCH v3 4/4] ` prefix until 2026.
         let subject = |s: &str| -> String {
-            match (robot, s.strip_prefix('[').and_then(|r| r.split_once("] "))) {
-                (Some(year), Some((_, rest))) if year < 2026 => rest.to_string(),
+            match s.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+                Some((_, rest)) if layout.is_some_and(Layout::drops_patch_prefix) => {
+                    rest.to_string()
+                }
                 _ => s.to_string(),
             }
         };
@@ -683,7 +658,7 @@ impl Details {
                 analyse(rows, setup.directions, r.min_change_percent).headline
             };
             if n > 0 {
-                d.separator(t, test_headline.as_ref(), modern, robot, i.date.as_deref());
+                d.separator(t, test_headline.as_ref(), layout, i.date.as_deref());
             }
             let table = Table {
                 params: axes(t),
@@ -692,7 +667,7 @@ impl Details {
                 column_ids: vec![i.base.sha.clone(), i.commit.sha.clone()],
                 rows: rows.clone(),
             };
-            if robot.is_some_and(|y| y < 2017) {
+            if layout.is_some_and(Layout::has_2014_table) {
                 d.text.push_str(&table.render_2014());
                 d.text.push('\n');
                 d.text.push_str(TABLE_LEGEND_2014);
@@ -700,7 +675,7 @@ impl Details {
                 d.text.push_str(&table.render());
             }
             // The robot ends the tables of the other tests with a blank line.
-            if n > 0 && robot.is_some() {
+            if n > 0 && layout.is_some_and(Layout::is_robot) {
                 d.text.push('\n');
             }
             d.add_bisect(t, test_headline.as_ref());
@@ -722,8 +697,7 @@ impl Details {
         &mut self,
         t: &Test,
         headline: Option<&Headline>,
-        modern: bool,
-        robot: Option<u16>,
+        layout: Option<Layout>,
         date: Option<&str>,
     ) {
         self.text.push('\n');
@@ -751,19 +725,11 @@ impl Details {
             return;
         };
         let hv = HeadlineView::new(h, t.headline.as_ref().and_then(|c| c.kind.as_deref()));
-        let change = match robot {
-            // From 2024-11-15 the sign's place is kept blank (`  14.1%
-            // regression`); the unsigned mails of late October 2024 drop it.
-            Some(year) if year >= 2025 => {
-                let minus = if before_2024_11(date) { "" } else { " " };
-                hv.change_signed
-                    .replacen('-', minus, 1)
-                    .replacen('+', "", 1)
-            }
-            Some(_) => hv.change_signed.replacen('+', "", 1),
-            None if modern => hv.change_magnitude,
-            None => hv.change_classic,
-        };
+        let change = layout.unwrap_or(Layout::Classic).box_change(date).write(
+            &hv.change_signed,
+            &hv.change_classic,
+            &hv.change_magnitude,
+        );
         self.in_addition.push((
             format!("{}: {} {} {}", t.testcase, h.metric, change, hv.verdict),
             t.machine.clone(),
@@ -828,7 +794,9 @@ pub fn build(
 ) -> Result<Report, ReportError> {
     let i = &input.input;
     let r = setup.report;
-    let modern = is_modern_layout(template);
+    // A template of the operator's own is written as perfbot's classic.
+    let layout = Layout::of_template(template);
+    let modern = layout.is_some_and(Layout::is_modern);
     let mut all_rows: Vec<Vec<Row>> = input
         .data
         .iter()
@@ -859,8 +827,7 @@ pub fn build(
         &headline,
         i.headline.as_ref().and_then(|h| h.kind.as_deref()),
     );
-    let robot = robot_layout(template);
-    let details = Details::build(setup, input, &all_rows, &headline, modern, robot);
+    let details = Details::build(setup, input, &all_rows, &headline, layout);
     let archive = r.archive_url.trim_end_matches('/');
     let view = ReportView {
         robot_name: setup.bot.name.clone(),
@@ -905,7 +872,7 @@ pub fn build(
             i,
             match i.still_regression_align {
                 Some(a) => a == crate::input::Align::Left,
-                None => robot.is_some(),
+                None => layout.is_some_and(Layout::is_robot),
             },
         ),
         test: TestView::new(&i.tests[0]),

@@ -13,62 +13,13 @@ use super::plot::{self, PlotStyle, ReadPlot};
 use crate::model::spacing::{Remark, Section};
 use serde_json::{json, Map, Value};
 
-/// The robot's mail layouts, by era.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layout {
-    /// 2014 (`[lkp]`): "Hi <Name>," / "FYI, we noticed the below changes
-    /// on", `test case: <tbox>/<testcase>/<parameters>`, a `~ N%` table with
-    /// `TOTAL` rows, gnuplot 4 plots, signed by an engineer.
-    Lkp2014,
-    /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
-    Lkp2018,
-    /// 2021 – 2022-04: as 2018, with a footer after `---` (`0DAY/LKP+ Test
-    /// Infrastructure …`; in 2022-03 also `0-DAY CI Kernel Test Service`).
-    Lkp2021,
-    /// 2022-05 – 2023-02: as 2018, signed `-- 0-DAY CI Kernel Test Service`.
-    Lkp2022,
-    /// 2022-11 – 2023-02 (oe-lkp): as 2022, with `patch subject:` and the
-    /// tags as `| Reported-by:` / `| Link:`.
-    Lkp2022Nov,
-    /// 2023 – 2024-10: "Hello," / "kernel test robot noticed …", no config lines.
-    Lkp2023,
-    /// 2023-08 – 2023-10: as 2023, one blank line fewer at the end.
-    Lkp2023Aug,
-    /// 2023-03 – 2023-05: as 2023, with the older `Link:` tag.
-    Lkp2023Apr,
-    /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
-    Lkp2024,
-    /// 2024-11 – 2025: regressions as magnitudes (`14.7% regression`).
-    Lkp2025,
-    /// 2026 on: as 2025; a patch keeps its `[PATCH …] ` prefix in the
-    /// tables' commit lines.
-    Lkp2026,
-}
+pub use crate::model::layout::Layout;
 
 impl ParseError {
     /// The mail is not a performance report at all (rather than one that
     /// could not be read).
     pub fn not_a_report(&self) -> bool {
         self.line == 0
-    }
-}
-
-impl Layout {
-    pub fn name(self) -> &'static str {
-        match self {
-            Layout::Lkp2014 => "lkp-2014",
-            Layout::Lkp2018 => "lkp-2018",
-            Layout::Lkp2021 => "lkp-2021",
-            Layout::Lkp2022 => "lkp-2022",
-            Layout::Lkp2022Nov => "lkp-2022-11",
-            Layout::Lkp2023 => "lkp-2023",
-            Layout::Lkp2023Aug => "lkp-2023-08",
-            Layout::Lkp2023Apr => "lkp-2023-04",
-            Layout::Lkp2024 => "lkp-2024",
-            Layout::Lkp2025 => "lkp-2025",
-            Layout::Lkp2026 => "lkp-2026",
-        }
     }
 }
 
@@ -549,7 +500,7 @@ impl<'a> Reader<'a> {
             .collect();
 
         let signed = change.starts_with('-');
-        let before_2024_11 = super::build::before_2024_11(h.date.as_deref());
+        let before_2024_11 = Layout::before_blank_sign(h.date.as_deref());
         let link_tag = lines.iter().any(|l| l.starts_with("| Link: "));
         // The first "Hello," mails asked for one tag, in the older words.
         let one_tag = lines.contains(&"If you fix the issue, kindly add following tag");
