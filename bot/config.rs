@@ -557,9 +557,9 @@ pub struct TrustSection {
     pub min_confidence: f64,
     /// A fix or a revert awaited (states that close nothing) may follow
     /// the words of anyone, `other` included, not only `free_text` roles';
-    /// closures never do. Off by default: `other` is also what a sender
-    /// whose DKIM signature fails is, and a stranger's mail full of decision
-    /// words must only reach a human.
+    /// closures never do. A stranger's words move a case only where they
+    /// carry that one decision (a mail full of decision words goes to a
+    /// human), and never from a sender whose DKIM signature fails.
     pub open_moves_by_anyone: bool,
     /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
     pub dkim: bool,
@@ -587,7 +587,7 @@ impl Default for TrustSection {
             free_text: roles.clone(),
             commands: roles,
             min_confidence: 0.6,
-            open_moves_by_anyone: false,
+            open_moves_by_anyone: true,
             dkim: false,
             require_dkim: None,
             dkim_keys: std::collections::HashMap::new(),

@@ -558,6 +558,24 @@ fn a_failed_dkim_signature_lowers_trust() {
         "{t}"
     );
     assert_eq!(t["understanding"]["role"], "other");
+    // Anyone's words may await a fix, but not a forged author's.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg2 = make(tmp.path());
+    let c = report(&cfg2);
+    let mut forged = sign(&mail(DAVE, "forged2@x", &c.message_id, "", "Thanks."));
+    let at = forged.windows(7).position(|w| w == b"Thanks.").unwrap();
+    forged.splice(
+        at..at + 7,
+        b"I have posted a fix for this regression.".iter().copied(),
+    );
+    ingest(&cfg2, &forged);
+    let v = show(&cfg2, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    assert!(
+        v["events"].to_string().contains("DKIM signature fails"),
+        "{}",
+        v["events"]
+    );
 
     // Signed by another domain (a valid signature, d=attacker.test), From the
     // author: the signature says nothing about the author, so the decision
@@ -1203,11 +1221,12 @@ fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
 /// Someone who posted a patch in the thread speaks for it: their "I have
 /// posted a fix" moves the case to awaiting a fix (a state that closes
 /// nothing), as the author's would; their "not a regression" still closes
-/// nothing without a human. A stranger who posted no patch moves nothing.
+/// nothing without a human. Where strangers' words may not move a case
+/// (`open_moves_by_anyone = false`), one who posted no patch moves nothing.
 #[test]
 fn a_patch_poster_in_the_thread_may_make_open_moves_only() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = setup(tmp.path(), "");
+    let cfg = setup(tmp.path(), "open_moves_by_anyone = false");
     let c = report(&cfg);
     const EVE: &str = "Eve Hacker <eve@else.example>";
     const MALLORY: &str = "Mallory <mallory@else.example>";
@@ -1266,4 +1285,33 @@ fn a_patch_poster_in_the_thread_may_make_open_moves_only() {
         &mail(EVE, "e3@x", &c.message_id, "", "This is not a regression."),
     );
     assert_eq!(show(&cfg, &c.id)["state"], "needs-human");
+}
+
+/// By default anyone's words may make a move that closes nothing: a
+/// stranger's promise of a fix awaits it. A stranger's mail that also says
+/// something else decisive goes to a human, and a stranger's closure never
+/// closes.
+#[test]
+fn a_strangers_single_decision_awaits_a_fix_and_nothing_else_moves() {
+    const MALLORY: &str = "Mallory <mallory@else.example>";
+    for (id, words, want) in [
+        (
+            "s1@x",
+            "I have posted a fix for this regression.",
+            "awaiting-fix",
+        ),
+        (
+            "s2@x",
+            "I have posted a fix for this regression. This is not a regression anyway, \
+             it is just noise, won't fix.",
+            "needs-human",
+        ),
+        ("s3@x", "This is not a regression.", "needs-human"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = setup(tmp.path(), "");
+        let c = report(&cfg);
+        ingest(&cfg, &mail(MALLORY, id, &c.message_id, "", words));
+        assert_eq!(show(&cfg, &c.id)["state"], want, "{words}");
+    }
 }

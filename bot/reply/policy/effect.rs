@@ -89,6 +89,20 @@ fn target(u: &Understanding, state: CaseState) -> Option<CaseState> {
     })
 }
 
+/// The reading carries one decision only: no other decisive intent is
+/// read in the reply beside it, and nothing is left unsettled.
+fn single_minded(u: &Understanding) -> bool {
+    !u.unsettled
+        && !u
+            .secondary
+            .iter()
+            .any(|s| s.intent.is_decisive() && s.confidence >= SECOND_DECISION)
+}
+
+/// A second decisive reading this likely makes a stranger's words a
+/// human's to weigh.
+const SECOND_DECISION: f64 = 0.25;
+
 /// Decide. `by_command`: the understanding came from a `#perfbot` command.
 pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {
     // A command, or a fact seen on the list: explicit, so no confidence
@@ -169,12 +183,15 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
         return Effect::none(u.intent.to_string());
     };
     // States that close nothing (a fix or a revert awaited) may follow
-    // anyone's words; a closure needs a sender the policy trusts.
+    // anyone's words — a stranger's only where they say nothing else
+    // decisive (a mail full of decision words goes to a human); a closure
+    // needs a sender the policy trusts.
     let allowed = if by_command {
         policy.may_command(role)
     } else {
         policy.may_decide_by_text(role)
-            || (!to.is_closed() && (policy.anyone_moves_open || role == Role::Contributor))
+            || (!to.is_closed()
+                && (role == Role::Contributor || (policy.anyone_moves_open && single_minded(u))))
     };
     if !allowed {
         return Effect::human(format!(

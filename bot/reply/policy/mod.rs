@@ -336,8 +336,16 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
             ));
         }
     }
+    let forged = matches!(f.dkim, Some(Verdict::Fail(_)));
     if !f.fact && effect.decided {
-        if unverified {
+        if forged && !p.trust.may_decide_by_text(role) {
+            // Anyone's words may await a fix, but not a sender who may not
+            // be who they say.
+            effect = Effect::human(format!(
+                "{} by a sender whose DKIM signature fails: \"{}\"",
+                u.intent, u.evidence
+            ));
+        } else if unverified {
             let how = f
                 .dkim
                 .as_ref()
