@@ -107,6 +107,23 @@ fn parsed(dir: &Path, mail: &[u8]) -> (PathBuf, serde_json::Value) {
     (path, serde_json::from_slice(&o.stdout).unwrap())
 }
 
+/// `roundtrip` gives `mail` back identical.
+fn assert_round_trips(mail: &Path) {
+    let o = perfbot(&["roundtrip", mail.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with("1 of 1 identical"),
+        "{}: {out}",
+        mail.display()
+    );
+}
+
+/// The 2023 robot mail most tests of the reader's corners start from.
+fn cgroups_report() -> Vec<u8> {
+    std::fs::read(root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"))
+        .unwrap()
+}
+
 /// What `parse-report` prints is a report input `perfbot report` takes, and
 /// rendered in the layout it names it gives the robot's body back.
 #[test]
@@ -1299,12 +1316,7 @@ fn a_run_of_untitled_plots_is_read_plot_by_plot() {
     assert_eq!(b["plot"].as_array().unwrap().len(), 36, "{b}");
     assert_eq!(b["plot"][35], "untitled-plot-36");
     assert_eq!(b["titles"]["untitled-plot-1"], "");
-    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
-    assert!(
-        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_round_trips(&path);
 }
 
 /// What the reader does not write back is never dropped unsaid: the
@@ -1380,12 +1392,7 @@ test-url: https://github.com/antonblanchard/will-it-scale\n\n";
             input["tests"][0]["url"],
             "https://github.com/antonblanchard/will-it-scale"
         );
-        let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
-        assert!(
-            String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
-            "{mail}: {}",
-            String::from_utf8_lossy(&o.stdout)
-        );
+        assert_round_trips(&path);
     }
 }
 
@@ -1394,22 +1401,14 @@ test-url: https://github.com/antonblanchard/will-it-scale\n\n";
 #[test]
 fn blank_lines_before_the_first_star_rule_are_recorded() {
     let tmp = tempfile::tempdir().unwrap();
-    let raw = std::fs::read(
-        root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"),
-    )
-    .unwrap();
+    let raw = cgroups_report();
     let at = raw.windows(6).position(|w| w == b"\n\n\n***").unwrap();
     let mut mail = raw[..at].to_vec();
     mail.push(b'\n');
     mail.extend_from_slice(&raw[at..]);
     let (path, input) = parsed(tmp.path(), &mail);
     assert_eq!(input["spacing"]["rule"], 3, "{}", input["spacing"]);
-    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
-    assert!(
-        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_round_trips(&path);
 }
 
 /// An "In addition" box the robot padded wider than its widest cell: its
@@ -1418,10 +1417,7 @@ fn blank_lines_before_the_first_star_rule_are_recorded() {
 #[test]
 fn a_padded_in_addition_box_comes_back_as_wide() {
     let tmp = tempfile::tempdir().unwrap();
-    let raw = std::fs::read(
-        root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"),
-    )
-    .unwrap();
+    let raw = cgroups_report();
     // Byte for char (the mail has Latin-1 `±`), and back below.
     let text: String = raw.iter().map(|&b| b as char).collect();
     let start = text.find("In addition to that").unwrap();
@@ -1441,12 +1437,7 @@ fn a_padded_in_addition_box_comes_back_as_wide() {
     let mail: Vec<u8> = mail.chars().map(|c| c as u8).collect();
     let (path, input) = parsed(tmp.path(), &mail);
     assert_eq!(input["in_addition_width"], rule_width);
-    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
-    assert!(
-        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_round_trips(&path);
     // The mail as the robot sent it records no width.
     let (_, input) = parsed(tmp.path(), &raw);
     assert!(input.get("in_addition_width").is_none());
@@ -1459,10 +1450,7 @@ fn a_padded_in_addition_box_comes_back_as_wide() {
 #[test]
 fn a_report_resent_format_flowed_is_read_unflowed() {
     let tmp = tempfile::tempdir().unwrap();
-    let raw = std::fs::read(
-        root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml"),
-    )
-    .unwrap();
+    let raw = cgroups_report();
     let split = raw.windows(2).position(|w| w == b"\n\n").unwrap();
     let head: String = raw[..split].iter().map(|&b| b as char).collect();
     let head = head.replace(
@@ -1495,10 +1483,5 @@ fn a_report_resent_format_flowed_is_read_unflowed() {
     mail.extend_from_slice(&body.join(&b'\n'));
     let (path, input) = parsed(tmp.path(), &mail);
     assert_eq!(input["layout"], "lkp-2023-08");
-    let o = perfbot(&["roundtrip", path.to_str().unwrap()]);
-    assert!(
-        String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_round_trips(&path);
 }

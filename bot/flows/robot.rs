@@ -109,7 +109,7 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
     }) {
         let is = |k: &str, v: &str| ct.attribute(k).is_some_and(|a| a.eq_ignore_ascii_case(v));
         if flattened.is_none() && is("format", "flowed") {
-            body = crate::mail::flowed::unflow(&body, is("delsp", "yes"));
+            body = crate::flows::ingest::flowed::unflow(&body, is("delsp", "yes"));
             flowed = true;
         }
     }

@@ -3,7 +3,6 @@
 //! guard rails applied at send time.
 
 pub(crate) mod dkim;
-pub mod flowed;
 pub(crate) mod guard;
 pub mod imap;
 pub(crate) mod message;

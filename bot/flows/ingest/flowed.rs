@@ -65,6 +65,11 @@ mod tests {
             ("a \n> b\n", false, "a \n> b\n"),
             ("-- \nDave\n", false, "-- \nDave\n"),
             ("plain\nlines\n", false, "plain\nlines\n"),
+            // Space-stuffed lines (a table row, `From `, a `>` that is no quote).
+            ("  stuffed row\n", false, " stuffed row\n"),
+            (" From here\n", false, "From here\n"),
+            (" >not quoted\n", false, ">not quoted\n"),
+            ("one \ntwo \nthree\n", false, "one two three\n"),
         ];
         for (input, delsp, want) in cases {
             assert_eq!(unflow(input, delsp), want, "{input:?}");
