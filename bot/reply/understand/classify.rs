@@ -188,24 +188,9 @@ static OPINION: LazyLock<Regex> = LazyLock::new(|| {
 /// Below this, a decisive reading is a hint, not the reply's intent.
 const DECISIVE_FLOOR: f64 = 0.5;
 
-/// Where one clause ends and the next begins, for the scope of a hedge: "Not
-/// sure, so, at this moment, I'll revert this patch" decides in its last clause.
-static CLAUSE_BREAK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r",? so,? |; |: |, but |, however,? | - | -- ").unwrap());
-
 /// The clause of `s` that holds byte `at`.
 fn clause_at(s: &str, at: usize) -> &str {
-    let mut start = 0;
-    let mut end = s.len();
-    for m in CLAUSE_BREAK.find_iter(s) {
-        if m.end() <= at {
-            start = m.end();
-        } else if m.start() > at {
-            end = m.start();
-            break;
-        }
-    }
-    &s[start..end]
+    &s[super::speech::clause_of(s, at)]
 }
 
 /// A short reply that only agrees (with what it quotes).

@@ -52,15 +52,27 @@ fn words(s: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Where the clause holding byte `at` begins: after the last ";", ":", " - ",
-/// ", but", ", so" or sentence-internal full stop before it.
-fn clause_start(s: &str, at: usize) -> usize {
-    let head = &s[..at];
-    [";", ": ", " - ", ", but ", ", so ", ", however ", ". "]
-        .iter()
-        .filter_map(|b| head.rfind(b).map(|i| i + b.len()))
-        .max()
-        .unwrap_or(0)
+/// What ends one clause of a sentence and begins the next: ", so", ";",
+/// ":", ", but", ", however", a dash, a sentence-internal full stop. The
+/// scope of a hedge or a condition: "Not sure, so, at this moment, I'll
+/// revert this patch" decides in its last clause.
+static CLAUSE_BREAK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r",? so,? |; ?|: |, but |, however,? | - | -- |\. ").expect("a valid pattern")
+});
+
+/// The clause of `s` that holds byte `at` (a char boundary), as a range.
+pub fn clause_of(s: &str, at: usize) -> std::ops::Range<usize> {
+    let mut start = 0;
+    let mut end = s.len();
+    for m in CLAUSE_BREAK.find_iter(s) {
+        if m.end() <= at {
+            start = m.end();
+        } else if m.start() > at {
+            end = m.start();
+            break;
+        }
+    }
+    start..end
 }
 
 const NEGATORS: &[&str] = &[
@@ -145,7 +157,7 @@ pub fn own_claim(s: &str, at: usize) -> Result<(), NotOwn> {
     if s.trim_end().ends_with('?') {
         return Err(NotOwn::Question);
     }
-    let start = clause_start(s, at);
+    let start = clause_of(s, at).start;
     let before = words(&s[start..at]);
     if before.iter().any(|w| CONDITIONS.contains(w)) || s[start..at].contains("in case ") {
         return Err(NotOwn::Conditional);
