@@ -258,10 +258,8 @@ pub fn handle_reply(
 /// The mail posts a patch: a `[PATCH` Subject, or a diff in the sender's
 /// own words.
 fn posts_a_patch(subject: &str, words: &str) -> bool {
-    crate::reply::understand::features::is_patch_subject(subject)
-        || words
-            .lines()
-            .any(|l| l.starts_with("diff --git ") || l.starts_with("+++ b/"))
+    use crate::reply::understand::features::{has_diff, is_patch_subject};
+    is_patch_subject(subject) || has_diff(words)
 }
 
 /// The domain of the From address (what a DKIM signature must align with).

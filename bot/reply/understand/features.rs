@@ -81,7 +81,7 @@ fn tokens(s: &str) -> Vec<String> {
 }
 
 /// Lines of a diff (a patch in the reply itself).
-fn has_diff(text: &str) -> bool {
+pub fn has_diff(text: &str) -> bool {
     text.lines().any(|l| {
         let l = l.trim_end();
         l.starts_with("diff --git ")
