@@ -10,9 +10,7 @@ use mail_parser::{Address as MailAddress, MessageParser};
 use crate::config::Config;
 use crate::input::{is_plain_file_name, LoadedInput};
 use crate::model::case::{Case, CaseId, CaseState};
-use crate::report::build::build;
 use crate::report::parse::{parse, Headers, ParseError, ParsedReport};
-use crate::report::render::render;
 
 /// Why a mail could not be read or written back.
 #[derive(Debug, thiserror::Error)]
@@ -501,34 +499,33 @@ pub fn render_back(
     if let Some(name) = &parsed.signoff {
         r.signoff = name.clone();
     }
+    // What perfbot adds to its own reports is not the robot's: no noise
+    // interval, no regzbot paragraph, no list policy's prefix or muting.
+    c.file.noise.enabled = false;
+    c.file.regzbot.enabled = false;
+    c.file.lists.policy_file = std::path::PathBuf::new();
     let text = serde_json::to_string(&parsed.input).expect("a JSON value serialises");
     let loaded = LoadedInput::parse(&text, Path::new(file)).map_err(|e| RobotError::Input {
         file: file.into(),
         why: e.to_string(),
     })?;
-    let name = parsed.layout.name();
-    let (body_tpl, subject_tpl) =
-        crate::templates::report_pair(&c.templates_dir(), name).map_err(|e| {
-            RobotError::Render {
-                file: file.into(),
-                why: e.to_string(),
-            }
+    // Built and addressed once, as `report` would send it (its own checks
+    // and caps).
+    let p = crate::flows::report::prepare_loaded(&c, &loaded, None, true, chrono::Utc::now())
+        .map_err(|e| RobotError::Render {
+            file: file.into(),
+            why: e.to_string(),
         })?;
-    let report = build(&c.report_setup(), &loaded, name, true).map_err(|e| RobotError::Render {
-        file: file.into(),
-        why: e.to_string(),
-    })?;
-    let out = render(&report.view, &body_tpl, &subject_tpl).map_err(|e| RobotError::Render {
-        file: file.into(),
-        why: e.to_string(),
-    })?;
     let original_id = h.message_id.trim_matches(['<', '>']);
-    let body = out.body.replace(&report.view.message_id, original_id);
+    let body = p
+        .rendered
+        .body
+        .replace(&p.report.view.message_id, original_id);
     // The layout's Subject, or the mail's shape of it where that differs.
-    let mut subject = out.subject;
+    let mut subject = p.rendered.subject;
     let mut shape = None;
     if subject != h.subject {
-        let view = serde_json::to_value(&report.view).expect("the view serialises");
+        let view = serde_json::to_value(&p.report.view).expect("the view serialises");
         let t = crate::report::subject::shape(&h.subject, &view);
         if let Ok(s) = crate::templates::plain().render_template(&t, &view) {
             if s == h.subject {
@@ -537,16 +534,7 @@ pub fn render_back(
             }
         }
     }
-    // The headers `report` would send it with (its own checks and caps).
-    let headers =
-        match crate::flows::report::prepare_loaded(&c, &loaded, None, true, chrono::Utc::now()) {
-            Ok(p) => header_differences(h, &p.envelope),
-            Err(e) => vec![HeaderDiff {
-                field: "To".into(),
-                mail: h.to.join(", "),
-                perfbot: format!("(not addressed: {e})"),
-            }],
-        };
+    let headers = header_differences(h, &p.envelope);
     Ok(Back {
         body,
         subject,
