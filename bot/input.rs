@@ -468,20 +468,13 @@ pub struct UnreadLine {
     pub text: String,
 }
 
+/// How a report is presented, apart from what it says: the layout, and the
+/// robot's small variations a read mail records (its blank lines, its
+/// operators' remarks, its Subject's shape, its plots' drawing), so that the
+/// rest of the input stays about content.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReportInput {
-    /// The report's Date (RFC 3339); the time of queueing when absent.
-    #[serde(default)]
-    pub date: Option<String>,
-    pub commit: Commit,
-    pub base: Commit,
-    #[serde(default)]
-    pub tree: Option<Tree>,
-    #[serde(default)]
-    pub patch: Option<Patch>,
-    #[serde(default)]
-    pub still_regression_on: Vec<StillOn>,
+pub struct Style {
     /// How the refs of `still_regression_on` line up (the layout's way if
     /// not given: perfbot right-aligns, the robot mostly left-aligns).
     #[serde(default)]
@@ -509,6 +502,62 @@ pub struct ReportInput {
     /// `Link:` era's).
     #[serde(default)]
     pub archive_tag: Option<ArchiveTag>,
+    /// Blank lines before sections where the mail differs from its layout
+    /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
+    #[serde(default)]
+    pub spacing: crate::model::spacing::Spacing,
+    /// Human text placed before a section (`{"before": "details", "text":
+    /// …, "blank_after": 2}`), where the robot's operators annotated a report.
+    #[serde(default)]
+    pub remarks: Vec<crate::model::spacing::Remark>,
+    /// How the bisect plots are drawn (`lkp-2019`, `lkp-2020`, `gnuplot-5.4`;
+    /// `lkp-2020` if not given).
+    #[serde(default)]
+    pub plot_style: crate::model::bisect::PlotStyle,
+    /// The layout the report was read in (`parse-report` names it): the
+    /// template `report` uses unless `--template` says otherwise.
+    #[serde(default)]
+    pub layout: Option<crate::model::layout::Layout>,
+    /// The Subject's shape where a read mail's differs from its layout's
+    /// (`parse-report` records it): a subject template over the report's
+    /// values, e.g. `[{{subsystem}}]  {{commit_sha10}}:  {{headline.metric}}
+    /// {{headline.change_signed}} {{headline.verdict}}`.
+    #[serde(default)]
+    pub subject_template: Option<String>,
+}
+
+impl Default for Style {
+    fn default() -> Style {
+        Style {
+            still_regression_align: None,
+            in_addition_width: None,
+            tags: true,
+            details_rule: true,
+            reproduce_at: ReproduceAt::default(),
+            archive_tag: None,
+            spacing: Default::default(),
+            remarks: Vec::new(),
+            plot_style: Default::default(),
+            layout: None,
+            subject_template: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportInput {
+    /// The report's Date (RFC 3339); the time of queueing when absent.
+    #[serde(default)]
+    pub date: Option<String>,
+    pub commit: Commit,
+    pub base: Commit,
+    #[serde(default)]
+    pub tree: Option<Tree>,
+    #[serde(default)]
+    pub patch: Option<Patch>,
+    #[serde(default)]
+    pub still_regression_on: Vec<StillOn>,
     /// Other tests named in the "In addition to that" box without a table
     /// of their own in the mail (the robot sometimes leaves it out).
     #[serde(default)]
@@ -535,33 +584,14 @@ pub struct ReportInput {
     /// introduced:` line an operator added), printed after it as it was.
     #[serde(default)]
     pub trailer: Option<String>,
-    /// Blank lines before sections where the mail differs from its layout
-    /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
-    #[serde(default)]
-    pub spacing: crate::model::spacing::Spacing,
     /// Lines of a robot's mail that `parse-report` read but perfbot does not
     /// write back (a remark in a place the reader does not know): kept here
     /// so that nothing of the mail is dropped unsaid, never printed.
     #[serde(default)]
     pub unread: Vec<UnreadLine>,
-    /// Human text placed before a section (`{"before": "details", "text":
-    /// …, "blank_after": 2}`), where the robot's operators annotated a report.
+    /// How the report is presented, apart from what it says (see `Style`).
     #[serde(default)]
-    pub remarks: Vec<crate::model::spacing::Remark>,
-    /// How the bisect plots are drawn (`lkp-2019`, `lkp-2020`, `gnuplot-5.4`;
-    /// `lkp-2020` if not given).
-    #[serde(default)]
-    pub plot_style: crate::model::bisect::PlotStyle,
-    /// The layout the report was read in (`parse-report` names it): the
-    /// template `report` uses unless `--template` says otherwise.
-    #[serde(default)]
-    pub layout: Option<crate::model::layout::Layout>,
-    /// The Subject's shape where a read mail's differs from its layout's
-    /// (`parse-report` records it): a subject template over the report's
-    /// values, e.g. `[{{subsystem}}]  {{commit_sha10}}:  {{headline.metric}}
-    /// {{headline.change_signed}} {{headline.verdict}}`.
-    #[serde(default)]
-    pub subject_template: Option<String>,
+    pub style: Style,
 }
 
 /// The most blank lines `spacing` may ask for before a section.
@@ -697,15 +727,15 @@ impl LoadedInput {
                 ));
             }
         }
-        if self.input.in_addition_width.is_some_and(|w| w > 998) {
+        if self.input.style.in_addition_width.is_some_and(|w| w > 998) {
             return Err(InputError::field(
                 &self.path,
-                "$.in_addition_width",
+                "$.style.in_addition_width",
                 "at most 998 characters (a mail's line)",
             ));
         }
-        if let Some(t) = &self.input.subject_template {
-            let bad = |why: String| InputError::field(&self.path, "$.subject_template", &why);
+        if let Some(t) = &self.input.style.subject_template {
+            let bad = |why: String| InputError::field(&self.path, "$.style.subject_template", &why);
             if t.contains(['\r', '\n']) || t.len() > 998 {
                 return Err(bad("one line of at most 998 bytes".into()));
             }
@@ -756,22 +786,26 @@ impl LoadedInput {
         let p = &self.path;
         let i = &self.input;
         // A layout's spacing, not a way to pad a mail with blank pages.
-        if let Some((s, n)) = i.spacing.iter().find(|(_, n)| **n > MAX_BLANKS) {
+        if let Some((s, n)) = i.style.spacing.iter().find(|(_, n)| **n > MAX_BLANKS) {
             let name = serde_json::to_value(s).unwrap_or_default();
             return Err(InputError::field(
                 p,
-                &format!("$.spacing.{}", name.as_str().unwrap_or("?")),
+                &format!("$.style.spacing.{}", name.as_str().unwrap_or("?")),
                 &format!("{n} blank lines: at most {MAX_BLANKS}"),
             ));
         }
-        for (n, r) in i.remarks.iter().enumerate() {
+        for (n, r) in i.style.remarks.iter().enumerate() {
             if let Some(why) = r.problem() {
-                return Err(InputError::field(p, &format!("$.remarks[{n}].text"), why));
+                return Err(InputError::field(
+                    p,
+                    &format!("$.style.remarks[{n}].text"),
+                    why,
+                ));
             }
             if r.blank_after > MAX_BLANKS {
                 return Err(InputError::field(
                     p,
-                    &format!("$.remarks[{n}].blank_after"),
+                    &format!("$.style.remarks[{n}].blank_after"),
                     &format!("{} blank lines: at most {MAX_BLANKS}", r.blank_after),
                 ));
             }

@@ -207,7 +207,7 @@ fn bad_input_is_refused_clearly_and_writes_nothing() {
     v["tests"][0]["bisect"]["points"][0]["values"]["aim7.jobs-per-min"] = serde_json::json!("NaN");
     cases.push(("nan-bisect.json", v.to_string(), "values"));
     let mut v = good.clone();
-    v["archive_tag"] = serde_json::json!("Fixes");
+    v["style"]["archive_tag"] = serde_json::json!("Fixes");
     cases.push(("archive-tag.json", v.to_string(), "unknown variant `Fixes`"));
     let mut v = good.clone();
     v["tests"][0]["aggregated"][0]["base"] = serde_json::json!({"mean": null, "stddev_percent": 1});

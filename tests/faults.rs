@@ -399,11 +399,11 @@ fn bad_input_is_an_input_error_naming_the_field() {
         (
             "remark-opens-a-section.json",
             Box::new(|v| {
-                v["remarks"] = serde_json::json!([
+                v["style"]["remarks"] = serde_json::json!([
                     {"before": "details", "text": "see\ncommit: 1234"}
                 ])
             }),
-            "$.remarks[0].text: has a line that opens a section",
+            "$.style.remarks[0].text: has a line that opens a section",
         ),
         (
             "crlf-branch.json",

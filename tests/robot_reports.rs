@@ -133,7 +133,7 @@ fn a_parsed_report_is_an_input_that_renders_the_same_mail() {
         tmp.path(),
         &gunzip(&root().join("tests/fixtures/unanswered/2025-02-05_linux-btrfs_c87c299776.eml.gz")),
     );
-    assert_eq!(input["layout"], "lkp-2025");
+    assert_eq!(input["style"]["layout"], "lkp-2025");
     assert_eq!(
         input["commit"]["sha"],
         "c87c299776e4d75bcc5559203ae2c37dc0396d80"
@@ -745,12 +745,14 @@ fn spacing_is_recorded_where_a_mail_differs_from_its_layout() {
     let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let spacing = input["spacing"].as_object().expect("spacing recorded");
+    let spacing = input["style"]["spacing"]
+        .as_object()
+        .expect("spacing recorded");
     assert_eq!(spacing["top"], 1, "{spacing:?}");
     let print = |input: &serde_json::Value| {
         let p = tmp.path().join("in.json");
         std::fs::write(&p, input.to_string()).unwrap();
-        // The layout the mail was read in is the input's `layout`.
+        // The layout the mail was read in is the input's `style.layout`.
         perfbot(&["report", p.to_str().unwrap(), "--print"])
     };
     let with = print(&input);
@@ -772,7 +774,7 @@ fn spacing_is_recorded_where_a_mail_differs_from_its_layout() {
     );
     // Without it, the layout's own: two.
     let mut without = input.clone();
-    without.as_object_mut().unwrap().remove("spacing");
+    without["style"].as_object_mut().unwrap().remove("spacing");
     let plain = print(&without);
     assert!(
         body(&plain).starts_with("\r\n\r\nHello,\r\n"),
@@ -784,7 +786,7 @@ fn spacing_is_recorded_where_a_mail_differs_from_its_layout() {
         (serde_json::json!({"middle": 1}), "middle"),
     ] {
         let mut i = input.clone();
-        i["spacing"] = bad;
+        i["style"]["spacing"] = bad;
         let o = print(&i);
         assert_eq!(o.status.code(), Some(2));
         let err = String::from_utf8_lossy(&o.stderr);
@@ -847,8 +849,8 @@ fn the_2014_robot_is_read_and_written_back() {
     let o = perfbot(&["parse-report", copy["file"].as_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let input: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(input["layout"], "lkp-2014");
-    assert_eq!(input["plot_style"], "lkp-2014");
+    assert_eq!(input["style"]["layout"], "lkp-2014");
+    assert_eq!(input["style"]["plot_style"], "lkp-2014");
     assert_eq!(input["base"]["sha"], "8c81f3eeb336567");
     assert_eq!(input["tree"]["branch"], "am437x-starterkit");
     assert_eq!(input["headline"]["metric"], "vm-scalability.migrate_mbps");
@@ -935,7 +937,7 @@ fn a_box_line_without_a_change_round_trips() {
 
 /// A mail of May 2023 in the `Link:` era's words ("kindly add following
 /// tag", a test description) with the newer `Closes:` trailer: read as
-/// `lkp-2023-04` with `"archive_tag": "Closes"`, written back the same.
+/// `lkp-2023-04` with `"style": {"archive_tag": "Closes"}`, written back the same.
 #[test]
 fn the_archive_tag_is_kept_where_it_is_not_the_layouts() {
     let tmp = tempfile::tempdir().unwrap();
@@ -943,8 +945,8 @@ fn the_archive_tag_is_kept_where_it_is_not_the_layouts() {
         tmp.path(),
         &gunzip(&root().join("tests/fixtures/unanswered/2023-05-23_linux-ide_2cd896b9da.eml.gz")),
     );
-    assert_eq!(input["layout"], "lkp-2023-04");
-    assert_eq!(input["archive_tag"], "Closes");
+    assert_eq!(input["style"]["layout"], "lkp-2023-04");
+    assert_eq!(input["style"]["archive_tag"], "Closes");
     let o = perfbot(&["roundtrip", mail.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("1 of 1 identical"));
 }
@@ -1387,7 +1389,7 @@ test-url: https://github.com/antonblanchard/will-it-scale\n\n";
         let dir = tmp.path().join(mail);
         std::fs::create_dir(&dir).unwrap();
         let (path, input) = parsed(&dir, &with);
-        assert_eq!(input["layout"], layout);
+        assert_eq!(input["style"]["layout"], layout);
         assert_eq!(
             input["tests"][0]["url"],
             "https://github.com/antonblanchard/will-it-scale"
@@ -1407,7 +1409,11 @@ fn blank_lines_before_the_first_star_rule_are_recorded() {
     mail.push(b'\n');
     mail.extend_from_slice(&raw[at..]);
     let (path, input) = parsed(tmp.path(), &mail);
-    assert_eq!(input["spacing"]["rule"], 3, "{}", input["spacing"]);
+    assert_eq!(
+        input["style"]["spacing"]["rule"], 3,
+        "{}",
+        input["style"]["spacing"]
+    );
     assert_round_trips(&path);
 }
 
@@ -1436,11 +1442,11 @@ fn a_padded_in_addition_box_comes_back_as_wide() {
     let mail = format!("{}{}{}", &text[..start], widened.join("\n"), &text[end..]);
     let mail: Vec<u8> = mail.chars().map(|c| c as u8).collect();
     let (path, input) = parsed(tmp.path(), &mail);
-    assert_eq!(input["in_addition_width"], rule_width);
+    assert_eq!(input["style"]["in_addition_width"], rule_width);
     assert_round_trips(&path);
     // The mail as the robot sent it records no width.
     let (_, input) = parsed(tmp.path(), &raw);
-    assert!(input.get("in_addition_width").is_none());
+    assert!(input["style"].get("in_addition_width").is_none());
 }
 
 /// A report resent by hand from a client that flows its text
@@ -1482,6 +1488,6 @@ fn a_report_resent_format_flowed_is_read_unflowed() {
     mail.extend_from_slice(b"\n\n");
     mail.extend_from_slice(&body.join(&b'\n'));
     let (path, input) = parsed(tmp.path(), &mail);
-    assert_eq!(input["layout"], "lkp-2023-08");
+    assert_eq!(input["style"]["layout"], "lkp-2023-08");
     assert_round_trips(&path);
 }

@@ -188,7 +188,7 @@ pub fn prepare_loaded(
     // --template, else the layout a parsed report was read in, else the
     // config's.
     let name = template
-        .or(loaded.input.layout.map(|l| l.name()))
+        .or(loaded.input.style.layout.map(|l| l.name()))
         .unwrap_or(&config.file.report.template);
     let (body_tpl, subject_tpl) = crate::templates::report_pair(&config.templates_dir(), name)
         .map_err(|e| ReportError::Template(e.to_string()))?;

@@ -287,8 +287,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
     let mut spaced = 0;
     // Blank lines are measured without the operators' remarks, which are
     // placed after the spacing (as `report` does).
-    let remarks: Vec<crate::model::spacing::Remark> = parsed
-        .input
+    let remarks: Vec<crate::model::spacing::Remark> = parsed.input["style"]
         .get("remarks")
         .and_then(|r| serde_json::from_value(r.clone()).ok())
         .unwrap_or_default();
@@ -299,7 +298,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         subjects = Some((h.subject.clone(), back.subject));
         headers = back.headers;
         if let Some(t) = back.shape {
-            parsed.input["subject_template"] = t.into();
+            parsed.input["style"]["subject_template"] = t.into();
         }
         // The text after the signature is placed last, after the spacing.
         let trailer = parsed.input["trailer"].as_str().map(|t| format!("{t}\n"));
@@ -314,7 +313,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         let spacing = differences(&measure(&theirs), &measure(&ours));
         spaced = spacing.len();
         if spaced > 0 {
-            parsed.input["spacing"] =
+            parsed.input["style"]["spacing"] =
                 serde_json::to_value(&spacing).expect("section counts serialise");
         }
         let back = insert_remarks(&apply(&ours, &spacing), &remarks);

@@ -682,7 +682,7 @@ impl Details {
             let plots = plots_for(
                 t,
                 test_headline.as_ref().map(|h| h.metric.as_str()),
-                i.plot_style,
+                i.style.plot_style,
             );
             if !plots.is_empty() {
                 d.text.push('\n');
@@ -833,17 +833,17 @@ pub fn build(
         robot_name: setup.bot.name.clone(),
         robot_email: setup.bot.email.clone(),
         reported_by: setup.bot.reported_by(),
-        ask_tags: i.tags && headline_view.is_regression,
-        details_rule: i.details_rule,
-        reproduce_first: !r.reproduce.is_empty() && i.reproduce_at == ReproduceAt::Details,
+        ask_tags: i.style.tags && headline_view.is_regression,
+        details_rule: i.style.details_rule,
+        reproduce_first: !r.reproduce.is_empty() && i.style.reproduce_at == ReproduceAt::Details,
         reproduce_last: !r.reproduce.is_empty()
-            && i.reproduce_at == ReproduceAt::End
+            && i.style.reproduce_at == ReproduceAt::End
             && r.materials_url.is_empty(),
         preface: i.preface.clone(),
         note: i.note.clone(),
         attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),
-        spacing: i.spacing.clone(),
-        remarks: i.remarks.clone(),
+        spacing: i.style.spacing.clone(),
+        remarks: i.style.remarks.clone(),
         trailer: i.trailer.clone(),
         row_notes: i
             .tests
@@ -853,7 +853,7 @@ pub fn build(
             .filter_map(|r| Some((r.metric.clone(), r.annotation.clone()?)))
             .collect(),
         appendix: appendix(setup, &i.tests, modern),
-        subject_template: i.subject_template.clone(),
+        subject_template: i.style.subject_template.clone(),
         headline: headline_view,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),
@@ -870,7 +870,7 @@ pub fn build(
         subsystem: subsystem(&i.commit.subject),
         still_regression_on: still_regression_lines(
             i,
-            match i.still_regression_align {
+            match i.style.still_regression_align {
                 Some(a) => a == crate::input::Align::Left,
                 None => layout.is_some_and(Layout::is_robot),
             },
@@ -885,11 +885,11 @@ pub fn build(
                     o.params.clone(),
                 )
             }));
-            (!blocks.is_empty()).then(|| in_addition_table(&blocks, i.in_addition_width))
+            (!blocks.is_empty()).then(|| in_addition_table(&blocks, i.style.in_addition_width))
         },
         details: details.text,
         closes_url: format!("{archive}/{message_id}"),
-        archive_tag: i.archive_tag,
+        archive_tag: i.style.archive_tag,
         materials_url: (!r.materials_url.is_empty())
             .then(|| format!("{}/{}", r.materials_url.trim_end_matches('/'), message_id)),
         message_id,

@@ -614,7 +614,7 @@ impl<'a> Reader<'a> {
         }
         Ok(ParsedReport {
             layout,
-            input: Value::Object(input),
+            input: styled(input, layout),
             reported_by,
             materials_base,
             archive_base,
@@ -788,7 +788,7 @@ impl<'a> Reader<'a> {
         }
         Ok(ParsedReport {
             layout: Layout::Lkp2014,
-            input: Value::Object(input),
+            input: styled(input, Layout::Lkp2014),
             reported_by: None,
             materials_base: None,
             archive_base: None,
@@ -1160,6 +1160,34 @@ fn bisect_of(g: &Group) -> Value {
         b.insert("ranges".into(), Value::Object(ranges));
     }
     Value::Object(b)
+}
+
+/// What the reader records of a mail's presentation, apart from its
+/// content: the input's `style` (with the layout it was read in).
+const STYLE: &[&str] = &[
+    "still_regression_align",
+    "in_addition_width",
+    "tags",
+    "details_rule",
+    "reproduce_at",
+    "archive_tag",
+    "spacing",
+    "remarks",
+    "plot_style",
+    "subject_template",
+];
+
+/// `input` with its presentation moved into `style`.
+fn styled(mut input: Map<String, Value>, layout: Layout) -> Value {
+    let mut style = Map::new();
+    style.insert("layout".into(), json!(layout));
+    for k in STYLE {
+        if let Some(v) = input.remove(*k) {
+            style.insert((*k).into(), v);
+        }
+    }
+    input.insert("style".into(), Value::Object(style));
+    Value::Object(input)
 }
 
 /// The "In addition" box's width (its `+---+---+` rule, in characters) where

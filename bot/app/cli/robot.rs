@@ -33,10 +33,8 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
         );
     }
     let parsed = back.parsed;
+    // The layout it was read in is in the input's `style`.
     let mut out = parsed.input.clone();
-    out.as_object_mut()
-        .expect("an input is an object")
-        .insert("layout".into(), parsed.layout.name().into());
     // What it prints is an input `report` takes, or nothing: a value the
     // mail says but an input may not hold (a mean of 1e308) is refused here,
     // naming the mail and the field, not later by `report`.
