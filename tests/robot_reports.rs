@@ -1345,6 +1345,15 @@ fn lines_the_reader_does_not_write_back_are_kept_in_the_input() {
     let o = perfbot(&["roundtrip", "--json", mail]);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["unread"], unread.len());
+    let o = perfbot(&["roundtrip", mail]);
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary.contains(&format!(
+            "{} lines perfbot does not write back, kept in the input's unread, in 1 mail: {mail}",
+            unread.len()
+        )),
+        "{summary}"
+    );
     let same = "tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml";
     let o = perfbot(&["parse-report", same]);
     assert!(

@@ -207,6 +207,20 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
             100.0 * same as f64 / results.len() as f64,
             results.len() - same - failed
         );
+        let unread: Vec<&RoundTrip> = results.iter().filter(|r| r.unread > 0).collect();
+        if !unread.is_empty() {
+            println!(
+                "{} lines perfbot does not write back, kept in the input's unread, in {} {}: {}",
+                unread.iter().map(|r| r.unread).sum::<usize>(),
+                unread.len(),
+                if unread.len() == 1 { "mail" } else { "mails" },
+                unread
+                    .iter()
+                    .map(|r| r.file.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         let subjects = results.iter().filter(|r| r.subject_identical).count();
         let headers = results.iter().filter(|r| r.headers_identical).count();
         println!(
