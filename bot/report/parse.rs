@@ -1474,6 +1474,98 @@ mod tests {
     }
 
     #[test]
+    fn commit_lines() {
+        let sha = "51d74c18a9c61e7ee33bc90b522b51dbd4bd1ac1";
+        for (line, want) in [
+            (
+                format!("commit: {sha} (\"mm: memcg: make stats flushing threshold per-memcg\")"),
+                Some((sha, "mm: memcg: make stats flushing threshold per-memcg")),
+            ),
+            // 2014: no colon.
+            (format!("commit {sha} (\"x\")"), Some((sha, "x"))),
+            (format!("commit: {sha} (\"\")"), Some((sha, ""))),
+            // Too short, not hex, no subject, an unclosed one.
+            ("commit: 51d74c18a9 (\"x\")".into(), None),
+            ("commit: 51d74c18a9c61e7zz (\"x\")".into(), None),
+            (format!("commit: {sha}"), None),
+            (format!("commit: {sha} (\"x"), None),
+        ] {
+            let got = commit_line(&line);
+            let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
+            assert_eq!(got, want, "{line}");
+        }
+    }
+
+    #[test]
+    fn tree_names_and_mailboxes() {
+        for (subject, want) in [
+            ("[linus:master] [jbd2]  6a3afb6ac6: fsmark…", Some("linus")),
+            ("[tip:sched/core] [sched] 1234: x", Some("tip")),
+            (
+                "[xfs]  490d451fa5:  aim7.jobs-per-min -20.0% regression",
+                None,
+            ),
+            ("no brackets", None),
+        ] {
+            assert_eq!(tree_name(subject).as_deref(), want, "{subject}");
+        }
+        for (mailbox, want) in [
+            (
+                "kernel test robot <oliver.sang@intel.com>",
+                Some(("kernel test robot", "oliver.sang@intel.com")),
+            ),
+            (
+                "\"Sang, Oliver\" <oliver.sang@intel.com>",
+                Some(("Sang, Oliver", "oliver.sang@intel.com")),
+            ),
+            ("lkp@intel.com", Some(("", "lkp@intel.com"))),
+            ("nobody", None),
+        ] {
+            let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
+            assert_eq!(split_mailbox(mailbox), want, "{mailbox}");
+        }
+    }
+
+    #[test]
+    fn hand_marks_after_a_rows_metric() {
+        let row = "     27.58            +3.7%      28.59        turbostat.RAMWatt   <-------- (a)";
+        for (next, want) in [
+            (None, Some(None)),
+            (Some("<--------"), Some(Some("   <-------- (a)"))),
+            (Some("<=== here"), Some(Some("   <-------- (a)"))),
+            // Anything else after the metric: not a row.
+            (Some("perf-stat.x"), None),
+        ] {
+            let got = annotation(row, "turbostat.RAMWatt", next);
+            assert_eq!(got, want.map(|w| w.map(str::to_string)), "{next:?}");
+        }
+    }
+
+    #[test]
+    fn padded_in_addition_boxes() {
+        let boxed = |pad: usize| -> Vec<String> {
+            let cell = "will-it-scale: will-it-scale.per_thread_ops -30.0% regression";
+            let w = cell.len() + pad;
+            vec![
+                "In addition to that, the commit also has significant impact on the following tests:".into(),
+                String::new(),
+                format!("+{}+{}+", "-".repeat(18), "-".repeat(w + 2)),
+                format!("| {:<16} | {cell:<w$} |", "testcase: change"),
+                format!("| {:<16} | {:<w$} |", "test machine", "104 threads"),
+                format!("+{}+{}+", "-".repeat(18), "-".repeat(w + 2)),
+            ]
+        };
+        // `| ` + 16 + ` | ` + cell + ` |`: 23 around the widest cell.
+        let natural = "will-it-scale: will-it-scale.per_thread_ops -30.0% regression".len() + 23;
+        for (pad, want) in [(0, None), (4, Some(natural + 4)), (1, Some(natural + 1))] {
+            let lines = boxed(pad);
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            assert_eq!(padded_box_width(&lines), want, "pad {pad}");
+        }
+        assert_eq!(padded_box_width(&["In addition to that", "no box"]), None);
+    }
+
+    #[test]
     fn headline_sentences_of_every_era() {
         assert_eq!(
             headline_words(
