@@ -95,7 +95,7 @@ const BUILTIN: &[(&str, &str)] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}: use {} or a .hbs path", layout_names())]
+    #[error("unknown template {name:?}: use {} or a .hbs path", Layout::names())]
     UnknownReport { name: String },
     #[error("template {name:?}: {why}")]
     Missing { name: String, why: String },
@@ -103,11 +103,6 @@ pub enum TemplateError {
     Syntax { name: String, why: String },
     #[error("template {name:?}: {why}")]
     Render { name: String, why: String },
-}
-
-fn layout_names() -> String {
-    let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
-    names.join(", ")
 }
 
 /// The built-in text of `name`, if there is one.

@@ -477,7 +477,6 @@ pub fn render_back(
         c.file.bot.email = email;
     }
     let r = &mut c.file.report;
-    r.template = parsed.layout.name().into();
     if let Some(m) = &parsed.materials_base {
         r.materials_url = m.clone();
     } else {
@@ -510,7 +509,8 @@ pub fn render_back(
     })?;
     // Built and addressed once, as `report` would send it (its own checks
     // and caps).
-    let p = crate::flows::report::prepare_loaded(&c, &loaded, None, true, chrono::Utc::now())
+    let layout = Some(parsed.layout.name());
+    let p = crate::flows::report::prepare_loaded(&c, &loaded, layout, true, chrono::Utc::now())
         .map_err(|e| RobotError::Render {
             file: file.into(),
             why: e.to_string(),

@@ -4,53 +4,40 @@
 //! table, a patch's prefix in the tables' commit lines, the date the robot
 //! changed its signs — is answered here, so a new era is one variant.
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A layout is written as its name (`"lkp-2023-08"`), in inputs and output
+/// alike: `name` is the one list of names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// perfbot's own: the 2014–2022 robot's row order, signed changes.
-    #[serde(rename = "classic")]
     Classic,
     /// perfbot's own, in the 2023+ robot's manner (magnitudes).
-    #[serde(rename = "modern")]
     Modern,
     /// 2014 (`[lkp]`): "Hi <Name>," / "FYI, we noticed the below changes
     /// on", `test case: <tbox>/<testcase>/<parameters>`, a `~ N%` table with
     /// `TOTAL` rows, gnuplot 4 plots, signed by an engineer.
-    #[serde(rename = "lkp-2014")]
     Lkp2014,
     /// 2017–2020: "Greeting," / "FYI, we noticed a … due to commit:", `in testcase:`.
-    #[serde(rename = "lkp-2018")]
     Lkp2018,
     /// 2021 – 2022-04: as 2018, with a footer after `---` (`0DAY/LKP+ Test
     /// Infrastructure …`; in 2022-03 also `0-DAY CI Kernel Test Service`).
-    #[serde(rename = "lkp-2021")]
     Lkp2021,
     /// 2022-05 – 2023-02: as 2018, signed `-- 0-DAY CI Kernel Test Service`.
-    #[serde(rename = "lkp-2022")]
     Lkp2022,
     /// 2022-11 – 2023-02 (oe-lkp): as 2022, with `patch subject:` and the
     /// tags as `| Reported-by:` / `| Link:`.
-    #[serde(rename = "lkp-2022-11")]
     Lkp2022Nov,
     /// 2023 – 2024-10: "Hello," / "kernel test robot noticed …", no config lines.
-    #[serde(rename = "lkp-2023")]
     Lkp2023,
     /// 2023-03 – 2023-05: as 2023, with the older `Link:` tag.
-    #[serde(rename = "lkp-2023-04")]
     Lkp2023Apr,
     /// 2023-08 – 2023-10: as 2023, one blank line fewer at the end.
-    #[serde(rename = "lkp-2023-08")]
     Lkp2023Aug,
     /// 2024-10 – 2024-11: `config:` and `compiler:` lines, signed changes.
-    #[serde(rename = "lkp-2024")]
     Lkp2024,
     /// 2024-11 – 2025: regressions as magnitudes (`14.7% regression`).
-    #[serde(rename = "lkp-2025")]
     Lkp2025,
     /// 2026 on: as 2025; a patch keeps its `[PATCH …] ` prefix in the
     /// tables' commit lines.
-    #[serde(rename = "lkp-2026")]
     Lkp2026,
 }
 
@@ -92,6 +79,12 @@ impl Layout {
             Layout::Lkp2025 => "lkp-2025",
             Layout::Lkp2026 => "lkp-2026",
         }
+    }
+
+    /// Every name, for a message saying what may be given.
+    pub fn names() -> String {
+        let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
+        names.join(", ")
     }
 
     pub fn from_name(name: &str) -> Option<Layout> {
@@ -157,6 +150,24 @@ impl Layout {
         }
     }
 
+    /// A "Hello," mail with `config:` lines and magnitudes, by its date
+    /// (RFC 3339): 2025's layout, 2026's from that year on.
+    pub fn with_config_lines(date: Option<&str>) -> Layout {
+        match date {
+            Some(d) if d >= "2026" => Layout::Lkp2026,
+            _ => Layout::Lkp2025,
+        }
+    }
+
+    /// A "Hello," mail without config lines, by its date: 2023's layout, or
+    /// the one with a blank line fewer at the end of 2023-08 – 2023-10.
+    pub fn without_config_lines(date: Option<&str>) -> Layout {
+        match date {
+            Some(d) if ("2023-08-01".."2023-11-01").contains(&d) => Layout::Lkp2023Aug,
+            _ => Layout::Lkp2023,
+        }
+    }
+
     /// Whether `date` (RFC 3339) is before the robot's change of signs.
     pub fn before_blank_sign(date: Option<&str>) -> bool {
         date.is_some_and(|d| d < BLANK_SIGN_FROM)
@@ -189,6 +200,24 @@ impl BoxChange {
             BoxChange::BlankMinus => signed.replacen('-', " ", 1).replacen('+', "", 1),
             BoxChange::NoSign => signed.replacen('-', "", 1).replacen('+', "", 1),
         }
+    }
+}
+
+impl serde::Serialize for Layout {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Layout {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
+        let name = String::deserialize(d)?;
+        Layout::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown layout `{name}`, expected one of {}",
+                Layout::names()
+            ))
+        })
     }
 }
 
@@ -239,6 +268,41 @@ mod tests {
             ("lkp-20.hbs", None),
         ] {
             assert_eq!(Layout::of_template(template), want, "{template}");
+        }
+    }
+
+    #[test]
+    fn tells_the_era_by_date() {
+        for (date, with, without) in [
+            (None, Layout::Lkp2025, Layout::Lkp2023),
+            (
+                Some("2023-07-31T23:00:00+00:00"),
+                Layout::Lkp2025,
+                Layout::Lkp2023,
+            ),
+            (
+                Some("2023-08-01T00:00:00+00:00"),
+                Layout::Lkp2025,
+                Layout::Lkp2023Aug,
+            ),
+            (
+                Some("2023-10-31T23:00:00+00:00"),
+                Layout::Lkp2025,
+                Layout::Lkp2023Aug,
+            ),
+            (
+                Some("2023-11-01T00:00:00+00:00"),
+                Layout::Lkp2025,
+                Layout::Lkp2023,
+            ),
+            (
+                Some("2026-01-07T00:00:00+00:00"),
+                Layout::Lkp2026,
+                Layout::Lkp2023,
+            ),
+        ] {
+            assert_eq!(Layout::with_config_lines(date), with, "{date:?}");
+            assert_eq!(Layout::without_config_lines(date), without, "{date:?}");
         }
     }
 

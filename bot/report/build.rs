@@ -616,16 +616,14 @@ impl Details {
         input: &LoadedInput,
         all_rows: &[Vec<Row>],
         headline: &Headline,
-        layout: Option<Layout>,
+        layout: Layout,
     ) -> Details {
         let i = &input.input;
         // The robot's tables named a patch by its subject without the
         // `[PATCH v3 4/4] ` prefix until 2026.
         let subject = |s: &str| -> String {
             match s.strip_prefix('[').and_then(|r| r.split_once("] ")) {
-                Some((_, rest)) if layout.is_some_and(Layout::drops_patch_prefix) => {
-                    rest.to_string()
-                }
+                Some((_, rest)) if layout.drops_patch_prefix() => rest.to_string(),
                 _ => s.to_string(),
             }
         };
@@ -667,7 +665,7 @@ impl Details {
                 column_ids: vec![i.base.sha.clone(), i.commit.sha.clone()],
                 rows: rows.clone(),
             };
-            if layout.is_some_and(Layout::has_2014_table) {
+            if layout.has_2014_table() {
                 d.text.push_str(&table.render_2014());
                 d.text.push('\n');
                 d.text.push_str(TABLE_LEGEND_2014);
@@ -675,7 +673,7 @@ impl Details {
                 d.text.push_str(&table.render());
             }
             // The robot ends the tables of the other tests with a blank line.
-            if n > 0 && layout.is_some_and(Layout::is_robot) {
+            if n > 0 && layout.is_robot() {
                 d.text.push('\n');
             }
             d.add_bisect(t, test_headline.as_ref());
@@ -697,7 +695,7 @@ impl Details {
         &mut self,
         t: &Test,
         headline: Option<&Headline>,
-        layout: Option<Layout>,
+        layout: Layout,
         date: Option<&str>,
     ) {
         self.text.push('\n');
@@ -725,7 +723,7 @@ impl Details {
             return;
         };
         let hv = HeadlineView::new(h, t.headline.as_ref().and_then(|c| c.kind.as_deref()));
-        let change = layout.unwrap_or(Layout::Classic).box_change(date).write(
+        let change = layout.box_change(date).write(
             &hv.change_signed,
             &hv.change_classic,
             &hv.change_magnitude,
@@ -795,8 +793,8 @@ pub fn build(
     let i = &input.input;
     let r = setup.report;
     // A template of the operator's own is written as perfbot's classic.
-    let layout = Layout::of_template(template);
-    let modern = layout.is_some_and(Layout::is_modern);
+    let layout = Layout::of_template(template).unwrap_or(Layout::Classic);
+    let modern = layout.is_modern();
     let mut all_rows: Vec<Vec<Row>> = input
         .data
         .iter()
@@ -872,7 +870,7 @@ pub fn build(
             i,
             match i.style.still_regression_align {
                 Some(a) => a == crate::input::Align::Left,
-                None => layout.is_some_and(Layout::is_robot),
+                None => layout.is_robot(),
             },
         ),
         test: TestView::new(&i.tests[0]),

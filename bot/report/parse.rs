@@ -507,16 +507,8 @@ impl<'a> Reader<'a> {
         let layout = match (modern, test.contains_key("kconfig")) {
             (true, false) if link_tag || one_tag => Layout::Lkp2023Apr,
             (true, true) if signed || (kind != "regression" && before_2024_11) => Layout::Lkp2024,
-            (true, true) if h.date.as_deref().is_some_and(|d| d >= "2026") => Layout::Lkp2026,
-            (true, true) => Layout::Lkp2025,
-            (true, false)
-                if h.date
-                    .as_deref()
-                    .is_some_and(|d| ("2023-08-01".."2023-11-01").contains(&d)) =>
-            {
-                Layout::Lkp2023Aug
-            }
-            (true, false) => Layout::Lkp2023,
+            (true, true) => Layout::with_config_lines(h.date.as_deref()),
+            (true, false) => Layout::without_config_lines(h.date.as_deref()),
             (false, _) if footer_at.is_some() => Layout::Lkp2021,
             (false, _) if lines.contains(&"-- ") && link_tag => Layout::Lkp2022Nov,
             (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
