@@ -76,6 +76,15 @@ fn outbox_files(dir: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The mails in the outbox once there are `n`, or after 20 s.
+fn outbox_after_waiting(dir: &Path, n: usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while outbox_files(dir) < n && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    outbox_files(dir)
+}
+
 #[test]
 fn a_damaged_database_is_never_taken_for_a_new_one() {
     // (what is done to the database, young or with 30 cases)
@@ -560,11 +569,7 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
         }
     }
     // The spool still works, and the bad file is set aside with the reason.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while outbox_files(tmp.path()) < 1 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert_eq!(outbox_files(tmp.path()), 1);
+    assert_eq!(outbox_after_waiting(tmp.path(), 1), 1);
     let err_file = spool.join("failed/a-old-date.json.error");
     let why = std::fs::read_to_string(&err_file).unwrap();
     assert!(why.contains("$.date"), "{why}");
@@ -1472,12 +1477,8 @@ fn a_spooled_report_is_a_snapshot_not_a_pointer() {
     std::fs::write(work.join("config.txt"), "CONFIG_EVIL=y\n").unwrap();
     std::fs::remove_file(work.join("head.json")).unwrap();
     std::fs::write(&input, "not even JSON").unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while outbox_files(tmp.path()) < 1 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
     assert_eq!(
-        outbox_files(tmp.path()),
+        outbox_after_waiting(tmp.path(), 1),
         1,
         "the snapshot was queued and sent"
     );

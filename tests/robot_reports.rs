@@ -205,7 +205,7 @@ fn a_reply_is_refused_with_the_reason() {
 #[test]
 fn a_value_no_input_may_hold_is_refused_when_read_back() {
     let mail = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml");
-    let raw = std::fs::read(&mail).unwrap();
+    let raw = cgroups_report();
     let line = b"      3324           -10.0%       2993 ";
     let at = raw.windows(line.len()).position(|w| w == line).unwrap();
     let mut big = raw.clone();
@@ -1232,19 +1232,14 @@ fn the_round_trip_names_headers_that_differ() {
 /// byte for byte with it; before, the mark made the whole mail refused.
 #[test]
 fn a_row_marked_by_hand_is_kept_and_comes_back() {
-    let mail = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml");
-    let raw = std::fs::read(&mail).unwrap();
+    let raw = cgroups_report();
     let line = b"      3324           -10.0%       2993        vmstat.system.cs\n";
     let at = raw.windows(line.len()).position(|w| w == line).unwrap();
     let mut marked = raw.clone();
     let end = at + line.len() - 1;
     marked.splice(end..end, b"    <-------- (a)".iter().copied());
     let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("marked.eml");
-    std::fs::write(&p, &marked).unwrap();
-    let o = perfbot(&["parse-report", p.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (p, v) = parsed(tmp.path(), &marked);
     let row = v["tests"][0]["aggregated"]
         .as_array()
         .unwrap()
@@ -1253,35 +1248,25 @@ fn a_row_marked_by_hand_is_kept_and_comes_back() {
         .unwrap()
         .clone();
     assert_eq!(row["annotation"], "    <-------- (a)", "{row}");
-    let o = perfbot(&["roundtrip", "--json", p.to_str().unwrap()]);
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["identical"], true, "{r}");
+    assert_round_trips(&p);
 }
 
 /// A `#regzbot introduced:` line an operator added after the signature is
 /// kept (`trailer`) and comes back, instead of being dropped in silence.
 #[test]
 fn a_line_after_the_signature_is_kept_and_comes_back() {
-    let mail = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml");
-    let mut raw = std::fs::read(&mail).unwrap();
+    let mut raw = cgroups_report();
     raw.extend_from_slice(b"#regzbot introduced: 51d74c18a9\n");
     let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("regzbot.eml");
-    std::fs::write(&p, &raw).unwrap();
-    let o = perfbot(&["parse-report", p.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (p, v) = parsed(tmp.path(), &raw);
     assert_eq!(
         v["trailer"], "\n#regzbot introduced: 51d74c18a9",
         "{}",
         v["trailer"]
     );
-    let o = perfbot(&["roundtrip", "--json", p.to_str().unwrap()]);
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["identical"], true, "{r}");
+    assert_round_trips(&p);
     // The mail as the robot sent it has none.
-    let o = perfbot(&["parse-report", mail.to_str().unwrap()]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, v) = parsed(tmp.path(), &cgroups_report());
     assert!(v.get("trailer").is_none());
 }
 
