@@ -64,22 +64,22 @@ pub struct Person {
     pub email: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Commit {
     pub sha: String,
     pub subject: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<Person>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub committer: Option<Person>,
 }
 
 /// A commit in a git tree: `[<name>:<branch>]` in modern subjects.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tree {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub url: String,
     pub branch: String,
@@ -89,12 +89,12 @@ pub struct Tree {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Patch {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `<tree url> <sha or branch>` (some of the robot's reports leave it out).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     pub subject: String,
     /// The patch's own Message-ID: the report replies to it.
@@ -102,13 +102,13 @@ pub struct Patch {
     /// The patch's own References (the thread it was posted in, oldest
     /// first): the report's References carry them, and a later version of a
     /// series posted in the same thread finds the earlier case through them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<String>,
 }
 
 /// A test named in the "In addition to that" box only: its headline as
 /// printed, its machine and its parameters (`key=value`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OtherTest {
     pub testcase: String,
@@ -117,14 +117,14 @@ pub struct OtherTest {
     pub change: String,
     pub kind: String,
     /// Absent where the box has no machine row (the robot of 2026).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
     #[serde(default)]
     pub params: Vec<String>,
 }
 
 /// Left or right, for text padded to a width.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Align {
     Left,
@@ -140,7 +140,7 @@ pub enum ArchiveTag {
     Closes,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReproduceAt {
     #[default]
@@ -148,26 +148,26 @@ pub enum ReproduceAt {
     End,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StillOn {
     #[serde(rename = "ref")]
     pub reference: String,
     pub sha: String,
     /// The tip failed the test instead (`[test failed on …]`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub failed: bool,
 }
 
 /// An attachment of a report: a name only, or a file to send under a name.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged, expecting = "a file name, or {\"name\", \"path\"}")]
 pub enum AttachmentSpec {
     Name(String),
     File(AttachedFile),
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AttachedFile {
     pub name: String,
@@ -208,7 +208,7 @@ pub const MAX_ATTACHMENT: u64 = 4 << 20;
 /// The robot of 2014 left some means blank (`       ~ 1%  TOTAL
 /// turbostat.Cor_W`): `{"mean": null, "stddev_percent": 1}`, kept as a NaN
 /// mean, with the change as printed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AggValue {
     Mean(f64),
     Full {
@@ -288,6 +288,42 @@ impl<'de> Deserialize<'de> for AggValue {
     }
 }
 
+impl Serialize for AggValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            AggValue::Mean(m) => s.serialize_f64(*m),
+            AggValue::Full {
+                mean,
+                stddev_percent,
+                runs,
+            } => {
+                let mut m = s.serialize_map(None)?;
+                // A blank mean is `null`.
+                m.serialize_entry("mean", &Some(*mean).filter(|v| !v.is_nan()))?;
+                if let Some(p) = stddev_percent {
+                    m.serialize_entry("stddev_percent", p)?;
+                }
+                if let Some(r) = runs {
+                    m.serialize_entry("runs", r)?;
+                }
+                m.end()
+            }
+            AggValue::Failures { fails, runs } => {
+                let mut m = s.serialize_map(Some(2))?;
+                // A whole count is written as one (`1`, not `1.0`).
+                if fails.fract() == 0.0 && *fails < 1e15 {
+                    m.serialize_entry("fails", &(*fails as u64))?;
+                } else {
+                    m.serialize_entry("fails", fails)?;
+                }
+                m.serialize_entry("runs", runs)?;
+                m.end()
+            }
+        }
+    }
+}
+
 /// A field that may be `null`: present (as `Some(None)`) rather than left out.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
     Option::<f64>::deserialize(d).map(Some)
@@ -321,54 +357,54 @@ impl AggValue {
 }
 
 /// One pre-aggregated row, as another tool computed it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AggregatedRow {
     pub metric: String,
     pub base: AggValue,
     pub head: AggValue,
     /// The change as the other tool printed it (`-9.0%`, `+7.1`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
     /// What an operator wrote after the row by hand (`   <-------- (a)`),
     /// printed after it as it was.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotation: Option<String>,
 }
 
 /// Samples of one commit: inline (metric → samples) or the path of an lkp matrix.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum SampleSource {
     Path(String),
     Inline(serde_json::Map<String, Value>),
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSamples {
     pub base: SampleSource,
     pub head: SampleSource,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum BisectVerdict {
     Good,
     Bad,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BisectPoint {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     pub verdict: BisectVerdict,
     /// metric → samples measured at this point.
     pub values: serde_json::Map<String, Value>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Bisect {
     pub points: Vec<BisectPoint>,
@@ -379,27 +415,27 @@ pub struct Bisect {
     /// A plot's y axis as `[low, high]` or `[low, high, tic step]`, by
     /// metric, where it is not what autoscaling the samples gives (a plot
     /// read back from a report).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub ranges: std::collections::BTreeMap<String, Vec<f64>>,
     /// A plot's title, by metric, where it is not the metric's own: the
     /// robot drew some plots with a blank title, read back as
     /// `untitled-plot-N` with the title `""`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub titles: std::collections::BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Test {
     pub testcase: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `56 threads Intel(R) Xeon(R) CPU E5-2695 v3 @ 2.30GHz with 256G memory`.
     /// Required of the first test; another test may leave it out, as the
     /// robot of 2026 does (no machine under its `***` line nor in the box).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
     pub tbox_group: String,
     /// Job parameters in job order.
@@ -407,34 +443,34 @@ pub struct Test {
     pub params: serde_json::Map<String, Value>,
     /// The job's kernel config, compiler and root file system: the table's
     /// parameter line names them. The robot of 2014 named none of them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kconfig: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiler: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rootfs: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<RawSamples>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregated: Option<Vec<AggregatedRow>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bisect: Option<Bisect>,
     /// Pre-aggregated rows in the order given (a table read from a report
     /// keeps the robot's order) instead of lkp's.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub keep_order: bool,
     /// Rows the mail prints after its signature, in the order given, under
     /// `<below more details following above table FYI>` (the robot of 2024
     /// once kept its table to the test's own metrics and appended the rest).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub appendix: Vec<AggregatedRow>,
     /// The metric this test leads with in "In addition to that" (else the
     /// analysis picks it, as for the first test), and its word.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headline: Option<HeadlineChoice>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Recipients {
     /// Defaults to the commit author.
@@ -450,17 +486,17 @@ pub struct Recipients {
 }
 
 /// Name the headline explicitly (used with `--force`, or to pick among equals).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeadlineChoice {
     pub metric: String,
     /// The word to use when the metric has no direction (only with `--force`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
 
 /// One line of a robot's mail that perfbot does not write back.
-#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct UnreadLine {
     /// Its line in the mail's body, from 1.
@@ -472,57 +508,57 @@ pub struct UnreadLine {
 /// robot's small variations a read mail records (its blank lines, its
 /// operators' remarks, its Subject's shape, its plots' drawing), so that the
 /// rest of the input stays about content.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Style {
+    /// The layout the report was read in (`parse-report` names it): the
+    /// template `report` uses unless `--template` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<crate::model::layout::Layout>,
     /// How the refs of `still_regression_on` line up (the layout's way if
     /// not given: perfbot right-aligns, the robot mostly left-aligns).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub still_regression_align: Option<Align>,
     /// The "In addition" box's width in characters, where the robot padded
     /// it wider than its widest cell (a parsed report records it).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_addition_width: Option<usize>,
     /// Whether a regression asks for `Reported-by:`/`Closes:` tags (the
     /// default). The robot's operators left them out of a report they had
     /// found to be code alignment rather than the commit's doing.
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub tags: bool,
     /// Whether "Details are as below:" is followed by its `---->` rule (the
     /// default; some hand-sent mails of 2023 leave it out).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub details_rule: bool,
     /// Where the "To reproduce:" block goes: before the tables (the
     /// default) or after them (`"end"`, as the robot put it in two mails of
     /// late 2022).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub reproduce_at: ReproduceAt,
     /// The trailer of the archive link, where it is not the layout's own
     /// (`"Closes"` in a mail of May 2023 that otherwise reads as the
     /// `Link:` era's).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive_tag: Option<ArchiveTag>,
     /// Blank lines before sections where the mail differs from its layout
     /// (`{"top": 2, "tags": 3}`); a parsed robot report records them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub spacing: crate::model::spacing::Spacing,
     /// Human text placed before a section (`{"before": "details", "text":
     /// …, "blank_after": 2}`), where the robot's operators annotated a report.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remarks: Vec<crate::model::spacing::Remark>,
     /// How the bisect plots are drawn (`lkp-2019`, `lkp-2020`, `gnuplot-5.4`;
     /// `lkp-2020` if not given).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub plot_style: crate::model::bisect::PlotStyle,
-    /// The layout the report was read in (`parse-report` names it): the
-    /// template `report` uses unless `--template` says otherwise.
-    #[serde(default)]
-    pub layout: Option<crate::model::layout::Layout>,
     /// The Subject's shape where a read mail's differs from its layout's
     /// (`parse-report` records it): a subject template over the report's
     /// values, e.g. `[{{subsystem}}]  {{commit_sha10}}:  {{headline.metric}}
     /// {{headline.change_signed}} {{headline.verdict}}`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject_template: Option<String>,
 }
 
@@ -544,50 +580,50 @@ impl Default for Style {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportInput {
     /// The report's Date (RFC 3339); the time of queueing when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
     pub commit: Commit,
     pub base: Commit,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<Tree>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<Patch>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub still_regression_on: Vec<StillOn>,
     /// Other tests named in the "In addition to that" box without a table
     /// of their own in the mail (the robot sometimes leaves it out).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub in_addition_only: Vec<OtherTest>,
     pub tests: Vec<Test>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub recipients: Recipients,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headline: Option<HeadlineChoice>,
     /// A human preface placed before the greeting.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preface: Option<String>,
     /// A human note placed after the greeting, before the robot's sentence
     /// (the 2023+ robot puts its operators' remarks there).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The files attached after the text (`job.yaml`, `reproduce`, the
     /// kernel config): `{"name", "path"}` sends the file (a path relative to
     /// the input), a bare name (what `parse-report` records of the robot's)
     /// only shapes the text, which then starts at the greeting.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<AttachmentSpec>,
     /// Text after the signature that is not the robot's (a `#regzbot
     /// introduced:` line an operator added), printed after it as it was.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trailer: Option<String>,
     /// Lines of a robot's mail that `parse-report` read but perfbot does not
     /// write back (a remark in a place the reader does not know): kept here
     /// so that nothing of the mail is dropped unsaid, never printed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unread: Vec<UnreadLine>,
     /// How the report is presented, apart from what it says (see `Style`).
     #[serde(default)]
@@ -691,6 +727,13 @@ impl LoadedInput {
         })?;
         // One JSON object per file: anything after it is a mistake.
         de.end().map_err(|e| InputError::json(path, &e))?;
+        Self::from_input(input, path)
+    }
+
+    /// An input already in typed form (a report read back from a mail),
+    /// checked and loaded as a file's would be; `path` names it in errors
+    /// and is where its attachments and matrices are found.
+    pub fn from_input(input: ReportInput, path: &Path) -> Result<LoadedInput, InputError> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let data = input
             .tests
@@ -1433,4 +1476,15 @@ impl CaseFile {
 
 fn yes() -> bool {
     true
+}
+
+// What serialising leaves out: the values an input may omit.
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }

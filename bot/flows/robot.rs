@@ -287,10 +287,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
     let mut spaced = 0;
     // Blank lines are measured without the operators' remarks, which are
     // placed after the spacing (as `report` does).
-    let remarks: Vec<crate::model::spacing::Remark> = parsed.input["style"]
-        .get("remarks")
-        .and_then(|r| serde_json::from_value(r.clone()).ok())
-        .unwrap_or_default();
+    let remarks = parsed.input.style.remarks.clone();
     let mut subjects = None;
     let mut headers = Vec::new();
     let rendered = render_back(config, &h, &parsed, file).map(|back| {
@@ -298,10 +295,10 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         subjects = Some((h.subject.clone(), back.subject));
         headers = back.headers;
         if let Some(t) = back.shape {
-            parsed.input["style"]["subject_template"] = t.into();
+            parsed.input.style.subject_template = Some(t);
         }
         // The text after the signature is placed last, after the spacing.
-        let trailer = parsed.input["trailer"].as_str().map(|t| format!("{t}\n"));
+        let trailer = parsed.input.trailer.as_ref().map(|t| format!("{t}\n"));
         let untrailed = |body: &str| -> String {
             match &trailer {
                 Some(t) => body.strip_suffix(t.as_str()).unwrap_or(body).to_string(),
@@ -313,8 +310,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         let spacing = differences(&measure(&theirs), &measure(&ours));
         spaced = spacing.len();
         if spaced > 0 {
-            parsed.input["style"]["spacing"] =
-                serde_json::to_value(&spacing).expect("section counts serialise");
+            parsed.input.style.spacing = spacing.clone();
         }
         let back = insert_remarks(&apply(&ours, &spacing), &remarks);
         let back = format!("{back}{}", trailer.as_deref().unwrap_or(""));
@@ -334,7 +330,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         .map(|back| unread_lines(&original, back))
         .unwrap_or_default();
     if !unread.is_empty() {
-        parsed.input["unread"] = serde_json::to_value(&unread).expect("lines serialise");
+        parsed.input.unread = unread.clone();
     }
     Ok(ReadBack {
         original,
@@ -502,10 +498,11 @@ pub fn render_back(
     c.file.noise.enabled = false;
     c.file.regzbot.enabled = false;
     c.file.lists.policy_file = std::path::PathBuf::new();
-    let text = serde_json::to_string(&parsed.input).expect("a JSON value serialises");
-    let loaded = LoadedInput::parse(&text, Path::new(file)).map_err(|e| RobotError::Input {
-        file: file.into(),
-        why: e.to_string(),
+    let loaded = LoadedInput::from_input(parsed.input.clone(), Path::new(file)).map_err(|e| {
+        RobotError::Input {
+            file: file.into(),
+            why: e.to_string(),
+        }
     })?;
     // Built and addressed once, as `report` would send it (its own checks
     // and caps).
@@ -635,27 +632,22 @@ fn first_differences(a: &str, b: &str, max: usize) -> Vec<(usize, String, String
 pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) -> Case {
     use sha2::Digest;
     let i = &p.input;
-    let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
-    let metric = text(&i["headline"]["metric"]);
-    let change = i["tests"][0]["aggregated"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["metric"] == metric.as_str()))
-        .map(|r| text(&r["change"]))
+    let metric = i
+        .headline
+        .as_ref()
+        .map(|h| h.metric.clone())
+        .unwrap_or_default();
+    let first = i.tests.first();
+    let change = first
+        .and_then(|t| t.aggregated.as_ref())
+        .and_then(|rows| rows.iter().find(|r| r.metric == metric))
+        .and_then(|r| r.change.clone())
         .unwrap_or_default();
     let key: String = sha2::Sha256::digest(format!("adopted\0{}", head.message_id).as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let strings = |v: &serde_json::Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let commit_subject = text(&i["commit"]["subject"]);
+    let commit_subject = i.commit.subject.clone();
     let created = head.date.unwrap_or_else(chrono::Utc::now);
     Case {
         id: CaseId::from_key(&key),
@@ -663,15 +655,20 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         state: CaseState::Reported,
         subject: head.subject.clone(),
         message_id: head.message_id.clone(),
-        commit: text(&i["commit"]["sha"]),
+        commit: i.commit.sha.clone(),
         subsystem: crate::report::build::subsystem(&commit_subject),
         commit_subject,
-        testcase: text(&i["tests"][0]["testcase"]),
+        testcase: first.map(|t| t.testcase.clone()).unwrap_or_default(),
         headline_metric: metric,
         headline_change: change,
-        verdict: text(&i["headline"]["kind"]).into(),
-        to: strings(&i["recipients"]["to"]),
-        cc: strings(&i["recipients"]["cc"]),
+        verdict: i
+            .headline
+            .as_ref()
+            .and_then(|h| h.kind.clone())
+            .unwrap_or_default()
+            .into(),
+        to: i.recipients.to.clone(),
+        cc: i.recipients.cc.clone(),
         // The thread the report answers: a later version of a series
         // posted there finds this case through it.
         references: {
@@ -684,11 +681,11 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
             );
             r
         },
-        author: i["commit"]["author"]["email"].as_str().map(str::to_string),
+        author: i.commit.author.as_ref().map(|a| a.email.clone()),
         committer: None,
         bisect: Vec::new(),
         adopted: true,
-        base: text(&i["base"]["sha"]),
+        base: i.base.sha.clone(),
         baseline: Vec::new(),
         verified: None,
         contributors: Vec::new(),

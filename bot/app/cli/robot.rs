@@ -38,8 +38,8 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
     // What it prints is an input `report` takes, or nothing: a value the
     // mail says but an input may not hold (a mean of 1e308) is refused here,
     // naming the mail and the field, not later by `report`.
-    let text = serde_json::to_string(&out)?;
-    if let Err(e) = crate::input::LoadedInput::parse(&text, std::path::Path::new(&shown)) {
+    if let Err(e) = crate::input::LoadedInput::from_input(out.clone(), std::path::Path::new(&shown))
+    {
         return Err(Failure::usage(anyhow::anyhow!(
             "the report reads back into an input perfbot refuses: {e}"
         )));
@@ -60,9 +60,11 @@ pub fn parse(config: &Config, a: ParseReportArgs) -> Result<(), Failure> {
         let mut specs = Vec::new();
         for (name, bytes) in files {
             let path = save_new(&dir, &name, &bytes)?;
-            specs.push(serde_json::json!({"name": name, "path": path}));
+            specs.push(crate::input::AttachmentSpec::File(
+                crate::input::AttachedFile { name, path },
+            ));
         }
-        out["attachments"] = serde_json::Value::Array(specs);
+        out.attachments = specs;
     }
     let text = if a.all {
         serde_json::to_string_pretty(&parsed)

@@ -1,0 +1,757 @@
+//! Reading a kernel test robot report back into a report input: the mail's
+//! headers and its text become the typed `ReportInput` `perfbot report`
+//! takes (commits, tree or patch, tests with their pre-aggregated rows,
+//! headline, recipients, date) with the layout the mail was written in, in
+//! its `style`. Pure: the caller decodes the mail.
+//!
+//! The robot's mails changed over the years (see `Layout`); the reader
+//! accepts all of them and says which one it saw. Each section has its own
+//! reader (`sections`, `rows`, `plots`); this module finds the sections and
+//! puts their values together. Nothing of the body is kept as text except
+//! the human preface, note and remarks: what cannot be read as data is an
+//! error naming the line.
+
+mod plots;
+mod rows;
+mod sections;
+
+use super::plot::{PlotStyle, ReadPlot};
+use crate::input::{
+    AggregatedRow, AttachmentSpec, Commit, HeadlineChoice, OtherTest, Patch, Person, Recipients,
+    ReportInput, ReproduceAt, Style, Test, Tree,
+};
+use sections::{Extra, Origin};
+use serde_json::{Map, Value};
+
+pub use crate::model::layout::Layout;
+
+impl ParseError {
+    /// The mail is not a performance report at all (rather than one that
+    /// could not be read).
+    pub fn not_a_report(&self) -> bool {
+        self.line == 0
+    }
+}
+
+/// What the mail's headers say, decoded by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct Headers {
+    pub subject: String,
+    pub from_name: String,
+    pub from_email: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    /// RFC 3339.
+    pub date: Option<String>,
+    pub message_id: String,
+    pub in_reply_to: Option<String>,
+    /// The References header, oldest first, each `<id>`.
+    pub references: Vec<String>,
+    /// File names of the mail's attachments, in order.
+    pub attachments: Vec<String>,
+    /// The text was `format=flowed` (and is given unflowed): it cannot carry
+    /// a space at a line's end.
+    pub flowed: bool,
+}
+
+/// A report read back.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ParsedReport {
+    pub layout: Layout,
+    /// The report input (the schema of README's "Report input format"),
+    /// its `style.layout` the layout read.
+    pub input: ReportInput,
+    /// Who the mail names in `Reported-by:` (name, address).
+    pub reported_by: Option<(String, String)>,
+    /// The URL the materials link starts with (before the Message-ID).
+    pub materials_base: Option<String>,
+    /// The URL the `Closes:`/`Link:` tag starts with (before the Message-ID).
+    pub archive_base: Option<String>,
+    /// The disclaimer paragraph, when the mail has one.
+    pub disclaimer: Option<String>,
+    /// The lines after the `-- ` signature separator.
+    pub signature: Option<String>,
+    /// The indented "To reproduce:" instructions, when the mail has them;
+    /// empty when it has neither them nor the materials' link.
+    pub reproduce: Option<String>,
+    /// The name after the last "Thanks,".
+    pub signoff: Option<String>,
+}
+
+/// Why a mail could not be read as a report.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ParseError {
+    /// 1-based line of the body (0: the mail as a whole).
+    pub line: usize,
+    pub message: String,
+}
+
+fn err(line: usize, message: impl Into<String>) -> ParseError {
+    ParseError {
+        line: line + 1,
+        message: message.into(),
+    }
+}
+
+const RULE: &str =
+    "=========================================================================================";
+
+/// The line above the rows the robot once appended after its signature.
+const APPENDIX: &str = "<below more details following above table FYI>";
+
+/// The robot's sentence of 2014.
+const SENTENCE_2014: &str = "FYI, we noticed the below changes on";
+
+/// The parameter a 2014 test case's path gives its parameters' values
+/// under (`300s-migrate`): the mail does not name them one by one.
+pub const PATH_PARAMS: &str = "path_params";
+
+/// Read a report mail's body (decoded text) with its headers.
+pub fn parse(h: &Headers, body: &str) -> Result<ParsedReport, ParseError> {
+    let text = body.replace("\r\n", "\n");
+    let lines: Vec<&str> = text.lines().collect();
+    Reader { lines: &lines }.parse(h)
+}
+
+struct Reader<'a> {
+    lines: &'a [&'a str],
+}
+
+/// One comparison group of the details.
+struct Group {
+    axes: Vec<(String, String)>,
+    base_sha: String,
+    base_subject: String,
+    rows: Vec<AggregatedRow>,
+    /// `lkp-skl-fpga01: 104 threads …` above the group (not for the first).
+    machine: Option<(String, String)>,
+    /// The bisect plots under the table, and how they were drawn.
+    plots: Vec<ReadPlot>,
+    plot_style: Option<PlotStyle>,
+}
+
+impl Group {
+    /// The value of one of the table's parameters (empty if it has none).
+    fn axis(&self, k: &str) -> String {
+        self.axes
+            .iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl<'a> Reader<'a> {
+    fn find(&self, from: usize, pred: impl Fn(&str) -> bool) -> Option<usize> {
+        (from..self.lines.len()).find(|&i| pred(self.lines[i]))
+    }
+
+    fn parse(&self, h: &Headers) -> Result<ParsedReport, ParseError> {
+        let lines = self.lines;
+        let anchor = self
+            .find(0, |l| {
+                l == "Hello," || l == "Greeting," || l.starts_with("FYI, we noticed")
+            })
+            .ok_or_else(|| {
+                ParseError {
+                    line: 0,
+                    message: "not a kernel test robot report: no \"Hello,\", \"Greeting,\" or \"FYI, we noticed\" line".into(),
+                }
+            })?;
+        let preface = sections::trimmed_block(&lines[..anchor]);
+        let sentence = self
+            .find(anchor, |l| {
+                // `kernel test robot noticed …`, or another sender's name
+                // (perfbot's own reports say `perfbot noticed …`).
+                l.starts_with("FYI, we noticed")
+                    || (l.contains(" noticed a") && !l.starts_with('>') && !l.starts_with('|'))
+            })
+            // The robot's build and boot reports say "noticed the following …".
+            .ok_or_else(|| ParseError {
+                line: 0,
+                message: "not a performance report (no \"noticed a N% regression/improvement\")"
+                    .into(),
+            })?;
+        if lines[sentence] == SENTENCE_2014 {
+            return self.parse_2014(h, sentence);
+        }
+        let modern = !lines[sentence].starts_with("FYI, we noticed");
+        // A human note between the greeting and the robot's sentence.
+        let note = if lines[anchor] == "Hello," {
+            sections::trimmed_block(&lines[anchor + 1..sentence])
+        } else {
+            None
+        };
+        let headline = sections::headline(lines, sentence)?;
+        let tree = sections::tree_name(&h.subject).unwrap_or_default();
+        let commit = sections::commit_block(lines, sentence, &tree)?;
+        let test_start = self
+            .find(commit.at, |l| {
+                l.starts_with("testcase: ") || l.starts_with("in testcase: ")
+            })
+            .ok_or_else(|| err(commit.at, "no \"testcase:\" line"))?;
+        let (still, align) = sections::tips(lines, commit.at, test_start)?;
+        let block = sections::test_block(lines, test_start)?;
+        // "In addition to that": the other tests' machines and headlines.
+        let (extras, box_width) =
+            match self.find(block.end, |l| l.starts_with("In addition to that")) {
+                Some(a) if a < self.find(block.end, |l| l == RULE).unwrap_or(lines.len()) => (
+                    sections::extras(lines, a)?,
+                    sections::padded_box_width(&lines[a..]),
+                ),
+                _ => (Vec::new(), None),
+            };
+        let tags = sections::tags(lines, &h.message_id);
+        let materials_base = sections::materials_base(lines, &h.message_id);
+        let reproduce = sections::reproduce(lines, materials_base.is_some());
+        let ending = sections::ending(lines);
+        let appendix = self.appendix(sentence)?;
+
+        // The details: one group per test.
+        let groups = self.groups()?;
+        let first = groups
+            .first()
+            .ok_or_else(|| err(lines.len().saturating_sub(1), "no comparison table"))?;
+        let (tests, in_addition_only) = tests_of(&groups, &block, &extras, appendix)?;
+
+        let signed = headline.change.starts_with('-');
+        let before_2024_11 = Layout::before_blank_sign(h.date.as_deref());
+        // The first "Hello," mails asked for one tag, in the older words.
+        let one_tag = lines.contains(&"If you fix the issue, kindly add following tag");
+        let config_lines = block.kconfig.is_some();
+        let layout = match (modern, config_lines) {
+            (true, false) if tags.link || one_tag => Layout::Lkp2023Apr,
+            (true, true) if signed || (headline.kind != "regression" && before_2024_11) => {
+                Layout::Lkp2024
+            }
+            (true, true) => Layout::with_config_lines(h.date.as_deref()),
+            (true, false) => Layout::without_config_lines(h.date.as_deref()),
+            (false, _) if ending.footer => Layout::Lkp2021,
+            (false, _) if lines.contains(&"-- ") && tags.link => Layout::Lkp2022Nov,
+            (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
+            (false, _) => Layout::Lkp2018,
+        };
+
+        // "To reproduce:" after the first table: the block's place of late 2022.
+        let first_table = self.find(sentence, |l| l.starts_with("=========="));
+        let reproduce_line = self.find(sentence, |l| l == "To reproduce:");
+        let reproduce_at = match (first_table, reproduce_line) {
+            (Some(t), Some(r)) if r > t => ReproduceAt::End,
+            _ => ReproduceAt::Details,
+        };
+        let rule = "-".repeat(98) + ">";
+        let details_rule = self
+            .find(sentence, |l| l.starts_with("Details are as below"))
+            .is_none_or(|d| lines.get(d + 1).is_none_or(|l| *l == rule));
+        let style = Style {
+            layout: Some(layout),
+            still_regression_align: align,
+            in_addition_width: box_width,
+            tags: !(headline.kind == "regression" && tags.reported_by.is_none()),
+            details_rule,
+            reproduce_at,
+            // A `Closes:` tag in a mail of the `Link:` era (May 2023).
+            archive_tag: (layout == Layout::Lkp2023Apr && !tags.link && tags.closes)
+                .then_some(crate::input::ArchiveTag::Closes),
+            remarks: sections::remarks(lines, sentence),
+            plot_style: groups.iter().find_map(|g| g.plot_style).unwrap_or_default(),
+            ..Style::default()
+        };
+        let (tree, patch) = origin_of(h, commit.origin, &commit.subject);
+        let input = ReportInput {
+            date: h.date.clone(),
+            commit: commit_of(h, commit.sha, commit.subject),
+            base: Commit {
+                sha: first.base_sha.clone(),
+                subject: first.base_subject.clone(),
+                author: None,
+                committer: None,
+            },
+            tree,
+            patch,
+            still_regression_on: still,
+            in_addition_only,
+            tests,
+            recipients: recipients_of(h),
+            headline: Some(HeadlineChoice {
+                metric: headline.metric,
+                kind: Some(headline.kind),
+            }),
+            preface,
+            note,
+            attachments: attachments_of(h),
+            trailer: ending.trailer,
+            unread: Vec::new(),
+            style,
+        };
+        Ok(ParsedReport {
+            layout,
+            input,
+            reported_by: tags.reported_by,
+            materials_base,
+            archive_base: tags.archive_base,
+            disclaimer: ending.disclaimer,
+            signature: ending.signature,
+            reproduce,
+            signoff: ending.signoff,
+        })
+    }
+
+    /// Rows after the signature, under the robot's line saying so.
+    fn appendix(&self, from: usize) -> Result<Vec<AggregatedRow>, ParseError> {
+        let Some(a) = self.find(from, |l| l == APPENDIX) else {
+            return Ok(Vec::new());
+        };
+        self.lines
+            .iter()
+            .enumerate()
+            .skip(a + 1)
+            .filter(|(_, row)| !row.is_empty())
+            .map(|(j, row)| rows::perf_row(row).ok_or_else(|| err(j, "cannot read this row")))
+            .collect()
+    }
+
+    /// A mail of 2014, from its sentence at `fyi`: the tree and commit, the
+    /// test's path, the `~` table, the plots.
+    fn parse_2014(&self, h: &Headers, fyi: usize) -> Result<ParsedReport, ParseError> {
+        let lines = self.lines;
+        // `Hi <Name>,` above the sentence; anything before it is a preface.
+        let hi = (0..fyi).rev().find(|&i| {
+            lines[i] == "Hi," || (lines[i].starts_with("Hi ") && lines[i].ends_with(','))
+        });
+        let preface = sections::trimmed_block(&lines[..hi.unwrap_or(fyi)]);
+        let c = self
+            .find(fyi, |l| l.starts_with("commit "))
+            .ok_or_else(|| err(fyi, "no `commit <sha> (\"<subject>\")` line"))?;
+        let (sha, subject) = sections::commit_line(lines[c])
+            .ok_or_else(|| err(c, "a commit line is `commit <40 hex> (\"<subject>\")`"))?;
+        let tree = (c > fyi + 1)
+            .then(|| lines[c - 1].rsplit_once(' '))
+            .flatten()
+            .map(|(url, branch)| Tree {
+                name: None,
+                url: url.into(),
+                branch: branch.into(),
+            });
+        let tc = self
+            .find(c, |l| l.starts_with("test case: "))
+            .ok_or_else(|| err(c, "no `test case: <tbox>/<testcase>/<parameters>` line"))?;
+        let mut path = lines[tc]["test case: ".len()..].splitn(3, '/');
+        let (tbox, testcase, rest) = match (path.next(), path.next(), path.next()) {
+            (Some(t), Some(c), rest) if !t.is_empty() && !c.is_empty() => (t, c, rest),
+            _ => return Err(err(tc, "a test case is `<tbox>/<testcase>/<parameters>`")),
+        };
+        // The table: two commit titles, their rules, the rows.
+        let rule_at = self
+            .find(tc + 1, |l| l.starts_with("---------------"))
+            .ok_or_else(|| {
+                err(
+                    tc,
+                    "no column rule `---------------  ----…` under the test case",
+                )
+            })?;
+        let base_sha = lines[rule_at - 1]
+            .split_whitespace()
+            .next()
+            .filter(|s| s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| {
+                err(
+                    rule_at - 1,
+                    "the columns are titled by their commits' digits",
+                )
+            })?;
+        let mut table = Vec::new();
+        let mut j = rule_at + 1;
+        while j < lines.len() && !lines[j].trim().is_empty() {
+            table.push(rows::row_2014(lines[j]).ok_or_else(|| {
+                err(
+                    j,
+                    "a row is `<mean> ~ N%  <change>%  <mean> ~ N%  TOTAL <metric>`",
+                )
+            })?);
+            j += 1;
+        }
+        if table.is_empty() {
+            return Err(err(rule_at, "the table has no rows"));
+        }
+        let (metric, kind) = headline_2014(&h.subject, &table);
+        // The plots, between the table's legend and the plots' own.
+        let (read, plot_style) = plots::plots_2014(lines, j);
+        let bisect = (!read.is_empty()).then(|| plots::bisect_of(&table, &read));
+        let mut params = Map::new();
+        if let Some(rest) = rest {
+            params.insert(PATH_PARAMS.into(), Value::String(rest.into()));
+        }
+        let test = Test {
+            testcase: testcase.into(),
+            description: None,
+            url: None,
+            // The mail names the machine only by its tbox.
+            machine: Some(tbox.into()),
+            tbox_group: tbox.into(),
+            params,
+            kconfig: None,
+            compiler: None,
+            rootfs: None,
+            samples: None,
+            aggregated: Some(table),
+            bisect,
+            keep_order: true,
+            appendix: Vec::new(),
+            headline: None,
+        };
+        let input = ReportInput {
+            date: h.date.clone(),
+            commit: commit_of(h, sha, subject),
+            base: Commit {
+                sha: base_sha.into(),
+                subject: String::new(),
+                author: None,
+                committer: None,
+            },
+            tree,
+            patch: None,
+            still_regression_on: Vec::new(),
+            in_addition_only: Vec::new(),
+            tests: vec![test],
+            recipients: recipients_of(h),
+            headline: Some(HeadlineChoice {
+                metric,
+                kind: Some(kind),
+            }),
+            preface,
+            note: None,
+            attachments: attachments_of(h),
+            trailer: None,
+            unread: Vec::new(),
+            style: Style {
+                layout: Some(Layout::Lkp2014),
+                plot_style: plot_style.unwrap_or_default(),
+                ..Style::default()
+            },
+        };
+        let ending = sections::ending(lines);
+        Ok(ParsedReport {
+            layout: Layout::Lkp2014,
+            input,
+            reported_by: None,
+            materials_base: None,
+            archive_base: None,
+            disclaimer: ending.disclaimer,
+            signature: None,
+            reproduce: None,
+            signoff: ending.signoff,
+        })
+    }
+
+    /// Every comparison group of the details.
+    fn groups(&self) -> Result<Vec<Group>, ParseError> {
+        let lines = self.lines;
+        let mut out: Vec<Group> = Vec::new();
+        let mut i = 0;
+        let mut pending_machine: Option<(String, String)> = None;
+        while i < lines.len() {
+            let l = lines[i];
+            if l.starts_with("***************") {
+                if let Some(m) = lines.get(i + 1).and_then(|m| m.split_once(": ")) {
+                    pending_machine = Some((m.0.to_string(), m.1.to_string()));
+                }
+                i += 1;
+                continue;
+            }
+            if l != RULE {
+                i += 1;
+                continue;
+            }
+            // keys/keys: then values/values.
+            let keys = lines
+                .get(i + 1)
+                .and_then(|k| k.strip_suffix(':'))
+                .ok_or_else(|| err(i + 1, "a table starts with the parameter names, `a/b/c:`"))?;
+            let values = lines
+                .get(i + 2)
+                .map(|v| v.trim_start())
+                .ok_or_else(|| err(i + 2, "the parameter values are missing"))?;
+            let keys: Vec<&str> = keys.split('/').collect();
+            let mut vals: Vec<&str> = values.splitn(keys.len(), '/').collect();
+            if vals.len() != keys.len() {
+                // A value with a slash in it: give the rest to the last key.
+                vals.resize(keys.len(), "");
+            }
+            let axes: Vec<(String, String)> = keys
+                .iter()
+                .zip(&vals)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            // commit: then the commit lines.
+            let c = (i + 3..lines.len())
+                .find(|&j| lines[j].starts_with("commit:"))
+                .ok_or_else(|| err(i + 3, "no \"commit:\" line in the table"))?;
+            let base_line = lines
+                .get(c + 1)
+                .map(|l| l.trim())
+                .ok_or_else(|| err(c + 1, "no base commit line"))?;
+            // `<sha> ("<subject>")`, or a bare release tag (`v6.16-rc4`).
+            let base_subject = match base_line.split_once(" (\"") {
+                Some((_, rest)) => rest.strip_suffix("\")").unwrap_or(rest),
+                None if base_line.starts_with('v') && !base_line.contains(' ') => "",
+                None => return Err(err(c + 1, "a commit line is `<sha> (\"<subject>\")`")),
+            };
+            // The column header: the base's 16 digits.
+            let header = (c + 1..lines.len())
+                .find(|&j| lines[j].starts_with("----------------"))
+                .ok_or_else(|| err(c, "no column rule `---------------- …`"))?;
+            let base_sha = lines[header - 1]
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let mut rows = Vec::new();
+            let mut j = header + 1;
+            let mut failures = false;
+            while j < lines.len() {
+                let row = lines[j];
+                let t = row.trim();
+                if t.starts_with("%stddev") {
+                    failures = false;
+                } else if t.starts_with("fail:runs") {
+                    failures = true;
+                } else if t.starts_with('\\') || t.starts_with('|') {
+                } else if t.is_empty() {
+                    // A blank line ends the table unless another block follows.
+                    let next = lines.get(j + 1).map(|n| n.trim()).unwrap_or("");
+                    if !(next.starts_with("%stddev") || next.starts_with("fail:runs")) {
+                        break;
+                    }
+                } else if failures {
+                    rows.push(
+                        rows::failure_row(row)
+                            .ok_or_else(|| err(j, "cannot read this failure row"))?,
+                    );
+                } else {
+                    rows.push(
+                        rows::perf_row(row).ok_or_else(|| err(j, "cannot read this table row"))?,
+                    );
+                }
+                j += 1;
+            }
+            let (plots, plot_style) = plots::plots_after(lines, j);
+            out.push(Group {
+                axes,
+                base_sha,
+                base_subject: base_subject.to_string(),
+                rows,
+                machine: pending_machine.take(),
+                plots,
+                plot_style,
+            });
+            i = j;
+        }
+        Ok(out)
+    }
+}
+
+/// The tests of the details, one per group, and the tests the "In
+/// addition" box names without a table in the mail. The first test's block
+/// gives its machine, description and parameters in job order.
+fn tests_of(
+    groups: &[Group],
+    block: &sections::TestBlock,
+    extras: &[Extra],
+    appendix: Vec<AggregatedRow>,
+) -> Result<(Vec<Test>, Vec<OtherTest>), ParseError> {
+    let mut tests = Vec::new();
+    let mut with_table = vec![false; extras.len()];
+    let mut appendix = Some(appendix).filter(|a| !a.is_empty());
+    for (n, g) in groups.iter().enumerate() {
+        let testcase = g.axis("testcase");
+        // The machine: the first test's own line; the others' from the
+        // `***` line above their table, else from the "In addition" box
+        // (none where it has no machine row, 2026), else (the same
+        // machine) the first test's.
+        let first_machine = Some(block.machine.clone().unwrap_or_default());
+        let machine = if n == 0 {
+            first_machine
+        } else if let Some(m) = &g.machine {
+            Some(m.1.clone())
+        } else if let Some(e) = extras.iter().find(|e| e.testcase == testcase) {
+            (!e.machine.is_empty()).then(|| e.machine.clone())
+        } else {
+            first_machine
+        };
+        if g.rows.is_empty() {
+            return Err(err(0, format!("the table of test {} has no rows", n + 1)));
+        }
+        let mut headline = None;
+        if n > 0 {
+            // Tests of one testcase on one machine are boxed in table
+            // order: the first one not yet given a table.
+            let same = |e: &Extra| {
+                e.testcase == testcase
+                    && machine
+                        .as_ref()
+                        .map_or(e.machine.is_empty(), |m| e.machine == *m)
+            };
+            let unused = (0..extras.len()).find(|&k| !with_table[k] && same(&extras[k]));
+            if let Some(k) = unused.or_else(|| extras.iter().position(same)) {
+                let e = &extras[k];
+                // A box line without a change names no headline.
+                headline = Some(HeadlineChoice {
+                    metric: e.metric.clone(),
+                    kind: (!e.metric.is_empty()).then(|| e.kind.clone()),
+                });
+                with_table[k] = true;
+            }
+        }
+        tests.push(Test {
+            testcase,
+            description: block.description.clone().filter(|_| n == 0),
+            url: block.url.clone().filter(|_| n == 0),
+            machine,
+            tbox_group: g.axis("tbox_group"),
+            params: params_of(g, (n == 0).then_some(&block.params)),
+            kconfig: Some(g.axis("kconfig")),
+            compiler: Some(g.axis("compiler")),
+            rootfs: Some(g.axis("rootfs")),
+            samples: None,
+            aggregated: Some(g.rows.clone()),
+            bisect: (!g.plots.is_empty()).then(|| plots::bisect_of(&g.rows, &g.plots)),
+            keep_order: true,
+            appendix: if n == 0 {
+                appendix.take().unwrap_or_default()
+            } else {
+                Vec::new()
+            },
+            headline,
+        });
+    }
+    let table_less = extras
+        .iter()
+        .zip(&with_table)
+        .filter(|(_, t)| !**t)
+        .map(|(e, _)| OtherTest {
+            testcase: e.testcase.clone(),
+            metric: e.metric.clone(),
+            change: e.change.clone(),
+            kind: e.kind.clone(),
+            machine: (!e.machine.is_empty()).then(|| e.machine.clone()),
+            params: e.params.clone(),
+        })
+        .collect();
+    Ok((tests, table_less))
+}
+
+/// A test's parameters: the first test's in job order (its parameters
+/// block, `job`), then any other axis the table shows; the others' in the
+/// table's (sorted) order.
+fn params_of(g: &Group, job: Option<&Map<String, Value>>) -> Map<String, Value> {
+    let mut p = job.cloned().unwrap_or_default();
+    for (k, v) in &g.axes {
+        let standard = matches!(
+            k.as_str(),
+            "compiler" | "kconfig" | "rootfs" | "tbox_group" | "testcase"
+        );
+        if standard && !job.is_some_and(|j| j.contains_key(k)) {
+            continue;
+        }
+        if !p.contains_key(k) {
+            p.insert(k.clone(), Value::String(v.clone()));
+        }
+    }
+    p
+}
+
+/// The tree, or the patch under test with its thread: the report answers
+/// the patch's Message-ID (its In-Reply-To, else the patch link's last
+/// part) and carries the rest of its References.
+fn origin_of(h: &Headers, origin: Origin, commit_subject: &str) -> (Option<Tree>, Option<Patch>) {
+    match origin {
+        Origin::Tree(t) => (Some(t), None),
+        Origin::Unnamed => (None, None),
+        Origin::Patch(p) => {
+            let references = h
+                .references
+                .iter()
+                .filter(|r| Some(*r) != h.in_reply_to.as_ref())
+                .cloned()
+                .collect();
+            // No Message-ID to answer: left empty, which `report` refuses
+            // by name (`$.patch.message_id`).
+            let message_id = match (&h.in_reply_to, &p.link) {
+                (Some(id), _) => id.clone(),
+                (None, Some(link)) => {
+                    let id = link.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                    format!("<{id}>")
+                }
+                (None, None) => String::new(),
+            };
+            let patch = Patch {
+                url: p.url,
+                base: p.base,
+                link: p.link,
+                subject: p.subject.unwrap_or_else(|| commit_subject.into()),
+                message_id,
+                references,
+            };
+            (None, Some(patch))
+        }
+    }
+}
+
+/// The commit, with its author: the person the report is addressed to.
+fn commit_of(h: &Headers, sha: String, subject: String) -> Commit {
+    let author =
+        h.to.first()
+            .and_then(|a| sections::split_mailbox(a))
+            .map(|(name, email)| Person { name, email });
+    Commit {
+        sha,
+        subject,
+        author,
+        committer: None,
+    }
+}
+
+/// The mail's own recipients, exactly.
+fn recipients_of(h: &Headers) -> Recipients {
+    Recipients {
+        to: h.to.clone(),
+        cc: h.cc.clone(),
+        exact: true,
+    }
+}
+
+/// The mail's attachments, by name (they shape the text; the files are
+/// saved only on request).
+fn attachments_of(h: &Headers) -> Vec<AttachmentSpec> {
+    h.attachments
+        .iter()
+        .cloned()
+        .map(AttachmentSpec::Name)
+        .collect()
+}
+
+/// The headline of 2014: the Subject's `<change> <metric>`, else the first
+/// row; a metric of no known direction is a "change", as the mail says.
+fn headline_2014(subject: &str, rows: &[AggregatedRow]) -> (String, String) {
+    let metric = subject
+        .split(": ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().nth(1))
+        .filter(|m| rows.iter().any(|r| r.metric == *m))
+        .unwrap_or(&rows[0].metric)
+        .to_string();
+    let change = rows
+        .iter()
+        .find(|r| r.metric == metric)
+        .and_then(|r| r.change.as_deref())
+        .and_then(|c| c.trim_end_matches('%').parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let directions = crate::compare::rules::DirectionTable::default_table();
+    let kind = match crate::compare::headline::Verdict::of(directions.direction(&metric), change) {
+        crate::compare::headline::Verdict::Undefined => "change",
+        v => v.word(),
+    };
+    (metric, kind.to_string())
+}
