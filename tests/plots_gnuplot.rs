@@ -4,7 +4,7 @@
 //! `gnuplot-nox`; without a gnuplot on the PATH the test says so and fails
 //! unless `PERFBOT_SKIP_GNUPLOT=1` allows skipping it.
 
-use perfbot::report::plot::{read, Plot, PlotStyle};
+use perfbot::report::plot::{read, Plot, PlotStyle, YRange};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
@@ -27,11 +27,24 @@ fn gnuplot_available() -> bool {
 
 /// What lkp's `mmplot` sends gnuplot (through the Ruby gnuplot gem).
 fn gnuplot_rows(title: &str, good: &[f64], bad: &[f64]) -> Vec<String> {
+    gnuplot_rows_in(title, good, bad, None)
+}
+
+/// The same on a y range given (`set yrange [low:high]`).
+fn gnuplot_rows_in(
+    title: &str,
+    good: &[f64],
+    bad: &[f64],
+    range: Option<(f64, f64)>,
+) -> Vec<String> {
     let mut script = String::new();
     script.push_str("set terminal dumb nofeed size 80,20\nset notitle\n");
     script.push_str(&format!(
         "set title \"{title}\"\nset noxtics\nset ytics nomirror\n"
     ));
+    if let Some((low, high)) = range {
+        script.push_str(&format!("set yrange [{low:?}:{high:?}]\n"));
+    }
     let mut plots = Vec::new();
     if !bad.is_empty() {
         plots.push("'-' with points pt 15 lt 0 notitle");
@@ -186,4 +199,61 @@ fn gnuplots_own_plots_read_back_exactly() {
     }
     eprintln!("{exact} of {total} read back exactly");
     assert!(exact >= 50, "{exact} of {total} read back exactly");
+}
+
+/// A y range given that leaves samples out (a plot read back keeps the
+/// range it showed; an input may give any): gnuplot draws no point outside
+/// it, stops a line at the frame where it leaves (`set clip one`) and draws
+/// no line between two samples outside. perfbot must draw the same, cell for
+/// cell, and never below or above the frame.
+#[test]
+fn samples_outside_a_range_given_are_clipped_as_gnuplot_clips_them() {
+    if !gnuplot_available() {
+        return;
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: 150,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    // The range cuts a band out of the samples' spread: a part of them
+    // falls below it, a part above.
+    let cases = (series(), 0.05f64..0.45, 0.55f64..0.95);
+    runner
+        .run(&cases, |((good, bad), lo, hi)| {
+            let all: Vec<f64> = good.iter().chain(&bad).copied().collect();
+            let (min, max) = all
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                    (a.min(v), b.max(v))
+                });
+            if max.partial_cmp(&min) != Some(std::cmp::Ordering::Greater) {
+                return Ok(());
+            }
+            let (low, high) = (min + (max - min) * lo, min + (max - min) * hi);
+            let ours = Plot {
+                title: "m",
+                good: &good,
+                bad: &bad,
+                style: PlotStyle::Gnuplot54,
+                range: Some(YRange {
+                    low,
+                    high,
+                    step: None,
+                }),
+            }
+            .rows();
+            let theirs = gnuplot_rows_in("m", &good, &bad, Some((low, high)));
+            prop_assert_eq!(
+                &ours,
+                &theirs,
+                "good {:?} bad {:?} range {} {}",
+                good,
+                bad,
+                low,
+                high
+            );
+            Ok(())
+        })
+        .unwrap();
 }

@@ -144,6 +144,15 @@ impl YAxis {
         (HEIGHT - 1) as i64 - y
     }
 
+    /// The row gnuplot's `map_y` gives a value outside the range: its
+    /// terminal y is cast to an integer (toward zero), not floored.
+    fn row_outside(&self, v: f64) -> i64 {
+        let lower = (HEIGHT - 1 - BOTTOM_ROW) as f64;
+        let scale = (BOTTOM_ROW - TOP_ROW) as f64 / (self.max - self.min);
+        let y = (lower + (v - self.min) * scale + 0.5) as i64;
+        (HEIGHT - 1) as i64 - y
+    }
+
     fn label_width(&self) -> usize {
         self.tics.iter().map(|(_, l)| l.len()).max().unwrap_or(1)
     }
@@ -339,28 +348,68 @@ impl Plot<'_> {
                 c.vector((l, row), (l + style.tic_len(), row), b'-', b'|', b'+');
             }
         };
-        let good: Vec<(i64, i64)> = self
+        // A sample outside a range given is not drawn, and a line to it
+        // stops at the frame (gnuplot's `set clip one`); a line between two
+        // such samples is not drawn at all.
+        let inside = |v: f64| v >= y.min && v <= y.max;
+        let good: Vec<(i64, f64)> = self
             .good
             .iter()
             .enumerate()
             .filter(|(_, v)| v.is_finite())
-            .map(|(i, v)| (x.col(i + 1), y.row(*v)))
+            .map(|(i, v)| (x.col(i + 1), *v))
             .collect();
         let bad = |c: &mut Canvas| {
             for (i, v) in self.bad.iter().enumerate() {
-                if v.is_finite() {
+                if v.is_finite() && inside(*v) {
                     c.set(x.col(i + 1), y.row(*v), b'O');
                 }
             }
         };
         let line = |c: &mut Canvas| {
             for w in good.windows(2) {
-                c.vector(w[0], w[1], b'.', b':', b'+');
+                let ((c0, v0), (c1, v1)) = (w[0], w[1]);
+                // Where the line crosses the frame, as gnuplot's
+                // `clip_line` finds it: on the terminal's integer cells,
+                // the crossing's column cast toward zero.
+                let cut = |v_out: f64, (ca, ra): (i64, i64), (cb, rb): (i64, i64)| {
+                    let edge = if v_out < y.min { BOTTOM_ROW } else { TOP_ROW } as i64;
+                    // gnuplot's y runs up from the canvas' bottom row.
+                    let top = (HEIGHT - 1) as i64;
+                    let (ya, yb, ye) = (top - ra, top - rb, top - edge);
+                    let col =
+                        (cb as f64 + (ye - yb) as f64 * (cb - ca) as f64 / (yb - ya) as f64) as i64;
+                    if col >= left as i64 {
+                        return (col, edge);
+                    }
+                    // Past the frame's left side: the crossing is on that side.
+                    let l = left as i64;
+                    let yl =
+                        (yb as f64 + (l - cb) as f64 * (yb - ya) as f64 / (cb - ca) as f64) as i64;
+                    (l, top - yl)
+                };
+                let dev = |v: f64| {
+                    if inside(v) {
+                        y.row(v)
+                    } else {
+                        y.row_outside(v)
+                    }
+                };
+                let (p0, p1) = ((c0, dev(v0)), (c1, dev(v1)));
+                let (from, to) = match (inside(v0), inside(v1)) {
+                    (true, true) => (p0, p1),
+                    (false, false) => continue,
+                    (true, false) => (p0, cut(v1, p0, p1)),
+                    (false, true) => (cut(v0, p0, p1), p1),
+                };
+                c.vector(from, to, b'.', b':', b'+');
             }
         };
         let points = |c: &mut Canvas| {
-            for &(col, row) in &good {
-                c.set(col, row, style.good_point());
+            for &(col, v) in &good {
+                if inside(v) {
+                    c.set(col, y.row(v), style.good_point());
+                }
             }
         };
         // What is drawn in front of what, by the robot's gnuplot:
