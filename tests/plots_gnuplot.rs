@@ -212,7 +212,7 @@ fn samples_outside_a_range_given_are_clipped_as_gnuplot_clips_them() {
         return;
     }
     let mut runner = TestRunner::new(Config {
-        cases: 150,
+        cases: 600,
         failure_persistence: None,
         ..Config::default()
     });

@@ -379,14 +379,9 @@ impl Plot<'_> {
                     let (ya, yb, ye) = (top - ra, top - rb, top - edge);
                     let col =
                         (cb as f64 + (ye - yb) as f64 * (cb - ca) as f64 / (yb - ya) as f64) as i64;
-                    if col >= left as i64 {
-                        return (col, edge);
-                    }
-                    // Past the frame's left side: the crossing is on that side.
-                    let l = left as i64;
-                    let yl =
-                        (yb as f64 + (l - cb) as f64 * (yb - ya) as f64 / (cb - ca) as f64) as i64;
-                    (l, top - yl)
+                    // A crossing past the frame's left side (the first
+                    // sample sits on it) is taken on that side.
+                    (col.max(left as i64), edge)
                 };
                 let dev = |v: f64| {
                     if inside(v) {
