@@ -329,9 +329,8 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         .as_ref()
         .map(|back| unread_lines(&original, back))
         .unwrap_or_default();
-    if !unread.is_empty() {
-        parsed.input.unread = unread.clone();
-    }
+    let unread_count = unread.len();
+    parsed.input.unread = unread;
     Ok(ReadBack {
         original,
         parsed,
@@ -339,7 +338,7 @@ pub fn read_back(config: &Config, raw: &[u8], file: &str) -> Result<ReadBack, Ro
         spaced,
         subjects,
         headers,
-        unread: unread.len(),
+        unread: unread_count,
     })
 }
 

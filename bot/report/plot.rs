@@ -137,16 +137,10 @@ impl YAxis {
     }
 
     /// The canvas row of a value (gnuplot's `map_y`, then top-down rows).
+    /// The canvas row of a value. gnuplot's `map_y` casts the terminal y
+    /// to an integer (toward zero): the same as flooring inside the frame,
+    /// and what a line clipped at the frame is computed from below it.
     fn row(&self, v: f64) -> i64 {
-        let lower = (HEIGHT - 1 - BOTTOM_ROW) as f64;
-        let scale = (BOTTOM_ROW - TOP_ROW) as f64 / (self.max - self.min);
-        let y = (lower + (v - self.min) * scale + 0.5).floor() as i64;
-        (HEIGHT - 1) as i64 - y
-    }
-
-    /// The row gnuplot's `map_y` gives a value outside the range: its
-    /// terminal y is cast to an integer (toward zero), not floored.
-    fn row_outside(&self, v: f64) -> i64 {
         let lower = (HEIGHT - 1 - BOTTOM_ROW) as f64;
         let scale = (BOTTOM_ROW - TOP_ROW) as f64 / (self.max - self.min);
         let y = (lower + (v - self.min) * scale + 0.5) as i64;
@@ -367,30 +361,23 @@ impl Plot<'_> {
             }
         };
         let line = |c: &mut Canvas| {
+            // Where the line crosses the frame, as gnuplot's
+            // `clip_line` finds it: on the terminal's integer cells,
+            // the crossing's column cast toward zero.
+            let cut = |v_out: f64, (ca, ra): (i64, i64), (cb, rb): (i64, i64)| {
+                let edge = if v_out < y.min { BOTTOM_ROW } else { TOP_ROW } as i64;
+                // gnuplot's y runs up from the canvas' bottom row.
+                let top = (HEIGHT - 1) as i64;
+                let (ya, yb, ye) = (top - ra, top - rb, top - edge);
+                let col =
+                    (cb as f64 + (ye - yb) as f64 * (cb - ca) as f64 / (yb - ya) as f64) as i64;
+                // A crossing past the frame's left side (the first
+                // sample sits on it) is taken on that side.
+                (col.max(left as i64), edge)
+            };
             for w in good.windows(2) {
                 let ((c0, v0), (c1, v1)) = (w[0], w[1]);
-                // Where the line crosses the frame, as gnuplot's
-                // `clip_line` finds it: on the terminal's integer cells,
-                // the crossing's column cast toward zero.
-                let cut = |v_out: f64, (ca, ra): (i64, i64), (cb, rb): (i64, i64)| {
-                    let edge = if v_out < y.min { BOTTOM_ROW } else { TOP_ROW } as i64;
-                    // gnuplot's y runs up from the canvas' bottom row.
-                    let top = (HEIGHT - 1) as i64;
-                    let (ya, yb, ye) = (top - ra, top - rb, top - edge);
-                    let col =
-                        (cb as f64 + (ye - yb) as f64 * (cb - ca) as f64 / (yb - ya) as f64) as i64;
-                    // A crossing past the frame's left side (the first
-                    // sample sits on it) is taken on that side.
-                    (col.max(left as i64), edge)
-                };
-                let dev = |v: f64| {
-                    if inside(v) {
-                        y.row(v)
-                    } else {
-                        y.row_outside(v)
-                    }
-                };
-                let (p0, p1) = ((c0, dev(v0)), (c1, dev(v1)));
+                let (p0, p1) = ((c0, y.row(v0)), (c1, y.row(v1)));
                 let (from, to) = match (inside(v0), inside(v1)) {
                     (true, true) => (p0, p1),
                     (false, false) => continue,

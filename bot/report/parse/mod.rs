@@ -559,11 +559,10 @@ fn tests_of(
     groups: &[Group],
     block: &sections::TestBlock,
     extras: &[Extra],
-    appendix: Vec<AggregatedRow>,
+    mut appendix: Vec<AggregatedRow>,
 ) -> Result<(Vec<Test>, Vec<OtherTest>), ParseError> {
     let mut tests = Vec::new();
     let mut with_table = vec![false; extras.len()];
-    let mut appendix = Some(appendix).filter(|a| !a.is_empty());
     for (n, g) in groups.iter().enumerate() {
         let testcase = g.axis("testcase");
         // The machine: the first test's own line; the others' from the
@@ -618,11 +617,8 @@ fn tests_of(
             aggregated: Some(g.rows.clone()),
             bisect: (!g.plots.is_empty()).then(|| plots::bisect_of(&g.rows, &g.plots)),
             keep_order: true,
-            appendix: if n == 0 {
-                appendix.take().unwrap_or_default()
-            } else {
-                Vec::new()
-            },
+            // The rows after the signature belong to the first test.
+            appendix: std::mem::take(&mut appendix),
             headline,
         });
     }
