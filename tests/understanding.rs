@@ -60,9 +60,12 @@ fn thread_grouped_folds_hold_their_figures() {
     eprintln!("{}", perfbot::app::eval::render(&s, &reads, false));
     assert_eq!(s.decision_replies, 103);
     assert!(f(s.lenient, s.replies) >= 0.76, "{s:?}");
-    assert!(f(s.decided_right, s.decision_replies) >= 0.38, "{s:?}");
-    assert!(f(s.silently_missed, s.decision_replies) <= 0.30, "{s:?}");
-    assert!(s.wrong_decisions <= 1, "{s:?}");
+    assert!(f(s.decided_right, s.decision_replies) >= 0.46, "{s:?}");
+    assert!(f(s.silently_missed, s.decision_replies) <= 0.26, "{s:?}");
+    // Never on a reply that decided; of the rest, a question asked with a
+    // patch to compare (read as a fix offered, awaiting it) and one other.
+    assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
+    assert!(s.wrong_decisions <= 2, "{s:?}");
     assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.18, "{s:?}");
 }
 
@@ -78,6 +81,7 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         speaker: Speaker::Author,
         improvement: false,
         patch_subject: false,
+        patch_attached: false,
     };
     for text in [
         "I don't agree that this is not a regression.",
@@ -98,6 +102,85 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         let u = read(text, &own_words(text), ctx, Rules::builtin(), model);
         let e = decide(S::Reported, &u, Role::Author, &default_policy());
         assert_eq!(e.state, None, "{text:?}: {u:?} {e:?}");
+    }
+}
+
+/// A patch in a reply, inline or attached, is a fix offered: the case awaits
+/// it, whoever posted it — unless the replier says it is not a fix, decided
+/// something else, or is one of the robot's people (their patches are the
+/// ones they tested). `(words, speaker, attached, state)`.
+#[test]
+fn a_patch_in_a_reply_is_a_fix_offered() {
+    use perfbot::model::case::CaseState as S;
+    let model = perfbot::reply::understand::model::builtin();
+    let diff = "\n\ndiff --git a/kernel/futex.c b/kernel/futex.c\n--- a/kernel/futex.c\n\
+                +++ b/kernel/futex.c\n@@ -385,8 +385,8 @@ static inline int f(void)\n\
+                -\tu32 hash = jhash2(a);\n+\tu32 hash = jhash2(b);\n";
+    let table: &[(&str, Speaker, bool, Option<S>)] = &[
+        (
+            "Right you are.",
+            Speaker::Maintainer,
+            false,
+            Some(S::AwaitingFix),
+        ),
+        (
+            "Right you are.",
+            Speaker::Other,
+            false,
+            Some(S::AwaitingFix),
+        ),
+        (
+            "Something like the attached, untested.",
+            Speaker::Author,
+            true,
+            Some(S::AwaitingFix),
+        ),
+        (
+            "This patch is not a fix, just a debug patch.",
+            Speaker::Author,
+            false,
+            None,
+        ),
+        (
+            "This patch is not a fix, just a debug patch.",
+            Speaker::Author,
+            true,
+            None,
+        ),
+        (
+            "We ran the test again with this change on top.",
+            Speaker::Operator,
+            false,
+            None,
+        ),
+        (
+            "I'll revert the commit, revert below.",
+            Speaker::Author,
+            false,
+            Some(S::AwaitingRevert),
+        ),
+    ];
+    for &(words, speaker, attached, state) in table {
+        let body = if attached {
+            words.to_string()
+        } else {
+            format!("{words}{diff}")
+        };
+        let ctx = Context {
+            speaker,
+            patch_attached: attached,
+            ..Context::default()
+        };
+        let role = match speaker {
+            Speaker::Author => Role::Author,
+            Speaker::Maintainer => Role::Maintainer,
+            Speaker::Operator => Role::Operator,
+            Speaker::Other => Role::Other,
+        };
+        let u = read(&body, &own_words(&body), ctx, Rules::builtin(), model);
+        let e = decide(S::Reported, &u, role, &default_policy());
+        let moved = e.state.filter(|s| *s != S::Investigating);
+        assert_eq!(moved, state, "{words:?} from {speaker:?}: {u:?} {e:?}");
     }
 }
 
@@ -131,6 +214,7 @@ fn repeated_decision_words_from_a_stranger_only_reach_a_human() {
             speaker,
             improvement: false,
             patch_subject: false,
+            patch_attached: false,
         };
         let u = read(&words, &own_words(&words), ctx, Rules::builtin(), model);
         let e = decide(S::Reported, &u, Role::Other, &default_policy());
@@ -204,7 +288,7 @@ mod props {
         /// and the model's distribution is one.
         #[test]
         fn reading_arbitrary_text(text in ".{0,2000}", improvement in any::<bool>()) {
-            let ctx = Context { speaker: Speaker::Author, improvement, patch_subject: false };
+            let ctx = Context { speaker: Speaker::Author, improvement, ..Context::default() };
             let model = perfbot::reply::understand::model::builtin();
             let u = read(&text, &own_words(&text), ctx, Rules::builtin(), model);
             prop_assert!((0.0..=1.0).contains(&u.confidence));

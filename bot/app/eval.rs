@@ -55,6 +55,8 @@ pub struct Labelled {
     pub report_kind: String,
     /// The reply's Subject posts a patch.
     pub patch_subject: bool,
+    /// A patch is attached to it.
+    pub patch_attached: bool,
 }
 
 #[derive(serde::Deserialize)]
@@ -134,14 +136,15 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
             if !seen.insert(message_id.clone()) {
                 continue;
             }
-            let patch_subject = std::fs::read(&path)
+            let (patch_subject, patch_attached) = std::fs::read(&path)
                 .ok()
-                .and_then(|raw| {
-                    mail_parser::MessageParser::default()
-                        .parse_headers(&raw)
-                        .and_then(|m| m.subject().map(str::to_string))
+                .and_then(|raw| crate::flows::ingest::parse::parse(&raw, &Default::default()).ok())
+                .map(|m| {
+                    let subject =
+                        crate::reply::understand::features::is_patch_subject(&m.head.subject);
+                    (subject, !m.patches.is_empty())
                 })
-                .is_some_and(|s| crate::reply::understand::features::is_patch_subject(&s));
+                .unwrap_or_default();
             out.push(Labelled {
                 thread: normalise_thread(&thread),
                 message_id,
@@ -157,6 +160,7 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
                     v.report_kind
                 },
                 patch_subject,
+                patch_attached,
             });
         }
     }
@@ -481,6 +485,7 @@ pub fn context_of(l: &Labelled) -> Context {
         speaker: crate::flows::reply::speaker(l.role),
         improvement: l.report_kind == "improvement",
         patch_subject: l.patch_subject,
+        patch_attached: l.patch_attached,
     }
 }
 

@@ -22,6 +22,9 @@ pub struct TimelineItem {
     /// A size limit cut the message: what was not read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<String>,
+    /// Patches attached to it, by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<String>,
 }
 
 /// A case's thread as stored: its outbox mail and its recorded replies.
@@ -45,6 +48,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             text: format!("{} ({})", e.kind, e.state.as_str()),
             understanding: None,
             limited: None,
+            patches: Vec::new(),
         })
         .chain(thread.iter().map(|t| TimelineItem {
             time: t.date.unwrap_or(t.received),
@@ -55,6 +59,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             text: t.text.clone(),
             understanding: t.understanding.clone(),
             limited: t.limited.clone(),
+            patches: t.patches.clone(),
         }))
         .collect();
     items.sort_by_key(|i| i.time);
@@ -139,6 +144,9 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
             }
             if let Some(cut) = &t.limited {
                 out.push_str(&format!("      (read in part: {cut})\n"));
+            }
+            if !t.patches.is_empty() {
+                out.push_str(&format!("      (attached: {})\n", t.patches.join(", ")));
             }
             if t.sender != "perfbot" {
                 for l in t.text.lines().take(12) {

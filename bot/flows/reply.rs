@@ -287,6 +287,7 @@ fn understand(
         speaker: speaker(role(from, false, &case, &config.reply.trust)),
         improvement: case.verdict == crate::model::case::ReportKind::Improvement,
         patch_subject: crate::reply::understand::features::is_patch_subject(&entry.subject),
+        patch_attached: !entry.patches.is_empty(),
     };
     let u = read(
         body,

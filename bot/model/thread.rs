@@ -100,6 +100,9 @@ pub struct ThreadEntry {
     /// A limit that cut it, if any.
     #[serde(default)]
     pub limited: Option<String>,
+    /// Patches attached to it, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<String>,
     /// What the reply was understood to say (set by `reply`), if anything.
     #[serde(default)]
     pub understanding: Option<Reading>,
@@ -127,6 +130,7 @@ impl ThreadEntry {
             in_reply_to: None,
             source: "test".into(),
             limited: None,
+            patches: Vec::new(),
             understanding: None,
             seq: 0,
         }

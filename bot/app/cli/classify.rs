@@ -42,8 +42,19 @@ pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
         speaker: crate::flows::reply::speaker(a.role),
         improvement: a.improvement,
         patch_subject: false,
+        patch_attached: false,
     };
-    let body = crate::flows::ingest::parse::body_text(&raw);
+    let (body, ctx) = match crate::flows::ingest::parse::parse(&raw, &Default::default()) {
+        Ok(m) => {
+            let ctx = understand::Context {
+                patch_subject: understand::features::is_patch_subject(&m.head.subject),
+                patch_attached: !m.patches.is_empty(),
+                ..ctx
+            };
+            (m.text, ctx)
+        }
+        Err(_) => (crate::flows::ingest::parse::body_text(&raw), ctx),
+    };
     let own = own_words(&body);
     let model = if a.rules_only {
         None

@@ -761,6 +761,7 @@ fn thread_entry(
         in_reply_to: head.in_reply_to.first().cloned(),
         source: source.to_string(),
         limited: msg.limited.clone(),
+        patches: msg.patches.clone(),
         understanding: None,
         seq: 0,
     }

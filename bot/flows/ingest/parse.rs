@@ -68,6 +68,33 @@ pub struct Inbound {
     /// Set when a limit cut something: says what.
     pub limited: Option<String>,
     pub size: usize,
+    /// The names of the patches attached to it (a fix offered as a file).
+    pub patches: Vec<String>,
+}
+
+/// An attachment that is a patch: named `*.patch`/`*.diff`, typed as one,
+/// or plain text holding a diff. Its name, or its type when it has none.
+fn patch_name(part: &mail_parser::MessagePart) -> Option<String> {
+    use mail_parser::MimeHeaders;
+    let name = part.attachment_name().unwrap_or("").to_ascii_lowercase();
+    let kind = part
+        .content_type()
+        .map(|ct| format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or("")))
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let named = name.ends_with(".patch") || name.ends_with(".diff");
+    let typed = matches!(
+        kind.as_str(),
+        "text/x-patch" | "text/x-diff" | "text/x-diff-file"
+    );
+    let text = kind.is_empty() || kind.starts_with("text/");
+    let holds_diff = || {
+        text && crate::reply::understand::features::has_diff(&String::from_utf8_lossy(
+            part.contents(),
+        ))
+    };
+    (named || typed || holds_diff())
+        .then(|| part.attachment_name().map(str::to_string).unwrap_or(kind))
 }
 
 /// How far into a message its header block is looked for.
@@ -401,11 +428,13 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
         text.truncate(cut);
         limited = Some(format!("text cut at {} bytes", limits.max_text));
     }
+    let patches = m.attachments().filter_map(patch_name).collect();
     Ok(Inbound {
         head,
         text,
         limited,
         size: raw.len(),
+        patches,
     })
 }
 
@@ -448,6 +477,45 @@ mod tests {
         assert!(m.text.contains("This is not a regression."), "{}", m.text);
         let m = p("Message-ID: <m@x>\r\nContent-Type: multipart/alternative; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\nplain words\r\n--zz\r\nContent-Type: text/html\r\n\r\n<p>html words</p>\r\n--zz--\r\n");
         assert_eq!(m.text.trim(), "plain words");
+    }
+
+    /// Which attachments are patches: `(part headers and body, expected)`.
+    #[test]
+    fn attached_patches_table() {
+        let diff =
+            "diff --git a/x.c b/x.c\r\n--- a/x.c\r\n+++ b/x.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n";
+        let table: &[(String, &[&str])] = &[
+            (
+                format!("Content-Type: text/x-patch; name=patch.diff\r\nContent-Disposition: attachment; filename=patch.diff\r\n\r\n{diff}"),
+                &["patch.diff"],
+            ),
+            (
+                "Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=0001-mm-fix.patch\r\nContent-Transfer-Encoding: base64\r\n\r\nZGlmZg==\r\n".into(),
+                &["0001-mm-fix.patch"],
+            ),
+            (
+                format!("Content-Type: text/plain\r\nContent-Disposition: attachment; filename=notes.txt\r\n\r\n{diff}"),
+                &["notes.txt"],
+            ),
+            (
+                "Content-Type: text/plain\r\nContent-Disposition: attachment; filename=notes.txt\r\n\r\nno diff here\r\n".into(),
+                &[],
+            ),
+            (
+                "Content-Type: application/x-xz\r\nContent-Disposition: attachment; filename=dmesg.xz\r\n\r\nxz\r\n".into(),
+                &[],
+            ),
+            (
+                "Content-Type: application/pgp-signature; name=signature.asc\r\n\r\n-----BEGIN PGP SIGNATURE-----\r\n".into(),
+                &[],
+            ),
+        ];
+        for (part, expected) in table {
+            let raw = format!("Message-ID: <a@x>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\nSomething like the attached.\r\n--zz\r\n{part}--zz--\r\n");
+            let m = p(&raw);
+            assert_eq!(m.patches, *expected, "{part}");
+            assert_eq!(m.text.trim(), "Something like the attached.", "{part}");
+        }
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct Context {
     pub improvement: bool,
     /// The reply's Subject names a patch (`[PATCH …]`): a fix or revert posted.
     pub patch_subject: bool,
+    /// A patch is attached to the reply (a file, not its text).
+    pub patch_attached: bool,
 }
 
 impl Default for Context {
@@ -48,6 +50,7 @@ impl Default for Context {
             speaker: Speaker::Other,
             improvement: false,
             patch_subject: false,
+            patch_attached: false,
         }
     }
 }
@@ -78,6 +81,14 @@ fn tokens(s: &str) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// A body without its quoted (`>`) lines.
+pub fn unquoted(body: &str) -> String {
+    body.lines()
+        .filter(|l| !l.trim_start().starts_with('>'))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Lines of a diff (a patch in the reply itself).
@@ -170,11 +181,7 @@ pub fn features(
     if sents.last().is_some_and(|s| s.trim_end().ends_with('?')) {
         set("ends:question".into(), 1.0);
     }
-    let own_unquoted: String = body
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('>'))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let own_unquoted = unquoted(body);
     if has_diff(&own_unquoted) {
         set("patch:diff".into(), 1.0);
     }
@@ -196,6 +203,9 @@ pub fn features(
     }
     if ctx.patch_subject {
         set("subject:patch".into(), 1.0);
+    }
+    if ctx.patch_attached {
+        set("patch:attached".into(), 1.0);
     }
     let n = all.len();
     let bucket = match n {
@@ -240,6 +250,7 @@ mod tests {
                 speaker: Speaker::Author,
                 improvement: true,
                 patch_subject: true,
+                patch_attached: false,
             },
         );
         for k in [
@@ -270,6 +281,7 @@ mod tests {
                 speaker: Speaker::Author,
                 improvement: true,
                 patch_subject: true,
+                patch_attached: false,
             },
         );
         assert_eq!(f, g);

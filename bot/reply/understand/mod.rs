@@ -153,6 +153,47 @@ pub fn read_with(
     u
 }
 
+/// A patch in a reply, in its text or attached, is a fix offered (the
+/// labelling guide's reading, and a maintainer's): awaiting a fix closes
+/// nothing, so it may follow anyone's patch. Not when the replier says it
+/// is not a fix (the rules' vetoes) or decided something else, and not from
+/// the robot's people, whose patches are the ones they tested or debug.
+/// A patch with `Fixes:` trailers is read more surely by the rules
+/// (`classify::inline_fix`).
+fn offered_patch(mut u: Understanding, body: &str, ctx: Context) -> Understanding {
+    if ctx.speaker == Speaker::Operator
+        || u.vetoed.contains(&Intent::FixPosted)
+        || (u.intent.is_decisive() && u.intent != Intent::FixPosted)
+        || u.command().is_some()
+    {
+        return u;
+    }
+    let evidence = if ctx.patch_attached {
+        "a patch attached to the reply"
+    } else if features::has_diff(&features::unquoted(body)) {
+        "a patch in the reply"
+    } else {
+        return u;
+    };
+    if u.intent != Intent::FixPosted {
+        u.secondary.insert(
+            0,
+            Secondary {
+                intent: u.intent,
+                confidence: u.confidence,
+            },
+        );
+        u.intent = Intent::FixPosted;
+        u.evidence = evidence.into();
+        u.basis = Basis::InlinePatch;
+    }
+    u.confidence = round(u.confidence.max(OFFERED_PATCH));
+    u
+}
+
+/// How surely a patch offered in a reply is a fix: enough to await it.
+const OFFERED_PATCH: f64 = 0.7;
+
 /// Fewer words than this are an acknowledgement, never an investigation.
 const MIN_INVESTIGATING_WORDS: usize = 4;
 
@@ -164,7 +205,7 @@ fn read_inner(
     model: Option<&Model>,
     t: Thresholds,
 ) -> Understanding {
-    let by_rules = understand_words(body, words, rules);
+    let by_rules = offered_patch(understand_words(body, words, rules), body, ctx);
     let Some(model) = model else {
         return by_rules;
     };
