@@ -184,6 +184,41 @@ fn a_patch_in_a_reply_is_a_fix_offered() {
     }
 }
 
+/// A reply longer than what is read (32 KiB of own words) is read in part
+/// only when prose lies past the cut, where a decision could be; a long
+/// mail of tables or logs is read whole. `(words, partial, state)`.
+#[test]
+fn a_reply_is_read_in_part_only_when_prose_lies_past_the_cut() {
+    use perfbot::model::case::CaseState as S;
+    let model = perfbot::reply::understand::model::builtin();
+    let table = "      12345 ±  2%     +10.3%      13617 ±  1%  perf-stat.ps.cycles\n".repeat(800);
+    let prose = "We looked at the profile again and the numbers move as before.\n".repeat(400);
+    let cases: &[(String, bool, Option<S>)] = &[
+        (
+            format!("Here is the raw data of the runs.\n\n{table}"),
+            false,
+            None,
+        ),
+        (format!("{prose}\n{table}"), false, Some(S::Investigating)),
+        (
+            format!("{prose}\n{table}\nThis is not a regression, I am going to ignore it."),
+            true,
+            Some(S::NeedsHuman),
+        ),
+    ];
+    for (words, partial, state) in cases {
+        assert!(words.len() > perfbot::reply::understand::MAX_WORDS);
+        let ctx = Context {
+            speaker: Speaker::Author,
+            ..Context::default()
+        };
+        let u = read(words, &own_words(words), ctx, Rules::builtin(), model);
+        assert_eq!(u.partial, *partial, "{:?}", &words[words.len() - 80..]);
+        let e = decide(S::Reported, &u, Role::Author, &default_policy());
+        assert_eq!(e.state, *state, "{u:?} {e:?}");
+    }
+}
+
 #[test]
 fn the_committed_weights_are_what_training_makes() {
     let items = load(&[threads(), dev(), more_all()]).unwrap();

@@ -292,14 +292,31 @@ struct Hit {
     applied: bool,
 }
 
-/// The own words cut to what is read (`MAX_WORDS`), as sentences.
-pub(crate) fn read_sentences(words: &str) -> Vec<String> {
+/// Where the part of the own words that is read ends (`MAX_WORDS`).
+fn read_cut(words: &str) -> usize {
     let mut cut = words.len().min(MAX_WORDS);
     while !words.is_char_boundary(cut) {
         cut -= 1;
     }
-    sentences(&words[..cut])
+    cut
 }
+
+/// The own words cut to what is read (`MAX_WORDS`), as sentences.
+pub(crate) fn read_sentences(words: &str) -> Vec<String> {
+    sentences(&words[..read_cut(words)])
+}
+
+/// The part of the own words past what is read holds prose, where a
+/// decision could be: not only the tables, logs and code of a long data
+/// mail. A sentence of prose has a few words.
+pub(crate) fn prose_unread(words: &str) -> bool {
+    sentences(&words[read_cut(words)..])
+        .iter()
+        .any(|s| s.split_whitespace().count() >= MIN_PROSE_WORDS)
+}
+
+/// Fewer words than this are a table's label, not a sentence of prose.
+const MIN_PROSE_WORDS: usize = 4;
 
 /// Every rule that fires in `sents`, with its weight there (damped by a
 /// question or a hedge in the deciding clause): `hit(rule, weight, sentence)`.

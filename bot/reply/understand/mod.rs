@@ -128,7 +128,7 @@ pub fn read_with(
     }
     let sents = classify::read_sentences(words);
     u.asks_robot = sents.iter().any(|s| speech::asks_robot(&normalise(s)));
-    u.partial = words.len() > classify::MAX_WORDS;
+    u.partial = words.len() > classify::MAX_WORDS && classify::prose_unread(words);
     // "ok", "+1", "asdf": too few words to be anyone investigating.
     let prose_words = sents
         .iter()
