@@ -203,6 +203,10 @@ pub struct Read {
     pub intent: Intent,
     pub confidence: f64,
     pub evidence: String,
+    /// What the reading rests on (a rule's id, `model`, `inline-patch`…).
+    pub basis: String,
+    /// The reading is unsettled (a human decides).
+    pub unsettled: bool,
     pub state: Option<CaseState>,
     pub outcome: Outcome,
     pub note: String,
@@ -603,6 +607,8 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
         intent: u.intent,
         confidence: u.confidence,
         evidence: u.evidence.clone(),
+        basis: u.basis.name(),
+        unsettled: u.unsettled,
         state: e.state,
         outcome: judge(l, &e),
         note: e.note.clone(),
