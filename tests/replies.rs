@@ -286,6 +286,33 @@ fn untrusted_unsure_and_contradicting_decisions_go_to_a_human() {
     assert!(note.contains("contradicts"), "{note}");
 }
 
+/// The author awaits their own fix, then finds the commit innocent: their
+/// later word overturns their earlier one (someone else's would go to a
+/// human, as above).
+#[test]
+fn the_author_may_overturn_their_own_open_decision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(
+        &cfg,
+        &mail(DAVE, "o1@x", &c.message_id, "", "Patch below, I'll send it formally once tested.\r\n\r\ndiff --git a/fs/xfs/a.c b/fs/xfs/a.c\r\n--- a/fs/xfs/a.c\r\n+++ b/fs/xfs/a.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n"),
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
+    ingest(
+        &cfg,
+        &mail(
+            DAVE,
+            "o2@x",
+            "o1@x",
+            "",
+            "That patch changed nothing. This is not a regression, the test is contending on one file.",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "not-a-regression", "{}", v["events"]);
+}
+
 #[test]
 fn robots_and_own_mail_never_move_anything() {
     let tmp = tempfile::tempdir().unwrap();

@@ -198,6 +198,7 @@ pub fn handle_reply(
             commands: &seen.commands,
             limited: entry.limited.as_deref(),
             echo,
+            own_decision: seen.own_decision,
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
             recent_escalation: seen.recent_escalation.as_deref(),
@@ -307,6 +308,8 @@ struct Seen {
     acked_before: bool,
     /// The case's escalation mail of the last `escalation.per_case_hours`.
     recent_escalation: Option<String>,
+    /// The sender's own reply put the case where it is.
+    own_decision: bool,
 }
 
 impl Seen {
@@ -333,13 +336,32 @@ impl Seen {
             .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
+        let own_decision = match from {
+            Some(a) => decided_by(store, case)?.is_some_and(|d| d == *a),
+            None => false,
+        };
         Ok(Seen {
             commands,
             answers_last_hour,
             acked_before,
             recent_escalation,
+            own_decision,
         })
     }
+}
+
+/// Who put the case in its present state by a reply, if a reply did.
+fn decided_by(store: &Store, case: &Case) -> Result<Option<Address>, StoreError> {
+    let events = store.events(&case.id)?;
+    // The move into the state, not a later reply recorded beside it.
+    let last = events
+        .iter()
+        .rev()
+        .find(|e| e.new == case.state && e.old != Some(e.new));
+    Ok(match last.map(|e| &e.cause) {
+        Some(Cause::Message { from, .. }) => Address::parse(from),
+        _ => None,
+    })
 }
 
 /// The understanding as the thread entry keeps it (timeline, dashboard).

@@ -103,8 +103,21 @@ fn single_minded(u: &Understanding) -> bool {
 /// human's to weigh.
 const SECOND_DECISION: f64 = 0.25;
 
-/// Decide. `by_command`: the understanding came from a `#perfbot` command.
+/// Decide what a reply does to a case in `state` (which someone else's
+/// words, or none, decided).
 pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {
+    decide_in(state, false, u, role, policy)
+}
+
+/// Decide, knowing whether the case's `state` was the same sender's own
+/// decision (`own`): theirs to overturn while it closes nothing.
+pub fn decide_in(
+    state: CaseState,
+    own: bool,
+    u: &Understanding,
+    role: Role,
+    policy: &Policy,
+) -> Effect {
     // A command, or a fact seen on the list: explicit, so no confidence
     // threshold and no contradiction check applies (who may command still does).
     let by_command = matches!(u.basis, Basis::Command { .. } | Basis::Fact { .. });
@@ -144,8 +157,10 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
     }
     match u.intent {
         // A question goes to a human when it is asked of the robot or its
-        // people; one developer asking another is the thread's business.
-        Intent::Question if by_command || u.asks_robot => {
+        // people; one developer asking another is the thread's business, and
+        // so is a question the robot's people ask: they are the humans an
+        // escalation would reach.
+        Intent::Question if by_command || (u.asks_robot && role != Role::Operator) => {
             let why = if by_command {
                 "escalated by command".to_string()
             } else {
@@ -207,7 +222,12 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
             u.intent, u.confidence, policy.min_confidence, u.evidence
         ));
     }
-    if decided_state(state) && !progression(state, to) && !by_command {
+    // A later decision may overturn an open one of the same sender (a fix
+    // was awaited, then the author finds the commit innocent, or keeps it as
+    // it is); one person's decision against another's, or against a closed
+    // case, is a human's to weigh.
+    let overturns = own && !state.is_closed() && policy.may_decide_by_text(role);
+    if decided_state(state) && !progression(state, to) && !by_command && !overturns {
         return Effect::human(format!(
             "{} contradicts the earlier decision ({state}): \"{}\"",
             u.intent, u.evidence
@@ -502,5 +522,89 @@ mod tests {
             assert_eq!(e.state, *want, "{state} {intent} {role}: {e:?}");
             assert_eq!(e.escalate.is_some(), *esc, "{state} {intent} {role}: {e:?}");
         }
+    }
+
+    /// A decision against the case's state: the same sender may overturn
+    /// their own open decision; another's, or a closed case, goes to a
+    /// human. `(state, own, intent, role, state after)`.
+    #[test]
+    fn overturning_a_decision() {
+        use CaseState as S;
+        use Intent as I;
+        let cases: &[(S, bool, I, Role, S)] = &[
+            (
+                S::AwaitingFix,
+                true,
+                I::NotARegression,
+                Role::Author,
+                S::NotARegression,
+            ),
+            (
+                S::AwaitingFix,
+                true,
+                I::WontFix,
+                Role::Maintainer,
+                S::WontFix,
+            ),
+            (
+                S::AwaitingFix,
+                true,
+                I::WillRevert,
+                Role::Author,
+                S::AwaitingRevert,
+            ),
+            (
+                S::AwaitingFix,
+                false,
+                I::NotARegression,
+                Role::Author,
+                S::NeedsHuman,
+            ),
+            (
+                S::AwaitingRevert,
+                false,
+                I::NotARegression,
+                Role::Maintainer,
+                S::NeedsHuman,
+            ),
+            // A stranger's own earlier words decide nothing now either.
+            (
+                S::AwaitingFix,
+                true,
+                I::NotARegression,
+                Role::Other,
+                S::NeedsHuman,
+            ),
+            // A closed case is a human's to reopen or re-close.
+            (
+                S::NotARegression,
+                true,
+                I::WontFix,
+                Role::Author,
+                S::NeedsHuman,
+            ),
+            (S::WontFix, true, I::WillRevert, Role::Author, S::NeedsHuman),
+        ];
+        for &(state, own, intent, role, want) in cases {
+            let e = decide_in(state, own, &u(intent, 0.9, &[]), role, &policy());
+            assert_eq!(
+                e.state,
+                Some(want),
+                "{state} own={own} {intent} {role}: {e:?}"
+            );
+        }
+    }
+
+    /// A question the robot's own people ask (of a developer) is theirs to
+    /// follow: never escalated to them. Anyone else's question of the robot
+    /// is.
+    #[test]
+    fn the_robots_people_asking_is_not_an_escalation() {
+        let q = u(Intent::Question, 0.8, &["asks-robot"]);
+        let e = decide(CaseState::Reported, &q, Role::Operator, &policy());
+        assert_eq!(e.state, None, "{e:?}");
+        assert!(e.escalate.is_none(), "{e:?}");
+        let e = decide(CaseState::Reported, &q, Role::Author, &policy());
+        assert_eq!(e.state, Some(CaseState::NeedsHuman), "{e:?}");
     }
 }

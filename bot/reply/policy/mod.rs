@@ -220,6 +220,9 @@ pub struct Facts<'a> {
     /// A size limit cut the message (what was cut).
     pub limited: Option<&'a str>,
     pub echo: Echo,
+    /// The case's state is this sender's own decision (an earlier reply of
+    /// theirs put it there).
+    pub own_decision: bool,
     /// An ack went out for this case before.
     pub acked_before: bool,
     /// Automatic answers perfbot queued to this sender in the last hour.
@@ -319,7 +322,7 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
     } else if f.fact {
         fact_effect(f.case.state, u, &p.trust)
     } else {
-        decide(f.case.state, u, role, &p.trust)
+        effect::decide_in(f.case.state, f.own_decision, u, role, &p.trust)
     };
     let ignore = if refused {
         None
