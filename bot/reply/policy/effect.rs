@@ -197,6 +197,11 @@ pub fn decide_in(
     let Some(to) = target(u, state) else {
         return Effect::none(u.intent.to_string());
     };
+    // Words that agree with where the case already is move nothing, whoever
+    // says them and however surely: nothing for a human to weigh.
+    if state == to && !by_command {
+        return Effect::none(format!("{} again, as the case stands", u.intent));
+    }
     // States that close nothing (a fix or a revert awaited) may follow
     // anyone's words — a stranger's only where they say nothing else
     // decisive (a mail full of decision words goes to a human); a closure
@@ -592,6 +597,13 @@ mod tests {
                 Some(want),
                 "{state} own={own} {intent} {role}: {e:?}"
             );
+        }
+        // Agreeing with where the case is: nothing moves, nobody is asked,
+        // from a stranger or at low confidence too.
+        for (role, conf) in [(Role::Other, 0.9), (Role::Author, 0.3)] {
+            let e = decide(S::WontFix, &u(I::WontFix, conf, &[]), role, &policy());
+            assert_eq!(e.state, None, "{role} {conf}: {e:?}");
+            assert!(e.escalate.is_none(), "{role} {conf}: {e:?}");
         }
     }
 
