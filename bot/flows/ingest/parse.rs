@@ -72,6 +72,40 @@ pub struct Inbound {
     pub patches: Vec<String>,
 }
 
+/// A body over the text limit with its long quotes shortened: of each run
+/// of quoted lines, the first and the last ones, which are what the reading
+/// looks at (whether the robot's report is quoted, and the proposal a short
+/// reply agrees with); the middle of a quoted report is no one's words. A
+/// reply that quotes a whole report is then read whole, not in part.
+fn elide_quotes(text: &str) -> String {
+    use crate::reply::understand::classify::{PROPOSAL_LINES, ROBOT_HEAD_LINES};
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let quoted = |l: &str| l.trim_start().starts_with('>');
+    let mut out = String::with_capacity(text.len().min(1 << 20));
+    let mut i = 0;
+    while i < lines.len() {
+        let run = lines[i..].iter().take_while(|l| quoted(l)).count();
+        if run > ROBOT_HEAD_LINES + PROPOSAL_LINES + 1 {
+            lines[i..i + ROBOT_HEAD_LINES]
+                .iter()
+                .for_each(|l| out.push_str(l));
+            let elided = run - ROBOT_HEAD_LINES - PROPOSAL_LINES;
+            out.push_str(&format!("> [{elided} quoted lines not kept]\n"));
+            lines[i + run - PROPOSAL_LINES..i + run]
+                .iter()
+                .for_each(|l| out.push_str(l));
+            i += run;
+        } else if run > 0 {
+            lines[i..i + run].iter().for_each(|l| out.push_str(l));
+            i += run;
+        } else {
+            out.push_str(lines[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
 /// An attachment that is a patch: named `*.patch`/`*.diff`, typed as one,
 /// or plain text holding a diff. Its name, or its type when it has none.
 fn patch_name(part: &mail_parser::MessagePart) -> Option<String> {
@@ -421,6 +455,9 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
     text.retain(|c| c != '\0');
     let mut limited = None;
     if text.len() > limits.max_text {
+        text = elide_quotes(&text);
+    }
+    if text.len() > limits.max_text {
         let mut cut = limits.max_text;
         while !text.is_char_boundary(cut) {
             cut -= 1;
@@ -516,6 +553,35 @@ mod tests {
             assert_eq!(m.patches, *expected, "{part}");
             assert_eq!(m.text.trim(), "Something like the attached.", "{part}");
         }
+    }
+
+    /// A reply that quotes a whole report, with words before and after
+    /// the quote: over the text limit, the quote's middle is left out and
+    /// every own word kept (nothing is marked as read in part); own words
+    /// over the limit are still cut, and said to be.
+    #[test]
+    fn long_quotes_are_shortened_before_the_text_is_cut() {
+        let quote = "> 464232   -5.6%  438315   aim7.jobs-per-min and more\r\n".repeat(2000);
+        let raw = format!(
+            "Message-ID: <q@x>\r\nSubject: Re: r\r\n\r\nOn Mon, the robot wrote:\r\n> kernel test robot noticed\r\n{quote}\r\nThis is not a regression.\r\n"
+        );
+        let m = p(&raw);
+        assert!(
+            m.text.len() <= Limits::default().max_text,
+            "{}",
+            m.text.len()
+        );
+        assert_eq!(m.limited, None);
+        assert!(m.text.contains("> kernel test robot noticed"));
+        assert!(
+            m.text.contains("> [1851 quoted lines not kept]"),
+            "{}",
+            &m.text[..200]
+        );
+        assert!(m.text.trim_end().ends_with("This is not a regression."));
+        let own = "We looked again and the numbers move as before here.\r\n".repeat(2000);
+        let m = p(&format!("Message-ID: <o@x>\r\n\r\n{own}"));
+        assert!(m.limited.is_some_and(|l| l.contains("text cut")));
     }
 
     #[test]

@@ -576,10 +576,10 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
 }
 
 /// The quoted lines right above a reply that can hold what it agrees with.
-const PROPOSAL_LINES: usize = 30;
+pub(crate) const PROPOSAL_LINES: usize = 30;
 
 /// The first lines of a quote that show whether it is the robot's report.
-const ROBOT_HEAD_LINES: usize = 120;
+pub(crate) const ROBOT_HEAD_LINES: usize = 120;
 
 /// A patch in the reply itself (after scissors, or a git-format-patch body)
 /// that says it fixes something: its subject line.
