@@ -344,11 +344,15 @@ mod props {
             Just("I'll revert this patch?\n".to_string()),
             Just("Fixes: 0123456789ab (\"x\")\n".to_string()),
             "[a-z ]{0,40}\n",
-        ], 0..40)) {
+        ], 0..40), attached in any::<bool>()) {
             let text: String = parts.concat();
             let model = perfbot::reply::understand::model::builtin();
-            let u = read(&text, &own_words(&text), Context::default(), Rules::builtin(), model);
+            let ctx = Context { patch_attached: attached, ..Context::default() };
+            let u = read(&text, &own_words(&text), ctx, Rules::builtin(), model);
             prop_assert!((0.0..=1.0).contains(&u.confidence));
+            // However it reads, a stranger's mail never closes a case.
+            let e = decide(perfbot::model::case::CaseState::Reported, &u, Role::Other, &default_policy());
+            prop_assert!(!e.state.is_some_and(|s| s.is_closed()), "{u:?} {e:?}");
         }
     }
 
