@@ -66,7 +66,7 @@ fn thread_grouped_folds_hold_their_figures() {
     // patch to compare (read as a fix offered, awaiting it) and one other.
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 2, "{s:?}");
-    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.18, "{s:?}");
+    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.15, "{s:?}");
 }
 
 /// Decision phrases the replier does not make: under a negated "agree", a
