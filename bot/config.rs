@@ -548,6 +548,9 @@ pub struct TrustSection {
     pub maintainers: Vec<Address>,
     /// A kernel MAINTAINERS file: every `M:` address is a maintainer.
     pub maintainers_file: PathBuf,
+    /// A `.mailmap` (the kernel's own): a person's other addresses speak
+    /// with the role of the address they map to.
+    pub mailmap_file: PathBuf,
     /// Roles whose prose may move a case (author, committer, maintainer,
     /// operator, other).
     pub free_text: Vec<Role>,
@@ -584,6 +587,7 @@ impl Default for TrustSection {
             operators: Vec::new(),
             maintainers: Vec::new(),
             maintainers_file: PathBuf::new(),
+            mailmap_file: PathBuf::new(),
             free_text: roles.clone(),
             commands: roles,
             min_confidence: 0.6,
@@ -950,7 +954,7 @@ fn trust_policy(
     t: &TrustSection,
     resolve: &dyn Fn(&Path) -> PathBuf,
 ) -> Result<crate::reply::policy::trust::Policy, String> {
-    use crate::reply::policy::trust::{maintainers_from_file, Policy};
+    use crate::reply::policy::trust::{maintainers_from_file, Aliases, Policy};
     let mut maintainers: std::collections::HashSet<Address> =
         t.maintainers.iter().cloned().collect();
     if !t.maintainers_file.as_os_str().is_empty() {
@@ -959,6 +963,15 @@ fn trust_policy(
             .map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?;
         maintainers.extend(maintainers_from_file(&text));
     }
+    let aliases = if t.mailmap_file.as_os_str().is_empty() {
+        Aliases::default()
+    } else {
+        let p = resolve(&t.mailmap_file);
+        let text =
+            std::fs::read(&p).map_err(|e| format!("trust.mailmap_file {}: {e}", p.display()))?;
+        Aliases::from_mailmap(&text)
+            .map_err(|e| format!("trust.mailmap_file {}: {e}", p.display()))?
+    };
     Ok(Policy {
         operators: t
             .operators
@@ -970,6 +983,7 @@ fn trust_policy(
         commands: t.commands.clone(),
         min_confidence: t.min_confidence,
         anyone_moves_open: t.open_moves_by_anyone,
+        aliases,
     })
 }
 
@@ -1216,10 +1230,24 @@ mod tests {
                 "maintainers_file = \"no/such/MAINTAINERS\"",
                 "maintainers_file",
             ),
+            (
+                "trust",
+                "mailmap_file = \"no/such/.mailmap\"",
+                "trust.mailmap_file",
+            ),
         ];
         for (section, line, want) in table {
             let e = rejected(section, line);
             assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");
         }
+        // A mailmap with a line that is not one: the file and the line.
+        let dir = tempfile::tempdir().unwrap();
+        let map = dir.path().join(".mailmap");
+        std::fs::write(&map, "A <a@x.org> <b@y.org>\nnot an entry\n").unwrap();
+        let e = rejected(
+            "trust",
+            &format!("mailmap_file = {:?}", map.display().to_string()),
+        );
+        assert!(e.contains(".mailmap") && e.contains("Line 2"), "{e}");
     }
 }

@@ -337,7 +337,9 @@ impl Seen {
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
         let own_decision = match from {
-            Some(a) => decided_by(store, case)?.is_some_and(|d| d == *a),
+            Some(a) => {
+                decided_by(store, case)?.is_some_and(|d| config.reply.trust.aliases.same(&d, a))
+            }
             None => false,
         };
         Ok(Seen {

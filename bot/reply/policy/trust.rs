@@ -3,7 +3,7 @@
 //! perfbot, someone else, or a robot. The policy says which roles may move a
 //! case by prose and which by `#perfbot` command.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -114,6 +114,53 @@ pub struct Policy {
     pub min_confidence: f64,
     /// Moves that close nothing (awaiting a fix or revert) may follow anyone.
     pub anyone_moves_open: bool,
+    /// People's other addresses (a `.mailmap`).
+    pub aliases: Aliases,
+}
+
+/// People's other addresses, from a `.mailmap` (the kernel keeps one): each
+/// address it maps to another, mapped to that one. Two addresses are one
+/// person's when they map to the same. Only address-to-address entries count:
+/// an entry that needs a name to match as well, or that changes only the
+/// name, says nothing about an address.
+#[derive(Debug, Clone, Default)]
+pub struct Aliases(HashMap<Address, Address>);
+
+impl Aliases {
+    /// Read a `.mailmap`; a line that is not one is an error naming it.
+    pub fn from_mailmap(text: &[u8]) -> Result<Aliases, String> {
+        let mut map = HashMap::new();
+        for entry in gix_mailmap::parse(text) {
+            let e = entry.map_err(|e| e.to_string())?;
+            let (Some(new), None) = (e.new_email(), e.old_name()) else {
+                continue;
+            };
+            let (Some(new), Some(old)) = (
+                Address::parse(&new.to_string()),
+                Address::parse(&e.old_email().to_string()),
+            ) else {
+                continue;
+            };
+            if new != old {
+                map.insert(old, new);
+            }
+        }
+        Ok(Aliases(map))
+    }
+
+    /// The address `a` stands for.
+    pub fn canonical<'a>(&'a self, a: &'a Address) -> &'a Address {
+        self.0.get(a).unwrap_or(a)
+    }
+
+    /// `a` and `b` are one person's addresses.
+    pub fn same(&self, a: &Address, b: &Address) -> bool {
+        a == b || self.canonical(a) == self.canonical(b)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Policy {
@@ -142,24 +189,30 @@ pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Ro
     let Some(from) = from else {
         return Role::Other;
     };
+    let me = |a: &Address| p.aliases.same(a, from);
     let is = |a: &Option<String>| {
         a.as_deref()
             .and_then(Address::parse)
-            .is_some_and(|a| &a == from)
+            .is_some_and(|a| me(&a))
     };
-    if p.operators.contains(from) {
+    let listed = |set: &HashSet<Address>| {
+        set.contains(from)
+            || (!p.aliases.is_empty()
+                && (set.contains(p.aliases.canonical(from)) || set.iter().any(me)))
+    };
+    if p.operators.iter().any(me) {
         Role::Operator
     } else if is(&case.author) {
         Role::Author
     } else if is(&case.committer) {
         Role::Committer
-    } else if p.maintainers.contains(from) || cc_person(case, from) {
+    } else if listed(&p.maintainers) || cc_person(case, &me) {
         Role::Maintainer
     } else if case
         .contributors
         .iter()
         .filter_map(|c| Address::parse(c))
-        .any(|a| &a == from)
+        .any(|a| me(&a))
     {
         Role::Contributor
     } else {
@@ -170,12 +223,12 @@ pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Ro
 /// The report was copied to `from` by name: the robot copies the
 /// maintainers and reviewers of the code (get_maintainer.pl), so they speak
 /// for it as a MAINTAINERS file would say.
-fn cc_person(case: &Case, from: &Address) -> bool {
+fn cc_person(case: &Case, me: &dyn Fn(&Address) -> bool) -> bool {
     case.cc
         .iter()
         .chain(&case.to)
         .filter_map(|c| Address::parse(c))
-        .any(|a| &a == from)
+        .any(|a| me(&a))
 }
 
 #[cfg(test)]
@@ -190,5 +243,77 @@ mod tests {
         assert!(m.contains(&Address::parse("cem@kernel.org").unwrap()));
         assert!(m.contains(&Address::parse("akpm@linux-foundation.org").unwrap()));
         assert!(!m.contains(&Address::parse("linux-xfs@vger.kernel.org").unwrap()));
+    }
+
+    fn a(s: &str) -> Address {
+        Address::parse(s).unwrap()
+    }
+
+    /// `.mailmap` lines: which addresses become one person's.
+    #[test]
+    fn mailmap_table() {
+        let map = Aliases::from_mailmap(
+            b"# the kernel's style
+              Filipe Manana <fdmanana@kernel.org> <fdmanana@suse.com>
+              <dave@fromorbit.com> <DChinner@RedHat.com>
+              Only A Name <name@example.org>
+              Proper <p@example.org> Commit Name <c@example.org>
+
+",
+        )
+        .unwrap();
+        let table = [
+            ("fdmanana@suse.com", "fdmanana@kernel.org", true),
+            ("fdmanana@kernel.org", "fdmanana@suse.com", true),
+            ("dchinner@redhat.com", "dave@fromorbit.com", true),
+            ("name@example.org", "other@example.org", false),
+            // Needs the commit name to match as well: not an address mapping.
+            ("c@example.org", "p@example.org", false),
+            ("x@example.org", "x@example.org", true),
+        ];
+        for (x, y, same) in table {
+            assert_eq!(map.same(&a(x), &a(y)), same, "{x} {y}");
+        }
+        let err = Aliases::from_mailmap(
+            b"good <a@b> <c@d>
+no address here
+",
+        )
+        .unwrap_err();
+        assert!(err.contains("Line 2"), "{err}");
+    }
+
+    /// The report went to one address; its author answers from another the
+    /// mailmap knows: the same role.
+    #[test]
+    fn another_address_of_the_same_person_has_their_role() {
+        let mut case = Case::sample(
+            "aaaaaaaaaaaa",
+            crate::model::case::CaseState::Reported,
+            chrono::Utc::now(),
+        );
+        case.to = vec!["Filipe Manana <fdmanana@suse.com>".into()];
+        case.author = Some("dave@fromorbit.com".into());
+        let from = a("fdmanana@kernel.org");
+        let plain = Policy::default();
+        assert_eq!(role(Some(&from), false, &case, &plain), Role::Other);
+        let mapped = Policy {
+            aliases: Aliases::from_mailmap(
+                b"Filipe Manana <fdmanana@kernel.org> <fdmanana@suse.com>
+                  <dave@fromorbit.com> <dchinner@redhat.com>
+",
+            )
+            .unwrap(),
+            ..Policy::default()
+        };
+        assert_eq!(role(Some(&from), false, &case, &mapped), Role::Maintainer);
+        assert_eq!(
+            role(Some(&a("dchinner@redhat.com")), false, &case, &mapped),
+            Role::Author
+        );
+        assert_eq!(
+            role(Some(&a("someone@else.org")), false, &case, &mapped),
+            Role::Other
+        );
     }
 }
