@@ -67,6 +67,19 @@ fn thread_grouped_folds_hold_their_figures() {
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 2, "{s:?}");
     assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.15, "{s:?}");
+    // The same readings, thread by thread in date order (BENCHMARKS.md).
+    use perfbot::app::eval::{replay_threads, ThreadOutcome as T};
+    let t = replay_threads(&items, &reads, &default_policy());
+    let n = |o: T, decided: bool| {
+        t.iter()
+            .filter(|x| x.outcome == o && x.decision.is_some() == decided)
+            .count()
+    };
+    let decided = t.iter().filter(|x| x.decision.is_some()).count();
+    eprintln!("{}", perfbot::app::eval::render_threads(&t));
+    assert!(f(n(T::Right, true), decided) >= 0.40, "{t:?}");
+    assert!(f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.74, "{t:?}");
+    assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 2, "{t:?}");
 }
 
 /// Decision phrases the replier does not make: under a negated "agree", a

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::model::case::{Case, CaseState};
-use crate::reply::policy::effect::{decide, Effect};
+use crate::reply::policy::effect::{decide, decide_in, Effect};
 use crate::reply::policy::trust::{Policy, Role};
 use crate::reply::understand::classify::{classify_words, quoted_before_reply, rule_hits};
 use crate::reply::understand::features::features;
@@ -57,6 +57,10 @@ pub struct Labelled {
     pub patch_subject: bool,
     /// A patch is attached to it.
     pub patch_attached: bool,
+    /// When it was sent and by whom (the order of a thread, and whose
+    /// earlier decision a reply may overturn).
+    pub date: Option<chrono::DateTime<chrono::Utc>>,
+    pub from: Option<crate::model::Address>,
 }
 
 #[derive(serde::Deserialize)]
@@ -136,15 +140,14 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
             if !seen.insert(message_id.clone()) {
                 continue;
             }
-            let (patch_subject, patch_attached) = std::fs::read(&path)
+            let mail = std::fs::read(&path)
                 .ok()
-                .and_then(|raw| crate::flows::ingest::parse::parse(&raw, &Default::default()).ok())
-                .map(|m| {
-                    let subject =
-                        crate::reply::understand::features::is_patch_subject(&m.head.subject);
-                    (subject, !m.patches.is_empty())
-                })
-                .unwrap_or_default();
+                .and_then(|raw| crate::flows::ingest::parse::parse(&raw, &Default::default()).ok());
+            let patch_subject = mail.as_ref().is_some_and(|m| {
+                crate::reply::understand::features::is_patch_subject(&m.head.subject)
+            });
+            let patch_attached = mail.as_ref().is_some_and(|m| !m.patches.is_empty());
+            let (date, from) = mail.map(|m| (m.head.date, m.head.from)).unwrap_or_default();
             out.push(Labelled {
                 thread: normalise_thread(&thread),
                 message_id,
@@ -161,6 +164,8 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
                 },
                 patch_subject,
                 patch_attached,
+                date,
+                from,
             });
         }
     }
@@ -210,6 +215,9 @@ pub struct Read {
     pub state: Option<CaseState>,
     pub outcome: Outcome,
     pub note: String,
+    /// The reading itself (for replaying its thread).
+    #[serde(skip)]
+    pub understanding: Understanding,
 }
 
 /// The state a decisive intent takes a reported case to.
@@ -222,6 +230,128 @@ fn target(i: Intent) -> Option<CaseState> {
         Intent::Duplicate => CaseState::Duplicate,
         _ => return None,
     })
+}
+
+/// How a replayed thread ends against its labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThreadOutcome {
+    /// Decided: ends in the labels' last decision (a fix or revert awaited
+    /// agrees with either). Undecided: stays reported or investigating.
+    Right,
+    ToHuman,
+    /// Decided, but left reported or investigating: the decision missed.
+    LeftOpen,
+    /// Decided: ends in another decision. Undecided: ends decided.
+    Wrong,
+}
+
+/// One labelled thread, its replies read in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadRead {
+    pub thread: String,
+    pub replies: usize,
+    /// The last decision its labels give (any role).
+    pub decision: Option<Intent>,
+    /// Someone in it asked something (a reply labelled question).
+    pub asked: bool,
+    pub state: CaseState,
+    pub outcome: ThreadOutcome,
+}
+
+/// Replay each thread of `items` (with `reads` in the same order) as a case
+/// would take it: from reported, each reply's reading in date order through
+/// the policy, a sender's own earlier decision theirs to overturn. Roles are
+/// the labels' (no MAINTAINERS file or To/Cc to place people by).
+pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Vec<ThreadRead> {
+    let mut by: BTreeMap<&str, Vec<(&Labelled, &Read)>> = BTreeMap::new();
+    for (l, r) in items.iter().zip(reads) {
+        by.entry(&l.thread).or_default().push((l, r));
+    }
+    by.into_iter()
+        .map(|(thread, mut replies)| {
+            replies.sort_by(|a, b| (a.0.date, &a.0.path).cmp(&(b.0.date, &b.0.path)));
+            let (mut state, mut by_whom) = (CaseState::Reported, None);
+            for (l, r) in &replies {
+                let own = by_whom.is_some() && by_whom == l.from.as_ref();
+                let e = decide_in(state, own, &r.understanding, l.role, policy);
+                if let Some(s) = e.state.filter(|s| *s != state) {
+                    state = s;
+                    by_whom = l.from.as_ref();
+                }
+            }
+            let last = replies.iter().rposition(|(l, _)| l.label.is_decisive());
+            let decision = last.map(|k| replies[k].0.label);
+            // What a careful reader could defend: the last decision, or a
+            // decisive second reading of it or of any later reply (of any
+            // reply, where nobody decided).
+            let defensible: Vec<Intent> = replies[last.unwrap_or(0)..]
+                .iter()
+                .flat_map(|(l, _)| l.alt.iter().copied())
+                .filter(|i| i.is_decisive())
+                .collect();
+            let asked = replies.iter().any(|(l, _)| l.label == Intent::Question);
+            ThreadRead {
+                thread: thread.to_string(),
+                replies: replies.len(),
+                decision,
+                asked,
+                state,
+                outcome: thread_outcome(decision, &defensible, state),
+            }
+        })
+        .collect()
+}
+
+fn thread_outcome(
+    decision: Option<Intent>,
+    defensible: &[Intent],
+    state: CaseState,
+) -> ThreadOutcome {
+    let awaited = |s: CaseState| matches!(s, CaseState::AwaitingFix | CaseState::AwaitingRevert);
+    let ends_in = |i: &Intent| match i {
+        Intent::FixPosted | Intent::WillRevert => awaited(state),
+        d => target(*d) == Some(state),
+    };
+    let open = matches!(state, CaseState::Reported | CaseState::Investigating);
+    let right = match decision {
+        Some(d) => ends_in(&d),
+        None => open,
+    } || defensible.iter().any(ends_in);
+    if right {
+        ThreadOutcome::Right
+    } else if state == CaseState::NeedsHuman {
+        ThreadOutcome::ToHuman
+    } else if open {
+        ThreadOutcome::LeftOpen
+    } else {
+        ThreadOutcome::Wrong
+    }
+}
+
+/// The thread figures as the issue counts them: of decided threads, right
+/// and right-or-with-a-human; wrong, of all; of the threads where nobody
+/// decided or asked anything, how many went to a human.
+pub fn render_threads(t: &[ThreadRead]) -> String {
+    let count = |f: &dyn Fn(&ThreadRead) -> bool| t.iter().filter(|x| f(x)).count();
+    let decided = count(&|x| x.decision.is_some());
+    let right = count(&|x| x.decision.is_some() && x.outcome == ThreadOutcome::Right);
+    let human = count(&|x| x.decision.is_some() && x.outcome == ThreadOutcome::ToHuman);
+    let open = count(&|x| x.outcome == ThreadOutcome::LeftOpen);
+    let wrong = count(&|x| x.outcome == ThreadOutcome::Wrong);
+    let quiet = count(&|x| x.decision.is_none() && !x.asked);
+    let quiet_human =
+        count(&|x| x.decision.is_none() && !x.asked && x.outcome == ThreadOutcome::ToHuman);
+    format!(
+        "threads {}: of {decided} decided, right {}, right or with a human {}, left open {}; \
+         in a wrong state {} of all; of {quiet} where nobody decided or asked, to a human {}\n",
+        t.len(),
+        pct(right, decided),
+        pct(right + human, decided),
+        pct(open, decided),
+        pct(wrong, t.len()),
+        pct(quiet_human, quiet),
+    )
 }
 
 /// The policy a default config has (authors, committers, maintainers and
@@ -612,6 +742,7 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
         state: e.state,
         outcome: judge(l, &e),
         note: e.note.clone(),
+        understanding: u.clone(),
     }
 }
 
@@ -644,5 +775,149 @@ pub fn sample_case() -> Case {
         contributors: Vec::new(),
         created: now,
         updated: now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reply::understand::Basis;
+
+    /// A reply of `thread` from `from` (`role`), labelled `label`, read as
+    /// `read` at `conf`, sent at minute `at`.
+    fn reply(
+        thread: &str,
+        from: &str,
+        role: Role,
+        label: Intent,
+        read: Intent,
+        at: i64,
+    ) -> (Labelled, Understanding) {
+        let l = Labelled {
+            thread: thread.into(),
+            message_id: format!("{thread}-{at}@x"),
+            path: PathBuf::from(format!("{thread}/{at:02}.eml")),
+            role,
+            role_label: String::new(),
+            label,
+            alt: Vec::new(),
+            evidence: String::new(),
+            report_kind: "regression".into(),
+            patch_subject: false,
+            patch_attached: false,
+            date: chrono::DateTime::from_timestamp(1_700_000_000 + at * 60, 0),
+            from: crate::model::Address::parse(from),
+        };
+        let u = Understanding {
+            intent: read,
+            confidence: 0.9,
+            evidence: "words".into(),
+            basis: Basis::Rule { id: "r".into() },
+            ..Understanding::nothing()
+        };
+        (l, u)
+    }
+
+    /// Threads replayed in date order: `(replies, outcome, final state)`.
+    #[test]
+    fn threads_replayed_in_order() {
+        use Intent as I;
+        use Role as R;
+        let policy = default_policy();
+        let table: Vec<(Vec<(Labelled, Understanding)>, ThreadOutcome, CaseState)> = vec![
+            // The author awaits his fix, then finds the commit innocent.
+            (
+                vec![
+                    reply(
+                        "a",
+                        "dave@x.org",
+                        R::Author,
+                        I::NotARegression,
+                        I::NotARegression,
+                        2,
+                    ),
+                    reply("a", "dave@x.org", R::Author, I::FixPosted, I::FixPosted, 1),
+                ],
+                ThreadOutcome::Right,
+                CaseState::NotARegression,
+            ),
+            // Someone else contradicts the author: a human decides.
+            (
+                vec![
+                    reply(
+                        "b",
+                        "dave@x.org",
+                        R::Author,
+                        I::WillRevert,
+                        I::WillRevert,
+                        1,
+                    ),
+                    reply(
+                        "b",
+                        "ted@x.org",
+                        R::Maintainer,
+                        I::NotARegression,
+                        I::NotARegression,
+                        2,
+                    ),
+                ],
+                ThreadOutcome::ToHuman,
+                CaseState::NeedsHuman,
+            ),
+            // A decision read as an investigation: left open.
+            (
+                vec![reply(
+                    "c",
+                    "dave@x.org",
+                    R::Author,
+                    I::WontFix,
+                    I::Investigating,
+                    1,
+                )],
+                ThreadOutcome::LeftOpen,
+                CaseState::Investigating,
+            ),
+            // Nobody decided, and it stays so.
+            (
+                vec![reply(
+                    "d",
+                    "dave@x.org",
+                    R::Author,
+                    I::Question,
+                    I::Question,
+                    1,
+                )],
+                ThreadOutcome::Right,
+                CaseState::Reported,
+            ),
+            // Nobody decided, but a fix is read: a wrong state.
+            (
+                vec![reply(
+                    "e",
+                    "dave@x.org",
+                    R::Author,
+                    I::Investigating,
+                    I::FixPosted,
+                    1,
+                )],
+                ThreadOutcome::Wrong,
+                CaseState::AwaitingFix,
+            ),
+        ];
+        for (replies, outcome, state) in table {
+            let items: Vec<Labelled> = replies.iter().map(|(l, _)| l.clone()).collect();
+            let reads: Vec<Read> = replies
+                .iter()
+                .map(|(l, u)| read_one(l, u, &policy))
+                .collect();
+            let t = replay_threads(&items, &reads, &policy);
+            assert_eq!(t.len(), 1);
+            assert_eq!(
+                (t[0].outcome, t[0].state),
+                (outcome, state),
+                "{}",
+                t[0].thread
+            );
+        }
     }
 }

@@ -126,10 +126,12 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
     }
     .map_err(Failure::usage)?;
     let s = eval::summarise(&reads);
+    let threads = eval::replay_threads(&items, &reads, &config.reply.trust);
     if a.json {
-        let v = serde_json::json!({"summary": s, "replies": reads});
+        let v = serde_json::json!({"summary": s, "replies": reads, "threads": threads});
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
+        print!("{}", eval::render_threads(&threads));
         print!("{}", eval::render(&s, &reads, a.all));
     }
     Ok(())
