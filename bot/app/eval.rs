@@ -824,7 +824,8 @@ mod tests {
         use Intent as I;
         use Role as R;
         let policy = default_policy();
-        let table: Vec<(Vec<(Labelled, Understanding)>, ThreadOutcome, CaseState)> = vec![
+        type Thread = Vec<(Labelled, Understanding)>;
+        let table: Vec<(Thread, ThreadOutcome, CaseState)> = vec![
             // The author awaits his fix, then finds the commit innocent.
             (
                 vec![
