@@ -78,7 +78,10 @@ fn thread_grouped_folds_hold_their_figures() {
     let decided = t.iter().filter(|x| x.decision.is_some()).count();
     eprintln!("{}", perfbot::app::eval::render_threads(&t));
     assert!(f(n(T::Right, true), decided) >= 0.40, "{t:?}");
-    assert!(f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.74, "{t:?}");
+    assert!(
+        f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.74,
+        "{t:?}"
+    );
     assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 2, "{t:?}");
 }
 

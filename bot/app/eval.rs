@@ -773,6 +773,7 @@ pub fn sample_case() -> Case {
         baseline: Vec::new(),
         verified: None,
         contributors: Vec::new(),
+        moved_by: None,
         created: now,
         updated: now,
     }

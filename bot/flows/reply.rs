@@ -336,11 +336,9 @@ impl Seen {
             .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
-        let own_decision = match from {
-            Some(a) => {
-                decided_by(store, case)?.is_some_and(|d| config.reply.trust.aliases.same(&d, a))
-            }
-            None => false,
+        let own_decision = match (from, case.moved_by.as_deref().and_then(Address::parse)) {
+            (Some(a), Some(by)) => config.reply.trust.aliases.same(&by, a),
+            _ => false,
         };
         Ok(Seen {
             commands,
@@ -350,20 +348,6 @@ impl Seen {
             own_decision,
         })
     }
-}
-
-/// Who put the case in its present state by a reply, if a reply did.
-fn decided_by(store: &Store, case: &Case) -> Result<Option<Address>, StoreError> {
-    let events = store.events(&case.id)?;
-    // The move into the state, not a later reply recorded beside it.
-    let last = events
-        .iter()
-        .rev()
-        .find(|e| e.new == case.state && e.old != Some(e.new));
-    Ok(match last.map(|e| &e.cause) {
-        Some(Cause::Message { from, .. }) => Address::parse(from),
-        _ => None,
-    })
 }
 
 /// The understanding as the thread entry keeps it (timeline, dashboard).

@@ -448,6 +448,7 @@ pub fn queue(
         baseline: p.baseline.clone(),
         verified: None,
         contributors: Vec::new(),
+        moved_by: None,
         created: now,
         updated: now,
     };

@@ -688,6 +688,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         baseline: Vec::new(),
         verified: None,
         contributors: Vec::new(),
+        moved_by: None,
         created,
         updated: created,
     }

@@ -161,6 +161,10 @@ pub struct Case {
     /// fix they posted (see `Role::Contributor`).
     #[serde(default)]
     pub contributors: Vec<String>,
+    /// Who moved the case into its present state, when a mail did (its
+    /// From): theirs to overturn while it closes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_by: Option<String>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }
@@ -283,6 +287,7 @@ impl Case {
             baseline: Vec::new(),
             verified: None,
             contributors: Vec::new(),
+            moved_by: None,
             created,
             updated: created,
         }

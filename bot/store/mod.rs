@@ -199,6 +199,12 @@ pub(crate) fn move_case(
         new,
         note,
     };
+    if new != c.state {
+        c.moved_by = match &ev.cause {
+            Cause::Message { from, .. } => Some(from.clone()),
+            _ => None,
+        };
+    }
     c.state = new;
     c.updated = time;
     ev
@@ -918,6 +924,50 @@ pub fn daemon_running(state_dir: &Path) -> bool {
 mod tests {
     use super::*;
     use crate::model::OutboxKind;
+
+    /// A move records who made it when a mail did; a note leaves it, and a
+    /// move by anything else (an operator, the system) clears it.
+    #[test]
+    fn a_move_remembers_the_sender_who_made_it() {
+        let mut c = Case::sample("0123456789ab", CaseState::Reported, Utc::now());
+        let mail = |from: &str| Cause::Message {
+            message_id: MessageId::parse("m@x").unwrap(),
+            from: from.into(),
+            quote: String::new(),
+        };
+        move_case(
+            &mut c,
+            CaseState::AwaitingFix,
+            mail("dave@x.org"),
+            String::new(),
+            Utc::now(),
+        );
+        assert_eq!(c.moved_by.as_deref(), Some("dave@x.org"));
+        move_case(
+            &mut c,
+            CaseState::AwaitingFix,
+            mail("ted@x.org"),
+            String::new(),
+            Utc::now(),
+        );
+        assert_eq!(
+            c.moved_by.as_deref(),
+            Some("dave@x.org"),
+            "no move, no new mover"
+        );
+        let by_operator = Cause::Cli {
+            user: "ops".into(),
+            reason: String::new(),
+        };
+        move_case(
+            &mut c,
+            CaseState::NotARegression,
+            by_operator,
+            String::new(),
+            Utc::now(),
+        );
+        assert_eq!(c.moved_by, None);
+    }
 
     fn store() -> (tempfile::TempDir, Store) {
         let tmp = tempfile::tempdir().unwrap();
