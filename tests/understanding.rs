@@ -163,6 +163,20 @@ fn a_patch_in_a_reply_is_a_fix_offered() {
             true,
             None,
         ),
+        // A debug patch offered for a profile is not the fix (the guide):
+        // the request for a run goes to the robot's people.
+        (
+            "Could you try this debug patch and send the profile?",
+            Speaker::Author,
+            false,
+            Some(S::NeedsHuman),
+        ),
+        (
+            "A diagnostic patch, not meant to be merged.",
+            Speaker::Maintainer,
+            true,
+            None,
+        ),
         (
             "We ran the test again with this change on top.",
             Speaker::Operator,

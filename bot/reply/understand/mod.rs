@@ -220,9 +220,10 @@ fn read_inner(
     let f = features::features(words, body, &by_rules, &hits, quoted, ctx);
     let p = model.predict(&f);
     let prob = |i: Intent| Model::probability(&p, i);
+    // A decision the replier ruled out ("not a fix") is no signal of one.
     let signal: f64 = Intent::ALL
         .iter()
-        .filter(|i| i.is_decisive())
+        .filter(|i| i.is_decisive() && !by_rules.vetoed.contains(i))
         .map(|&i| prob(i))
         .sum();
     let secondary = |top: Intent| {
