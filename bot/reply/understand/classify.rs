@@ -160,6 +160,30 @@ impl Understanding {
             _ => None,
         }
     }
+
+    /// A patch in the reply may be read as the fix: the replier neither
+    /// ruled a fix out nor decided something else.
+    pub(crate) fn open_to_a_patch(&self) -> bool {
+        !self.vetoed.contains(&Intent::FixPosted)
+            && (!self.intent.is_decisive() || self.intent == Intent::FixPosted)
+    }
+
+    /// Read as a fix posted in the reply itself (`evidence`: which patch),
+    /// at least `sure`; what it was read as before becomes a second reading.
+    pub(crate) fn read_as_patch(&mut self, evidence: String, sure: f64) {
+        self.secondary.insert(
+            0,
+            Secondary {
+                intent: self.intent,
+                confidence: self.confidence,
+            },
+        );
+        self.secondary.retain(|s| s.intent != Intent::FixPosted);
+        self.intent = Intent::FixPosted;
+        self.confidence = round(self.confidence.max(sure));
+        self.evidence = evidence;
+        self.basis = Basis::InlinePatch;
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -639,23 +663,9 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
         };
     }
     let mut u = classify_words(words, rules);
-    if !u.vetoed.contains(&Intent::FixPosted)
-        && (!u.intent.is_decisive() || u.intent == Intent::FixPosted)
-    {
+    if u.open_to_a_patch() {
         if let Some(subject) = inline_fix(body) {
-            let prev = u.intent;
-            u.secondary.insert(
-                0,
-                Secondary {
-                    intent: prev,
-                    confidence: u.confidence,
-                },
-            );
-            u.secondary.retain(|s| s.intent != Intent::FixPosted);
-            u.intent = Intent::FixPosted;
-            u.confidence = round(u.confidence.max(0.82));
-            u.evidence = subject;
-            u.basis = Basis::InlinePatch;
+            u.read_as_patch(subject, 0.82);
             return u;
         }
     }

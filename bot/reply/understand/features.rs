@@ -84,7 +84,7 @@ fn tokens(s: &str) -> Vec<String> {
 }
 
 /// A body without its quoted (`>`) lines.
-pub fn unquoted(body: &str) -> String {
+fn unquoted(body: &str) -> String {
     body.lines()
         .filter(|l| !l.trim_start().starts_with('>'))
         .collect::<Vec<_>>()
@@ -93,13 +93,22 @@ pub fn unquoted(body: &str) -> String {
 
 /// Lines of a diff (a patch in the reply itself).
 pub fn has_diff(text: &str) -> bool {
-    text.lines().any(|l| {
-        let l = l.trim_end();
-        l.starts_with("diff --git ")
-            || l.starts_with("--- a/")
-            || l.starts_with("+++ b/")
-            || (l.starts_with("@@ -") && l.contains(" @@"))
-    })
+    text.lines().any(is_diff_line)
+}
+
+/// A diff in the sender's own (unquoted) lines of `body`.
+pub fn has_own_diff(body: &str) -> bool {
+    body.lines()
+        .filter(|l| !l.trim_start().starts_with('>'))
+        .any(is_diff_line)
+}
+
+fn is_diff_line(l: &str) -> bool {
+    let l = l.trim_end();
+    l.starts_with("diff --git ")
+        || l.starts_with("--- a/")
+        || l.starts_with("+++ b/")
+        || (l.starts_with("@@ -") && l.contains(" @@"))
 }
 
 /// A commit named the kernel way, id and subject: `1234abcd5678 ("mm: …")`.

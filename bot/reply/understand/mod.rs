@@ -161,33 +161,21 @@ pub fn read_with(
 /// A patch with `Fixes:` trailers is read more surely by the rules
 /// (`classify::inline_fix`).
 fn offered_patch(mut u: Understanding, body: &str, ctx: Context) -> Understanding {
-    if ctx.speaker == Speaker::Operator
-        || u.vetoed.contains(&Intent::FixPosted)
-        || (u.intent.is_decisive() && u.intent != Intent::FixPosted)
-        || u.command().is_some()
-    {
+    if ctx.speaker == Speaker::Operator || !u.open_to_a_patch() || u.command().is_some() {
         return u;
     }
     let evidence = if ctx.patch_attached {
         "a patch attached to the reply"
-    } else if features::has_diff(&features::unquoted(body)) {
+    } else if features::has_own_diff(body) {
         "a patch in the reply"
     } else {
         return u;
     };
-    if u.intent != Intent::FixPosted {
-        u.secondary.insert(
-            0,
-            Secondary {
-                intent: u.intent,
-                confidence: u.confidence,
-            },
-        );
-        u.intent = Intent::FixPosted;
-        u.evidence = evidence.into();
-        u.basis = Basis::InlinePatch;
+    if u.intent == Intent::FixPosted {
+        u.confidence = round(u.confidence.max(OFFERED_PATCH));
+    } else {
+        u.read_as_patch(evidence.into(), OFFERED_PATCH);
     }
-    u.confidence = round(u.confidence.max(OFFERED_PATCH));
     u
 }
 
