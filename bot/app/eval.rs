@@ -61,6 +61,8 @@ pub struct Labelled {
     /// earlier decision a reply may overturn).
     pub date: Option<chrono::DateTime<chrono::Utc>>,
     pub from: Option<crate::model::Address>,
+    /// Its body as text (as ingestion reads it).
+    pub text: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -140,14 +142,21 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
             if !seen.insert(message_id.clone()) {
                 continue;
             }
-            let mail = std::fs::read(&path)
-                .ok()
-                .and_then(|raw| crate::flows::ingest::parse::parse(&raw, &Default::default()).ok());
+            // The mail is read once: its body and what the reading needs of
+            // its headers and attachments.
+            let raw = std::fs::read(&path).map_err(|e| EvalError::File {
+                file: path.display().to_string(),
+                why: e.to_string(),
+            })?;
+            let mail = crate::flows::ingest::parse::parse(&raw, &Default::default()).ok();
             let patch_subject = mail.as_ref().is_some_and(|m| {
                 crate::reply::understand::features::is_patch_subject(&m.head.subject)
             });
             let patch_attached = mail.as_ref().is_some_and(|m| !m.patches.is_empty());
-            let (date, from) = mail.map(|m| (m.head.date, m.head.from)).unwrap_or_default();
+            let (text, date, from) = match mail {
+                Some(m) => (m.text, m.head.date, m.head.from),
+                None => (crate::flows::ingest::parse::body_text(&raw), None, None),
+            };
             out.push(Labelled {
                 thread: normalise_thread(&thread),
                 message_id,
@@ -166,6 +175,7 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
                 patch_attached,
                 date,
                 from,
+                text,
             });
         }
     }
@@ -393,13 +403,11 @@ pub fn run(
     items: &[Labelled],
     policy: &Policy,
     read: &dyn Fn(&Labelled, &str) -> Understanding,
-) -> Result<Vec<Read>, EvalError> {
-    let mut out = Vec::new();
-    for l in items {
-        let u = read(l, &body(l)?);
-        out.push(read_one(l, &u, policy));
-    }
-    Ok(out)
+) -> Vec<Read> {
+    items
+        .iter()
+        .map(|l| read_one(l, &read(l, &l.text), policy))
+        .collect()
 }
 
 /// Precision and recall of one label.
@@ -623,15 +631,6 @@ pub fn context_of(l: &Labelled) -> Context {
     }
 }
 
-/// A labelled reply's body text (read from its file).
-pub fn body(l: &Labelled) -> Result<String, EvalError> {
-    let raw = std::fs::read(&l.path).map_err(|e| EvalError::File {
-        file: l.path.display().to_string(),
-        why: e.to_string(),
-    })?;
-    Ok(crate::flows::ingest::parse::body_text(&raw))
-}
-
 /// The training sample of a labelled reply.
 pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
     let words = own_words(body);
@@ -654,12 +653,9 @@ pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
 }
 
 /// Train on every labelled reply.
-pub fn train(items: &[Labelled], rules: &Rules, opts: Train) -> Result<Model, EvalError> {
-    let samples = items
-        .iter()
-        .map(|l| Ok(sample(l, &body(l)?, rules)))
-        .collect::<Result<Vec<_>, EvalError>>()?;
-    Ok(Model::train(&samples, opts))
+pub fn train(items: &[Labelled], rules: &Rules, opts: Train) -> Model {
+    let samples: Vec<Sample> = items.iter().map(|l| sample(l, &l.text, rules)).collect();
+    Model::train(&samples, opts)
 }
 
 /// Thread-grouped cross-validation: `evaluate` split in `k` folds by thread;
@@ -673,15 +669,10 @@ pub fn cross_validate(
     rules: &Rules,
     opts: Train,
     t: Thresholds,
-) -> Result<Vec<Read>, EvalError> {
+) -> Vec<Read> {
     let all: Vec<Labelled> = evaluate.iter().chain(extra).cloned().collect();
     let fold = folds(&all, k);
-    let bodies: Vec<String> = all.iter().map(body).collect::<Result<_, _>>()?;
-    let samples: Vec<Sample> = all
-        .iter()
-        .zip(&bodies)
-        .map(|(l, b)| sample(l, b, rules))
-        .collect();
+    let samples: Vec<Sample> = all.iter().map(|l| sample(l, &l.text, rules)).collect();
     let mut reads: Vec<Option<Read>> = vec![None; evaluate.len()];
     for f in 0..k {
         let train: Vec<Sample> = samples
@@ -695,8 +686,8 @@ pub fn cross_validate(
             if fold[i] != f {
                 continue;
             }
-            let words = own_words(&bodies[i]);
-            let u = read_with(&bodies[i], &words, context_of(l), rules, Some(&model), t);
+            let words = own_words(&l.text);
+            let u = read_with(&l.text, &words, context_of(l), rules, Some(&model), t);
             if std::env::var_os("PERFBOT_EVAL_DEBUG").is_some() {
                 let p = model.predict(&samples[i].features);
                 let mut v: Vec<(f64, Intent)> = Intent::ALL
@@ -719,10 +710,10 @@ pub fn cross_validate(
             reads[i] = Some(read_one(l, &u, policy));
         }
     }
-    Ok(reads
+    reads
         .into_iter()
         .map(|r| r.expect("every reply in one fold"))
-        .collect())
+        .collect()
 }
 
 /// Judge one reading.
@@ -808,6 +799,7 @@ mod tests {
             patch_attached: false,
             date: chrono::DateTime::from_timestamp(1_700_000_000 + at * 60, 0),
             from: crate::model::Address::parse(from),
+            text: String::new(),
         };
         let u = Understanding {
             intent: read,

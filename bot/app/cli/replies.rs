@@ -123,8 +123,7 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
                 understand::read_with(body, &words, eval::context_of(l), rules, model, t)
             })
         }
-    }
-    .map_err(Failure::usage)?;
+    };
     let s = eval::summarise(&reads);
     let threads = eval::replay_threads(&items, &reads, &config.reply.trust);
     if a.json {
@@ -142,7 +141,7 @@ pub fn train(config: &Config, a: TrainIntentsArgs) -> Result<(), Failure> {
     if items.is_empty() {
         return Err(Failure::usage(anyhow!("no labelled replies to train on")));
     }
-    let model = eval::train(&items, config.intent_rules(), a.train.train())?;
+    let model = eval::train(&items, config.intent_rules(), a.train.train());
     let text = model.to_text();
     std::fs::write(&a.out, &text).with_context(|| a.out.display().to_string())?;
     eprintln!(
