@@ -62,7 +62,8 @@ fn thread_grouped_folds_hold_their_figures() {
     assert!(f(s.decided_right, s.decision_replies) >= 0.46, "{s:?}");
     assert!(f(s.silently_missed, s.decision_replies) <= 0.26, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
-    // patch to compare (read as a fix offered, awaiting it) and one other.
+    // patch to compare (read as a fix offered, awaiting it) and an author's
+    // "reverted." status: both await something, neither closes.
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 2, "{s:?}");
     assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.15, "{s:?}");
@@ -105,6 +106,8 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         "I wouldn't say this is not a regression",
         "I'm not convinced this is not a regression.",
         "You said this is within the noise. Is it?",
+        "If so, this is not a regression after all.",
+        "My hunch is that this is just noise from the code layout.",
     ] {
         let u = read(text, &own_words(text), ctx, Rules::builtin(), model);
         let e = decide(S::Reported, &u, Role::Author, &default_policy());

@@ -273,9 +273,11 @@ fn read_inner(
             asks_robot: false,
             partial: false,
         };
+        // A closure the model reads is decided only where its sentence is
+        // the replier's own claim, made without a hedge.
         let own = || {
             let e = normalise(&u.evidence);
-            speech::own_claim(&e, e.len()).is_ok()
+            speech::own_claim(&e, e.len()).is_ok() && !classify::hedged(&e)
         };
         let decides = if closes(d) {
             pd >= t.close && own()

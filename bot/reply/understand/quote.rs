@@ -105,7 +105,7 @@ pub fn own_words(body: &str) -> String {
         // Attribution: a line (or the end of a wrapped one) introducing a quote;
         // one that ends in "wrote:" is never the replier's words, quote or not.
         let says = t.ends_with("wrote:") || t.ends_with("writes:") || t.ends_with("schrieb:");
-        if ATTRIBUTION.is_match(t) && (says || next_is_quote(&lines, i)) {
+        if (ATTRIBUTION.is_match(t) || names_an_address(t)) && (says || next_is_quote(&lines, i)) {
             // A wrapped attribution: drop its first half too.
             if keep.last().is_some_and(|p| {
                 !p.trim().is_empty() && p.trim_start().to_lowercase().starts_with("on ")
@@ -135,6 +135,18 @@ pub fn own_words(body: &str) -> String {
         }
     }
     out.trim().to_string()
+}
+
+/// An attribution in any language: a line that names a mail address and
+/// ends in a colon ("2020년 2월 28일 (금) 오후 4:42, X <x@y>님이 작성:"), when a
+/// quote follows it.
+fn names_an_address(t: &str) -> bool {
+    t.ends_with(':')
+        && t.split_whitespace().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            w.split_once('@')
+                .is_some_and(|(a, d)| !a.is_empty() && d.contains('.'))
+        })
 }
 
 /// Is the next non-blank line a quote (so line `i` introduces it)?
@@ -225,6 +237,16 @@ mod tests {
                 "name tags",
                 "[Jaegeuk Kim]\n> quoted\nI'll revert it.\n",
                 "I'll revert it.",
+            ),
+            (
+                "attribution in another language",
+                "2020년 2월 28일 (금) 오후 4:42, kernel test robot <rong.a.chen@intel.com>님이 작성:\n>\n> FYI, we noticed\n\nPlease forget this report.\n",
+                "Please forget this report.",
+            ),
+            (
+                "an address and a colon, no quote below: the replier's words",
+                "Please ask me at foo@example.org:\nI'll explain.\n",
+                "Please ask me at foo@example.org:\nI'll explain.",
             ),
             ("thanks alone stays", "Thanks!\n", "Thanks!"),
             (

@@ -65,6 +65,15 @@ pub fn clause_of(s: &str, at: usize) -> std::ops::Range<usize> {
     let mut start = 0;
     let mut end = s.len();
     for m in CLAUSE_BREAK.find_iter(s) {
+        // "If so, …" and "if not, …" keep their condition over what follows.
+        if m.as_str()
+            .trim_start_matches(',')
+            .trim_start()
+            .starts_with("so")
+            && (s[..m.start()].ends_with(" if") || &s[..m.start()] == "if")
+        {
+            continue;
+        }
         if m.end() <= at {
             start = m.end();
         } else if m.start() > at {
@@ -482,6 +491,10 @@ mod tests {
             (
                 "not sure, so, at this moment, this is not a regression.",
                 Ok(()),
+            ),
+            (
+                "if so, this is not a regression after all.",
+                Err(NotOwn::Conditional),
             ),
         ];
         for (s, want) in table {
