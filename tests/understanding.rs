@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use perfbot::app::eval::{cross_validate, default_policy, load, summarise};
 use perfbot::reply::policy::effect::decide;
 use perfbot::reply::policy::trust::Role;
-use perfbot::reply::understand::model::{Model, Train};
+use perfbot::reply::understand::model::Model;
 use perfbot::reply::understand::quote::own_words;
 use perfbot::reply::understand::rules::Rules;
 use perfbot::reply::understand::{read, Context, Intent, Speaker};
@@ -51,15 +51,15 @@ fn thread_grouped_folds_hold_their_figures() {
         5,
         &default_policy(),
         Rules::builtin(),
-        Train::default(),
+        Default::default(),
         Default::default(),
     );
     let s = summarise(&reads);
     let f = |a: usize, b: usize| a as f64 / b as f64;
     eprintln!("{}", perfbot::app::eval::render(&s, &reads, false));
     assert_eq!(s.decision_replies, 103);
-    assert!(f(s.lenient, s.replies) >= 0.76, "{s:?}");
-    assert!(f(s.decided_right, s.decision_replies) >= 0.46, "{s:?}");
+    assert!(f(s.lenient, s.replies) >= 0.77, "{s:?}");
+    assert!(f(s.decided_right, s.decision_replies) >= 0.47, "{s:?}");
     assert!(f(s.silently_missed, s.decision_replies) <= 0.26, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
     // patch to compare (read as a fix offered, awaiting it) and an author's
@@ -120,6 +120,81 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         let u = read(text, &own_words(text), ctx, Rules::builtin(), model);
         let e = decide(S::Reported, &u, Role::Author, &default_policy());
         assert_eq!(e.state, None, "{text:?}: {u:?} {e:?}");
+    }
+}
+
+/// `train-intents --guide-weight`: a model trained with the labelling
+/// guide's examples (`bot/rules/guide.toml`) beside the real replies reads
+/// the decisions the issue found silently missed, in words of their kind,
+/// as the decisions they are, and each is decided or put before a human.
+/// (Off by default: BENCHMARKS.md, "The labelling guide as examples".)
+/// `(words, the state it decides)`.
+#[test]
+fn a_model_trained_with_the_guide_reads_its_kinds_of_decision() {
+    use perfbot::app::eval::{train, Training};
+    use perfbot::model::case::CaseState as S;
+    let items = load(&[threads(), dev(), more_all()]).unwrap();
+    let trained = train(
+        &items,
+        Rules::builtin(),
+        Training {
+            guide: 0.5,
+            ..Default::default()
+        },
+    );
+    let model = Some(&trained);
+    let ctx = Context {
+        speaker: Speaker::Author,
+        improvement: false,
+        patch_subject: false,
+        patch_attached: false,
+    };
+    let table: &[(&str, S)] = &[
+        (
+            "The patch fixes a real race, so I intend to keep it despite the drop.",
+            S::WontFix,
+        ),
+        ("We can drop it, it's a cleanup.", S::AwaitingRevert),
+        ("Please ignore this duplicate report.", S::Duplicate),
+        ("Yes, it's the same.", S::Duplicate),
+        ("The numbers don't match the patches.", S::NotARegression),
+        (
+            "I'll send the formal patch with your Tested-by.",
+            S::AwaitingFix,
+        ),
+        (
+            "Could you please test the patch below and see whether the regression goes away?",
+            S::AwaitingFix,
+        ),
+    ];
+    for (text, want) in table {
+        let u = read(text, &own_words(text), ctx, Rules::builtin(), model);
+        let e = decide(S::Reported, &u, Role::Author, &default_policy());
+        // "Please ignore this duplicate report": not a regression is what a
+        // careful reader could defend too.
+        let defensible: &[S] = match want {
+            S::Duplicate => &[S::Duplicate, S::NotARegression],
+            w => std::slice::from_ref(w),
+        };
+        let read_as = decided_by(&u);
+        assert!(defensible.contains(&read_as), "{text:?} read as {u:?}");
+        assert!(
+            e.state == Some(read_as) || e.state == Some(S::NeedsHuman),
+            "{text:?}: {u:?} {e:?}"
+        );
+    }
+}
+
+/// The state a reading's intent decides (reported: none).
+fn decided_by(u: &perfbot::reply::understand::Understanding) -> perfbot::model::case::CaseState {
+    use perfbot::model::case::CaseState as S;
+    match u.intent {
+        Intent::NotARegression => S::NotARegression,
+        Intent::WillRevert => S::AwaitingRevert,
+        Intent::FixPosted => S::AwaitingFix,
+        Intent::WontFix => S::WontFix,
+        Intent::Duplicate => S::Duplicate,
+        _ => S::Reported,
     }
 }
 
@@ -254,7 +329,7 @@ fn a_reply_is_read_in_part_only_when_prose_lies_past_the_cut() {
 #[test]
 fn the_committed_weights_are_what_training_makes() {
     let items = load(&[threads(), dev(), more_all()]).unwrap();
-    let model = perfbot::app::eval::train(&items, Rules::builtin(), Train::default());
+    let model = perfbot::app::eval::train(&items, Rules::builtin(), Default::default());
     let committed = std::fs::read_to_string(root().join("bot/rules/intents.model")).unwrap();
     assert!(
         model.to_text() == committed,

@@ -652,27 +652,117 @@ pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
     }
 }
 
-/// Train on every labelled reply.
-pub fn train(items: &[Labelled], rules: &Rules, opts: Train) -> Model {
-    let samples: Vec<Sample> = items.iter().map(|l| sample(l, &l.text, rules)).collect();
-    Model::train(&samples, opts)
+/// How a model is trained: the optimiser's settings, and how much each of
+/// the labelling guide's examples weighs beside a real reply (0: none).
+#[derive(Debug, Clone, Copy)]
+pub struct Training {
+    pub opts: Train,
+    pub guide: f64,
+}
+
+/// The guide's examples weigh nothing by default: at 0.5 they lifted the
+/// thread-grouped folds but not the held-out slice, where they sent more
+/// quiet replies to a human and closed a case the model alone read
+/// (BENCHMARKS.md, "The labelling guide as examples"). `--guide-weight`
+/// trains with them.
+pub const GUIDE_WEIGHT: f64 = 0.0;
+
+impl Default for Training {
+    fn default() -> Self {
+        Training {
+            opts: Train::default(),
+            guide: GUIDE_WEIGHT,
+        }
+    }
+}
+
+/// The labelling guide as training examples (`bot/rules/guide.toml`).
+const GUIDE: &str = include_str!("../rules/guide.toml");
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuideFile {
+    example: Vec<GuideExample>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuideExample {
+    label: String,
+    role: String,
+    /// The guide's words the example stands for (for its readers, and the
+    /// test that the decision rules' edge cases are there).
+    #[serde(default, rename = "says")]
+    _says: String,
+    text: String,
+}
+
+/// The labelling guide's examples, as labelled replies of their own threads
+/// (`guide:N`): a sentence each, sent by the role it names, about a
+/// regression report.
+pub fn guide_examples() -> Vec<Labelled> {
+    let file: GuideFile = toml::from_str(GUIDE).expect("bot/rules/guide.toml parses (tested)");
+    file.example
+        .into_iter()
+        .enumerate()
+        .map(|(n, e)| Labelled {
+            thread: format!("guide:{n}"),
+            message_id: format!("guide:{n}"),
+            path: PathBuf::from("bot/rules/guide.toml"),
+            role: role_of(&e.role),
+            role_label: e.role,
+            label: Intent::parse(&e.label).expect("guide labels are intents (tested)"),
+            alt: Vec::new(),
+            evidence: e.text.clone(),
+            report_kind: "regression".into(),
+            patch_subject: false,
+            patch_attached: false,
+            date: None,
+            from: None,
+            text: e.text,
+        })
+        .collect()
+}
+
+/// The guide's examples as training samples of weight `weight` (none at 0).
+fn guide_samples(rules: &Rules, weight: f64) -> Vec<Sample> {
+    if weight <= 0.0 {
+        return Vec::new();
+    }
+    guide_examples()
+        .iter()
+        .map(|l| Sample {
+            weight,
+            ..sample(l, &l.text, rules)
+        })
+        .collect()
+}
+
+/// Train on every labelled reply, and on the guide's examples.
+pub fn train(items: &[Labelled], rules: &Rules, t: Training) -> Model {
+    let mut samples: Vec<Sample> = items.iter().map(|l| sample(l, &l.text, rules)).collect();
+    samples.extend(guide_samples(rules, t.guide));
+    Model::train(&samples, t.opts)
 }
 
 /// Thread-grouped cross-validation: `evaluate` split in `k` folds by thread;
 /// each fold is read by a model trained on the other folds (and on `extra`,
-/// less any of its replies from the held-out threads).
+/// less any of its replies from the held-out threads, and on the guide's
+/// examples).
 pub fn cross_validate(
     evaluate: &[Labelled],
     extra: &[Labelled],
     k: usize,
     policy: &Policy,
     rules: &Rules,
-    opts: Train,
+    training: Training,
     t: Thresholds,
 ) -> Vec<Read> {
     let all: Vec<Labelled> = evaluate.iter().chain(extra).cloned().collect();
     let fold = folds(&all, k);
     let samples: Vec<Sample> = all.iter().map(|l| sample(l, &l.text, rules)).collect();
+    // The guide's examples are in every fold's training, never evaluated.
+    let guide = guide_samples(rules, training.guide);
     let mut reads: Vec<Option<Read>> = vec![None; evaluate.len()];
     for f in 0..k {
         let train: Vec<Sample> = samples
@@ -680,8 +770,9 @@ pub fn cross_validate(
             .zip(&fold)
             .filter(|(_, g)| **g != f)
             .map(|(s, _)| s.clone())
+            .chain(guide.iter().cloned())
             .collect();
-        let model = Model::train(&train, opts);
+        let model = Model::train(&train, training.opts);
         for (i, l) in evaluate.iter().enumerate() {
             if fold[i] != f {
                 continue;
@@ -774,6 +865,41 @@ pub fn sample_case() -> Case {
 mod tests {
     use super::*;
     use crate::reply::understand::Basis;
+
+    /// The guide's examples read: every label is an intent and every role
+    /// one of the guide's, each label of the guide has examples, and the
+    /// decision rules' edge cases (decision words deciding nothing) are there.
+    #[test]
+    fn the_guide_examples_cover_the_guide() {
+        let file: GuideFile = toml::from_str(GUIDE).expect("guide.toml parses");
+        for e in &file.example {
+            assert!(Intent::parse(&e.label).is_some(), "label {:?}", e.label);
+            assert!(
+                ["author", "maintainer", "robot-operator", "other-developer"]
+                    .contains(&e.role.as_str()),
+                "role {:?}",
+                e.role
+            );
+            assert!(!e.text.trim().is_empty());
+        }
+        let examples = guide_examples();
+        for label in Intent::ALL {
+            let n = examples.iter().filter(|l| l.label == label).count();
+            assert!(n >= 4, "{label}: {n} examples");
+        }
+        let edges = file
+            .example
+            .iter()
+            .filter(|e| e._says.starts_with("a decision word is not a decision"))
+            .count();
+        assert!(edges >= 10, "{edges}");
+        // Weighed as asked; none at 0.
+        let rules = Rules::builtin();
+        assert!(guide_samples(rules, 0.0).is_empty());
+        let s = guide_samples(rules, 0.5);
+        assert_eq!(s.len(), examples.len());
+        assert!(s.iter().all(|x| x.weight == 0.5));
+    }
 
     /// A reply of `thread` from `from` (`role`), labelled `label`, read as
     /// `read` at `conf`, sent at minute `at`.

@@ -23,16 +23,23 @@ pub struct TrainArgs {
     /// Features seen in fewer replies are left out
     #[arg(long)]
     pub min_count: Option<usize>,
+    /// How much each of the labelling guide's examples (bot/rules/guide.toml)
+    /// weighs beside a real reply; 0 trains without them
+    #[arg(long)]
+    pub guide_weight: Option<f64>,
 }
 
 impl TrainArgs {
-    fn train(self) -> Train {
+    fn train(self) -> eval::Training {
         let d = Train::default();
-        Train {
-            l2: self.l2.unwrap_or(d.l2),
-            iterations: self.iterations.unwrap_or(d.iterations),
-            min_count: self.min_count.unwrap_or(d.min_count),
-            ..d
+        eval::Training {
+            opts: Train {
+                l2: self.l2.unwrap_or(d.l2),
+                iterations: self.iterations.unwrap_or(d.iterations),
+                min_count: self.min_count.unwrap_or(d.min_count),
+                ..d
+            },
+            guide: self.guide_weight.unwrap_or(eval::GUIDE_WEIGHT),
         }
     }
 }
