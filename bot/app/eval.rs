@@ -231,7 +231,7 @@ pub struct Read {
 }
 
 /// The state a decisive intent takes a reported case to.
-fn target(i: Intent) -> Option<CaseState> {
+pub fn target(i: Intent) -> Option<CaseState> {
     Some(match i {
         Intent::NotARegression => CaseState::NotARegression,
         Intent::WillRevert => CaseState::AwaitingRevert,

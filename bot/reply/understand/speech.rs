@@ -65,7 +65,8 @@ pub fn clause_of(s: &str, at: usize) -> std::ops::Range<usize> {
     let mut start = 0;
     let mut end = s.len();
     for m in CLAUSE_BREAK.find_iter(s) {
-        // "If so, …" and "if not, …" keep their condition over what follows.
+        // "If so, …" keeps its condition over what follows: its "so," is
+        // not the conjunction that starts a clause.
         if m.as_str()
             .trim_start_matches(',')
             .trim_start()
