@@ -564,6 +564,13 @@ pub struct TrustSection {
     /// carry that one decision (a mail full of decision words goes to a
     /// human), and never from a sender whose DKIM signature fails.
     pub open_moves_by_anyone: bool,
+    /// A sender with the display name and the mailbox name (before the `@`)
+    /// of the report's author, committer or a recipient, at another domain,
+    /// is that person: developers answer from other addresses than their
+    /// commits' (`fdmanana@kernel.org` for `fdmanana@suse.com`). Never where
+    /// decisions need DKIM (`require_dkim`): anyone can sign for a domain of
+    /// their own. Without DKIM, a From header is taken at its word anyway.
+    pub same_name_addresses: bool,
     /// Verify replies' DKIM signatures; a failing one lowers the sender's trust.
     pub dkim: bool,
     /// Decisions (by prose or command) need a DKIM signature that verifies and
@@ -592,6 +599,7 @@ impl Default for TrustSection {
             commands: roles,
             min_confidence: 0.6,
             open_moves_by_anyone: true,
+            same_name_addresses: true,
             dkim: false,
             require_dkim: None,
             dkim_keys: std::collections::HashMap::new(),
@@ -984,6 +992,7 @@ fn trust_policy(
         min_confidence: t.min_confidence,
         anyone_moves_open: t.open_moves_by_anyone,
         aliases,
+        same_name: t.same_name_addresses && !(t.dkim && t.require_dkim.unwrap_or(true)),
     })
 }
 
@@ -1171,6 +1180,22 @@ mod tests {
         let c = with("bot", "name = \"perfbot\"").unwrap();
         assert_eq!(c.file.outbound.transport, TransportKind::File);
         assert_eq!(c.file.inbound.source, InboundSource::Maildir);
+    }
+
+    /// Another address by name counts only where a From is taken at its
+    /// word: once decisions need DKIM, anyone could sign for a domain of
+    /// their own under someone's name.
+    #[test]
+    fn same_name_addresses_only_without_required_dkim() {
+        for (line, same) in [
+            ("min_confidence = 0.6", true),
+            ("dkim = true", false),
+            ("dkim = true\nrequire_dkim = false", true),
+            ("same_name_addresses = false", false),
+        ] {
+            let c = with("trust", line).unwrap();
+            assert_eq!(c.reply.trust.same_name, same, "{line}");
+        }
     }
 
     #[test]

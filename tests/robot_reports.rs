@@ -503,6 +503,46 @@ fn a_thread_replays_into_an_adopted_case() {
     assert_eq!(last["intent"], "will-revert");
 }
 
+/// The author answers from another domain than the report's (kernel.org
+/// for suse.com), same name and mailbox: the author's "This is expected."
+/// closes the case. Without `same_name_addresses` a stranger said it, and a
+/// human reads it.
+#[test]
+fn the_author_at_another_domain_is_the_author() {
+    let dir = root().join("tests/fixtures/threads/2025-06-10_linux-btrfs_5e85262e54");
+    let tmp = tempfile::tempdir().unwrap();
+    let text = config_in(tmp.path());
+    assert!(text.contains("same_name_addresses = true"));
+    let off = tmp.path().join("off.toml");
+    std::fs::write(
+        &off,
+        text.replace("same_name_addresses = true", "same_name_addresses = false"),
+    )
+    .unwrap();
+    let on = tmp.path().join("on.toml");
+    std::fs::write(&on, &text).unwrap();
+    for (cfg, role, state) in [
+        // The report's To: a recipient the robot chose (an adopted report
+        // names no commit author apart from it).
+        (&on, "maintainer", "not-a-regression"),
+        (&off, "other", "needs-human"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(cfg)
+            .args(["replay", "--json"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let last = r["steps"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["from"], "Filipe Manana <fdmanana@kernel.org>");
+        assert_eq!(last["role"], role, "{last:#}");
+        assert_eq!(r["final_state"], state, "{r:#}");
+    }
+}
+
 /// The shipped config.toml with its state and outbox in `dir`.
 fn config_in(dir: &Path) -> String {
     std::fs::read_to_string(root().join("config.toml"))

@@ -188,7 +188,13 @@ pub fn handle_reply(
             message_id: entry.message_id.as_str(),
             reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
             words: &entry.text,
-            role: match role(from.as_ref(), false, &case, &config.reply.trust) {
+            role: match role(
+                from.as_ref(),
+                &entry.from_name,
+                false,
+                &case,
+                &config.reply.trust,
+            ) {
                 Role::Other if posted_patch => Role::Contributor,
                 r => r,
             },
@@ -285,7 +291,13 @@ fn understand(
     }
     let case = store.case(case_id)?;
     let ctx = Context {
-        speaker: speaker(role(from, false, &case, &config.reply.trust)),
+        speaker: speaker(role(
+            from,
+            &entry.from_name,
+            false,
+            &case,
+            &config.reply.trust,
+        )),
         improvement: case.verdict == crate::model::case::ReportKind::Improvement,
         patch_subject: crate::reply::understand::features::is_patch_subject(&entry.subject),
         patch_attached: !entry.patches.is_empty(),

@@ -116,6 +116,9 @@ pub struct Policy {
     pub anyone_moves_open: bool,
     /// People's other addresses (a `.mailmap`).
     pub aliases: Aliases,
+    /// A sender with the display name and mailbox name of someone the case
+    /// knows, at another domain, is that person (`same_name_addresses`).
+    pub same_name: bool,
 }
 
 /// People's other addresses, from a `.mailmap` (the kernel keeps one): each
@@ -180,9 +183,10 @@ pub fn maintainers_from_file(text: &str) -> HashSet<Address> {
         .collect()
 }
 
-/// The role of `from` for `case`; a robot is always `Bot`. The strongest role
-/// wins: operator, author, committer, maintainer, contributor.
-pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Role {
+/// The role of `from` (display name `name`) for `case`; a robot is always
+/// `Bot`. The strongest role wins: operator, author, committer, maintainer,
+/// contributor.
+pub fn role(from: Option<&Address>, name: &str, is_bot: bool, case: &Case, p: &Policy) -> Role {
     if is_bot {
         return Role::Bot;
     }
@@ -190,11 +194,13 @@ pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Ro
         return Role::Other;
     };
     let me = |a: &Address| p.aliases.same(a, from);
-    let is = |a: &Option<String>| {
-        a.as_deref()
-            .and_then(Address::parse)
-            .is_some_and(|a| me(&a))
+    // A mailbox the case knows (`Name <addr>`): this sender's by address,
+    // by the mailmap, or by name at another domain.
+    let is_me = |mailbox: &str| {
+        Address::parse(mailbox).is_some_and(|a| me(&a))
+            || (p.same_name && same_name_elsewhere(mailbox, name, from))
     };
+    let is = |a: &Option<String>| a.as_deref().is_some_and(is_me);
     let listed = |set: &HashSet<Address>| {
         set.contains(from)
             || (!p.aliases.is_empty()
@@ -206,29 +212,57 @@ pub fn role(from: Option<&Address>, is_bot: bool, case: &Case, p: &Policy) -> Ro
         Role::Author
     } else if is(&case.committer) {
         Role::Committer
-    } else if listed(&p.maintainers) || cc_person(case, &me) {
+    } else if listed(&p.maintainers) || case.cc.iter().chain(&case.to).any(|c| is_me(c)) {
+        // The report was copied to them by name: the robot copies the
+        // maintainers and reviewers of the code (get_maintainer.pl), so they
+        // speak for it as a MAINTAINERS file would say.
         Role::Maintainer
-    } else if case
-        .contributors
-        .iter()
-        .filter_map(|c| Address::parse(c))
-        .any(|a| me(&a))
-    {
+    } else if case.contributors.iter().any(|c| is_me(c)) {
         Role::Contributor
     } else {
         Role::Other
     }
 }
 
-/// The report was copied to `from` by name: the robot copies the
-/// maintainers and reviewers of the code (get_maintainer.pl), so they speak
-/// for it as a MAINTAINERS file would say.
-fn cc_person(case: &Case, me: &dyn Fn(&Address) -> bool) -> bool {
-    case.cc
-        .iter()
-        .chain(&case.to)
-        .filter_map(|c| Address::parse(c))
-        .any(|a| me(&a))
+/// `known` (`Name <addr>`) names the sender `name <from>` at another domain:
+/// the same display name (of two words at least, in any order and case) and
+/// the same mailbox before the `@`. Developers answer from another address
+/// than the commit's (`fdmanana@kernel.org` for `fdmanana@suse.com`,
+/// `dsterba@suse.cz` for `dsterba@suse.com`).
+pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
+    let Some(addr) = Address::parse(known) else {
+        return false;
+    };
+    let split = |a: &Address| {
+        a.as_str()
+            .rsplit_once('@')
+            .map(|(l, d)| (l.to_string(), d.to_string()))
+    };
+    let (Some((l1, d1)), Some((l2, d2))) = (split(&addr), split(from)) else {
+        return false;
+    };
+    let words = |n: &str| {
+        let mut w: Vec<String> = n
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .map(|w| {
+                w.trim_matches(|c: char| c == '"' || c == '\'')
+                    .to_lowercase()
+            })
+            .filter(|w| !w.is_empty())
+            .collect();
+        w.sort();
+        w
+    };
+    let theirs = words(display_name(known));
+    l1 == l2 && l1.len() >= 2 && d1 != d2 && theirs.len() >= 2 && theirs == words(name)
+}
+
+/// The display name of `Name <addr>` (empty for a bare address).
+fn display_name(mailbox: &str) -> &str {
+    match mailbox.rfind('<') {
+        Some(i) => mailbox[..i].trim(),
+        None => "",
+    }
 }
 
 #[cfg(test)]
@@ -296,7 +330,10 @@ no address here
         case.author = Some("dave@fromorbit.com".into());
         let from = a("fdmanana@kernel.org");
         let plain = Policy::default();
-        assert_eq!(role(Some(&from), false, &case, &plain), Role::Other);
+        assert_eq!(
+            role(Some(&from), "Filipe Manana", false, &case, &plain),
+            Role::Other
+        );
         let mapped = Policy {
             aliases: Aliases::from_mailmap(
                 b"Filipe Manana <fdmanana@kernel.org> <fdmanana@suse.com>
@@ -306,14 +343,113 @@ no address here
             .unwrap(),
             ..Policy::default()
         };
-        assert_eq!(role(Some(&from), false, &case, &mapped), Role::Maintainer);
         assert_eq!(
-            role(Some(&a("dchinner@redhat.com")), false, &case, &mapped),
+            role(Some(&from), "Filipe Manana", false, &case, &mapped),
+            Role::Maintainer
+        );
+        assert_eq!(
+            role(Some(&a("dchinner@redhat.com")), "", false, &case, &mapped),
             Role::Author
         );
         assert_eq!(
-            role(Some(&a("someone@else.org")), false, &case, &mapped),
+            role(Some(&a("someone@else.org")), "", false, &case, &mapped),
             Role::Other
         );
+    }
+
+    /// Who is the same person at another address, by display name and
+    /// mailbox name: `(known, from name, from address, same person)`.
+    #[test]
+    fn same_name_elsewhere_table() {
+        for (known, name, from, same) in [
+            (
+                "Filipe Manana <fdmanana@suse.com>",
+                "Filipe Manana",
+                "fdmanana@kernel.org",
+                true,
+            ),
+            (
+                "David Sterba <dsterba@suse.com>",
+                "David Sterba",
+                "dsterba@suse.cz",
+                true,
+            ),
+            (
+                "\"Sterba, David\" <dsterba@suse.com>",
+                "david sterba",
+                "DSterba@suse.cz",
+                true,
+            ),
+            // The same address is not "another" one (the caller matched it).
+            (
+                "David Sterba <dsterba@suse.com>",
+                "David Sterba",
+                "dsterba@suse.com",
+                false,
+            ),
+            // Another mailbox name, another name, one word, no name.
+            (
+                "Qu Wenruo <wqu@suse.com>",
+                "Qu Wenruo",
+                "quwenruo.btrfs@gmx.com",
+                false,
+            ),
+            (
+                "David Sterba <dsterba@suse.com>",
+                "David Howells",
+                "dsterba@evil.example",
+                false,
+            ),
+            ("root <root@a.example>", "root", "root@b.example", false),
+            ("dsterba@suse.com", "David Sterba", "dsterba@suse.cz", false),
+            (
+                "David Sterba <dsterba@suse.com>",
+                "",
+                "dsterba@suse.cz",
+                false,
+            ),
+            ("not an address", "David Sterba", "dsterba@suse.cz", false),
+        ] {
+            assert_eq!(
+                same_name_elsewhere(known, name, &a(from)),
+                same,
+                "{known} / {name} <{from}>"
+            );
+        }
+    }
+
+    /// With `same_name`, the author answering from another domain is the
+    /// author, a maintainer copied on the report is a maintainer; without
+    /// it (decisions need DKIM: anyone signs for a domain of their own),
+    /// both are strangers.
+    #[test]
+    fn another_domain_by_name_has_the_role_only_where_allowed() {
+        let mut case = Case::sample(
+            "aaaaaaaaaaaa",
+            crate::model::case::CaseState::Reported,
+            chrono::Utc::now(),
+        );
+        case.author = Some("Filipe Manana <fdmanana@suse.com>".into());
+        case.cc = vec!["David Sterba <dsterba@suse.com>".into()];
+        let by_name = Policy {
+            same_name: true,
+            ..Policy::default()
+        };
+        for (p, author, maintainer) in [
+            (&by_name, Role::Author, Role::Maintainer),
+            (&Policy::default(), Role::Other, Role::Other),
+        ] {
+            let filipe = a("fdmanana@kernel.org");
+            let david = a("dsterba@suse.cz");
+            assert_eq!(
+                role(Some(&filipe), "Filipe Manana", false, &case, p),
+                author
+            );
+            assert_eq!(
+                role(Some(&david), "David Sterba", false, &case, p),
+                maintainer
+            );
+            assert_eq!(role(Some(&david), "Mallory", false, &case, p), Role::Other);
+        }
     }
 }
