@@ -313,6 +313,45 @@ fn the_author_may_overturn_their_own_open_decision() {
     assert_eq!(v["state"], "not-a-regression", "{}", v["events"]);
 }
 
+/// A stranger's patch put the case awaiting a fix; the author then finds
+/// the commit innocent: a trusted sender has the last word over someone who
+/// may not close the case (a second stranger would not).
+#[test]
+fn the_author_overturns_a_strangers_open_decision() {
+    const MALLORY: &str = "Mallory <mallory@else.example>";
+    for (from, want) in [
+        (DAVE, "not-a-regression"),
+        ("Eve <eve@else.example>", "needs-human"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = setup(tmp.path(), "");
+        let c = report(&cfg);
+        ingest(
+            &cfg,
+            &mail(
+                MALLORY,
+                "m1@x",
+                &c.message_id,
+                "",
+                "I have posted a fix for this regression.",
+            ),
+        );
+        assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
+        ingest(
+            &cfg,
+            &mail(
+                from,
+                "m2@x",
+                "m1@x",
+                "",
+                "This is not a regression, the test is contending on one file.",
+            ),
+        );
+        let v = show(&cfg, &c.id);
+        assert_eq!(v["state"], want, "{from}: {}", v["events"]);
+    }
+}
+
 #[test]
 fn robots_and_own_mail_never_move_anything() {
     let tmp = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::model::case::{Case, CaseState};
-use crate::reply::policy::effect::{decide, decide_in, Effect};
+use crate::reply::policy::effect::{decide, decide_in, Effect, MovedBy};
 use crate::reply::policy::trust::{Policy, Role};
 use crate::reply::understand::classify::{classify_words, quoted_before_reply, rule_hits};
 use crate::reply::understand::features::features;
@@ -271,7 +271,8 @@ pub struct ThreadRead {
 
 /// Replay each thread of `items` (with `reads` in the same order) as a case
 /// would take it: from reported, each reply's reading in date order through
-/// the policy, a sender's own earlier decision theirs to overturn. Roles are
+/// the policy, a sender's own earlier decision theirs to overturn (and a
+/// stranger's a trusted sender's). Roles are
 /// the labels' (no MAINTAINERS file or To/Cc to place people by).
 pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Vec<ThreadRead> {
     let mut by: BTreeMap<&str, Vec<(&Labelled, &Read)>> = BTreeMap::new();
@@ -281,13 +282,18 @@ pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Ve
     by.into_iter()
         .map(|(thread, mut replies)| {
             replies.sort_by(|a, b| (a.0.date, &a.0.path).cmp(&(b.0.date, &b.0.path)));
-            let (mut state, mut by_whom) = (CaseState::Reported, None);
+            let mut state = CaseState::Reported;
+            let mut by_whom: Option<(Option<&crate::model::Address>, Role)> = None;
             for (l, r) in &replies {
-                let own = by_whom.is_some() && by_whom == l.from.as_ref();
-                let e = decide_in(state, own, &r.understanding, l.role, policy);
+                let moved_by = match by_whom {
+                    Some((from, _)) if from.is_some() && from == l.from.as_ref() => MovedBy::Sender,
+                    Some((_, role)) if !policy.may_decide_by_text(role) => MovedBy::Untrusted,
+                    _ => MovedBy::Another,
+                };
+                let e = decide_in(state, moved_by, &r.understanding, l.role, policy);
                 if let Some(s) = e.state.filter(|s| *s != state) {
                     state = s;
-                    by_whom = l.from.as_ref();
+                    by_whom = Some((l.from.as_ref(), l.role));
                 }
             }
             let last = replies.iter().rposition(|(l, _)| l.label.is_decisive());

@@ -13,6 +13,7 @@ use crate::model::case::{Case, CaseId, Cause};
 use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
 use crate::model::{OutboxKind, Reading, ThreadEntry};
+use crate::reply::policy::effect::MovedBy;
 use crate::reply::policy::trust::{role, Role, Verdict};
 use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
@@ -204,7 +205,7 @@ pub fn handle_reply(
             commands: &seen.commands,
             limited: entry.limited.as_deref(),
             echo,
-            own_decision: seen.own_decision,
+            moved_by: seen.moved_by,
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
             recent_escalation: seen.recent_escalation.as_deref(),
@@ -320,8 +321,8 @@ struct Seen {
     acked_before: bool,
     /// The case's escalation mail of the last `escalation.per_case_hours`.
     recent_escalation: Option<String>,
-    /// The sender's own reply put the case where it is.
-    own_decision: bool,
+    /// Whose reply put the case where it is.
+    moved_by: MovedBy,
 }
 
 impl Seen {
@@ -348,16 +349,26 @@ impl Seen {
             .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
-        let own_decision = match (from, case.moved_by.as_deref().and_then(Address::parse)) {
-            (Some(a), Some(by)) => config.reply.trust.aliases.same(&by, a),
-            _ => false,
+        let trust = &config.reply.trust;
+        let by = case.moved_by.as_deref();
+        let moved_by = match (from, by.and_then(Address::parse)) {
+            (Some(a), Some(mover)) if trust.aliases.same(&mover, a) => MovedBy::Sender,
+            (_, Some(mover)) => {
+                let name = by.map_or("", crate::reply::policy::trust::display_name);
+                if trust.may_decide_by_text(role(Some(&mover), name, false, case, trust)) {
+                    MovedBy::Another
+                } else {
+                    MovedBy::Untrusted
+                }
+            }
+            _ => MovedBy::Another,
         };
         Ok(Seen {
             commands,
             answers_last_hour,
             acked_before,
             recent_escalation,
-            own_decision,
+            moved_by,
         })
     }
 }

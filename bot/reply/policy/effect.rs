@@ -103,17 +103,31 @@ fn single_minded(u: &Understanding) -> bool {
 /// human's to weigh.
 const SECOND_DECISION: f64 = 0.25;
 
+/// Whose words put the case where it stands, as the sender of a new reply
+/// sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MovedBy {
+    /// This sender's own earlier reply.
+    Sender,
+    /// Someone whose words the policy lets move only states that close
+    /// nothing (a stranger, a contributor): a trusted sender has the last
+    /// word over them.
+    Untrusted,
+    /// Someone else the policy trusts, a command, an operator, or nobody.
+    Another,
+}
+
 /// Decide what a reply does to a case in `state` (which someone else's
 /// words, or none, decided).
 pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {
-    decide_in(state, false, u, role, policy)
+    decide_in(state, MovedBy::Another, u, role, policy)
 }
 
-/// Decide, knowing whether the case's `state` was the same sender's own
-/// decision (`own`): theirs to overturn while it closes nothing.
+/// Decide, knowing who put the case in its `state`: the sender's own open
+/// decision, or a stranger's, is a trusted sender's to overturn.
 pub fn decide_in(
     state: CaseState,
-    own: bool,
+    moved_by: MovedBy,
     u: &Understanding,
     role: Role,
     policy: &Policy,
@@ -229,9 +243,12 @@ pub fn decide_in(
     }
     // A later decision may overturn an open one of the same sender (a fix
     // was awaited, then the author finds the commit innocent, or keeps it as
-    // it is); one person's decision against another's, or against a closed
-    // case, is a human's to weigh.
-    let overturns = own && !state.is_closed() && policy.may_decide_by_text(role);
+    // it is), or of someone who may not close the case (a stranger's patch
+    // awaited, then the author says it is no regression); one trusted
+    // person's decision against another's, or against a closed case, is a
+    // human's to weigh.
+    let overturns =
+        moved_by != MovedBy::Another && !state.is_closed() && policy.may_decide_by_text(role);
     if decided_state(state) && !progression(state, to) && !by_command && !overturns {
         return Effect::human(format!(
             "{} contradicts the earlier decision ({state}): \"{}\"",
@@ -530,44 +547,45 @@ mod tests {
     }
 
     /// A decision against the case's state: the same sender may overturn
-    /// their own open decision; another's, or a closed case, goes to a
-    /// human. `(state, own, intent, role, state after)`.
+    /// their own open decision, a trusted sender a stranger's; another
+    /// trusted sender's, or a closed case, goes to a human. `(state, who
+    /// moved it there, intent, role, state after)`.
     #[test]
     fn overturning_a_decision() {
         use CaseState as S;
         use Intent as I;
-        let cases: &[(S, bool, I, Role, S)] = &[
+        let cases: &[(S, MovedBy, I, Role, S)] = &[
             (
                 S::AwaitingFix,
-                true,
+                MovedBy::Sender,
                 I::NotARegression,
                 Role::Author,
                 S::NotARegression,
             ),
             (
                 S::AwaitingFix,
-                true,
+                MovedBy::Sender,
                 I::WontFix,
                 Role::Maintainer,
                 S::WontFix,
             ),
             (
                 S::AwaitingFix,
-                true,
+                MovedBy::Sender,
                 I::WillRevert,
                 Role::Author,
                 S::AwaitingRevert,
             ),
             (
                 S::AwaitingFix,
-                false,
+                MovedBy::Another,
                 I::NotARegression,
                 Role::Author,
                 S::NeedsHuman,
             ),
             (
                 S::AwaitingRevert,
-                false,
+                MovedBy::Another,
                 I::NotARegression,
                 Role::Maintainer,
                 S::NeedsHuman,
@@ -575,7 +593,7 @@ mod tests {
             // A stranger's own earlier words decide nothing now either.
             (
                 S::AwaitingFix,
-                true,
+                MovedBy::Sender,
                 I::NotARegression,
                 Role::Other,
                 S::NeedsHuman,
@@ -583,20 +601,47 @@ mod tests {
             // A closed case is a human's to reopen or re-close.
             (
                 S::NotARegression,
-                true,
+                MovedBy::Sender,
                 I::WontFix,
                 Role::Author,
                 S::NeedsHuman,
             ),
-            (S::WontFix, true, I::WillRevert, Role::Author, S::NeedsHuman),
+            (
+                S::WontFix,
+                MovedBy::Sender,
+                I::WillRevert,
+                Role::Author,
+                S::NeedsHuman,
+            ),
+            // A stranger's patch awaited, then the author finds no
+            // regression: the author has the last word.
+            (
+                S::AwaitingFix,
+                MovedBy::Untrusted,
+                I::NotARegression,
+                Role::Author,
+                S::NotARegression,
+            ),
+            // ... but not over a closed case, and a stranger not over a
+            // stranger.
+            (
+                S::WontFix,
+                MovedBy::Untrusted,
+                I::NotARegression,
+                Role::Author,
+                S::NeedsHuman,
+            ),
+            (
+                S::AwaitingFix,
+                MovedBy::Untrusted,
+                I::NotARegression,
+                Role::Other,
+                S::NeedsHuman,
+            ),
         ];
-        for &(state, own, intent, role, want) in cases {
-            let e = decide_in(state, own, &u(intent, 0.9, &[]), role, &policy());
-            assert_eq!(
-                e.state,
-                Some(want),
-                "{state} own={own} {intent} {role}: {e:?}"
-            );
+        for &(state, by, intent, role, want) in cases {
+            let e = decide_in(state, by, &u(intent, 0.9, &[]), role, &policy());
+            assert_eq!(e.state, Some(want), "{state} {by:?} {intent} {role}: {e:?}");
         }
         // Agreeing with where the case is: nothing moves, nobody is asked,
         // from a stranger or at low confidence too.

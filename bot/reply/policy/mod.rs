@@ -220,9 +220,8 @@ pub struct Facts<'a> {
     /// A size limit cut the message (what was cut).
     pub limited: Option<&'a str>,
     pub echo: Echo,
-    /// The case's state is this sender's own decision (an earlier reply of
-    /// theirs put it there).
-    pub own_decision: bool,
+    /// Whose words put the case where it stands.
+    pub moved_by: effect::MovedBy,
     /// An ack went out for this case before.
     pub acked_before: bool,
     /// Automatic answers perfbot queued to this sender in the last hour.
@@ -322,7 +321,7 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
     } else if f.fact {
         fact_effect(f.case.state, u, &p.trust)
     } else {
-        effect::decide_in(f.case.state, f.own_decision, u, role, &p.trust)
+        effect::decide_in(f.case.state, f.moved_by, u, role, &p.trust)
     };
     let ignore = if refused {
         None
