@@ -315,13 +315,18 @@ fn the_author_may_overturn_their_own_open_decision() {
 
 /// A stranger's patch put the case awaiting a fix; the author then finds
 /// the commit innocent: a trusted sender has the last word over someone who
-/// may not close the case (a second stranger would not).
+/// may not close the case (a second stranger would not). Where the author
+/// (known by name at another address) awaited the fix, an operator's
+/// contrary word is a human's to weigh. `(first, second, state)`.
 #[test]
-fn the_author_overturns_a_strangers_open_decision() {
+fn a_trusted_sender_overturns_a_strangers_open_decision() {
     const MALLORY: &str = "Mallory <mallory@else.example>";
-    for (from, want) in [
-        (DAVE, "not-a-regression"),
-        ("Eve <eve@else.example>", "needs-human"),
+    const OPS: &str = "Ops <ops@ci.example>";
+    for (first, second, want) in [
+        (MALLORY, DAVE, "not-a-regression"),
+        (MALLORY, "Eve <eve@else.example>", "needs-human"),
+        ("Dave Chinner <dchinner@kernel.example>", OPS, "needs-human"),
+        (MALLORY, OPS, "not-a-regression"),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let cfg = setup(tmp.path(), "");
@@ -329,18 +334,18 @@ fn the_author_overturns_a_strangers_open_decision() {
         ingest(
             &cfg,
             &mail(
-                MALLORY,
+                first,
                 "m1@x",
                 &c.message_id,
                 "",
                 "I have posted a fix for this regression.",
             ),
         );
-        assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
+        assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix", "{first}");
         ingest(
             &cfg,
             &mail(
-                from,
+                second,
                 "m2@x",
                 "m1@x",
                 "",
@@ -348,7 +353,7 @@ fn the_author_overturns_a_strangers_open_decision() {
             ),
         );
         let v = show(&cfg, &c.id);
-        assert_eq!(v["state"], want, "{from}: {}", v["events"]);
+        assert_eq!(v["state"], want, "{first}, then {second}: {}", v["events"]);
     }
 }
 

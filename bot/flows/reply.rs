@@ -14,7 +14,7 @@ use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
 use crate::model::{OutboxKind, Reading, ThreadEntry};
 use crate::reply::policy::effect::MovedBy;
-use crate::reply::policy::trust::{role, Role, Verdict};
+use crate::reply::policy::trust::{role, Policy as TrustPolicy, Role, Verdict};
 use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
 use crate::reply::understand::{read, Basis, Context, Fact, Intent, Speaker, Understanding};
@@ -349,20 +349,22 @@ impl Seen {
             .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
-        let trust = &config.reply.trust;
-        let by = case.moved_by.as_deref();
-        let moved_by = match (from, by.and_then(Address::parse)) {
-            (Some(a), Some(mover)) if trust.aliases.same(&mover, a) => MovedBy::Sender,
-            (_, Some(mover)) => {
-                let name = by.map_or("", crate::reply::policy::trust::display_name);
-                if trust.may_decide_by_text(role(Some(&mover), name, false, case, trust)) {
-                    MovedBy::Another
-                } else {
-                    MovedBy::Untrusted
-                }
-            }
-            _ => MovedBy::Another,
+        // The mover's name, as their mail gave it (the case keeps the address).
+        let mover_name = match case.moved_by.as_deref() {
+            Some(by) => store
+                .thread(&case.id)?
+                .into_iter()
+                .rev()
+                .find(|e| e.from == by)
+                .map(|e| e.from_name),
+            None => None,
         };
+        let moved_by = moved_by(
+            &config.reply.trust,
+            case,
+            from,
+            mover_name.as_deref().unwrap_or(""),
+        );
         Ok(Seen {
             commands,
             answers_last_hour,
@@ -370,6 +372,23 @@ impl Seen {
             recent_escalation,
             moved_by,
         })
+    }
+}
+
+/// Whose words put `case` where it stands (its mover, named `mover_name`),
+/// as the sender `from` sees it: their own (by address or mailmap), someone's
+/// the policy lets make only open moves, or another's (a trusted person, a
+/// command, nobody).
+fn moved_by(trust: &TrustPolicy, case: &Case, from: Option<&Address>, mover_name: &str) -> MovedBy {
+    let Some(mover) = case.moved_by.as_deref().and_then(Address::parse) else {
+        return MovedBy::Another;
+    };
+    if from.is_some_and(|a| trust.aliases.same(&mover, a)) {
+        MovedBy::Sender
+    } else if trust.may_decide_by_text(role(Some(&mover), mover_name, false, case, trust)) {
+        MovedBy::Another
+    } else {
+        MovedBy::Untrusted
     }
 }
 

@@ -258,7 +258,7 @@ pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
 }
 
 /// The display name of `Name <addr>` (empty for a bare address).
-pub fn display_name(mailbox: &str) -> &str {
+fn display_name(mailbox: &str) -> &str {
     match mailbox.rfind('<') {
         Some(i) => mailbox[..i].trim(),
         None => "",
