@@ -351,12 +351,7 @@ impl Seen {
             .map(|o| o.message_id.to_string());
         // The mover's name, as their mail gave it (the case keeps the address).
         let mover_name = match case.moved_by.as_deref() {
-            Some(by) => store
-                .thread(&case.id)?
-                .into_iter()
-                .rev()
-                .find(|e| e.from == by)
-                .map(|e| e.from_name),
+            Some(by) => store.sender_name(&case.id, by)?,
             None => None,
         };
         let moved_by = moved_by(

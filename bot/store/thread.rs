@@ -196,6 +196,21 @@ impl Store {
             .collect()
     }
 
+    /// The name `address` last gave in a case's thread (the latest of its
+    /// messages, read from the end: the one asked about is usually recent).
+    pub fn sender_name(&self, case: &CaseId, address: &str) -> Result<Option<String>, StoreError> {
+        let mut prefix = case.as_str().as_bytes().to_vec();
+        prefix.push(b'/');
+        for kv in self.thread.scan_prefix(prefix).rev() {
+            let (k, v) = kv?;
+            let e: ThreadEntry = decode("thread", &k, &v)?;
+            if e.from == address {
+                return Ok(Some(e.from_name));
+            }
+        }
+        Ok(None)
+    }
+
     /// Every case with its events and thread.
     pub fn case_records(&self) -> Result<Vec<crate::model::case::CaseRecord>, StoreError> {
         let mut out = Vec::new();
