@@ -503,6 +503,66 @@ fn a_thread_replays_into_an_adopted_case() {
     assert_eq!(last["intent"], "will-revert");
 }
 
+/// `replay --labels`: every corpus thread replayed with the default policy
+/// and judged against its labels' last decision. Floors, not the figures
+/// (a retrained model may move one thread): none ends wrong, every decided
+/// thread ends right or with a human, and at least 15 of the 20 decided
+/// ones end right (16 as of 2026-12-02; in sample). A labels file that
+/// does not exist is a usage error naming it.
+#[test]
+fn replayed_corpus_threads_hold_their_figures() {
+    let threads = root().join("tests/fixtures/threads");
+    let labels = threads.join("labels.jsonl");
+    let o = perfbot(&[
+        "replay",
+        "--json",
+        threads.to_str().unwrap(),
+        "--labels",
+        labels.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let judged: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["judged"].clone())
+        .collect();
+    assert_eq!(judged.len(), 27);
+    let count = |decided: bool, outcome: &str| {
+        judged
+            .iter()
+            .filter(|j| j["decision"].is_null() != decided && j["outcome"] == outcome)
+            .count()
+    };
+    let decided = judged.iter().filter(|j| !j["decision"].is_null()).count();
+    assert_eq!(decided, 20);
+    assert_eq!(
+        count(true, "wrong") + count(false, "wrong"),
+        0,
+        "{judged:#?}"
+    );
+    assert_eq!(
+        count(true, "right") + count(true, "to-human"),
+        decided,
+        "{judged:#?}"
+    );
+    assert!(count(true, "right") >= 15, "{judged:#?}");
+    let o = perfbot(&[
+        "replay",
+        threads.to_str().unwrap(),
+        "--labels",
+        labels.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("threads 27: of 20 decided, right "), "{out}");
+    let o = perfbot(&[
+        "replay",
+        threads.to_str().unwrap(),
+        "--labels",
+        "no/such/labels.jsonl",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/labels.jsonl"));
+}
+
 /// The author answers from another domain than the report's (kernel.org
 /// for suse.com), same name and mailbox: the author's "This is expected."
 /// closes the case. Without `same_name_addresses` a stranger said it, and a

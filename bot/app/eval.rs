@@ -256,6 +256,17 @@ pub enum ThreadOutcome {
     Wrong,
 }
 
+impl ThreadOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThreadOutcome::Right => "right",
+            ThreadOutcome::ToHuman => "with a human",
+            ThreadOutcome::LeftOpen => "left open",
+            ThreadOutcome::Wrong => "wrong",
+        }
+    }
+}
+
 /// One labelled thread, its replies read in order.
 #[derive(Debug, Clone, Serialize)]
 pub struct ThreadRead {
@@ -296,27 +307,38 @@ pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Ve
                     by_whom = Some((l.from.as_ref(), l.role));
                 }
             }
-            let last = replies.iter().rposition(|(l, _)| l.label.is_decisive());
-            let decision = last.map(|k| replies[k].0.label);
-            // What a careful reader could defend: the last decision, or a
-            // decisive second reading of it or of any later reply (of any
-            // reply, where nobody decided).
-            let defensible: Vec<Intent> = replies[last.unwrap_or(0)..]
-                .iter()
-                .flat_map(|(l, _)| l.alt.iter().copied())
-                .filter(|i| i.is_decisive())
-                .collect();
-            let asked = replies.iter().any(|(l, _)| l.label == Intent::Question);
-            ThreadRead {
-                thread: thread.to_string(),
-                replies: replies.len(),
-                decision,
-                asked,
-                state,
-                outcome: thread_outcome(decision, &defensible, state),
-            }
+            let labelled: Vec<&Labelled> = replies.iter().map(|(l, _)| *l).collect();
+            judge_thread(thread, &labelled, Some(state))
         })
         .collect()
+}
+
+/// Judge where a thread ended (`None`: it has no case) against its labelled
+/// replies, in date order: its last decision (any role), or what a careful
+/// reader could defend (a decisive second reading of that decision or of
+/// any later reply; of any reply, where nobody decided). A thread without a
+/// case is counted wrong: perfbot lost it.
+pub fn judge_thread(thread: &str, replies: &[&Labelled], state: Option<CaseState>) -> ThreadRead {
+    let last = replies.iter().rposition(|l| l.label.is_decisive());
+    let decision = last.map(|k| replies[k].label);
+    let defensible: Vec<Intent> = replies[last.unwrap_or(0)..]
+        .iter()
+        .flat_map(|l| l.alt.iter().copied())
+        .filter(|i| i.is_decisive())
+        .collect();
+    let asked = replies.iter().any(|l| l.label == Intent::Question);
+    let (state, outcome) = match state {
+        Some(s) => (s, thread_outcome(decision, &defensible, s)),
+        None => (CaseState::Reported, ThreadOutcome::Wrong),
+    };
+    ThreadRead {
+        thread: thread.to_string(),
+        replies: replies.len(),
+        decision,
+        asked,
+        state,
+        outcome,
+    }
 }
 
 fn thread_outcome(

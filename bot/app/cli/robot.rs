@@ -8,6 +8,7 @@ use clap::Args;
 use super::{read_input, Failure};
 use crate::config::Config;
 use crate::flows::robot::{attachments_of, read_back, roundtrip, RoundTrip};
+use crate::model::case::CaseState;
 
 #[derive(Args, Debug)]
 pub struct ParseReportArgs {
@@ -252,6 +253,39 @@ pub struct ReplayArgs {
     /// One JSON object per thread
     #[arg(long)]
     pub json: bool,
+    /// Labels of the threads' replies (`labels.jsonl`, as `eval-replies`
+    /// reads them): each thread's final state is judged against them, and
+    /// the thread figures follow
+    #[arg(long = "labels", value_name = "LABELS.jsonl")]
+    pub labels: Vec<PathBuf>,
+}
+
+/// A replayed thread, with how it ended against its labels (if any).
+#[derive(serde::Serialize)]
+struct Judged<'a> {
+    #[serde(flatten)]
+    replay: &'a crate::flows::robot::Replay,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    judged: Option<&'a crate::app::eval::ThreadRead>,
+}
+
+/// The labelled replies of the thread folder `dir`, in date order.
+fn labelled_in<'a>(
+    labels: &'a [crate::app::eval::Labelled],
+    dir: &std::path::Path,
+) -> Vec<&'a crate::app::eval::Labelled> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut mine: Vec<&crate::app::eval::Labelled> = labels
+        .iter()
+        .filter(|l| {
+            l.path
+                .parent()
+                .and_then(|p| p.canonicalize().ok())
+                .is_some_and(|p| p == dir)
+        })
+        .collect();
+    mine.sort_by(|a, b| (a.date, &a.path).cmp(&(b.date, &b.path)));
+    mine
 }
 
 /// A scratch state directory, removed when dropped.
@@ -283,6 +317,12 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
             )));
         }
     }
+    let labels = if a.labels.is_empty() {
+        Vec::new()
+    } else {
+        crate::app::eval::load(&a.labels).map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?
+    };
+    let mut judged: Vec<crate::app::eval::ThreadRead> = Vec::new();
     let mut states: std::collections::BTreeMap<String, usize> = Default::default();
     for (n, dir) in dirs.iter().enumerate() {
         let (state_dir, _scratch) = match &a.state {
@@ -301,12 +341,29 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         *states
             .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))
             .or_default() += 1;
+        let mine = labelled_in(&labels, dir);
+        let verdict = (!mine.is_empty()).then(|| {
+            let state = r.final_state.as_deref().and_then(CaseState::parse);
+            crate::app::eval::judge_thread(&r.thread, &mine, state)
+        });
         if a.json {
-            println!("{}", serde_json::to_string(&r)?);
+            let j = Judged {
+                replay: &r,
+                judged: verdict.as_ref(),
+            };
+            println!("{}", serde_json::to_string(&j)?);
+            judged.extend(verdict);
             continue;
         }
+        let against = verdict.as_ref().map_or(String::new(), |v| {
+            let decision = v
+                .decision
+                .map_or("no decision".to_string(), |d| d.to_string());
+            format!(" ({} against the labels' {decision})", v.outcome.as_str())
+        });
+        judged.extend(verdict);
         println!(
-            "== {} → {}",
+            "== {} → {}{against}",
             r.thread,
             r.final_state.as_deref().unwrap_or("no case")
         );
@@ -336,6 +393,9 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
     if !a.json {
         let summary: Vec<String> = states.iter().map(|(s, n)| format!("{s} {n}")).collect();
         println!("{} threads: {}", dirs.len(), summary.join(", "));
+        if !a.labels.is_empty() {
+            print!("{}", crate::app::eval::render_threads(&judged));
+        }
     }
     Ok(())
 }
