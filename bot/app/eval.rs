@@ -296,11 +296,9 @@ pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Ve
             let mut state = CaseState::Reported;
             let mut by_whom: Option<(Option<&crate::model::Address>, Role)> = None;
             for (l, r) in &replies {
-                let moved_by = match by_whom {
-                    Some((from, _)) if from.is_some() && from == l.from.as_ref() => MovedBy::Sender,
-                    Some((_, role)) if !policy.may_decide_by_text(role) => MovedBy::Untrusted,
-                    _ => MovedBy::Another,
-                };
+                let moved_by = by_whom.map_or(MovedBy::Another, |(from, role)| {
+                    MovedBy::of(from.is_some() && from == l.from.as_ref(), role, policy)
+                });
                 let e = decide_in(state, moved_by, &r.understanding, l.role, policy);
                 if let Some(s) = e.state.filter(|s| *s != state) {
                     state = s;

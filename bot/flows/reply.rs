@@ -378,13 +378,12 @@ fn moved_by(trust: &TrustPolicy, case: &Case, from: Option<&Address>, mover_name
     let Some(mover) = case.moved_by.as_deref().and_then(Address::parse) else {
         return MovedBy::Another;
     };
-    if from.is_some_and(|a| trust.aliases.same(&mover, a)) {
-        MovedBy::Sender
-    } else if trust.may_decide_by_text(role(Some(&mover), mover_name, false, case, trust)) {
-        MovedBy::Another
-    } else {
-        MovedBy::Untrusted
-    }
+    let own = from.is_some_and(|a| trust.aliases.same(&mover, a));
+    MovedBy::of(
+        own,
+        role(Some(&mover), mover_name, false, case, trust),
+        trust,
+    )
 }
 
 /// The understanding as the thread entry keeps it (timeline, dashboard).

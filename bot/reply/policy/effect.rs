@@ -117,6 +117,19 @@ pub enum MovedBy {
     Another,
 }
 
+impl MovedBy {
+    /// The standing of a mover in `role` (`own`: the new reply's sender).
+    pub fn of(own: bool, role: Role, policy: &Policy) -> MovedBy {
+        if own {
+            MovedBy::Sender
+        } else if policy.may_decide_by_text(role) {
+            MovedBy::Another
+        } else {
+            MovedBy::Untrusted
+        }
+    }
+}
+
 /// Decide what a reply does to a case in `state` (which someone else's
 /// words, or none, decided).
 pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {
