@@ -88,3 +88,39 @@ fn pathological_replies_finish() {
         assert!((0.0..=1.0).contains(&u.confidence));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Another address by name (`trust.same_name_addresses`): any known
+    /// mailbox and any sender's name never panic; the very same address is
+    /// never "another" one; a sender whose name has a word more than the
+    /// known name, or whose mailbox name differs, is never that person.
+    #[test]
+    fn same_name_elsewhere_holds_for_any_names(
+        known_name in "[\\PC]{0,30}",
+        known_box in "[a-z0-9.]{1,12}",
+        other_box in "[a-z0-9.]{1,12}",
+        name in "[\\PC]{0,30}",
+        junk in "(?s).{0,60}",
+    ) {
+        use perfbot::model::Address;
+        use perfbot::reply::policy::trust::same_name_elsewhere;
+        let _ = same_name_elsewhere(&junk, &name, &Address::parse("a@b.example").unwrap());
+        let known = format!("{known_name} <{known_box}@one.example>");
+        if let Some(same) = Address::parse(&format!("{known_box}@one.example")) {
+            prop_assert!(!same_name_elsewhere(&known, &known_name, &same));
+        }
+        if let Some(elsewhere) = Address::parse(&format!("{known_box}@two.example")) {
+            // One word more than the known name: someone else.
+            let longer = format!("{known_name} Mallory");
+            prop_assert!(!same_name_elsewhere(&known, &longer, &elsewhere), "{known} / {longer}");
+            let _ = same_name_elsewhere(&known, &name, &elsewhere);
+        }
+        if other_box != known_box {
+            if let Some(other) = Address::parse(&format!("{other_box}@two.example")) {
+                prop_assert!(!same_name_elsewhere(&known, &known_name, &other));
+            }
+        }
+    }
+}
