@@ -349,17 +349,7 @@ impl Seen {
             .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
-        // The mover's name, as their mail gave it (the case keeps the address).
-        let mover_name = match case.moved_by.as_deref() {
-            Some(by) => store.sender_name(&case.id, by)?,
-            None => None,
-        };
-        let moved_by = moved_by(
-            &config.reply.trust,
-            case,
-            from,
-            mover_name.as_deref().unwrap_or(""),
-        );
+        let moved_by = moved_by(store, &config.reply.trust, case, from)?;
         Ok(Seen {
             commands,
             answers_last_hour,
@@ -370,20 +360,39 @@ impl Seen {
     }
 }
 
-/// Whose words put `case` where it stands (its mover, named `mover_name`),
-/// as the sender `from` sees it: their own (by address or mailmap), someone's
-/// the policy lets make only open moves, or another's (a trusted person, a
-/// command, nobody).
-fn moved_by(trust: &TrustPolicy, case: &Case, from: Option<&Address>, mover_name: &str) -> MovedBy {
-    let Some(mover) = case.moved_by.as_deref().and_then(Address::parse) else {
-        return MovedBy::Another;
+/// Whose words put `case` where it stands, as the sender `from` sees it:
+/// their own (by address or mailmap), someone's the policy lets make only
+/// open moves, or another's (a trusted person, a command, nobody).
+fn moved_by(
+    store: &Store,
+    trust: &TrustPolicy,
+    case: &Case,
+    from: Option<&Address>,
+) -> Result<MovedBy, StoreError> {
+    let Some(by) = case.moved_by.as_deref() else {
+        return Ok(MovedBy::Another);
     };
-    let own = from.is_some_and(|a| trust.aliases.same(&mover, a));
-    MovedBy::of(
-        own,
-        role(Some(&mover), mover_name, false, case, trust),
+    let Some(mover) = Address::parse(by) else {
+        return Ok(MovedBy::Another);
+    };
+    if from.is_some_and(|a| trust.aliases.same(&mover, a)) {
+        return Ok(MovedBy::Sender);
+    }
+    // The mover's name, as their mail gave it (the case keeps the address):
+    // only a match by name needs it.
+    let name = if trust.same_name {
+        store.sender_name(&case.id, by)?
+    } else {
+        None
+    };
+    let role = role(
+        Some(&mover),
+        name.as_deref().unwrap_or(""),
+        false,
+        case,
         trust,
-    )
+    );
+    Ok(MovedBy::of(false, role, trust))
 }
 
 /// The understanding as the thread entry keeps it (timeline, dashboard).

@@ -223,9 +223,16 @@ pub(crate) fn note_event(c: &Case, cause: Cause, note: String, time: DateTime<Ut
 }
 
 pub(crate) fn event_key(case: &CaseId, seq: u64) -> Vec<u8> {
+    let mut k = case_prefix(case);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// The key prefix of a case's events and thread entries (`event_key`
+/// adds the sequence).
+pub(crate) fn case_prefix(case: &CaseId) -> Vec<u8> {
     let mut k = case.as_str().as_bytes().to_vec();
     k.push(b'/');
-    k.extend_from_slice(&seq.to_be_bytes());
     k
 }
 
@@ -779,8 +786,7 @@ impl Store {
     }
 
     pub fn events(&self, id: &CaseId) -> Result<Vec<Event>, StoreError> {
-        let mut prefix = id.as_str().as_bytes().to_vec();
-        prefix.push(b'/');
+        let prefix = case_prefix(id);
         decode_all("events", self.events.scan_prefix(prefix))
     }
 

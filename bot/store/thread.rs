@@ -5,8 +5,8 @@ use chrono::Utc;
 use sled::Transactional;
 
 use super::{
-    abort, decode, decode_all, encode, event_key, move_case, no_case, note_event, tx_err, Store,
-    StoreError,
+    abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
+    tx_err, Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
@@ -185,10 +185,8 @@ impl Store {
 
     /// A case's thread in arrival order.
     pub fn thread(&self, case: &CaseId) -> Result<Vec<ThreadEntry>, StoreError> {
-        let mut prefix = case.as_str().as_bytes().to_vec();
-        prefix.push(b'/');
         self.thread
-            .scan_prefix(prefix)
+            .scan_prefix(case_prefix(case))
             .map(|kv| {
                 let (k, v) = kv?;
                 decode("thread", &k, &v)
@@ -199,9 +197,7 @@ impl Store {
     /// The name `address` last gave in a case's thread (the latest of its
     /// messages, read from the end: the one asked about is usually recent).
     pub fn sender_name(&self, case: &CaseId, address: &str) -> Result<Option<String>, StoreError> {
-        let mut prefix = case.as_str().as_bytes().to_vec();
-        prefix.push(b'/');
-        for kv in self.thread.scan_prefix(prefix).rev() {
+        for kv in self.thread.scan_prefix(case_prefix(case)).rev() {
             let (k, v) = kv?;
             let e: ThreadEntry = decode("thread", &k, &v)?;
             if e.from == address {

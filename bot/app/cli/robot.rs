@@ -269,23 +269,22 @@ struct Judged<'a> {
     judged: Option<&'a crate::app::eval::ThreadRead>,
 }
 
-/// The labelled replies of the thread folder `dir`, in date order.
-fn labelled_in<'a>(
-    labels: &'a [crate::app::eval::Labelled],
-    dir: &std::path::Path,
-) -> Vec<&'a crate::app::eval::Labelled> {
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let mut mine: Vec<&crate::app::eval::Labelled> = labels
-        .iter()
-        .filter(|l| {
-            l.path
-                .parent()
-                .and_then(|p| p.canonicalize().ok())
-                .is_some_and(|p| p == dir)
-        })
-        .collect();
-    mine.sort_by(|a, b| (a.date, &a.path).cmp(&(b.date, &b.path)));
-    mine
+/// Labelled replies by the thread folder they are in (canonical), each
+/// folder's in date order.
+fn by_folder(
+    labels: &[crate::app::eval::Labelled],
+) -> std::collections::HashMap<PathBuf, Vec<&crate::app::eval::Labelled>> {
+    let mut by: std::collections::HashMap<PathBuf, Vec<&crate::app::eval::Labelled>> =
+        Default::default();
+    for l in labels {
+        if let Some(dir) = l.path.parent().and_then(|p| p.canonicalize().ok()) {
+            by.entry(dir).or_default().push(l);
+        }
+    }
+    for mine in by.values_mut() {
+        mine.sort_by(|a, b| (a.date, &a.path).cmp(&(b.date, &b.path)));
+    }
+    by
 }
 
 /// A scratch state directory, removed when dropped.
@@ -322,6 +321,7 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
     } else {
         crate::app::eval::load(&a.labels).map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?
     };
+    let labelled = by_folder(&labels);
     let mut judged: Vec<crate::app::eval::ThreadRead> = Vec::new();
     let mut states: std::collections::BTreeMap<String, usize> = Default::default();
     for (n, dir) in dirs.iter().enumerate() {
@@ -341,10 +341,10 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         *states
             .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))
             .or_default() += 1;
-        let mine = labelled_in(&labels, dir);
-        let verdict = (!mine.is_empty()).then(|| {
+        let mine = dir.canonicalize().ok().and_then(|d| labelled.get(&d));
+        let verdict = mine.map(|mine| {
             let state = r.final_state.as_deref().and_then(CaseState::parse);
-            crate::app::eval::judge_thread(&r.thread, &mine, state)
+            crate::app::eval::judge_thread(&r.thread, mine, state)
         });
         if a.json {
             let j = Judged {

@@ -233,12 +233,10 @@ pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
     let Some(addr) = Address::parse(known) else {
         return false;
     };
-    let split = |a: &Address| {
-        a.as_str()
-            .rsplit_once('@')
-            .map(|(l, d)| (l.to_string(), d.to_string()))
-    };
-    let (Some((l1, d1)), Some((l2, d2))) = (split(&addr), split(from)) else {
+    let (Some((l1, d1)), Some((l2, d2))) = (
+        addr.as_str().rsplit_once('@'),
+        from.as_str().rsplit_once('@'),
+    ) else {
         return false;
     };
     let words = |n: &str| {
