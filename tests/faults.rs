@@ -1409,7 +1409,24 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
         "state=nonsense&reason=x&operator=O&token=s3cret-t0ken",
     );
     assert!(out.starts_with("HTTP/1.1 400"), "{out}");
-    let out = http_post(port, &path, &form("s3cret-t0ken"));
+    // The form offers the thread's replies; one not in it is refused.
+    assert!(page.contains("<option value=\"d1@x\">"), "{page}");
+    let out = http_post(
+        port,
+        &path,
+        &format!("{}&reply=elsewhere%40x", form("s3cret-t0ken")),
+    );
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    assert!(
+        out.contains("<elsewhere@x> is not a person's reply"),
+        "{out}"
+    );
+    assert_ne!(state(), "not-a-regression");
+    let out = http_post(
+        port,
+        &path,
+        &format!("{}&reply=d1%40x", form("s3cret-t0ken")),
+    );
     assert!(out.starts_with("HTTP/1.1 303"), "{out}");
     assert!(out.contains(&format!("location: /case/{id}")), "{out}");
     assert_eq!(state(), "not-a-regression");
@@ -1433,6 +1450,7 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     assert_eq!(labels[0]["label"], "not-a-regression");
     assert_eq!(labels[0]["message_id"], "d1@x");
     assert_eq!(labels[0]["by"], "Ops Person (dashboard)");
+    assert_eq!(labels[0]["chosen"], "named");
 }
 
 /// `report` while `run` holds the database hands the daemon a snapshot: the

@@ -1145,6 +1145,39 @@ fn operators_settling_cases_teach_the_reader() {
             "Meh. Compilers do that. I wouldn't lose sleep over this one.",
         ),
     );
+    // Thanks after the decision: the thread's last reply, not the one the
+    // decision rests on.
+    ingest(
+        &cfg,
+        &mail(
+            "Someone Else <se@example.org>",
+            "teach2@x",
+            "teach1@x",
+            "",
+            "Thanks for looking, Dave.",
+        ),
+    );
+    // A reply named that is not in the thread: a usage error, nothing set.
+    let o = perfbot_stdin(
+        &cfg,
+        &[
+            "cases",
+            "set",
+            &c.id,
+            "not-a-regression",
+            "--reason",
+            "x",
+            "--reply",
+            "<nowhere@x>",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("<nowhere@x> is not a person's reply"), "{err}");
+    assert_ne!(show(&cfg, &c.id)["state"], "not-a-regression");
+    let o = run(&cfg, &["labels", "list", "--json"], None);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "[]");
     let o = run(
         &cfg,
         &[
@@ -1159,7 +1192,7 @@ fn operators_settling_cases_teach_the_reader() {
     );
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert!(
-        err.contains("learned: <teach1@x> is not-a-regression"),
+        err.contains("learned: <teach1@x> is not-a-regression (the reply read closest to it"),
         "{err}"
     );
     let o = run(&cfg, &["labels", "list", "--json"], None);
@@ -1168,6 +1201,7 @@ fn operators_settling_cases_teach_the_reader() {
     assert_eq!(labels[0]["label"], "not-a-regression");
     assert_eq!(labels[0]["case_id"], c.id.as_str());
     assert!(labels[0]["text"].as_str().unwrap().contains("lose sleep"));
+    assert_eq!(labels[0]["chosen"], "strongest");
     let agreed = usize::from(labels[0]["perfbot"] == "not-a-regression");
     let o = run(&cfg, &["digest", "--format", "json"], None);
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -1207,6 +1241,30 @@ fn operators_settling_cases_teach_the_reader() {
         None,
     );
     assert!(std::fs::metadata(&model).unwrap().len() > 0);
+    // Named, another reply is labelled, as the operator said.
+    let o = run(
+        &cfg,
+        &[
+            "cases",
+            "set",
+            &c.id,
+            "investigating",
+            "--reason",
+            "Dave is looking again",
+            "--reply",
+            "teach2@x",
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("learned: <teach2@x> is investigating (the reply named"),
+        "{err}"
+    );
+    let o = run(&cfg, &["labels", "list", "--json"], None);
+    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(labels[1]["message_id"], "teach2@x");
+    assert_eq!(labels[1]["chosen"], "named");
 }
 
 /// `#perfbot ignore <metric|testcase>`: from someone who may command, the

@@ -225,6 +225,10 @@ pub struct Read {
     pub state: Option<CaseState>,
     pub outcome: Outcome,
     pub note: String,
+    /// The other intents it carries (≥ 0.1), strongest first.
+    pub secondary: Vec<crate::reply::understand::Secondary>,
+    /// When it was sent (a thread's order).
+    pub date: Option<chrono::DateTime<chrono::Utc>>,
     /// The reading itself (for replaying its thread).
     #[serde(skip)]
     pub understanding: Understanding,
@@ -850,6 +854,8 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
         state: e.state,
         outcome: judge(l, &e),
         note: e.note.clone(),
+        secondary: u.secondary.clone(),
+        date: l.date,
         understanding: u.clone(),
     }
 }

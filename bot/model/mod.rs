@@ -24,6 +24,6 @@ pub use charset::Charset;
 pub use ids::{Address, MessageId};
 pub use outbox::{Direction, MessageRef, OutboxEntry, OutboxKind, OutboxState, RefKind};
 pub use thread::{
-    Held, MatchedBy, OperatorLabel, Quarantined, Reading, Sender, SenderKind, ThreadEntry,
+    Chosen, Held, MatchedBy, OperatorLabel, Quarantined, Reading, Sender, SenderKind, ThreadEntry,
     Unreadable,
 };

@@ -208,6 +208,35 @@ pub struct OperatorLabel {
     pub role: Option<String>,
     /// `regression` or `improvement`: the case's report.
     pub report_kind: String,
+    /// How this reply was found to be the one the decision labels.
+    #[serde(default)]
+    pub chosen: Chosen,
+}
+
+/// How the reply an operator's decision labels was found. Labelling the
+/// wrong reply teaches the reader the wrong thing, and a thread's decision
+/// is often followed by thanks or more talk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Chosen {
+    /// The operator named it (`cases set --reply`, the dashboard's choice).
+    Named,
+    /// The reply whose reading carried the decided intent most strongly.
+    Strongest,
+    /// No reply's reading carried it: the thread's last reply by a person
+    /// (and what labels recorded before the choice was made).
+    #[default]
+    Last,
+}
+
+impl Chosen {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chosen::Named => "named",
+            Chosen::Strongest => "strongest",
+            Chosen::Last => "last",
+        }
+    }
 }
 
 /// What a person's reply was read to say and what it did, as the thread

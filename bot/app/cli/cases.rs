@@ -2,15 +2,16 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use chrono::Utc;
 use clap::Subcommand;
 
 use super::{open_store, parse_id, read_input, who, Failure};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
+use crate::flows::learn::SettleError;
 use crate::model::case::{CaseState, Cause};
-use crate::model::OutboxKind;
+use crate::model::{Chosen, OutboxKind};
 
 #[derive(Subcommand, Debug)]
 pub enum CasesCmd {
@@ -34,6 +35,11 @@ pub enum CasesCmd {
         state: CaseState,
         #[arg(long)]
         reason: String,
+        /// The reply the decision rests on, labelled by it (default: the
+        /// reply whose reading carried the decision most strongly, else the
+        /// last one)
+        #[arg(long, value_name = "MESSAGE-ID")]
+        reply: Option<String>,
     },
     /// Queue a mail from the operator in the case's thread (Re: subject, threaded)
     Reply {
@@ -91,21 +97,44 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 print!("{}", crate::app::view::show_text(&c, &events, &timeline));
             }
         }
-        CasesCmd::Set { id, state, reason } => {
+        CasesCmd::Set {
+            id,
+            state,
+            reason,
+            reply,
+        } => {
             let c = store.find_case(&id)?;
             let cause = Cause::Cli {
                 user: who(),
                 reason: reason.clone(),
             };
             let by = who();
-            let (c, label) = crate::flows::learn::settle(&store, &c.id, state, cause, &by, &reason)
-                .context("setting the state")?;
+            let (c, label) = crate::flows::learn::settle(
+                &store,
+                &c.id,
+                state,
+                cause,
+                &by,
+                &reason,
+                reply.as_deref(),
+            )
+            .map_err(|e| match e {
+                SettleError::NotAReply { .. } => Failure::usage(e),
+                SettleError::Store(e) => {
+                    Failure::from(anyhow::Error::from(e).context("setting the state"))
+                }
+            })?;
             eprintln!("case {} is now {}", c.id, c.state);
             // The reply that led here, labelled by the decision.
             if let Some(l) = label {
                 let read = l.perfbot.as_deref().unwrap_or("nothing");
+                let how = match l.chosen {
+                    Chosen::Named => "the reply named",
+                    Chosen::Strongest => "the reply read closest to it",
+                    Chosen::Last => "the last reply; name another with --reply",
+                };
                 eprintln!(
-                    "learned: <{}> is {} (perfbot had read {read}); `perfbot labels export DIR` for train-intents",
+                    "learned: <{}> is {} ({how}; perfbot had read {read}); `perfbot labels export DIR` for train-intents",
                     l.message_id, l.label
                 );
             }

@@ -139,7 +139,7 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 
 impl Failure {
     /// Bad input or usage: exit code 2.
-    fn usage(error: impl Into<anyhow::Error>) -> Failure {
+    pub(crate) fn usage(error: impl Into<anyhow::Error>) -> Failure {
         Failure {
             code: 2,
             error: error.into(),

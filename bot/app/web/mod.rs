@@ -337,9 +337,51 @@ async fn case_page(
     };
     let mut page = view::case_page(&d);
     if s.settle_token.is_some() {
-        page["settle"] = json!({"states": CaseState::ALL.map(CaseState::as_str)});
+        // Every person's reply of the thread, not only this page's: the one
+        // a decision rests on may be on another page.
+        let replies = match settle_replies(&s.store, &id) {
+            Ok(r) => r,
+            Err(e) => return e.into_response(),
+        };
+        page["settle"] =
+            json!({"states": CaseState::ALL.map(CaseState::as_str), "replies": replies});
     }
     s.page(&format!("Case {id}"), "case", &page)
+}
+
+/// A reply the settle form offers as the one a decision rests on.
+#[derive(Debug, serde::Serialize)]
+struct SettleReply<'a> {
+    message_id: &'a str,
+    /// The sender's name, else address.
+    from: &'a str,
+    date: Option<String>,
+    /// What perfbot read in it.
+    read: Option<&'a str>,
+}
+
+/// Every person's reply of the case's thread, oldest first, for the settle
+/// form (as JSON for the page).
+fn settle_replies(store: &crate::store::Store, id: &str) -> Result<Value, WebError> {
+    let case = store
+        .find_case(id)
+        .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
+    let thread = store.thread(&case.id).map_err(internal)?;
+    let replies: Vec<SettleReply> = thread
+        .iter()
+        .filter(|e| e.sender == crate::model::Sender::Person)
+        .map(|e| SettleReply {
+            message_id: e.message_id.as_str(),
+            from: if e.from_name.is_empty() {
+                &e.from
+            } else {
+                &e.from_name
+            },
+            date: e.date.map(|d| d.format("%Y-%m-%d %H:%M").to_string()),
+            read: e.understanding.as_ref().map(|u| u.intent.as_str()),
+        })
+        .collect();
+    Ok(json!(replies))
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -355,6 +397,9 @@ pub struct SettleForm {
     /// Who is settling (their name, for the timeline).
     pub operator: String,
     pub token: String,
+    /// The reply the decision rests on (empty: perfbot finds it).
+    #[serde(default)]
+    pub reply: String,
 }
 
 /// Longest reason and operator name a form may give.
@@ -419,8 +464,14 @@ fn settle_case(s: &AppState, id: &str, f: &SettleForm) -> Result<(), WebError> {
         reason: reason.to_string(),
     };
     let by = format!("{operator} (dashboard)");
-    let (c, label) = crate::flows::learn::settle(&s.store, &case.id, state, cause, &by, reason)
-        .map_err(internal)?;
+    let reply = Some(f.reply.trim()).filter(|r| !r.is_empty());
+    let (c, label) = crate::flows::learn::settle(
+        &s.store, &case.id, state, cause, &by, reason, reply,
+    )
+    .map_err(|e| match e {
+        crate::flows::learn::SettleError::NotAReply { .. } => bad(e.to_string()),
+        crate::flows::learn::SettleError::Store(e) => internal(e),
+    })?;
     tracing::info!(case = %c.id, state = %c.state, by = %by, learned = label.is_some(), "settled on the dashboard");
     Ok(())
 }
