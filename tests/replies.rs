@@ -1265,6 +1265,52 @@ fn operators_settling_cases_teach_the_reader() {
     let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(labels[1]["message_id"], "teach2@x");
     assert_eq!(labels[1]["chosen"], "named");
+    // One reply labelled directly, any intent, the case left where it is.
+    let o = run(
+        &cfg,
+        &[
+            "labels",
+            "set",
+            "<teach2@x>",
+            "thanks-only",
+            "--reason",
+            "only thanks",
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("learned: <teach2@x> is thanks-only"), "{err}");
+    assert_eq!(show(&cfg, &c.id)["state"], "investigating");
+    let o = run(&cfg, &["labels", "list", "--json"], None);
+    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(labels.as_array().unwrap().len(), 2, "{labels}");
+    assert_eq!(labels[1]["label"], "thanks-only");
+    assert_eq!(labels[1]["state"], "");
+    // Bad input: exit 2, saying what is wrong, nothing changed.
+    for (args, says) in [
+        (
+            vec!["labels", "set", "nowhere@x", "other", "--reason", "x"],
+            "<nowhere@x> is in no case's thread",
+        ),
+        (
+            vec!["labels", "set", "teach2@x", "maybe", "--reason", "x"],
+            "unknown intent \"maybe\"",
+        ),
+        (
+            vec!["labels", "drop", "nowhere@x"],
+            "no label for <nowhere@x>",
+        ),
+    ] {
+        let o = perfbot_stdin(&cfg, &args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    run(&cfg, &["labels", "drop", "teach2@x"], None);
+    let o = run(&cfg, &["labels", "list", "--json"], None);
+    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(labels.as_array().unwrap().len(), 1, "{labels}");
+    assert_eq!(labels[0]["message_id"], "teach1@x");
 }
 
 /// `#perfbot ignore <metric|testcase>`: from someone who may command, the

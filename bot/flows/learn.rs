@@ -36,6 +36,9 @@ pub enum SettleError {
     /// The named reply is not a person's message in the case's thread.
     #[error("<{message_id}> is not a person's reply in case {case}'s thread (`perfbot cases show {case}` lists them)")]
     NotAReply { case: CaseId, message_id: String },
+    /// The named message is in no case's thread.
+    #[error("<{0}> is in no case's thread (`perfbot cases show CASE` lists a thread's messages)")]
+    Unknown(String),
 }
 
 /// A human settles a case (`cases set`, the dashboard): the state is set
@@ -135,13 +138,29 @@ pub fn learn(
     let Some((reply, chosen)) = named.or_else(|| deciding_reply(&thread, intent)) else {
         return Ok(None);
     };
+    let label = label_of(&c, reply, intent, state.as_str(), by, reason, chosen);
+    store.record_label(&label)?;
+    Ok(Some(label))
+}
+
+/// The label of `reply` in case `c`: `intent`, given by `by` for `reason`
+/// (with the state they set, if any).
+fn label_of(
+    c: &crate::model::case::Case,
+    reply: &ThreadEntry,
+    intent: Intent,
+    state: &str,
+    by: &str,
+    reason: &str,
+    chosen: Chosen,
+) -> OperatorLabel {
     let reading = reply.understanding.as_ref();
-    let label = OperatorLabel {
+    OperatorLabel {
         message_id: reply.message_id.to_string(),
         case_id: c.id.to_string(),
         label: intent.as_str().to_string(),
         perfbot: reading.map(|u| u.intent.clone()),
-        state: state.as_str().to_string(),
+        state: state.to_string(),
         by: by.to_string(),
         reason: reason.to_string(),
         time: Utc::now(),
@@ -152,9 +171,34 @@ pub fn learn(
         role: reading.map(|u| u.role.clone()),
         report_kind: c.verdict.to_string(),
         chosen,
-    };
+    }
+}
+
+/// An operator labels one reply directly (`labels set`), any intent,
+/// without moving its case: a question perfbot read as a closure, thanks
+/// read as an investigation. Settled again later, the later label stands.
+pub fn label_reply(
+    store: &Store,
+    message_id: &str,
+    intent: Intent,
+    by: &str,
+    reason: &str,
+) -> Result<OperatorLabel, SettleError> {
+    let unknown = || SettleError::Unknown(message_id.trim_matches(['<', '>', ' ']).to_string());
+    let id = MessageId::parse(message_id).ok_or_else(unknown)?;
+    let case = store.message_case(&id)?.ok_or_else(unknown)?;
+    let c = store.case(&case)?;
+    let thread = store.thread(&case)?;
+    let reply = thread
+        .iter()
+        .find(|e| is_reply(e) && e.message_id == id)
+        .ok_or_else(|| SettleError::NotAReply {
+            case: case.clone(),
+            message_id: id.to_string(),
+        })?;
+    let label = label_of(&c, reply, intent, "", by, reason, Chosen::Named);
     store.record_label(&label)?;
-    Ok(Some(label))
+    Ok(label)
 }
 
 /// How often perfbot had read the replies its humans settled since `since`.
@@ -224,13 +268,17 @@ pub fn export(store: &Store, dir: &Path) -> Result<usize, std::io::Error> {
             label: &l.label,
             alt_labels: [],
             label_evidence: "",
-            notes: format!(
-                "set {} by {}: {} (reply {})",
-                l.state,
-                l.by,
-                l.reason,
-                l.chosen.as_str()
-            ),
+            notes: if l.state.is_empty() {
+                format!("labelled by {}: {}", l.by, l.reason)
+            } else {
+                format!(
+                    "set {} by {}: {} (reply {})",
+                    l.state,
+                    l.by,
+                    l.reason,
+                    l.chosen.as_str()
+                )
+            },
         };
         lines.push_str(&serde_json::to_string(&line).expect("a line serialises"));
         lines.push('\n');

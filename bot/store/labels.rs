@@ -21,6 +21,14 @@ impl Store {
         Ok(v)
     }
 
+    /// Drop a reply's label (an operator's undo); whether there was one.
+    /// Flushed.
+    pub fn drop_label(&self, message_id: &str) -> Result<bool, StoreError> {
+        let had = self.labels.remove(message_id.as_bytes())?.is_some();
+        self.flush()?;
+        Ok(had)
+    }
+
     /// Every `#perfbot ignore` rule, oldest first.
     pub fn ignores(&self) -> Result<Vec<IgnoreRule>, StoreError> {
         let mut v: Vec<IgnoreRule> = decode_all("ignores", self.ignores.iter())?;

@@ -119,10 +119,10 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 reply.as_deref(),
             )
             .map_err(|e| match e {
-                SettleError::NotAReply { .. } => Failure::usage(e),
                 SettleError::Store(e) => {
                     Failure::from(anyhow::Error::from(e).context("setting the state"))
                 }
+                e => Failure::usage(e),
             })?;
             eprintln!("case {} is now {}", c.id, c.state);
             // The reply that led here, labelled by the decision.

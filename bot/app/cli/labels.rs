@@ -4,8 +4,10 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::{open_store, Failure};
+use super::{open_store, who, Failure};
 use crate::config::Config;
+use crate::flows::learn::SettleError;
+use crate::reply::understand::Intent;
 
 #[derive(Subcommand, Debug)]
 pub enum LabelsCmd {
@@ -17,6 +19,28 @@ pub enum LabelsCmd {
     /// Write them as a corpus folder (labels.jsonl and one .eml each) for
     /// `train-intents` and `eval-replies`
     Export { dir: PathBuf },
+    /// Label one reply as an intent, without moving its case (a question
+    /// perfbot read as a decision, thanks read as an investigation…)
+    Set {
+        #[arg(value_name = "MESSAGE-ID")]
+        message_id: String,
+        #[arg(value_parser = intent)]
+        intent: Intent,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Forget a reply's label
+    Drop {
+        #[arg(value_name = "MESSAGE-ID")]
+        message_id: String,
+    },
+}
+
+fn intent(s: &str) -> Result<Intent, String> {
+    Intent::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = Intent::ALL.iter().map(|i| i.as_str()).collect();
+        format!("unknown intent {s:?} (one of {})", all.join(", "))
+    })
 }
 
 pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
@@ -43,6 +67,29 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
                     );
                 }
             }
+        }
+        LabelsCmd::Set {
+            message_id,
+            intent,
+            reason,
+        } => {
+            let l = crate::flows::learn::label_reply(&store, &message_id, intent, &who(), &reason)
+                .map_err(|e| match e {
+                    SettleError::Store(e) => Failure::from(e),
+                    e => Failure::usage(e),
+                })?;
+            let read = l.perfbot.as_deref().unwrap_or("nothing");
+            eprintln!(
+                "learned: <{}> is {} (case {}; perfbot had read {read})",
+                l.message_id, l.label, l.case_id
+            );
+        }
+        LabelsCmd::Drop { message_id } => {
+            let id = message_id.trim().trim_matches(['<', '>']);
+            if !store.drop_label(id)? {
+                return Err(Failure::usage(anyhow::anyhow!("no label for <{id}>")));
+            }
+            eprintln!("label of <{id}> dropped");
         }
         LabelsCmd::Export { dir } => {
             let n = crate::flows::learn::export(&store, &dir)

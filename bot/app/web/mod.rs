@@ -469,8 +469,8 @@ fn settle_case(s: &AppState, id: &str, f: &SettleForm) -> Result<(), WebError> {
         &s.store, &case.id, state, cause, &by, reason, reply,
     )
     .map_err(|e| match e {
-        crate::flows::learn::SettleError::NotAReply { .. } => bad(e.to_string()),
         crate::flows::learn::SettleError::Store(e) => internal(e),
+        e => bad(e.to_string()),
     })?;
     tracing::info!(case = %c.id, state = %c.state, by = %by, learned = label.is_some(), "settled on the dashboard");
     Ok(())
