@@ -98,9 +98,9 @@ fn strength(e: &ThreadEntry, intent: Intent) -> f64 {
 /// reply in 17 of 36 threads of more than one reply, the strongest reading
 /// in 29 (BENCHMARKS.md).
 pub fn deciding_reply(thread: &[ThreadEntry], intent: Intent) -> Option<(&ThreadEntry, Chosen)> {
-    let replies = thread.iter().filter(|e| is_reply(e));
-    let strongest = replies
-        .clone()
+    let strongest = thread
+        .iter()
+        .filter(|e| is_reply(e))
         .map(|e| (strength(e, intent), e))
         .filter(|(s, _)| *s > 0.0)
         .fold(None::<(f64, &ThreadEntry)>, |best, (s, e)| match best {
@@ -109,7 +109,11 @@ pub fn deciding_reply(thread: &[ThreadEntry], intent: Intent) -> Option<(&Thread
         });
     match strongest {
         Some((_, e)) => Some((e, Chosen::Strongest)),
-        None => replies.last().map(|e| (e, Chosen::Last)),
+        None => thread
+            .iter()
+            .rev()
+            .find(|e| is_reply(e))
+            .map(|e| (e, Chosen::Last)),
     }
 }
 
@@ -329,24 +333,59 @@ mod tests {
         use Chosen::*;
         use Intent::*;
         #[rustfmt::skip]
-        let table: Vec<(Vec<ThreadEntry>, Intent, Option<(&str, Chosen)>)> = vec![
+        type Case<'a> = (Vec<ThreadEntry>, Intent, Option<(&'a str, Chosen)>);
+        let table: Vec<Case> = vec![
             // The decision, then thanks: the decision, not the last reply.
-            (vec![read("a@x", "not-a-regression", 0.8, &[]), read("b@x", "thanks-only", 0.9, &[])],
-             NotARegression, Some(("a@x", Strongest))),
+            (
+                vec![
+                    read("a@x", "not-a-regression", 0.8, &[]),
+                    read("b@x", "thanks-only", 0.9, &[]),
+                ],
+                NotARegression,
+                Some(("a@x", Strongest)),
+            ),
             // Read as something else, but carrying the intent second.
-            (vec![read("a@x", "investigating", 0.6, &[("fix-posted", 0.3)]), read("b@x", "other", 0.7, &[])],
-             FixPosted, Some(("a@x", Strongest))),
+            (
+                vec![
+                    read("a@x", "investigating", 0.6, &[("fix-posted", 0.3)]),
+                    read("b@x", "other", 0.7, &[]),
+                ],
+                FixPosted,
+                Some(("a@x", Strongest)),
+            ),
             // The strongest wins over an earlier, fainter one…
-            (vec![read("a@x", "will-revert", 0.9, &[]), read("b@x", "other", 0.5, &[("will-revert", 0.2)])],
-             WillRevert, Some(("a@x", Strongest))),
+            (
+                vec![
+                    read("a@x", "will-revert", 0.9, &[]),
+                    read("b@x", "other", 0.5, &[("will-revert", 0.2)]),
+                ],
+                WillRevert,
+                Some(("a@x", Strongest)),
+            ),
             // …and on a tie the later reply (the decision that stood).
-            (vec![read("a@x", "wont-fix", 0.7, &[]), read("b@x", "wont-fix", 0.7, &[])],
-             WontFix, Some(("b@x", Strongest))),
+            (
+                vec![
+                    read("a@x", "wont-fix", 0.7, &[]),
+                    read("b@x", "wont-fix", 0.7, &[]),
+                ],
+                WontFix,
+                Some(("b@x", Strongest)),
+            ),
             // No reply carries it: the last person's reply.
-            (vec![read("a@x", "question", 0.7, &[]), read("b@x", "thanks-only", 0.9, &[])],
-             Duplicate, Some(("b@x", Last))),
+            (
+                vec![
+                    read("a@x", "question", 0.7, &[]),
+                    read("b@x", "thanks-only", 0.9, &[]),
+                ],
+                Duplicate,
+                Some(("b@x", Last)),
+            ),
             // Robots' mail is never the reply; unread replies carry nothing.
-            (vec![unread("a@x"), robot("r@x")], NotARegression, Some(("a@x", Last))),
+            (
+                vec![unread("a@x"), robot("r@x")],
+                NotARegression,
+                Some(("a@x", Last)),
+            ),
             (vec![robot("r@x")], NotARegression, None),
             (vec![], Investigating, None),
         ];
