@@ -83,6 +83,21 @@ fn thread_grouped_folds_hold_their_figures() {
         "{t:?}"
     );
     assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 2, "{t:?}");
+    // An operator settling each decided thread by hand: the reply the label
+    // lands on carries that decision itself far more often when it is the
+    // strongest reading of it than when it is the thread's last reply.
+    let many: Vec<_> = t
+        .iter()
+        .filter(|x| x.replies > 1)
+        .filter_map(|x| x.settled)
+        .collect();
+    assert_eq!(many.len(), 36, "{t:?}");
+    let last = many.iter().filter(|s| s.last).count();
+    let strongest = many.iter().filter(|s| s.strongest).count();
+    assert!(
+        last <= 20 && strongest >= 27,
+        "last {last}, strongest {strongest}"
+    );
 }
 
 /// Decision phrases the replier does not make: under a negated "agree", a

@@ -282,6 +282,18 @@ pub struct ThreadRead {
     pub asked: bool,
     pub state: CaseState,
     pub outcome: ThreadOutcome,
+    /// Were an operator to settle the thread's decision by hand, whether
+    /// the reply labelled would carry that label itself: the last reply,
+    /// and the one `learn::deciding_reply` picks (`None`: nothing to settle,
+    /// or no readings to pick by).
+    pub settled: Option<Settled>,
+}
+
+/// Whether an operator's settlement would label the deciding reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Settled {
+    pub last: bool,
+    pub strongest: bool,
 }
 
 /// Replay each thread of `items` (with `reads` in the same order) as a case
@@ -310,9 +322,35 @@ pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Ve
                 }
             }
             let labelled: Vec<&Labelled> = replies.iter().map(|(l, _)| *l).collect();
-            judge_thread(thread, &labelled, Some(state))
+            let mut judged = judge_thread(thread, &labelled, Some(state));
+            judged.settled = judged.decision.map(|d| settled(&replies, d));
+            judged
         })
         .collect()
+}
+
+/// An operator settles a thread's decision `d` by hand: is the reply the
+/// label lands on (the last, or the strongest reading of `d`) labelled `d`?
+fn settled(replies: &[(&Labelled, &Read)], d: Intent) -> Settled {
+    let strength = |u: &Understanding| {
+        if u.intent == d {
+            u.confidence
+        } else {
+            u.secondary
+                .iter()
+                .find(|s| s.intent == d)
+                .map_or(0.0, |s| s.confidence)
+        }
+    };
+    let last = replies.len().saturating_sub(1);
+    let pick =
+        crate::flows::learn::strongest(replies.iter().map(|(_, r)| strength(&r.understanding)))
+            .unwrap_or(last);
+    let is = |k: usize| replies.get(k).is_some_and(|(l, _)| l.label == d);
+    Settled {
+        last: is(last),
+        strongest: is(pick),
+    }
 }
 
 /// Judge where a thread ended (`None`: it has no case) against its labelled
@@ -340,6 +378,7 @@ pub fn judge_thread(thread: &str, replies: &[&Labelled], state: Option<CaseState
         asked,
         state,
         outcome,
+        settled: None,
     }
 }
 
@@ -382,7 +421,7 @@ pub fn render_threads(t: &[ThreadRead]) -> String {
     let quiet = count(&|x| x.decision.is_none() && !x.asked);
     let quiet_human =
         count(&|x| x.decision.is_none() && !x.asked && x.outcome == ThreadOutcome::ToHuman);
-    format!(
+    let mut out = format!(
         "threads {}: of {decided} decided, right {}, right or with a human {}, left open {}; \
          in a wrong state {} of all; of {quiet} where nobody decided or asked, to a human {}\n",
         t.len(),
@@ -391,7 +430,30 @@ pub fn render_threads(t: &[ThreadRead]) -> String {
         pct(open, decided),
         pct(wrong, t.len()),
         pct(quiet_human, quiet),
-    )
+    );
+    let settled: Vec<(usize, Settled)> = t
+        .iter()
+        .filter_map(|x| x.settled.map(|s| (x.replies, s)))
+        .collect();
+    if !settled.is_empty() {
+        let of = |many: bool, f: &dyn Fn(&Settled) -> bool| {
+            let v: Vec<&Settled> = settled
+                .iter()
+                .filter(|(n, _)| !many || *n > 1)
+                .map(|(_, s)| s)
+                .collect();
+            pct(v.iter().filter(|s| f(s)).count(), v.len())
+        };
+        out.push_str(&format!(
+            "settled by hand, the reply labelled carries the decision: the last reply {}, \
+             the strongest reading {} (threads of more than one reply: {}, {})\n",
+            of(false, &|s| s.last),
+            of(false, &|s| s.strongest),
+            of(true, &|s| s.last),
+            of(true, &|s| s.strongest),
+        ));
+    }
+    out
 }
 
 /// The policy a default config has (authors, committers, maintainers and

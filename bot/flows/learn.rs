@@ -98,23 +98,26 @@ fn strength(e: &ThreadEntry, intent: Intent) -> f64 {
 /// reply in 17 of 36 threads of more than one reply, the strongest reading
 /// in 29 (BENCHMARKS.md).
 pub fn deciding_reply(thread: &[ThreadEntry], intent: Intent) -> Option<(&ThreadEntry, Chosen)> {
-    let strongest = thread
-        .iter()
-        .filter(|e| is_reply(e))
-        .map(|e| (strength(e, intent), e))
-        .filter(|(s, _)| *s > 0.0)
-        .fold(None::<(f64, &ThreadEntry)>, |best, (s, e)| match best {
-            Some((b, _)) if b > s => best,
-            _ => Some((s, e)),
-        });
-    match strongest {
-        Some((_, e)) => Some((e, Chosen::Strongest)),
-        None => thread
-            .iter()
-            .rev()
-            .find(|e| is_reply(e))
-            .map(|e| (e, Chosen::Last)),
+    let replies: Vec<&ThreadEntry> = thread.iter().filter(|e| is_reply(e)).collect();
+    match strongest(replies.iter().map(|e| strength(e, intent))) {
+        Some(k) => Some((replies[k], Chosen::Strongest)),
+        None => replies.last().map(|e| (*e, Chosen::Last)),
     }
+}
+
+/// Which of a thread's replies, in order, carries an intent most strongly,
+/// given how strongly each does: the strongest above 0, the later on a
+/// tie. Shared with `eval-replies`, which measures the choice.
+pub fn strongest(strengths: impl IntoIterator<Item = f64>) -> Option<usize> {
+    strengths
+        .into_iter()
+        .enumerate()
+        .filter(|(_, s)| *s > 0.0)
+        .fold(None::<(usize, f64)>, |best, (k, s)| match best {
+            Some((_, b)) if b > s => best,
+            _ => Some((k, s)),
+        })
+        .map(|(k, _)| k)
 }
 
 /// Label the reply that led to `state` with what the state says it meant:
