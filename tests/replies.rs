@@ -1157,52 +1157,58 @@ fn operators_settling_cases_teach_the_reader() {
             "Thanks for looking, Dave.",
         ),
     );
-    // A reply named that is not in the thread: a usage error, nothing set.
-    let o = perfbot_stdin(
-        &cfg,
-        &[
-            "cases",
-            "set",
-            &c.id,
-            "not-a-regression",
-            "--reason",
-            "x",
-            "--reply",
-            "<nowhere@x>",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(err.contains("<nowhere@x> is not a person's reply"), "{err}");
+    // What a command said on stderr, and the labels as JSON.
+    let said = |args: &[&str]| String::from_utf8_lossy(&run(&cfg, args, None).stderr).to_string();
+    let labels = || -> serde_json::Value {
+        serde_json::from_slice(&run(&cfg, &["labels", "list", "--json"], None).stdout).unwrap()
+    };
+    // Bad input: exit 2, saying what is wrong, nothing set.
+    let set = ["cases", "set", &c.id, "not-a-regression", "--reason", "x"];
+    for (args, says) in [
+        (
+            [&set[..], &["--reply", "<nowhere@x>"]].concat(),
+            "<nowhere@x> is not a person's reply",
+        ),
+        (
+            vec!["labels", "set", "nowhere@x", "other", "--reason", "x"],
+            "<nowhere@x> is in no case's thread",
+        ),
+        (
+            vec!["labels", "set", "teach2@x", "maybe", "--reason", "x"],
+            "unknown intent \"maybe\"",
+        ),
+        (
+            vec!["labels", "drop", "nowhere@x"],
+            "no label for <nowhere@x>",
+        ),
+    ] {
+        let o = perfbot_stdin(&cfg, &args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
     assert_ne!(show(&cfg, &c.id)["state"], "not-a-regression");
-    let o = run(&cfg, &["labels", "list", "--json"], None);
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "[]");
-    let o = run(
-        &cfg,
-        &[
-            "cases",
-            "set",
-            &c.id,
-            "not-a-regression",
-            "--reason",
-            "Dave says it is compiler noise",
-        ],
-        None,
-    );
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(labels(), serde_json::json!([]));
+
+    let err = said(&[
+        "cases",
+        "set",
+        &c.id,
+        "not-a-regression",
+        "--reason",
+        "Dave says it is compiler noise",
+    ]);
     assert!(
         err.contains("learned: <teach1@x> is not-a-regression (the reply read closest to it"),
         "{err}"
     );
-    let o = run(&cfg, &["labels", "list", "--json"], None);
-    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(labels.as_array().unwrap().len(), 1);
-    assert_eq!(labels[0]["label"], "not-a-regression");
-    assert_eq!(labels[0]["case_id"], c.id.as_str());
-    assert!(labels[0]["text"].as_str().unwrap().contains("lose sleep"));
-    assert_eq!(labels[0]["chosen"], "strongest");
-    let agreed = usize::from(labels[0]["perfbot"] == "not-a-regression");
+    let l = labels();
+    assert_eq!(l.as_array().unwrap().len(), 1);
+    assert_eq!(l[0]["label"], "not-a-regression");
+    assert_eq!(l[0]["case_id"], c.id.as_str());
+    assert!(l[0]["text"].as_str().unwrap().contains("lose sleep"));
+    assert_eq!(l[0]["chosen"], "strongest");
+    let agreed = usize::from(l[0]["perfbot"] == "not-a-regression");
     let o = run(&cfg, &["digest", "--format", "json"], None);
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(d["settled_by_humans"], 1);
@@ -1241,76 +1247,46 @@ fn operators_settling_cases_teach_the_reader() {
         None,
     );
     assert!(std::fs::metadata(&model).unwrap().len() > 0);
+
     // Named, another reply is labelled, as the operator said.
-    let o = run(
-        &cfg,
-        &[
-            "cases",
-            "set",
-            &c.id,
-            "investigating",
-            "--reason",
-            "Dave is looking again",
-            "--reply",
-            "teach2@x",
-        ],
-        None,
-    );
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let err = said(&[
+        "cases",
+        "set",
+        &c.id,
+        "investigating",
+        "--reason",
+        "Dave is looking again",
+        "--reply",
+        "teach2@x",
+    ]);
     assert!(
         err.contains("learned: <teach2@x> is investigating (the reply named"),
         "{err}"
     );
-    let o = run(&cfg, &["labels", "list", "--json"], None);
-    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(labels[1]["message_id"], "teach2@x");
-    assert_eq!(labels[1]["chosen"], "named");
+    let l = labels();
+    assert_eq!(l[1]["message_id"], "teach2@x");
+    assert_eq!(l[1]["chosen"], "named");
     // One reply labelled directly, any intent, the case left where it is.
-    let o = run(
-        &cfg,
-        &[
-            "labels",
-            "set",
-            "<teach2@x>",
-            "thanks-only",
-            "--reason",
-            "only thanks",
-        ],
-        None,
-    );
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let err = said(&[
+        "labels",
+        "set",
+        "<teach2@x>",
+        "thanks-only",
+        "--reason",
+        "only thanks",
+    ]);
     assert!(err.contains("learned: <teach2@x> is thanks-only"), "{err}");
     assert_eq!(show(&cfg, &c.id)["state"], "investigating");
-    let o = run(&cfg, &["labels", "list", "--json"], None);
-    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(labels.as_array().unwrap().len(), 2, "{labels}");
-    assert_eq!(labels[1]["label"], "thanks-only");
-    assert_eq!(labels[1]["state"], "");
-    // Bad input: exit 2, saying what is wrong, nothing changed.
-    for (args, says) in [
-        (
-            vec!["labels", "set", "nowhere@x", "other", "--reason", "x"],
-            "<nowhere@x> is in no case's thread",
-        ),
-        (
-            vec!["labels", "set", "teach2@x", "maybe", "--reason", "x"],
-            "unknown intent \"maybe\"",
-        ),
-        (
-            vec!["labels", "drop", "nowhere@x"],
-            "no label for <nowhere@x>",
-        ),
-    ] {
-        let o = perfbot_stdin(&cfg, &args, None);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert!(err.contains(says), "{args:?}: {err}");
-    }
+    let l = labels();
+    assert_eq!(l.as_array().unwrap().len(), 2, "{l}");
+    assert_eq!(
+        (&l[1]["label"], &l[1]["state"]),
+        (&"thanks-only".into(), &"".into())
+    );
     run(&cfg, &["labels", "drop", "teach2@x"], None);
-    let o = run(&cfg, &["labels", "list", "--json"], None);
-    let labels: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(labels.as_array().unwrap().len(), 1, "{labels}");
-    assert_eq!(labels[0]["message_id"], "teach1@x");
+    let l = labels();
+    assert_eq!(l.as_array().unwrap().len(), 1, "{l}");
+    assert_eq!(l[0]["message_id"], "teach1@x");
 }
 
 /// `#perfbot ignore <metric|testcase>`: from someone who may command, the
