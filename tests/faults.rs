@@ -1451,6 +1451,36 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     assert_eq!(labels[0]["message_id"], "d1@x");
     assert_eq!(labels[0]["by"], "Ops Person (dashboard)");
     assert_eq!(labels[0]["chosen"], "named");
+
+    // One reply labelled on the dashboard, the case left as it is; a reply
+    // of no case, an unknown intent or a wrong token changes nothing.
+    let d = start(Some("s3cret-t0ken"));
+    let page = http_get(port, &format!("/case/{id}")).unwrap();
+    assert!(page.contains("id=\"label\""), "{page}");
+    let path = format!("/case/{id}/label");
+    let label = |reply: &str, intent: &str, token: &str| {
+        http_post(
+            port,
+            &path,
+            &format!("reply={reply}&intent={intent}&reason=only+numbers&operator=Ops+Person&token={token}"),
+        )
+    };
+    for (out, code) in [
+        (label("d1%40x", "other", "wrong"), "403"),
+        (label("d1%40x", "maybe", "s3cret-t0ken"), "400"),
+        (label("elsewhere%40x", "other", "s3cret-t0ken"), "400"),
+    ] {
+        assert!(out.starts_with(&format!("HTTP/1.1 {code}")), "{out}");
+    }
+    let out = label("d1%40x", "other", "s3cret-t0ken");
+    assert!(out.starts_with("HTTP/1.1 303"), "{out}");
+    assert_eq!(state(), "not-a-regression");
+    stop(d);
+    let labels: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["labels", "list", "--json"]).stdout).unwrap();
+    assert_eq!(labels.as_array().unwrap().len(), 1, "{labels}");
+    assert_eq!(labels[0]["label"], "other");
+    assert_eq!(labels[0]["state"], "");
 }
 
 /// `report` while `run` holds the database hands the daemon a snapshot: the

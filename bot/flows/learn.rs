@@ -184,9 +184,11 @@ fn label_of(
 /// An operator labels one reply directly (`labels set`), any intent,
 /// without moving its case: a question perfbot read as a closure, thanks
 /// read as an investigation. Settled again later, the later label stands.
+/// `in_case`: the reply must be in that case's thread.
 pub fn label_reply(
     store: &Store,
     message_id: &str,
+    in_case: Option<&CaseId>,
     intent: Intent,
     by: &str,
     reason: &str,
@@ -194,6 +196,12 @@ pub fn label_reply(
     let unknown = || SettleError::Unknown(message_id.trim_matches(['<', '>', ' ']).to_string());
     let id = MessageId::parse(message_id).ok_or_else(unknown)?;
     let case = store.message_case(&id)?.ok_or_else(unknown)?;
+    if let Some(want) = in_case.filter(|want| **want != case) {
+        return Err(SettleError::NotAReply {
+            case: want.clone(),
+            message_id: id.to_string(),
+        });
+    }
     let c = store.case(&case)?;
     let thread = store.thread(&case)?;
     let reply = thread

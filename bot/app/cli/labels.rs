@@ -73,11 +73,18 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
             intent,
             reason,
         } => {
-            let l = crate::flows::learn::label_reply(&store, &message_id, intent, &who(), &reason)
-                .map_err(|e| match e {
-                    SettleError::Store(e) => Failure::from(e),
-                    e => Failure::usage(e),
-                })?;
+            let l = crate::flows::learn::label_reply(
+                &store,
+                &message_id,
+                None,
+                intent,
+                &who(),
+                &reason,
+            )
+            .map_err(|e| match e {
+                SettleError::Store(e) => Failure::from(e),
+                e => Failure::usage(e),
+            })?;
             let read = l.perfbot.as_deref().unwrap_or("nothing");
             eprintln!(
                 "learned: <{}> is {} (case {}; perfbot had read {read})",

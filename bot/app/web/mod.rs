@@ -134,6 +134,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/", get(list_page))
         .route("/case/{id}", get(case_page))
         .route("/case/{id}/settle", post(settle))
+        .route("/case/{id}/label", post(label))
         .route("/digest", get(digest_page))
         .route("/api/cases", get(api_cases))
         .route("/api/cases/{id}", get(api_case))
@@ -343,8 +344,11 @@ async fn case_page(
             Ok(r) => r,
             Err(e) => return e.into_response(),
         };
-        page["settle"] =
-            json!({"states": CaseState::ALL.map(CaseState::as_str), "replies": replies});
+        page["settle"] = json!({
+            "states": CaseState::ALL.map(CaseState::as_str),
+            "intents": crate::reply::understand::Intent::ALL.map(|i| i.as_str()),
+            "replies": replies,
+        });
     }
     s.page(&format!("Case {id}"), "case", &page)
 }
@@ -425,8 +429,20 @@ async fn settle(
     }
 }
 
-fn settle_case(s: &AppState, id: &str, f: &SettleForm) -> Result<(), WebError> {
-    let bad = |why: String| WebError(StatusCode::BAD_REQUEST, why);
+/// An operator's form checked: the token, a reason and a name, as plain
+/// trimmed values.
+struct Operator<'a> {
+    name: &'a str,
+    reason: &'a str,
+}
+
+fn check_operator<'a>(
+    s: &AppState,
+    id: &str,
+    token: &str,
+    name: &'a str,
+    reason: &'a str,
+) -> Result<Operator<'a>, WebError> {
     let Some(want) = &s.settle_token else {
         return Err(WebError(
             StatusCode::FORBIDDEN,
@@ -434,45 +450,106 @@ fn settle_case(s: &AppState, id: &str, f: &SettleForm) -> Result<(), WebError> {
                 .into(),
         ));
     };
-    if digest(&f.token) != *want {
-        tracing::warn!(case = %id, "dashboard: a settle with a wrong operator token");
+    if digest(token) != *want {
+        tracing::warn!(case = %id, "dashboard: a form with a wrong operator token");
         return Err(WebError(
             StatusCode::FORBIDDEN,
             "wrong operator token".into(),
         ));
     }
-    let state =
-        CaseState::parse(&f.state).ok_or_else(|| bad(format!("unknown state {:?}", f.state)))?;
-    let reason = f.reason.trim();
-    let operator = f.operator.trim();
+    let (reason, name) = (reason.trim(), name.trim());
     if reason.is_empty() || reason.len() > MAX_REASON {
         return Err(bad(format!(
             "a reason is needed, at most {MAX_REASON} bytes"
         )));
     }
-    if operator.is_empty() || operator.len() > MAX_NAME || operator.chars().any(char::is_control) {
+    if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
         return Err(bad(format!(
             "your name is needed, one line of at most {MAX_NAME} bytes"
         )));
     }
-    let case = s
-        .store
-        .find_case(id)
-        .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
-    let cause = crate::model::case::Cause::Dashboard {
-        user: operator.to_string(),
-        reason: reason.to_string(),
-    };
-    let by = format!("{operator} (dashboard)");
-    let reply = Some(f.reply.trim()).filter(|r| !r.is_empty());
-    let (c, label) = crate::flows::learn::settle(
-        &s.store, &case.id, state, cause, &by, reason, reply,
-    )
-    .map_err(|e| match e {
+    Ok(Operator { name, reason })
+}
+
+fn bad(why: String) -> WebError {
+    WebError(StatusCode::BAD_REQUEST, why)
+}
+
+/// A settle or label refused: the operator's mistake (400) or the store's.
+fn refused(e: crate::flows::learn::SettleError) -> WebError {
+    match e {
         crate::flows::learn::SettleError::Store(e) => internal(e),
         e => bad(e.to_string()),
-    })?;
+    }
+}
+
+fn find_case(s: &AppState, id: &str) -> Result<crate::model::case::Case, WebError> {
+    s.store
+        .find_case(id)
+        .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))
+}
+
+fn settle_case(s: &AppState, id: &str, f: &SettleForm) -> Result<(), WebError> {
+    let op = check_operator(s, id, &f.token, &f.operator, &f.reason)?;
+    let state =
+        CaseState::parse(&f.state).ok_or_else(|| bad(format!("unknown state {:?}", f.state)))?;
+    let case = find_case(s, id)?;
+    let cause = crate::model::case::Cause::Dashboard {
+        user: op.name.to_string(),
+        reason: op.reason.to_string(),
+    };
+    let by = format!("{} (dashboard)", op.name);
+    let reply = Some(f.reply.trim()).filter(|r| !r.is_empty());
+    let (c, label) =
+        crate::flows::learn::settle(&s.store, &case.id, state, cause, &by, op.reason, reply)
+            .map_err(refused)?;
     tracing::info!(case = %c.id, state = %c.state, by = %by, learned = label.is_some(), "settled on the dashboard");
+    Ok(())
+}
+
+/// An operator's label of one reply on the dashboard's case page.
+#[derive(Debug, Deserialize)]
+pub struct LabelForm {
+    pub reply: String,
+    pub intent: String,
+    pub reason: String,
+    pub operator: String,
+    pub token: String,
+}
+
+/// `POST /case/{id}/label`: as `labels set`, one reply of the case's thread
+/// labelled, the case left as it is; only with the operator token.
+async fn label(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    axum::Form(f): axum::Form<LabelForm>,
+) -> Response {
+    match label_reply(&s, &id, &f) {
+        Ok(()) => (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("/case/{id}"))],
+        )
+            .into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn label_reply(s: &AppState, id: &str, f: &LabelForm) -> Result<(), WebError> {
+    let op = check_operator(s, id, &f.token, &f.operator, &f.reason)?;
+    let intent = crate::reply::understand::Intent::parse(&f.intent)
+        .ok_or_else(|| bad(format!("unknown intent {:?}", f.intent)))?;
+    let case = find_case(s, id)?;
+    let by = format!("{} (dashboard)", op.name);
+    let l = crate::flows::learn::label_reply(
+        &s.store,
+        &f.reply,
+        Some(&case.id),
+        intent,
+        &by,
+        op.reason,
+    )
+    .map_err(refused)?;
+    tracing::info!(case = %case.id, reply = %l.message_id, label = %l.label, by = %by, "labelled on the dashboard");
     Ok(())
 }
 
