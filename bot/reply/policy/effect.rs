@@ -219,6 +219,16 @@ pub fn decide_in(
         Intent::ThanksOnly | Intent::Other => {
             return Effect::none(format!("{} from {role}", u.intent))
         }
+        // The robot's people report what their tests did ("we reverted it
+        // and the drop is gone", "the patch recovers it"): a status, the
+        // labelling guide's "other". A fix or a revert is the developers'
+        // to make; an operator who means one has `#perfbot revert`/`fixed`.
+        Intent::FixPosted | Intent::WillRevert if role == Role::Operator && !by_command => {
+            return Effect::none(format!(
+                "{} from the robot's people: a test status, not their fix or revert",
+                u.intent
+            ));
+        }
         _ => {}
     }
     let Some(to) = target(u, state) else {
@@ -539,6 +549,45 @@ mod tests {
                 I::NotARegression,
                 1.0,
                 &["command:invalid"],
+                Role::Operator,
+                Some(S::NotARegression),
+                false,
+            ),
+            // The robot's people's "reverted" or "fixed" is a test status,
+            // sure or unsure: nothing moves, nobody is asked; their command
+            // and their retraction still act.
+            (
+                S::Reported,
+                I::WillRevert,
+                0.9,
+                &[],
+                Role::Operator,
+                None,
+                false,
+            ),
+            (
+                S::Reported,
+                I::FixPosted,
+                0.5,
+                &[],
+                Role::Operator,
+                None,
+                false,
+            ),
+            (
+                S::Reported,
+                I::FixPosted,
+                1.0,
+                &["command:fixed", "applied"],
+                Role::Operator,
+                Some(S::Fixed),
+                false,
+            ),
+            (
+                S::Reported,
+                I::NotARegression,
+                0.9,
+                &[],
                 Role::Operator,
                 Some(S::NotARegression),
                 false,
