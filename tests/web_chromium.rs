@@ -123,6 +123,9 @@ send_every_secs = 1
             .arg("--config")
             .arg(&cfg)
             .arg("run")
+            // With a token, the case page carries the settle and label
+            // forms, which name the thread's replies by their senders.
+            .env("PERFBOT_WEB_TOKEN", "chromium-t0ken")
             .stderr(Stdio::null())
             .spawn()
             .unwrap(),
@@ -167,6 +170,11 @@ send_every_secs = 1
         "{page}"
     );
     assert!(!page.contains("<img src=\"x\""), "{page}");
+    // The forms list the hostile reply by its sender's name, as text.
+    for form in ["id=\"settle\"", "id=\"label\""] {
+        assert!(page.contains(form), "{page}");
+    }
+    assert!(page.contains("<option value=\"hostile@x\">"), "{page}");
     // The digest page renders in the browser too.
     let digest = dump_dom(
         &chrome,
