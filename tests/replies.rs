@@ -1217,7 +1217,7 @@ fn operators_settling_cases_teach_the_reader() {
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         text.contains(&format!(
-            "Of 1 replies an operator settled, perfbot had read {agreed}"
+            "Of 1 replies operators labelled, perfbot had read {agreed}"
         )),
         "{text}"
     );

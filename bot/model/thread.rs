@@ -182,8 +182,9 @@ pub struct Held {
     pub time: DateTime<Utc>,
 }
 
-/// A reply an operator settled: the case was set by hand to a state that
-/// says what the reply meant. Kept as a labelled example for the reader
+/// A reply an operator labelled: by settling its case by hand to a state
+/// that says what the reply meant, or directly (`labels set`, with no
+/// state). Kept as a labelled example for the reader
 /// (`perfbot labels export`, then `train-intents` and `eval-replies`), and
 /// compared with what perfbot had read (the digest's agreement line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
