@@ -422,6 +422,39 @@ fn eval_replies_on_the_command_line() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+    // So is a weight that is no weight; a good one trains.
+    std::fs::copy(
+        root().join("tests/fixtures/replies/dev/lkp-reply-004.eml"),
+        tmp.path().join("one.eml"),
+    )
+    .unwrap();
+    let line = |w: &str| {
+        format!(
+            r#"{{"thread_key": "t", "file": "one.eml", "message_id": "x@y", "from_role": "author", "label": "other", "weight": {w}}}"#
+        )
+    };
+    for (w, ok) in [
+        ("0.3", true),
+        ("1", true),
+        ("0", false),
+        ("-1", false),
+        ("1000", false),
+    ] {
+        std::fs::write(&bad, line(w)).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .args(["train-intents"])
+            .arg(&bad)
+            .arg("--out")
+            .arg(tmp.path().join("m.model"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.success(), ok, "weight {w}: {err}");
+        if !ok {
+            assert_eq!(o.status.code(), Some(2), "weight {w}: {err}");
+            assert!(err.contains("line 1") && err.contains("weight"), "{err}");
+        }
+    }
 }
 
 mod props {

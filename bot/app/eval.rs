@@ -63,6 +63,8 @@ pub struct Labelled {
     pub from: Option<crate::model::Address>,
     /// Its body as text (as ingestion reads it).
     pub text: String,
+    /// How much it weighs in training (the line's `weight`, else 1).
+    pub weight: f64,
 }
 
 #[derive(serde::Deserialize)]
@@ -82,6 +84,13 @@ struct Line {
     label_evidence: String,
     #[serde(default)]
     report_kind: String,
+    /// How much it weighs in training beside a reply of weight 1.
+    #[serde(default = "one")]
+    weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// The labeller's roles as perfbot's: the robot's own people are its
@@ -122,6 +131,9 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
             let intent =
                 |s: &str| Intent::parse(s).ok_or_else(|| err(format!("unknown label {s:?}")));
             let label = intent(&v.label)?;
+            if !(v.weight.is_finite() && v.weight > 0.0 && v.weight <= 100.0) {
+                return Err(err(format!("weight {} is not in (0, 100]", v.weight)));
+            }
             let alt = v
                 .alt_labels
                 .iter()
@@ -176,6 +188,7 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
                 date,
                 from,
                 text,
+                weight: v.weight,
             });
         }
     }
@@ -740,7 +753,7 @@ pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
             context_of(l),
         ),
         target: model::target(l.label, &l.alt),
-        weight: 1.0,
+        weight: l.weight,
     }
 }
 
@@ -812,6 +825,7 @@ pub fn guide_examples() -> Vec<Labelled> {
             date: None,
             from: None,
             text: e.text,
+            weight: 1.0,
         })
         .collect()
 }
@@ -1020,6 +1034,7 @@ mod tests {
             date: chrono::DateTime::from_timestamp(1_700_000_000 + at * 60, 0),
             from: crate::model::Address::parse(from),
             text: String::new(),
+            weight: 1.0,
         };
         let u = Understanding {
             intent: read,
