@@ -419,7 +419,12 @@ async fn settle(
     Path(id): Path<String>,
     axum::Form(f): axum::Form<SettleForm>,
 ) -> Response {
-    match settle_case(&s, &id, &f) {
+    back_to_case(&id, settle_case(&s, &id, &f))
+}
+
+/// After an operator's form: back to the case page, or the error.
+fn back_to_case(id: &str, done: Result<(), WebError>) -> Response {
+    match done {
         Ok(()) => (
             StatusCode::SEE_OTHER,
             [(header::LOCATION, format!("/case/{id}"))],
@@ -524,14 +529,7 @@ async fn label(
     Path(id): Path<String>,
     axum::Form(f): axum::Form<LabelForm>,
 ) -> Response {
-    match label_reply(&s, &id, &f) {
-        Ok(()) => (
-            StatusCode::SEE_OTHER,
-            [(header::LOCATION, format!("/case/{id}"))],
-        )
-            .into_response(),
-        Err(e) => e.into_response(),
-    }
+    back_to_case(&id, label_reply(&s, &id, &f))
 }
 
 fn label_reply(s: &AppState, id: &str, f: &LabelForm) -> Result<(), WebError> {
