@@ -346,14 +346,11 @@ pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Ve
 /// label lands on (the last, or the strongest reading of `d`) labelled `d`?
 fn settled(replies: &[(&Labelled, &Read)], d: Intent) -> Settled {
     let strength = |u: &Understanding| {
-        if u.intent == d {
-            u.confidence
-        } else {
-            u.secondary
-                .iter()
-                .find(|s| s.intent == d)
-                .map_or(0.0, |s| s.confidence)
-        }
+        let secondary = u
+            .secondary
+            .iter()
+            .map(|s| (s.intent.as_str(), s.confidence));
+        crate::flows::learn::carried(d, u.intent.as_str(), u.confidence, secondary)
     };
     let last = replies.len().saturating_sub(1);
     let pick =

@@ -42,9 +42,10 @@ pub enum SettleError {
 }
 
 /// A human settles a case (`cases set`, the dashboard): the state is set
-/// with their reason, and the reply that led there is labelled by it —
-/// `reply` when they name it, else the one `deciding_reply` finds. A named
-/// reply is checked before anything is written.
+/// with their reason, and the reply that led there is labelled by what the
+/// state says it meant (none if it says nothing of a reply, or nobody
+/// replied) — `reply` when they name it, else the one `deciding_reply`
+/// finds. A named reply is checked before anything is written.
 pub fn settle(
     store: &Store,
     case: &CaseId,
@@ -54,40 +55,64 @@ pub fn settle(
     reason: &str,
     reply: Option<&str>,
 ) -> Result<(crate::model::case::Case, Option<OperatorLabel>), SettleError> {
-    if let Some(id) = reply {
-        let thread = store.thread(case)?;
-        if !thread.iter().any(|e| is_reply(e) && same_id(e, id)) {
-            return Err(SettleError::NotAReply {
+    let thread = store.thread(case)?;
+    let named = match reply {
+        None => None,
+        Some(id) => {
+            let found = MessageId::parse(id)
+                .and_then(|id| thread.iter().find(|e| is_reply(e) && e.message_id == id));
+            Some(found.ok_or_else(|| SettleError::NotAReply {
                 case: case.clone(),
                 message_id: MessageId::parse(id).map_or_else(|| id.to_string(), |m| m.to_string()),
-            });
+            })?)
         }
-    }
+    };
     let c = store.set_state(case, state, cause, "set by a human")?;
-    let label = learn(store, &c.id, state, by, reason, reply)?;
-    Ok((c, label))
+    let Some(intent) = intent_of(state) else {
+        return Ok((c, None));
+    };
+    let chosen = named
+        .map(|e| (e, Chosen::Named))
+        .or_else(|| deciding_reply(&thread, intent));
+    let Some((reply, chosen)) = chosen else {
+        return Ok((c, None));
+    };
+    let label = label_of(&c, reply, intent, state.as_str(), by, reason, chosen);
+    store.record_label(&label)?;
+    Ok((c, Some(label)))
 }
 
 fn is_reply(e: &ThreadEntry) -> bool {
     e.sender == Sender::Person
 }
 
-fn same_id(e: &ThreadEntry, id: &str) -> bool {
-    MessageId::parse(id).is_some_and(|id| e.message_id == id)
+/// How strongly a reading carries `intent`: its confidence where it is the
+/// reading, a second reading's where it is one, else 0. The reader's
+/// `Understanding` and the thread's `Reading` both ask it.
+pub fn carried<'a>(
+    intent: Intent,
+    read: &str,
+    confidence: f64,
+    secondary: impl IntoIterator<Item = (&'a str, f64)>,
+) -> f64 {
+    if read == intent.as_str() {
+        return confidence;
+    }
+    secondary
+        .into_iter()
+        .find(|(i, _)| *i == intent.as_str())
+        .map_or(0.0, |(_, c)| c)
 }
 
-/// How strongly a reply's reading carries `intent` (0 when not at all).
+/// How strongly a reply's reading carries `intent` (0 when not read).
 fn strength(e: &ThreadEntry, intent: Intent) -> f64 {
-    let Some(r) = &e.understanding else {
-        return 0.0;
-    };
-    if r.intent == intent.as_str() {
-        return r.confidence;
-    }
-    r.secondary
-        .iter()
-        .find(|s| s.intent == intent.as_str())
-        .map_or(0.0, |s| s.confidence)
+    e.understanding.as_ref().map_or(0.0, |r| {
+        let secondary = r
+            .secondary
+            .iter()
+            .map(|s| (s.intent.as_str(), s.confidence));
+        carried(intent, &r.intent, r.confidence, secondary)
+    })
 }
 
 /// The reply a human's decision for `intent` most likely rests on: the
@@ -118,36 +143,6 @@ pub fn strongest(strengths: impl IntoIterator<Item = f64>) -> Option<usize> {
             _ => Some((k, s)),
         })
         .map(|(k, _)| k)
-}
-
-/// Label the reply that led to `state` with what the state says it meant:
-/// `reply` when named, else `deciding_reply`. `None`: the state says
-/// nothing of a reply, or nobody replied.
-pub fn learn(
-    store: &Store,
-    case: &CaseId,
-    state: CaseState,
-    by: &str,
-    reason: &str,
-    reply: Option<&str>,
-) -> Result<Option<OperatorLabel>, StoreError> {
-    let Some(intent) = intent_of(state) else {
-        return Ok(None);
-    };
-    let c = store.case(case)?;
-    let thread = store.thread(case)?;
-    let named = reply.and_then(|id| {
-        thread
-            .iter()
-            .find(|e| is_reply(e) && same_id(e, id))
-            .map(|e| (e, Chosen::Named))
-    });
-    let Some((reply, chosen)) = named.or_else(|| deciding_reply(&thread, intent)) else {
-        return Ok(None);
-    };
-    let label = label_of(&c, reply, intent, state.as_str(), by, reason, chosen);
-    store.record_label(&label)?;
-    Ok(Some(label))
 }
 
 /// The label of `reply` in case `c`: `intent`, given by `by` for `reason`
@@ -343,7 +338,6 @@ mod tests {
     fn the_reply_a_decision_rests_on() {
         use Chosen::*;
         use Intent::*;
-        #[rustfmt::skip]
         type Case<'a> = (Vec<ThreadEntry>, Intent, Option<(&'a str, Chosen)>);
         let table: Vec<Case> = vec![
             // The decision, then thanks: the decision, not the last reply.
