@@ -238,13 +238,16 @@ pub struct Read {
     pub state: Option<CaseState>,
     pub outcome: Outcome,
     pub note: String,
-    /// The other intents it carries (≥ 0.1), strongest first.
-    pub secondary: Vec<crate::reply::understand::Secondary>,
     /// When it was sent (a thread's order).
     pub date: Option<chrono::DateTime<chrono::Utc>>,
-    /// The reading itself (for replaying its thread).
-    #[serde(skip)]
+    /// The reading itself (for replaying its thread); shown as the other
+    /// intents it carries (≥ 0.1), strongest first.
+    #[serde(rename = "secondary", serialize_with = "secondary_of")]
     pub understanding: Understanding,
+}
+
+fn secondary_of<S: serde::Serializer>(u: &Understanding, s: S) -> Result<S::Ok, S::Error> {
+    u.secondary.serialize(s)
 }
 
 /// The state a decisive intent takes a reported case to.
@@ -927,7 +930,6 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
         state: e.state,
         outcome: judge(l, &e),
         note: e.note.clone(),
-        secondary: u.secondary.clone(),
         date: l.date,
         understanding: u.clone(),
     }

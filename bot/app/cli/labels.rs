@@ -92,8 +92,10 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
             );
         }
         LabelsCmd::Drop { message_id } => {
-            let id = message_id.trim().trim_matches(['<', '>']);
-            if !store.drop_label(id)? {
+            let id = crate::model::MessageId::parse(&message_id).ok_or_else(|| {
+                Failure::usage(anyhow::anyhow!("{message_id:?} is not a Message-ID"))
+            })?;
+            if !store.drop_label(id.as_str())? {
                 return Err(Failure::usage(anyhow::anyhow!("no label for <{id}>")));
             }
             eprintln!("label of <{id}> dropped");

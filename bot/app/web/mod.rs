@@ -340,7 +340,7 @@ async fn case_page(
     if s.settle_token.is_some() {
         // Every person's reply of the thread, not only this page's: the one
         // a decision rests on may be on another page.
-        let replies = match settle_replies(&s.store, &id) {
+        let replies = match settle_replies(&s, &id) {
             Ok(r) => r,
             Err(e) => return e.into_response(),
         };
@@ -366,11 +366,9 @@ struct SettleReply<'a> {
 
 /// Every person's reply of the case's thread, oldest first, for the settle
 /// form (as JSON for the page).
-fn settle_replies(store: &crate::store::Store, id: &str) -> Result<Value, WebError> {
-    let case = store
-        .find_case(id)
-        .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
-    let thread = store.thread(&case.id).map_err(internal)?;
+fn settle_replies(s: &AppState, id: &str) -> Result<Value, WebError> {
+    let case = find_case(s, id)?;
+    let thread = s.store.thread(&case.id).map_err(internal)?;
     let replies: Vec<SettleReply> = thread
         .iter()
         .filter(|e| e.sender == crate::model::Sender::Person)
