@@ -1504,3 +1504,119 @@ fn a_strangers_single_decision_awaits_a_fix_and_nothing_else_moves() {
         assert_eq!(show(&cfg, &c.id)["state"], want, "{words}");
     }
 }
+
+/// `labels retrain`: the reader retrained on the operators' labels is
+/// measured against the reader of now by the same thread-grouped folds, and
+/// written only if it makes no more wrong decisions (nor sends more quiet
+/// replies to a human than the bar). An operator's mistaken label, weighed
+/// heavily, is refused with exit 3 and nothing written; `--force` writes it.
+#[test]
+fn a_retrained_reader_is_measured_before_it_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let shipped = root().join("tests/fixtures/replies/dev/labels.jsonl");
+    let shipped = shipped.to_str().unwrap();
+    let retrain = |out: &Path, extra: &[&str]| {
+        let args = [
+            &[
+                "labels",
+                "retrain",
+                "--shipped",
+                shipped,
+                "--out",
+                out.to_str().unwrap(),
+            ][..],
+            extra,
+        ]
+        .concat();
+        perfbot_stdin(&cfg, &args, None)
+    };
+    // Nothing labelled yet, or a weight out of range: usage errors.
+    let out = tmp.path().join("reader.model");
+    for (extra, says) in [
+        (&[][..], "no reply labelled by an operator yet"),
+        (&["--weight", "0"][..], "--weight 0 is not in (0, 100]"),
+    ] {
+        let o = retrain(&out, extra);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{o:?}");
+    }
+    let c = report(&cfg);
+    for (id, words) in [
+        (
+            "rt1@x",
+            "Meh. Compilers do that. I wouldn't lose sleep over this one.",
+        ),
+        ("rt2@x", "Thanks for looking."),
+    ] {
+        ingest(&cfg, &mail(DAVE, id, &c.message_id, "", words));
+    }
+    let settle = [
+        "cases",
+        "set",
+        &c.id,
+        "not-a-regression",
+        "--reason",
+        "noise",
+    ];
+    run(&cfg, &settle, None);
+    run(
+        &cfg,
+        &[
+            "labels",
+            "set",
+            "rt2@x",
+            "thanks-only",
+            "--reason",
+            "thanks",
+        ],
+        None,
+    );
+
+    let o = retrain(&out, &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["measure"]["operators"], 2);
+    assert_eq!(v["measure"]["shipped"], 39);
+    assert_eq!(v["refused"], serde_json::json!([]));
+    assert_eq!(v["written"], out.to_str().unwrap());
+    // The weights written are a reader perfbot reads replies with.
+    let with = tmp.path().join("with-model.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&with, format!("{text}\n[reply]\nmodel = {out:?}\n")).unwrap();
+    let o = perfbot_stdin(
+        &with,
+        &["classify", "--role", "author"],
+        Some(b"This is expected."),
+    );
+    ok(&o);
+
+    // Thanks labelled as a closure, weighing a hundred shipped labels.
+    run(
+        &cfg,
+        &[
+            "labels",
+            "set",
+            "rt2@x",
+            "not-a-regression",
+            "--reason",
+            "oops",
+        ],
+        None,
+    );
+    let poisoned = tmp.path().join("poisoned.model");
+    let o = retrain(&poisoned, &["--weight", "100"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("wrong automatic decisions where the reader of now makes"),
+        "{err}"
+    );
+    assert!(err.contains("nothing written"), "{err}");
+    assert!(!poisoned.exists());
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("wrong automatic decisions"), "{table}");
+    let o = retrain(&poisoned, &["--weight", "100", "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(poisoned.exists());
+}

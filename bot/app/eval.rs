@@ -63,7 +63,8 @@ pub struct Labelled {
     pub from: Option<crate::model::Address>,
     /// Its body as text (as ingestion reads it).
     pub text: String,
-    /// How much it weighs in training (the line's `weight`, else 1).
+    /// How much it weighs in training (the line's `weight`, else 1); 0:
+    /// read and judged, never trained on (a labels file cannot say 0).
     pub weight: f64,
 }
 
@@ -846,7 +847,11 @@ fn guide_samples(rules: &Rules, weight: f64) -> Vec<Sample> {
 
 /// Train on every labelled reply, and on the guide's examples.
 pub fn train(items: &[Labelled], rules: &Rules, t: Training) -> Model {
-    let mut samples: Vec<Sample> = items.iter().map(|l| sample(l, &l.text, rules)).collect();
+    let mut samples: Vec<Sample> = items
+        .iter()
+        .filter(|l| l.weight > 0.0)
+        .map(|l| sample(l, &l.text, rules))
+        .collect();
     samples.extend(guide_samples(rules, t.guide));
     Model::train(&samples, t.opts)
 }
@@ -874,7 +879,7 @@ pub fn cross_validate(
         let train: Vec<Sample> = samples
             .iter()
             .zip(&fold)
-            .filter(|(_, g)| **g != f)
+            .filter(|(s, g)| **g != f && s.weight > 0.0)
             .map(|(s, _)| s.clone())
             .chain(guide.iter().cloned())
             .collect();

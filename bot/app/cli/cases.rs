@@ -134,7 +134,7 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                     Chosen::Last => "the last reply; name another with --reply",
                 };
                 eprintln!(
-                    "learned: <{}> is {} ({how}; perfbot had read {read}); `perfbot labels export DIR` for train-intents",
+                    "learned: <{}> is {} ({how}; perfbot had read {read}); `perfbot labels retrain --out FILE` retrains the reader, measured first",
                     l.message_id, l.label
                 );
             }

@@ -34,6 +34,30 @@ pub enum LabelsCmd {
         #[arg(value_name = "MESSAGE-ID")]
         message_id: String,
     },
+    /// Retrain the reader on the shipped labels and the operators', measure
+    /// it against the reader of now, and write it only if it makes no more
+    /// wrong decisions and sends no more quiet replies to a human than allowed
+    /// (exit 3 if refused)
+    Retrain {
+        /// Where to write the weights (then point `reply.model` at them)
+        #[arg(long)]
+        out: PathBuf,
+        /// The shipped labels.jsonl files [default: the corpus the committed
+        /// model is trained on, from the repository's top]
+        #[arg(long)]
+        shipped: Vec<PathBuf>,
+        /// How much each operator's label weighs beside a shipped one
+        #[arg(long, default_value_t = 1.0)]
+        weight: f64,
+        /// Thread-grouped folds of the measure
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..))]
+        folds: u16,
+        /// Write the weights even when the measure refuses them
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn intent(s: &str) -> Result<Intent, String> {
@@ -100,14 +124,110 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
             }
             eprintln!("label of <{id}> dropped");
         }
+        LabelsCmd::Retrain {
+            out,
+            shipped,
+            weight,
+            folds,
+            force,
+            json,
+        } => retrain(config, &store, out, shipped, weight, folds, force, json)?,
         LabelsCmd::Export { dir } => {
             let n = crate::flows::learn::export(&store, &dir)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
             eprintln!(
-                "{n} labelled replies written to {}; retrain with `perfbot train-intents <shipped labels.jsonl…> {}`",
+                "{n} labelled replies written to {}; retrain with `perfbot train-intents <shipped labels.jsonl…> {}` (or `perfbot labels retrain`, measured first)",
                 dir.display(),
                 dir.join("labels.jsonl").display()
             );
+        }
+    }
+    Ok(())
+}
+
+/// `labels retrain`: measure, then write the weights if the measure allows.
+#[allow(clippy::too_many_arguments)]
+fn retrain(
+    config: &Config,
+    store: &crate::store::Store,
+    out: PathBuf,
+    shipped: Vec<PathBuf>,
+    weight: f64,
+    folds: u16,
+    force: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    use crate::app::{eval, retrain};
+    if !(weight.is_finite() && weight > 0.0 && weight <= 100.0) {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--weight {weight} is not in (0, 100]"
+        )));
+    }
+    let shipped = if shipped.is_empty() {
+        retrain::SHIPPED.iter().map(PathBuf::from).collect()
+    } else {
+        shipped
+    };
+    let shipped = eval::load(&shipped).map_err(Failure::usage)?;
+    let operators = retrain::operator_labelled(&store.labels()?, weight)
+        .map_err(|e| anyhow::anyhow!("the state database: {e}"))?;
+    if operators.is_empty() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "no reply labelled by an operator yet (`cases set`, `labels set`): nothing to retrain on"
+        )));
+    }
+    let rules = config.intent_rules();
+    let training = eval::Training::default();
+    let m = retrain::measure(
+        &shipped,
+        &operators,
+        usize::from(folds),
+        &config.reply.trust,
+        rules,
+        training,
+    );
+    let refused = retrain::refusals(&m.now, &m.retrained);
+    let write = refused.is_empty() || force;
+    if write {
+        let model = retrain::train(&shipped, &operators, rules, training);
+        let dir = out
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let name = out.file_name().ok_or_else(|| {
+            Failure::usage(anyhow::anyhow!("--out {} names no file", out.display()))
+        })?;
+        crate::fsutil::write_atomic(dir, &name.to_string_lossy(), model.to_text().as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+    }
+    if json {
+        let v = serde_json::json!({
+            "measure": m, "refused": refused,
+            "written": write.then(|| out.display().to_string()),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", retrain::render(&m));
+    }
+    match (refused.is_empty(), write) {
+        (true, _) => eprintln!(
+            "{} written; to use it: [reply] model = {:?}",
+            out.display(),
+            out.display().to_string()
+        ),
+        (false, true) => eprintln!(
+            "{} written although the measure refuses it (--force): {}",
+            out.display(),
+            refused.join("; ")
+        ),
+        (false, false) => {
+            return Err(Failure {
+                code: 3,
+                error: anyhow::anyhow!(
+                "the retrained reader is refused: {}; nothing written (--force writes it anyway)",
+                refused.join("; ")
+            ),
+            })
         }
     }
     Ok(())
