@@ -1531,13 +1531,19 @@ fn a_retrained_reader_is_measured_before_it_is_written() {
         .concat();
         perfbot_stdin(&cfg, &args, None)
     };
-    // Nothing labelled yet, or a weight out of range: usage errors.
+    // Nothing labelled yet, a weight out of range, a directory to write
+    // to: usage errors.
     let out = tmp.path().join("reader.model");
-    for (extra, says) in [
-        (&[][..], "no reply labelled by an operator yet"),
-        (&["--weight", "0"][..], "--weight 0 is not in (0, 100]"),
+    for (to, extra, says) in [
+        (&out, &[][..], "no reply labelled by an operator yet"),
+        (
+            &out,
+            &["--weight", "0"][..],
+            "--weight 0 is not in (0, 100]",
+        ),
+        (&tmp.path().to_path_buf(), &[][..], "names no file"),
     ] {
-        let o = retrain(&out, extra);
+        let o = retrain(to, extra);
         assert_eq!(o.status.code(), Some(2), "{o:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{o:?}");
     }

@@ -92,11 +92,7 @@ pub fn measure(
     rules: &Rules,
     training: Training,
 ) -> Measure {
-    let shipped: Vec<Labelled> = shipped
-        .iter()
-        .filter(|s| !operators.iter().any(|o| o.message_id == s.message_id))
-        .cloned()
-        .collect();
+    let shipped = unless_relabelled(shipped, operators);
     let with = |weight: Option<f64>| -> Vec<Read> {
         let all: Vec<Labelled> = shipped
             .iter()
@@ -152,52 +148,40 @@ pub fn refusals(now: &Summary, retrained: &Summary) -> Vec<String> {
 
 /// The two readers side by side, for people.
 pub fn render(m: &Measure) -> String {
-    let (a, b) = (&m.now, &m.retrained);
-    let of = |x: usize, n: usize| format!("{x}/{n}");
-    let rows = [
-        (
-            "lenient",
-            of(a.lenient, a.replies),
-            of(b.lenient, b.replies),
-        ),
-        (
-            "decided right",
-            of(a.decided_right, a.decision_replies),
-            of(b.decided_right, b.decision_replies),
-        ),
-        (
-            "decisions to a human",
-            of(a.to_human, a.decision_replies),
-            of(b.to_human, b.decision_replies),
-        ),
-        (
-            "decisions silently missed",
-            of(a.silently_missed, a.decision_replies),
-            of(b.silently_missed, b.decision_replies),
-        ),
-        (
-            "wrong automatic decisions",
-            of(a.wrong_decisions, a.replies),
-            of(b.wrong_decisions, b.replies),
-        ),
-        (
-            "quiet replies to a human",
-            of(a.quiet_to_human, a.quiet_replies),
-            of(b.quiet_to_human, b.quiet_replies),
-        ),
-        (
-            "operators' labels read as labelled",
-            of(m.operators_read_now, m.operators),
-            of(m.operators_read_retrained, m.operators),
-        ),
+    type Figure = fn(&Summary) -> (usize, usize);
+    let figures: [(&str, Figure); 6] = [
+        ("lenient", |s| (s.lenient, s.replies)),
+        ("decided right", |s| (s.decided_right, s.decision_replies)),
+        ("decisions to a human", |s| (s.to_human, s.decision_replies)),
+        ("decisions silently missed", |s| {
+            (s.silently_missed, s.decision_replies)
+        }),
+        ("wrong automatic decisions", |s| {
+            (s.wrong_decisions, s.replies)
+        }),
+        ("quiet replies to a human", |s| {
+            (s.quiet_to_human, s.quiet_replies)
+        }),
     ];
+    let row = |name: &str, (a, n): (usize, usize), (b, r): (usize, usize)| {
+        format!(
+            "{name:<36} {:>10} {:>10}\n",
+            format!("{a}/{n}"),
+            format!("{b}/{r}")
+        )
+    };
     let mut out = format!(
         "{} shipped and {} operators' labels, {} thread-grouped folds\n{:<36} {:>10} {:>10}\n",
         m.shipped, m.operators, m.folds, "", "now", "retrained"
     );
-    for (name, x, y) in rows {
-        out.push_str(&format!("{name:<36} {x:>10} {y:>10}\n"));
+    for (name, f) in figures {
+        out.push_str(&row(name, f(&m.now), f(&m.retrained)));
     }
+    out.push_str(&row(
+        "operators' labels read as labelled",
+        (m.operators_read_now, m.operators),
+        (m.operators_read_retrained, m.operators),
+    ));
     out
 }
 
@@ -209,13 +193,18 @@ pub fn train(
     rules: &Rules,
     training: Training,
 ) -> Model {
-    let all: Vec<Labelled> = shipped
+    let mut all = unless_relabelled(shipped, operators);
+    all.extend_from_slice(operators);
+    eval::train(&all, rules, training)
+}
+
+/// The shipped replies but those an operator labelled: theirs stands.
+fn unless_relabelled(shipped: &[Labelled], operators: &[Labelled]) -> Vec<Labelled> {
+    shipped
         .iter()
         .filter(|s| !operators.iter().any(|o| o.message_id == s.message_id))
-        .chain(operators)
         .cloned()
-        .collect();
-    eval::train(&all, rules, training)
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use super::{open_store, who, Failure};
 use crate::config::Config;
@@ -38,26 +38,29 @@ pub enum LabelsCmd {
     /// it against the reader of now, and write it only if it makes no more
     /// wrong decisions and sends no more quiet replies to a human than allowed
     /// (exit 3 if refused)
-    Retrain {
-        /// Where to write the weights (then point `reply.model` at them)
-        #[arg(long)]
-        out: PathBuf,
-        /// The shipped labels.jsonl files [default: the corpus the committed
-        /// model is trained on, from the repository's top]
-        #[arg(long)]
-        shipped: Vec<PathBuf>,
-        /// How much each operator's label weighs beside a shipped one
-        #[arg(long, default_value_t = 1.0)]
-        weight: f64,
-        /// Thread-grouped folds of the measure
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..))]
-        folds: u16,
-        /// Write the weights even when the measure refuses them
-        #[arg(long)]
-        force: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Retrain(RetrainArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RetrainArgs {
+    /// Where to write the weights (then point `reply.model` at them)
+    #[arg(long)]
+    out: PathBuf,
+    /// The shipped labels.jsonl files [default: the corpus the committed
+    /// model is trained on, from the repository's top]
+    #[arg(long)]
+    shipped: Vec<PathBuf>,
+    /// How much each operator's label weighs beside a shipped one
+    #[arg(long, default_value_t = 1.0)]
+    weight: f64,
+    /// Thread-grouped folds of the measure
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..))]
+    folds: u16,
+    /// Write the weights even when the measure refuses them
+    #[arg(long)]
+    force: bool,
+    #[arg(long)]
+    json: bool,
 }
 
 fn intent(s: &str) -> Result<Intent, String> {
@@ -124,14 +127,7 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
             }
             eprintln!("label of <{id}> dropped");
         }
-        LabelsCmd::Retrain {
-            out,
-            shipped,
-            weight,
-            folds,
-            force,
-            json,
-        } => retrain(config, &store, out, shipped, weight, folds, force, json)?,
+        LabelsCmd::Retrain(a) => retrain(config, &store, a)?,
         LabelsCmd::Export { dir } => {
             let n = crate::flows::learn::export(&store, &dir)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
@@ -146,21 +142,25 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
 }
 
 /// `labels retrain`: measure, then write the weights if the measure allows.
-#[allow(clippy::too_many_arguments)]
-fn retrain(
-    config: &Config,
-    store: &crate::store::Store,
-    out: PathBuf,
-    shipped: Vec<PathBuf>,
-    weight: f64,
-    folds: u16,
-    force: bool,
-    json: bool,
-) -> Result<(), Failure> {
+fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Result<(), Failure> {
     use crate::app::{eval, retrain};
+    let RetrainArgs {
+        out,
+        shipped,
+        weight,
+        folds,
+        force,
+        json,
+    } = a;
     if !(weight.is_finite() && weight > 0.0 && weight <= 100.0) {
         return Err(Failure::usage(anyhow::anyhow!(
             "--weight {weight} is not in (0, 100]"
+        )));
+    }
+    if out.is_dir() || out.file_name().is_none() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--out {} names no file",
+            out.display()
         )));
     }
     let shipped = if shipped.is_empty() {
@@ -190,15 +190,7 @@ fn retrain(
     let write = refused.is_empty() || force;
     if write {
         let model = retrain::train(&shipped, &operators, rules, training);
-        let dir = out
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let name = out.file_name().ok_or_else(|| {
-            Failure::usage(anyhow::anyhow!("--out {} names no file", out.display()))
-        })?;
-        crate::fsutil::write_atomic(dir, &name.to_string_lossy(), model.to_text().as_bytes())
-            .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+        write_model(&out, &model)?;
     }
     if json {
         let v = serde_json::json!({
@@ -230,5 +222,20 @@ fn retrain(
             })
         }
     }
+    Ok(())
+}
+
+/// Write the weights to `out` (a file name, checked first) whole or not at all.
+fn write_model(
+    out: &std::path::Path,
+    model: &crate::reply::understand::Model,
+) -> Result<(), Failure> {
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = out.file_name().unwrap_or_default().to_string_lossy();
+    crate::fsutil::write_atomic(dir, &name, model.to_text().as_bytes())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
     Ok(())
 }
