@@ -94,6 +94,11 @@ fn one() -> f64 {
     1.0
 }
 
+/// Whether `w` is a weight a label may carry beside a shipped one: in (0, 100].
+pub fn weighs(w: f64) -> bool {
+    w.is_finite() && w > 0.0 && w <= 100.0
+}
+
 /// The labeller's roles as perfbot's: the robot's own people are its
 /// operators when perfbot follows the robot's reports.
 pub fn role_of(label: &str) -> Role {
@@ -132,7 +137,7 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
             let intent =
                 |s: &str| Intent::parse(s).ok_or_else(|| err(format!("unknown label {s:?}")));
             let label = intent(&v.label)?;
-            if !(v.weight.is_finite() && v.weight > 0.0 && v.weight <= 100.0) {
+            if !weighs(v.weight) {
                 return Err(err(format!("weight {} is not in (0, 100]", v.weight)));
             }
             let alt = v

@@ -152,7 +152,7 @@ fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Resu
         force,
         json,
     } = a;
-    if !(weight.is_finite() && weight > 0.0 && weight <= 100.0) {
+    if !eval::weighs(weight) {
         return Err(Failure::usage(anyhow::anyhow!(
             "--weight {weight} is not in (0, 100]"
         )));
