@@ -64,10 +64,20 @@ pub fn bare_address(mailbox: &str) -> String {
 
 /// `Name <addr>` as a header takes it: the name quoted when it needs to be
 /// (`"Chinner, Dave" <david@fromorbit.com>`), the bare address without a name.
+/// Control characters cannot stand in a header's name, so they are left out
+/// (a damaged archive copy has `Dan Willia\r\0`); a name lettre still cannot
+/// write gives the bare address, never a panic.
 pub fn mailbox(name: &str, email: &str) -> String {
+    use std::fmt::Write;
+    let name: String = name.chars().filter(|c| !c.is_control()).collect();
     match email.trim().parse::<lettre::Address>() {
         Ok(a) if !name.trim().is_empty() => {
-            lettre::message::Mailbox::new(Some(name.trim().to_string()), a).to_string()
+            let mut out = String::new();
+            let mailbox = lettre::message::Mailbox::new(Some(name.trim().to_string()), a.clone());
+            match write!(out, "{mailbox}") {
+                Ok(()) => out,
+                Err(_) => a.to_string(),
+            }
         }
         Ok(a) => a.to_string(),
         Err(_) => email.to_string(),
@@ -162,6 +172,32 @@ mod tests {
             "david@fromorbit.com"
         );
         assert_eq!(bare_address("<x@y>"), "x@y");
+    }
+
+    #[test]
+    fn mailboxes_as_headers_take_them() {
+        for (name, email, want) in [
+            (
+                "Dave Chinner",
+                "david@fromorbit.com",
+                "Dave Chinner <david@fromorbit.com>",
+            ),
+            (
+                "Chinner, Dave",
+                "david@fromorbit.com",
+                "\"Chinner, Dave\" <david@fromorbit.com>",
+            ),
+            ("", "david@fromorbit.com", "david@fromorbit.com"),
+            (
+                "Dan Willia\r\0",
+                "dan@intel.com",
+                "Dan Willia <dan@intel.com>",
+            ),
+            ("\0\r\n", "dan@intel.com", "dan@intel.com"),
+            ("Dan", "not an address", "not an address"),
+        ] {
+            assert_eq!(mailbox(name, email), want, "{name:?} {email:?}");
+        }
     }
 
     #[test]
