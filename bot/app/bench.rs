@@ -469,9 +469,9 @@ pub fn public_inbox(config: &Config, messages: usize) -> anyhow::Result<String> 
     ))
 }
 
-/// Classify a typical reply (seed 000's, Dave Chinner's) and a 370 KB reply
-/// that quotes a whole report, `iterations` times each; the rules are compiled
-/// once before timing.
+/// Classify a typical reply (seed 000's, Dave Chinner's), a 370 KB reply
+/// that quotes a whole report and 4 KB of prose with non-ASCII characters,
+/// `iterations` times each; the rules are compiled once before timing.
 pub fn classify(config: &Config, iterations: usize) -> String {
     use crate::reply::understand;
     let rules = config.intent_rules();
@@ -484,6 +484,13 @@ pub fn classify(config: &Config, iterations: usize) -> String {
         big.push_str(row);
     }
     big.push_str("\nI'll revert this patch, thanks.\n");
+    // Prose with a non-ASCII character in every sentence (names, dashes,
+    // ellipses, a damaged byte): what once made every rule run on the regex
+    // crate's slow engine.
+    let mut accented = String::from("On Mon, Jan 1, 2024 at 10:00, kernel test robot wrote:\n> FYI, we noticed a -9.0% regression\n\n");
+    while accented.len() < 4_000 {
+        accented.push_str("Thanks, Jürgen — the numbers look odd… I'm not sure the commit is to blame; the profile shows the same cost in the s\u{fffd}bsystem. ");
+    }
     let model = config.intent_model();
     // What ingestion does per reply: own words, then the reading (rules, and
     // the model's features and prediction when there is one).
@@ -519,10 +526,13 @@ pub fn classify(config: &Config, iterations: usize) -> String {
         }
         let (m1, lo1, hi1) = time(typical, m);
         let (m2, lo2, hi2) = time(&big, m);
+        let (m3, lo3, hi3) = time(&accented, m);
         out.push_str(&format!(
             "{name}: typical reply ({} bytes): median {m1:.1} µs (min {lo1:.1}, max {hi1:.1}); \
-             370 KB reply quoting a report: median {m2:.1} µs (min {lo2:.1}, max {hi2:.1})\n",
-            typical.len()
+             370 KB reply quoting a report: median {m2:.1} µs (min {lo2:.1}, max {hi2:.1}); \
+             {} KB of prose, non-ASCII in every sentence: median {m3:.1} µs (min {lo3:.1}, max {hi3:.1})\n",
+            typical.len(),
+            accented.len() / 1000
         ));
     }
     out
