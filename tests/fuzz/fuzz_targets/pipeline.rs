@@ -3,7 +3,10 @@
 //! the store's transaction, against one real sled state with a reported case
 //! (made once per run in a scratch directory). The first byte picks the
 //! sender: the commit's author, a maintainer, an operator, a stranger, the
-//! robot, perfbot itself. Never a panic; the store takes every mail.
+//! robot, perfbot itself. Never a panic; the store takes every mail; and
+//! after each mail the guarantees hold: perfbot's own and other robots' mail
+//! move nothing and send nothing, a stranger's words close no case, and one
+//! mail gets at most one answer and one escalation.
 #![no_main]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -12,24 +15,16 @@ use libfuzzer_sys::fuzz_target;
 use perfbot::config::Config;
 use perfbot::flows::ingest::Ingestor;
 use perfbot::flows::report::{prepare, queue};
-use perfbot::model::case::{CaseState, Cause};
-use perfbot::model::OutboxState;
+use perfbot::model::case::{CaseId, CaseState, Cause};
+use perfbot::model::{OutboxKind, OutboxState};
 use perfbot::store::{Created, Store};
-
-const SENDERS: [&str; 6] = [
-    "Dave Chinner <dchinner@xfs.example>",
-    "Maint <maint@kernel.example>",
-    "Ops <ops@ci.example>",
-    "Someone <someone@else.example>",
-    "kernel test robot <oliver.sang@intel.com>",
-    "perfbot <perfbot@ci.example>",
-];
 
 struct Env {
     config: &'static Config,
     store: &'static Store,
     /// The report's Message-ID, which every fuzzed mail answers.
     parent: String,
+    case: CaseId,
 }
 
 fn env() -> &'static Env {
@@ -74,8 +69,50 @@ fn env() -> &'static Env {
             config,
             store,
             parent: case.message_id.to_string(),
+            case: case.id,
         }
     })
+}
+
+/// Who the first byte makes the sender, and what they may do.
+#[derive(PartialEq)]
+enum Standing {
+    Trusted,
+    Stranger,
+    /// perfbot itself or another robot: recorded, never acted on.
+    Machine,
+}
+
+const SENDERS: [(&str, Standing); 7] = [
+    ("Dave Chinner <dchinner@xfs.example>", Standing::Trusted),
+    ("Maint <maint@kernel.example>", Standing::Trusted),
+    ("Ops <ops@ci.example>", Standing::Trusted),
+    ("Someone <someone@else.example>", Standing::Stranger),
+    // The author's name alone is not the author.
+    ("Dave Chinner <someone@else.example>", Standing::Stranger),
+    ("kernel test robot <lkp@intel.com>", Standing::Machine),
+    ("perfbot <perfbot@ci.example>", Standing::Machine),
+];
+
+/// The fuzzer's header lines may not name another sender: the first header
+/// block's `From:` lines are renamed (the body is left as it is).
+fn without_from(rest: &[u8]) -> Vec<u8> {
+    let end = rest
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .unwrap_or(rest.len());
+    let mut out = rest.to_vec();
+    let mut at = 0;
+    while at < end {
+        if out[at..].len() >= 5 && out[at..at + 5].eq_ignore_ascii_case(b"from:") {
+            out[at..at + 5].copy_from_slice(b"X-Fz:");
+        }
+        at += out[at..end]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(end, |i| i + 1);
+    }
+    out
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -83,6 +120,7 @@ fuzz_target!(|data: &[u8]| {
         config,
         store,
         parent,
+        case,
     } = env();
     let Some((&pick, rest)) = data.split_first() else {
         return;
@@ -90,13 +128,34 @@ fuzz_target!(|data: &[u8]| {
     // Every mail is new: a Message-ID seen before is dropped before reading.
     static N: AtomicU64 = AtomicU64::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    let from = SENDERS[pick as usize % SENDERS.len()];
+    let (from, standing) = &SENDERS[pick as usize % SENDERS.len()];
     let mut raw = format!(
         "From: {from}\r\nSubject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression\r\n\
          Message-ID: <fuzz{n}@fuzz.example>\r\nIn-Reply-To: <{parent}>\r\n"
     )
     .into_bytes();
-    raw.extend_from_slice(rest);
+    raw.extend_from_slice(&without_from(rest));
+    let before = store.case(case).unwrap().state;
+    let sent_before = store.case_outbox(case).unwrap().len();
     let mut ing = Ingestor::new(config, store).unwrap();
     ing.ingest(&raw, "fuzz").unwrap();
+    let after = store.case(case).unwrap().state;
+    let outbox = store.case_outbox(case).unwrap();
+    let new = &outbox[sent_before.min(outbox.len())..];
+    let count = |k: &[OutboxKind]| new.iter().filter(|e| k.contains(&e.kind)).count();
+    let answers = count(&[OutboxKind::Ack, OutboxKind::CommandError]);
+    let escalations = count(&[OutboxKind::Escalation]);
+    assert!(answers <= 1, "{answers} answers to one mail");
+    assert!(escalations <= 1, "{escalations} escalations of one mail");
+    match standing {
+        Standing::Machine => {
+            assert_eq!(before, after, "a robot's mail moved the case");
+            assert!(new.is_empty(), "a robot's mail was answered");
+        }
+        Standing::Stranger => assert!(
+            before.is_closed() || !after.is_closed() || before == CaseState::Queued,
+            "a stranger closed the case: {before} -> {after}"
+        ),
+        Standing::Trusted => {}
+    }
 });
