@@ -757,6 +757,35 @@ fn a_failed_dkim_signature_lowers_trust() {
     let dkim = t["understanding"]["dkim"].as_str().unwrap();
     assert!(dkim.contains("References not signed"), "{t}");
 
+    // The author's valid signature among more than perfbot verifies (each
+    // could cost a key lookup): none is verified, so a human decides.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg7 = make(tmp.path());
+    let c = report(&cfg7);
+    let mut many = Vec::new();
+    for i in 0..10 {
+        many.extend_from_slice(
+            format!("DKIM-Signature: v=1; a=ed25519-sha256; d=d{i}.example; s=sel; h=From; bh=AAAA; b=AAAA\r\n")
+                .as_bytes(),
+        );
+    }
+    many.extend_from_slice(&sign(&mail(
+        DAVE,
+        "many@x",
+        &c.message_id,
+        "",
+        "This is not a regression.",
+    )));
+    ingest(&cfg7, &many);
+    let v = show(&cfg7, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    let t = thread_entry(&v, "many@x");
+    let dkim = t["understanding"]["dkim"].as_str().unwrap();
+    assert!(
+        dkim.starts_with("fail") && dkim.contains("11 DKIM signatures"),
+        "{t}"
+    );
+
     // Not signed at all, with DKIM checking on: a human decides too.
     let tmp = tempfile::tempdir().unwrap();
     let cfg4 = make(tmp.path());

@@ -111,6 +111,17 @@ impl Checker {
     /// Verify `raw`, whose From address is in `from_domain`. Blocking: call it
     /// from a plain thread (ingestion's).
     pub fn check(&self, raw: &[u8], from_domain: &str) -> Verdict {
+        // Each signature may cost a key lookup in DNS and a hash of the
+        // body: a mail with hundreds would hold ingestion up. Real mail has
+        // one to four (author, provider, list); more is no evidence.
+        let n = header_lines(raw)
+            .filter(|l| is_header(l, "DKIM-Signature"))
+            .count();
+        if n > MAX_SIGNATURES {
+            return Verdict::Fail(format!(
+                "{n} DKIM signatures, more than the {MAX_SIGNATURES} perfbot verifies"
+            ));
+        }
         let Some(msg) = AuthenticatedMessage::parse(raw) else {
             return Verdict::Unsigned("not parseable for DKIM".into());
         };
@@ -168,25 +179,32 @@ impl Checker {
     }
 }
 
-/// The threading headers `raw` has (`In-Reply-To`, `References`), as
-/// named in a signature's `h=`.
-fn threading_headers(raw: &[u8]) -> Vec<&'static str> {
+/// Signatures verified at most in one mail (mail servers cap them too).
+const MAX_SIGNATURES: usize = 10;
+
+/// The lines of `raw`'s header block (continuation lines included).
+fn header_lines(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .or_else(|| raw.windows(2).position(|w| w == b"\n\n"))
         .unwrap_or(raw.len());
-    let head = &raw[..end];
-    let has = |name: &str| {
-        head.split(|b| *b == b'\n').any(|line| {
-            line.len() > name.len()
-                && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
-                && line[name.len()] == b':'
-        })
-    };
+    raw[..end].split(|b| *b == b'\n')
+}
+
+/// `line` starts the header `name`.
+fn is_header(line: &[u8], name: &str) -> bool {
+    line.len() > name.len()
+        && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+        && line[name.len()] == b':'
+}
+
+/// The threading headers `raw` has (`In-Reply-To`, `References`), as
+/// named in a signature's `h=`.
+fn threading_headers(raw: &[u8]) -> Vec<&'static str> {
     ["In-Reply-To", "References"]
         .into_iter()
-        .filter(|h| has(h))
+        .filter(|h| header_lines(raw).any(|l| is_header(l, h)))
         .collect()
 }
 
