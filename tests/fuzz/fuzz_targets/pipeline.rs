@@ -9,7 +9,7 @@
 //! mail gets at most one answer and one escalation.
 #![no_main]
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use perfbot::config::Config;
@@ -40,10 +40,16 @@ fn env() -> &'static Env {
              [report]\ntemplates_dir = {tpl:?}\ncc = [\"oe-lkp@lists.linux.dev\"]\n\
              [outbound]\ntransport = \"file\"\noutbox_dir = {outbox:?}\n\
              [trust]\noperators = [\"ops@ci.example\"]\nmaintainers = [\"maint@kernel.example\"]\n\
+             dkim = true\nrequire_dkim = false\n\
+             [trust.dkim_keys]\n\"sel._domainkey.xfs.example\" = \"v=DKIM1; k=ed25519; p={key}\"\n\
              [acks]\nenabled = true\n",
             state = dir.join("state"),
             tpl = root.join("templates"),
             outbox = dir.join("outbox"),
+            // RFC 8463's example key: signatures are checked (and fail), and
+            // unsigned mail is believed (`require_dkim = false`), so both the
+            // DKIM parser and the decisions are reached.
+            key = "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=",
         );
         let cfg_path = dir.join("config.toml");
         std::fs::write(&cfg_path, text).unwrap();
@@ -137,7 +143,13 @@ fuzz_target!(|data: &[u8]| {
     raw.extend_from_slice(&without_from(rest));
     let before = store.case(case).unwrap().state;
     let sent_before = store.case_outbox(case).unwrap().len();
-    let mut ing = Ingestor::new(config, store).unwrap();
+    // One ingestor for the run, as the daemon keeps one (it holds the DKIM
+    // checker and the case indexes).
+    static ING: OnceLock<Mutex<Ingestor<'static>>> = OnceLock::new();
+    let mut ing = ING
+        .get_or_init(|| Mutex::new(Ingestor::new(config, store).unwrap()))
+        .lock()
+        .unwrap();
     ing.ingest(&raw, "fuzz").unwrap();
     let after = store.case(case).unwrap().state;
     let outbox = store.case_outbox(case).unwrap();
