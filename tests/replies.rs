@@ -715,10 +715,7 @@ fn a_failed_dkim_signature_lowers_trust() {
         .unwrap();
     let mut signed = sig.to_header().into_bytes();
     signed.extend_from_slice(&raw);
-    ingest(&cfg3, &signed);
-    let v = show(&cfg3, &c.id);
-    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
-    let t = thread_entry(&v, "unaligned@x");
+    let t = to_a_human(&cfg3, &c.id, &signed, "unaligned@x");
     let dkim = t["understanding"]["dkim"].as_str().unwrap();
     assert!(
         dkim.contains("attacker.test") && dkim.contains("unverified"),
@@ -738,22 +735,17 @@ fn a_failed_dkim_signature_lowers_trust() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg6 = make(tmp.path());
     let c = report(&cfg6);
-    ingest(
-        &cfg6,
-        &sign_headers(
-            &mail(
-                DAVE,
-                "uncovered@x",
-                &c.message_id,
-                "",
-                "This is not a regression.",
-            ),
-            &["From", "Subject", "Message-ID", "In-Reply-To"],
+    let raw = sign_headers(
+        &mail(
+            DAVE,
+            "uncovered@x",
+            &c.message_id,
+            "",
+            "This is not a regression.",
         ),
+        &["From", "Subject", "Message-ID", "In-Reply-To"],
     );
-    let v = show(&cfg6, &c.id);
-    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
-    let t = thread_entry(&v, "uncovered@x");
+    let t = to_a_human(&cfg6, &c.id, &raw, "uncovered@x");
     let dkim = t["understanding"]["dkim"].as_str().unwrap();
     assert!(dkim.contains("References not signed"), "{t}");
 
@@ -776,10 +768,7 @@ fn a_failed_dkim_signature_lowers_trust() {
         "",
         "This is not a regression.",
     )));
-    ingest(&cfg7, &many);
-    let v = show(&cfg7, &c.id);
-    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
-    let t = thread_entry(&v, "many@x");
+    let t = to_a_human(&cfg7, &c.id, &many, "many@x");
     let dkim = t["understanding"]["dkim"].as_str().unwrap();
     assert!(
         dkim.starts_with("fail") && dkim.contains("11 DKIM signatures"),
@@ -821,6 +810,14 @@ fn a_failed_dkim_signature_lowers_trust() {
         ),
     );
     assert_eq!(show(&cfg5, &c.id)["state"], "not-a-regression");
+}
+
+/// Ingest `raw`, which must send `case` to a human; its thread entry.
+fn to_a_human(cfg: &Path, case: &str, raw: &[u8], message_id: &str) -> serde_json::Value {
+    ingest(cfg, raw);
+    let v = show(cfg, case);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    thread_entry(&v, message_id)
 }
 
 fn thread_entry(v: &serde_json::Value, id: &str) -> serde_json::Value {
