@@ -102,6 +102,14 @@ pub struct Pattern {
 }
 
 impl Pattern {
+    /// `text` (already with ASCII boundaries), compiled on first use.
+    fn new(text: String) -> Pattern {
+        Pattern {
+            text,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
     pub fn regex(&self) -> &Regex {
         self.compiled
             .get_or_init(|| Regex::new(&self.text).expect("checked when the rules were loaded"))
@@ -136,17 +144,6 @@ pub fn ascii_boundaries(pattern: &str) -> String {
         }
     }
     out
-}
-
-/// A rule's patterns as its `each` keeps them (compiled on first use).
-fn patterns_of(patterns: &[String]) -> Vec<Pattern> {
-    patterns
-        .iter()
-        .map(|p| Pattern {
-            text: ascii_boundaries(p),
-            compiled: std::sync::OnceLock::new(),
-        })
-        .collect()
 }
 
 /// The first of `patterns` that does not compile alone, named with its rule
@@ -189,16 +186,14 @@ impl Rules {
         }
         let mut rules = Vec::new();
         let mut all = Vec::new();
-        // Each rule's own patterns, to name a bad one if the set fails.
-        let mut named: Vec<(String, Vec<String>)> = Vec::new();
-        for s in specs {
+        for s in &specs {
             let intent = Intent::parse(&s.intent).ok_or_else(|| RuleError::Intent {
                 id: s.id.clone(),
                 intent: s.intent.clone(),
             })?;
             if !(0.0..=1.0).contains(&s.weight) {
                 return Err(RuleError::Weight {
-                    id: s.id,
+                    id: s.id.clone(),
                     weight: s.weight,
                 });
             }
@@ -212,30 +207,31 @@ impl Rules {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            // Rewritten once: the set and the rule's own patterns are the same text.
+            let texts: Vec<String> = s.patterns.iter().map(|p| ascii_boundaries(p)).collect();
             let start = all.len();
-            all.extend(s.patterns.iter().map(|p| ascii_boundaries(p)));
-            named.push((s.id.clone(), s.patterns.clone()));
+            all.extend(texts.iter().cloned());
             rules.push(Rule {
-                each: patterns_of(&s.patterns),
+                each: texts.into_iter().map(Pattern::new).collect(),
                 patterns: start..all.len(),
                 unless: if s.unless.is_empty() {
                     None
                 } else {
                     Some(compile(&s.id, &s.unless)?)
                 },
-                id: s.id,
+                id: s.id.clone(),
                 intent,
                 weight: s.weight,
                 in_question: s.in_question,
-                tags: s.tags,
+                tags: s.tags.clone(),
                 vetoes,
                 max_chars: s.max_chars,
             });
         }
         let any = RegexSet::new(&all).map_err(|e| {
-            named
+            specs
                 .iter()
-                .find_map(|(id, patterns)| culprit(id, patterns))
+                .find_map(|s| culprit(&s.id, &s.patterns))
                 .unwrap_or_else(|| RuleError::Pattern {
                     id: "(all)".into(),
                     pattern: format!("{} patterns", all.len()),
