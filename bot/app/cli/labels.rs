@@ -119,9 +119,7 @@ pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
             );
         }
         LabelsCmd::Drop { message_id } => {
-            let id = crate::model::MessageId::parse(&message_id).ok_or_else(|| {
-                Failure::usage(anyhow::anyhow!("{message_id:?} is not a Message-ID"))
-            })?;
+            let id = super::parse_id(&message_id)?;
             if !store.drop_label(id.as_str())? {
                 return Err(Failure::usage(anyhow::anyhow!("no label for <{id}>")));
             }
@@ -157,12 +155,8 @@ fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Resu
             "--weight {weight} is not in (0, 100]"
         )));
     }
-    if out.is_dir() || out.file_name().is_none() {
-        return Err(Failure::usage(anyhow::anyhow!(
-            "--out {} names no file",
-            out.display()
-        )));
-    }
+    // Checked before the measure's seconds, not after.
+    super::model_file(&out)?;
     let shipped = if shipped.is_empty() {
         retrain::SHIPPED.iter().map(PathBuf::from).collect()
     } else {
@@ -190,7 +184,7 @@ fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Resu
     let write = refused.is_empty() || force;
     if write {
         let model = retrain::train(&shipped, &operators, rules, training);
-        write_model(&out, &model)?;
+        super::write_model(&out, &model)?;
     }
     if json {
         let v = serde_json::json!({
@@ -222,20 +216,5 @@ fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Resu
             })
         }
     }
-    Ok(())
-}
-
-/// Write the weights to `out` (a file name, checked first) whole or not at all.
-fn write_model(
-    out: &std::path::Path,
-    model: &crate::reply::understand::Model,
-) -> Result<(), Failure> {
-    let dir = out
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let name = out.file_name().unwrap_or_default().to_string_lossy();
-    crate::fsutil::write_atomic(dir, &name, model.to_text().as_bytes())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
     Ok(())
 }

@@ -226,6 +226,30 @@ fn parse_id(s: &str) -> Result<MessageId, Failure> {
     MessageId::parse(s).ok_or_else(|| Failure::usage(anyhow!("not a Message-ID: {s:?}")))
 }
 
+/// Where a model's weights go: `out`'s directory and file name (a
+/// directory, or a path without a file name, is a usage error).
+fn model_file(out: &Path) -> Result<(&Path, String), Failure> {
+    let name = out
+        .file_name()
+        .filter(|_| !out.is_dir())
+        .ok_or_else(|| Failure::usage(anyhow!("--out {} names no file", out.display())))?;
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok((dir, name.to_string_lossy().into_owned()))
+}
+
+/// Write a model's weights to `out` whole or not at all (a kill while it is
+/// written leaves the file of before).
+fn write_model(out: &Path, model: &crate::reply::understand::Model) -> Result<usize, Failure> {
+    let (dir, name) = model_file(out)?;
+    let text = model.to_text();
+    crate::fsutil::write_atomic(dir, &name, text.as_bytes())
+        .map_err(|e| anyhow!("{}: {e}", out.display()))?;
+    Ok(text.len())
+}
+
 /// Standard input for `-`, else the file.
 fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
     use anyhow::Context;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::Args;
 
 use super::Failure;
@@ -149,13 +149,7 @@ pub fn train(config: &Config, a: TrainIntentsArgs) -> Result<(), Failure> {
         return Err(Failure::usage(anyhow!("no labelled replies to train on")));
     }
     let model = eval::train(&items, config.intent_rules(), a.train.train());
-    let text = model.to_text();
-    std::fs::write(&a.out, &text).with_context(|| a.out.display().to_string())?;
-    eprintln!(
-        "{}: {} ({} bytes)",
-        a.out.display(),
-        model.about,
-        text.len()
-    );
+    let bytes = super::write_model(&a.out, &model)?;
+    eprintln!("{}: {} ({bytes} bytes)", a.out.display(), model.about);
     Ok(())
 }
