@@ -59,11 +59,13 @@ pub fn settle(
     let named = match reply {
         None => None,
         Some(id) => {
-            let found = MessageId::parse(id)
-                .and_then(|id| thread.iter().find(|e| is_reply(e) && e.message_id == id));
+            let parsed = MessageId::parse(id);
+            let found = parsed
+                .as_ref()
+                .and_then(|id| thread.iter().find(|e| is_reply(e) && e.message_id == *id));
             Some(found.ok_or_else(|| SettleError::NotAReply {
                 case: case.clone(),
-                message_id: MessageId::parse(id).map_or_else(|| id.to_string(), |m| m.to_string()),
+                message_id: parsed.map_or_else(|| id.to_string(), |m| m.to_string()),
             })?)
         }
     };

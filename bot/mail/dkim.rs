@@ -202,9 +202,10 @@ fn is_header(line: &[u8], name: &str) -> bool {
 /// The threading headers `raw` has (`In-Reply-To`, `References`), as
 /// named in a signature's `h=`.
 fn threading_headers(raw: &[u8]) -> Vec<&'static str> {
+    let lines: Vec<&[u8]> = header_lines(raw).collect();
     ["In-Reply-To", "References"]
         .into_iter()
-        .filter(|h| header_lines(raw).any(|l| is_header(l, h)))
+        .filter(|h| lines.iter().any(|l| is_header(l, h)))
         .collect()
 }
 
