@@ -11,9 +11,34 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<Pat
     std::fs::create_dir_all(dir)?;
     let path = dir.join(name);
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    });
+    if let Err(e) = written {
+        // A write that failed leaves nothing of its own behind.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("taken")).unwrap();
+        assert!(write_atomic(dir.path(), "taken", b"x").is_err());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["taken"]);
+        let p = write_atomic(dir.path(), "ok", b"x").unwrap();
+        assert_eq!(std::fs::read(p).unwrap(), b"x");
+    }
 }
