@@ -142,7 +142,13 @@ fuzz_target!(|data: &[u8]| {
     .into_bytes();
     raw.extend_from_slice(&without_from(rest));
     let before = store.case(case).unwrap().state;
-    let sent_before = store.case_outbox(case).unwrap().len();
+    // By Message-ID: the outbox is ordered by time, which two mails can share.
+    let queued_before: std::collections::HashSet<_> = store
+        .case_outbox(case)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.message_id)
+        .collect();
     // One ingestor for the run, as the daemon keeps one (it holds the DKIM
     // checker and the case indexes).
     static ING: OnceLock<Mutex<Ingestor<'static>>> = OnceLock::new();
@@ -152,8 +158,12 @@ fuzz_target!(|data: &[u8]| {
         .unwrap();
     ing.ingest(&raw, "fuzz").unwrap();
     let after = store.case(case).unwrap().state;
-    let outbox = store.case_outbox(case).unwrap();
-    let new = &outbox[sent_before.min(outbox.len())..];
+    let new: Vec<_> = store
+        .case_outbox(case)
+        .unwrap()
+        .into_iter()
+        .filter(|e| !queued_before.contains(&e.message_id))
+        .collect();
     let count = |k: &[OutboxKind]| new.iter().filter(|e| k.contains(&e.kind)).count();
     let answers = count(&[OutboxKind::Ack, OutboxKind::CommandError]);
     let escalations = count(&[OutboxKind::Escalation]);
@@ -165,7 +175,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(new.is_empty(), "a robot's mail was answered");
         }
         Standing::Stranger => assert!(
-            before.is_closed() || !after.is_closed() || before == CaseState::Queued,
+            before.is_closed() || !after.is_closed(),
             "a stranger closed the case: {before} -> {after}"
         ),
         Standing::Trusted => {}
