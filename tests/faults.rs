@@ -1457,6 +1457,11 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     let d = start(Some("s3cret-t0ken"));
     let page = http_get(port, &format!("/case/{id}")).unwrap();
     assert!(page.contains("id=\"label\""), "{page}");
+    // The case's history on the page says who settled it and why.
+    assert!(
+        page.contains("<td>Ops Person (dashboard): compiler noise, says Dave</td>"),
+        "{page}"
+    );
     let path = format!("/case/{id}/label");
     let label = |reply: &str, intent: &str, token: &str| {
         http_post(

@@ -1,10 +1,43 @@
 //! How cases are shown: stable JSON for scripts and text for people.
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use crate::model::case::{Case, CaseId, Cause, Event};
-use crate::model::OutboxEntry;
-use crate::model::ThreadEntry;
+use crate::model::case::{Case, CaseId, CaseState, Cause, Event, ReportKind};
+use crate::model::{MessageId, OutboxEntry, Sender, ThreadEntry};
+
+/// Whose mail a line of a case's timeline is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// perfbot's own outbox.
+    Perfbot,
+    Person,
+    /// Automatic mail: recorded, never acted on.
+    Bot,
+    /// perfbot's own mail, back from a list: recorded, never acted on.
+    Own,
+}
+
+impl From<Sender> for Origin {
+    fn from(s: Sender) -> Origin {
+        match s {
+            Sender::Person => Origin::Person,
+            Sender::Bot => Origin::Bot,
+            Sender::Own => Origin::Own,
+        }
+    }
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Perfbot => "perfbot",
+            Origin::Person => "person",
+            Origin::Bot => "bot",
+            Origin::Own => "own",
+        }
+    }
+}
 
 /// One line of a case's thread timeline: perfbot's mail and everyone else's.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -12,8 +45,7 @@ pub struct TimelineItem {
     pub time: chrono::DateTime<chrono::Utc>,
     pub message_id: String,
     pub from: String,
-    /// `perfbot` for our mail, else `person`, `bot` or `own`.
-    pub sender: String,
+    pub sender: Origin,
     pub subject: String,
     /// The sender's own words (replies) or the mail's kind and state (ours).
     pub text: String,
@@ -43,7 +75,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             time: e.sent_at.unwrap_or(e.queued_at),
             message_id: e.message_id.to_string(),
             from: "perfbot".into(),
-            sender: "perfbot".into(),
+            sender: Origin::Perfbot,
             subject: e.subject.clone(),
             text: format!("{} ({})", e.kind, e.state.as_str()),
             understanding: None,
@@ -54,7 +86,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             time: t.date.unwrap_or(t.received),
             message_id: t.message_id.to_string(),
             from: crate::model::ids::display_mailbox(&t.from_name, &t.from),
-            sender: t.sender.as_str().into(),
+            sender: t.sender.into(),
             subject: t.subject.clone(),
             text: t.text.clone(),
             understanding: t.understanding.clone(),
@@ -66,32 +98,81 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
     items
 }
 
-/// One case in `cases list --json` (a stable, documented shape).
-pub fn list_json(c: &Case) -> Value {
-    json!({
-        "id": c.id,
-        "state": c.state,
-        "subject": c.subject,
-        "message_id": c.message_id,
-        "commit": c.commit,
-        "headline_metric": c.headline_metric,
-        "headline_change": c.headline_change,
-        "verdict": c.verdict,
-        "testcase": c.testcase,
-        "created": c.created.to_rfc3339(),
-        "updated": c.updated.to_rfc3339(),
-    })
+/// One case in `cases list --json` and `/api/cases` (a stable, documented
+/// shape: its fields in this order).
+#[derive(Debug, Serialize)]
+pub struct CaseSummary<'a> {
+    pub id: &'a CaseId,
+    pub state: CaseState,
+    pub subject: &'a str,
+    pub message_id: &'a MessageId,
+    pub commit: &'a str,
+    pub headline_metric: &'a str,
+    pub headline_change: &'a str,
+    pub verdict: &'a ReportKind,
+    pub testcase: &'a str,
+    pub created: String,
+    pub updated: String,
 }
 
-pub fn show_json(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Value {
-    let mut v = list_json(c);
-    v["thread"] = json!(timeline);
-    v["to"] = json!(c.to);
-    v["cc"] = json!(c.cc);
-    v["commit_subject"] = json!(c.commit_subject);
-    v["subsystem"] = json!(c.subsystem);
-    v["events"] = json!(events);
-    v
+impl<'a> From<&'a Case> for CaseSummary<'a> {
+    fn from(c: &'a Case) -> CaseSummary<'a> {
+        CaseSummary {
+            id: &c.id,
+            state: c.state,
+            subject: &c.subject,
+            message_id: &c.message_id,
+            commit: &c.commit,
+            headline_metric: &c.headline_metric,
+            headline_change: &c.headline_change,
+            verdict: &c.verdict,
+            testcase: &c.testcase,
+            created: c.created.to_rfc3339(),
+            updated: c.updated.to_rfc3339(),
+        }
+    }
+}
+
+/// One case in `cases show --json`: the summary, its thread and history.
+#[derive(Debug, Serialize)]
+pub struct CaseDetail<'a> {
+    #[serde(flatten)]
+    pub summary: CaseSummary<'a>,
+    pub thread: &'a [TimelineItem],
+    pub to: &'a [String],
+    pub cc: &'a [String],
+    pub commit_subject: &'a str,
+    pub subsystem: Option<&'a str>,
+    pub events: &'a [Event],
+}
+
+impl<'a> CaseDetail<'a> {
+    pub fn new(c: &'a Case, events: &'a [Event], thread: &'a [TimelineItem]) -> CaseDetail<'a> {
+        CaseDetail {
+            summary: c.into(),
+            thread,
+            to: &c.to,
+            cc: &c.cc,
+            commit_subject: &c.commit_subject,
+            subsystem: c.subsystem.as_deref(),
+            events,
+        }
+    }
+}
+
+/// Why an event happened, on one line (the dashboard's history).
+pub fn cause_line(c: &Cause) -> String {
+    match c {
+        Cause::Message {
+            message_id,
+            from,
+            quote,
+        } if !quote.is_empty() => format!("<{message_id}> from {from}: \"{quote}\""),
+        Cause::Message {
+            message_id, from, ..
+        } => format!("<{message_id}> from {from}"),
+        other => cause_text(other),
+    }
 }
 
 fn cause_text(c: &Cause) -> String {
@@ -148,14 +229,14 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
             if !t.patches.is_empty() {
                 out.push_str(&format!("      (attached: {})\n", t.patches.join(", ")));
             }
-            if t.sender != "perfbot" {
+            if t.sender != Origin::Perfbot {
                 for l in t.text.lines().take(12) {
                     out.push_str(&format!("      | {l}\n"));
                 }
-                if t.sender != "person" {
+                if t.sender != Origin::Person {
                     out.push_str(&format!(
                         "      ({} mail: recorded, not acted on)\n",
-                        t.sender
+                        t.sender.as_str()
                     ));
                 }
             } else {
@@ -179,4 +260,91 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cause reads on one line with who and why: an operator's reason
+    /// on the dashboard as much as at the command line.
+    #[test]
+    fn every_cause_has_its_line() {
+        let id = MessageId::parse("r@x").unwrap();
+        let table = [
+            (
+                Cause::Message {
+                    message_id: id.clone(),
+                    from: "a@x".into(),
+                    quote: "Not a regression.".into(),
+                },
+                "<r@x> from a@x: \"Not a regression.\"",
+            ),
+            (
+                Cause::Message {
+                    message_id: id,
+                    from: "a@x".into(),
+                    quote: String::new(),
+                },
+                "<r@x> from a@x",
+            ),
+            (
+                Cause::Cli {
+                    user: "bob".into(),
+                    reason: "seen".into(),
+                },
+                "bob (command line): seen",
+            ),
+            (
+                Cause::Dashboard {
+                    user: "alice".into(),
+                    reason: "too noisy".into(),
+                },
+                "alice (dashboard): too noisy",
+            ),
+            (
+                Cause::Report {
+                    input: "x.json".into(),
+                },
+                "report from x.json",
+            ),
+            (
+                Cause::System {
+                    what: "reminder".into(),
+                },
+                "reminder",
+            ),
+        ];
+        for (cause, want) in table {
+            assert_eq!(cause_line(&cause), want, "{cause:?}");
+        }
+    }
+
+    /// `cases list --json` keeps its documented shape and order.
+    #[test]
+    fn a_case_summary_keeps_its_fields() {
+        let c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, chrono::Utc::now());
+        let v = serde_json::to_value(CaseSummary::from(&c)).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "id",
+                "state",
+                "subject",
+                "message_id",
+                "commit",
+                "headline_metric",
+                "headline_change",
+                "verdict",
+                "testcase",
+                "created",
+                "updated"
+            ]
+        );
+        let detail = CaseDetail::new(&c, &[], &[]);
+        let v = serde_json::to_value(detail).unwrap();
+        assert_eq!(v["id"], "aaaaaaaaaaaa");
+        assert_eq!(v["to"], serde_json::json!(c.to));
+    }
 }

@@ -7,6 +7,7 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::{open_store, parse_id, read_input, who, Failure};
+use crate::app::view::{CaseDetail, CaseSummary};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::flows::learn::SettleError;
@@ -73,7 +74,7 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 .filter(|c| state.is_none_or(|w| c.state == w))
                 .collect();
             if json {
-                let v: Vec<_> = list.iter().map(crate::app::view::list_json).collect();
+                let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else if list.is_empty() {
                 println!(
@@ -91,7 +92,7 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
             let events = store.events(&c.id)?;
             let timeline = crate::app::view::timeline_of(&store, &c.id)?;
             if json {
-                let v = crate::app::view::show_json(&c, &events, &timeline);
+                let v = CaseDetail::new(&c, &events, &timeline);
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 print!("{}", crate::app::view::show_text(&c, &events, &timeline));

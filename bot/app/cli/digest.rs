@@ -44,7 +44,10 @@ pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
         Format::Html => {
             let hb = crate::app::web::templates(config)?;
             let content = hb.render("digest", &digest::view(&d))?;
-            let page = serde_json::json!({"title": "Digest", "content": content});
+            let page = crate::app::web::Layout {
+                title: "Digest",
+                content,
+            };
             print!("{}", hb.render("layout", &page)?);
         }
     }

@@ -18,11 +18,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{Duration, Utc};
 use handlebars::Handlebars;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
+use crate::app::view::TimelineItem;
 use crate::config::Config;
-use crate::model::case::CaseState;
+use crate::model::case::{Case, CaseId, CaseState, Event};
 use crate::store::Store;
 
 /// Counters of the daemon, shown at `/healthz` and `/metrics`.
@@ -84,15 +84,12 @@ impl AppState {
         self
     }
 
-    fn page(&self, title: &str, name: &str, data: &Value) -> Response {
+    fn page<T: Serialize>(&self, title: &str, name: &str, data: &T) -> Response {
         let content = match self.hb.render(name, data) {
             Ok(c) => c,
             Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         };
-        match self
-            .hb
-            .render("layout", &json!({"title": title, "content": content}))
-        {
+        match self.hb.render("layout", &Layout { title, content }) {
             Ok(html) => Html(html).into_response(),
             Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         }
@@ -207,26 +204,79 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
     })
 }
 
-/// The case list's rows: each case with its thread's course (replies, the
+/// A page inside the layout.
+#[derive(Debug, Serialize)]
+pub struct Layout<'a> {
+    pub title: &'a str,
+    pub content: String,
+}
+
+/// One row of the case list: a case with its thread's course (replies, the
 /// first one's delay, the words that moved the case), as the digest shows
 /// it for followed reports.
-fn list_rows(s: &AppState, list: &[crate::model::case::Case]) -> Result<Vec<Value>, WebError> {
+#[derive(Debug, Serialize)]
+struct CaseRow<'a> {
+    id: &'a CaseId,
+    state: CaseState,
+    subsystem: String,
+    age_days: i64,
+    subject: &'a str,
+    adopted: bool,
+    replies: usize,
+    first_reply: Option<String>,
+    evidence: Option<String>,
+    who: Option<String>,
+}
+
+fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, WebError> {
     let now = Utc::now();
-    let mut cases: Vec<Value> = Vec::with_capacity(list.len());
+    let mut cases = Vec::with_capacity(list.len());
     for c in list {
         let events = s.store.events(&c.id).map_err(internal)?;
         let thread = s.store.thread(&c.id).map_err(internal)?;
         let line = crate::digest::CaseLine::new(c, now);
         let f = crate::digest::followed(c, &events, &thread, &line);
-        cases.push(json!({
-            "id": c.id, "state": c.state, "subsystem": line.subsystem,
-            "age_days": (now - c.created).num_days(), "subject": c.subject,
-            "adopted": c.adopted, "replies": f.replies,
-            "first_reply": f.first_reply_hours.map(crate::digest::hours_text),
-            "evidence": f.evidence, "who": f.who,
-        }));
+        cases.push(CaseRow {
+            id: &c.id,
+            state: c.state,
+            subsystem: line.subsystem,
+            age_days: (now - c.created).num_days(),
+            subject: &c.subject,
+            adopted: c.adopted,
+            replies: f.replies,
+            first_reply: f.first_reply_hours.map(crate::digest::hours_text),
+            evidence: f.evidence,
+            who: f.who,
+        });
     }
     Ok(cases)
+}
+
+/// The case list page.
+#[derive(Debug, Serialize)]
+struct ListPage<'a> {
+    total: usize,
+    counts: &'a BTreeMap<String, usize>,
+    cases: Vec<CaseRow<'a>>,
+    states: Vec<StateChoice>,
+    filter: FilterShown<'a>,
+}
+
+/// A state in the filter's menu.
+#[derive(Debug, Serialize)]
+struct StateChoice {
+    name: &'static str,
+    selected: bool,
+}
+
+/// The filter as the form shows it back.
+#[derive(Debug, Serialize)]
+struct FilterShown<'a> {
+    subsystem: Option<&'a str>,
+    age: Option<&'a str>,
+    needs_human: bool,
+    list: Option<&'a str>,
+    year: Option<&'a str>,
 }
 
 async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
@@ -242,19 +292,28 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         Ok(x) => x,
         Err(e) => return e.into_response(),
     };
-    let states: Vec<Value> = CaseState::ALL
+    let states = CaseState::ALL
         .iter()
-        .map(|st| json!({"name": st.as_str(), "selected": f.state.as_deref() == Some(st.as_str())}))
+        .map(|st| StateChoice {
+            name: st.as_str(),
+            selected: f.state.as_deref() == Some(st.as_str()),
+        })
         .collect();
-    s.page(
-        "Cases",
-        "list",
-        &json!({
-            "total": total, "counts": counts, "cases": cases, "states": states,
-            "filter": {"subsystem": f.subsystem, "age": f.age, "needs_human": f.needs_human.is_some(),
-                       "list": f.list, "year": f.year},
-        }),
-    )
+    let filter = FilterShown {
+        subsystem: f.subsystem.as_deref(),
+        age: f.age.as_deref(),
+        needs_human: f.needs_human.is_some(),
+        list: f.list.as_deref(),
+        year: f.year.as_deref(),
+    };
+    let page = ListPage {
+        total,
+        counts: &counts,
+        cases,
+        states,
+        filter,
+    };
+    s.page("Cases", "list", &page)
 }
 
 /// Messages of a case's thread per page (and twice as many events): a case
@@ -267,19 +326,55 @@ pub struct PageQuery {
     pub page: Option<String>,
 }
 
-/// Page `page` (from 1) of `items`, `per` a page, with where it is.
-fn page_of<T: serde::Serialize>(items: &[T], page: usize, per: usize) -> (Value, Value) {
-    let pages = items.len().div_ceil(per).max(1);
-    let page = page.clamp(1, pages);
-    let from = ((page - 1) * per).min(items.len());
-    let to = (from + per).min(items.len());
-    (
-        json!(&items[from..to]),
-        json!({"from": from + usize::from(to > from), "to": to, "total": items.len()}),
-    )
+/// Where one page of a list is: items `from` to `to` (from 1; `from` 0 on
+/// an empty page) of `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub from: usize,
+    pub to: usize,
+    pub total: usize,
 }
 
-fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<Value, WebError> {
+/// Which page of a case this is, and where its messages and events are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PageInfo {
+    pub page: usize,
+    pub pages: usize,
+    pub previous: Option<usize>,
+    pub next: Option<usize>,
+    pub messages: Span,
+    pub events: Span,
+}
+
+/// A case as `/api/cases/ID` gives it: one page of its thread and history,
+/// and the report it sent.
+#[derive(Debug, Serialize)]
+pub struct CaseData {
+    pub case: Case,
+    pub events: Vec<Event>,
+    pub timeline: Vec<TimelineItem>,
+    pub report: Option<String>,
+    pub page: PageInfo,
+}
+
+/// Page `page` (from 1) of `items`, `per` a page, with where it is.
+fn page_of<T>(mut items: Vec<T>, page: usize, per: usize) -> (Vec<T>, Span) {
+    let total = items.len();
+    let pages = total.div_ceil(per).max(1);
+    let page = page.clamp(1, pages);
+    let from = ((page - 1) * per).min(total);
+    let to = (from + per).min(total);
+    items.truncate(to);
+    items.drain(..from);
+    let span = Span {
+        from: from + usize::from(to > from),
+        to,
+        total,
+    };
+    (items, span)
+}
+
+fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<CaseData, WebError> {
     let c = s
         .store
         .find_case(id)
@@ -306,25 +401,27 @@ fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<Value, WebErr
         .max(events.len().div_ceil(2 * PAGE_MESSAGES))
         .max(1);
     let page = page.min(pages);
-    let (timeline, messages) = page_of(&timeline, page, PAGE_MESSAGES);
-    let (events, event_span) = page_of(&events, page, 2 * PAGE_MESSAGES);
+    let (timeline, messages) = page_of(timeline, page, PAGE_MESSAGES);
+    let (events, event_span) = page_of(events, page, 2 * PAGE_MESSAGES);
     let report = s
         .store
         .outbox_raw(&c.message_id)
         .ok()
         .map(|raw| crate::flows::ingest::parse::body_text(&raw));
-    Ok(json!({
-        "case": c,
-        "events": events,
-        "timeline": timeline,
-        "report": report,
-        "page": {
-            "page": page, "pages": pages,
-            "previous": (page > 1).then(|| page - 1),
-            "next": (page < pages).then(|| page + 1),
-            "messages": messages, "events": event_span,
+    Ok(CaseData {
+        case: c,
+        events,
+        timeline,
+        report,
+        page: PageInfo {
+            page,
+            pages,
+            previous: (page > 1).then(|| page - 1),
+            next: (page < pages).then(|| page + 1),
+            messages,
+            events: event_span,
         },
-    }))
+    })
 }
 
 async fn case_page(
@@ -336,54 +433,55 @@ async fn case_page(
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
-    let mut page = view::case_page(&d);
-    if s.settle_token.is_some() {
+    let settle = if s.settle_token.is_some() {
         // Every person's reply of the thread, not only this page's: the one
         // a decision rests on may be on another page.
-        let replies = match settle_replies(&s, &id) {
-            Ok(r) => r,
+        match settle_replies(&s, &id) {
+            Ok(replies) => Some(view::Settle {
+                states: CaseState::ALL.map(CaseState::as_str).to_vec(),
+                intents: crate::reply::understand::Intent::ALL
+                    .map(|i| i.as_str())
+                    .to_vec(),
+                replies,
+            }),
             Err(e) => return e.into_response(),
-        };
-        page["settle"] = json!({
-            "states": CaseState::ALL.map(CaseState::as_str),
-            "intents": crate::reply::understand::Intent::ALL.map(|i| i.as_str()),
-            "replies": replies,
-        });
-    }
-    s.page(&format!("Case {id}"), "case", &page)
+        }
+    } else {
+        None
+    };
+    s.page(&format!("Case {id}"), "case", &view::case_page(&d, settle))
 }
 
 /// A reply the settle form offers as the one a decision rests on.
-#[derive(Debug, serde::Serialize)]
-struct SettleReply<'a> {
-    message_id: &'a str,
+#[derive(Debug, Serialize)]
+pub struct SettleReply {
+    pub message_id: String,
     /// The sender's name, else address.
-    from: &'a str,
-    date: Option<String>,
+    pub from: String,
+    pub date: Option<String>,
     /// What perfbot read in it.
-    read: Option<&'a str>,
+    pub read: Option<String>,
 }
 
 /// Every person's reply of the case's thread, oldest first, for the settle
-/// form (as JSON for the page).
-fn settle_replies(s: &AppState, id: &str) -> Result<Value, WebError> {
+/// form.
+fn settle_replies(s: &AppState, id: &str) -> Result<Vec<SettleReply>, WebError> {
     let case = find_case(s, id)?;
     let thread = s.store.thread(&case.id).map_err(internal)?;
-    let replies: Vec<SettleReply> = thread
-        .iter()
+    Ok(thread
+        .into_iter()
         .filter(|e| e.sender == crate::model::Sender::Person)
         .map(|e| SettleReply {
-            message_id: e.message_id.as_str(),
+            message_id: e.message_id.to_string(),
             from: if e.from_name.is_empty() {
-                &e.from
+                e.from
             } else {
-                &e.from_name
+                e.from_name
             },
             date: e.date.map(|d| d.format("%Y-%m-%d %H:%M").to_string()),
-            read: e.understanding.as_ref().map(|u| u.intent.as_str()),
+            read: e.understanding.map(|u| u.intent),
         })
-        .collect();
-    Ok(json!(replies))
+        .collect())
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -589,7 +687,7 @@ async fn api_cases(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         Ok(l) => Json(
             l.cases
                 .iter()
-                .map(crate::app::view::list_json)
+                .map(crate::app::view::CaseSummary::from)
                 .collect::<Vec<_>>(),
         )
         .into_response(),
@@ -615,44 +713,75 @@ async fn api_digest(State(s): State<Arc<AppState>>, Query(q): Query<Since>) -> R
     }
 }
 
-fn counters(s: &AppState) -> Value {
+/// What `/healthz` and `/metrics` count.
+#[derive(Debug, Serialize)]
+struct Counters {
+    mails_sent: u64,
+    mails_failed: u64,
+    messages_ingested: u64,
+    messages_quarantined: u64,
+    replies_handled: u64,
+    reports_queued: u64,
+    cases_by_state: BTreeMap<&'static str, u64>,
+}
+
+impl Counters {
+    /// The counters as (name, value), in `/metrics` order.
+    fn totals(&self) -> [(&'static str, u64); 6] {
+        [
+            ("mails_sent", self.mails_sent),
+            ("mails_failed", self.mails_failed),
+            ("messages_ingested", self.messages_ingested),
+            ("messages_quarantined", self.messages_quarantined),
+            ("replies_handled", self.replies_handled),
+            ("reports_queued", self.reports_queued),
+        ]
+    }
+}
+
+fn counters(s: &AppState) -> Counters {
     let m = &s.metrics;
-    let mut by_state = BTreeMap::new();
+    let mut cases_by_state = BTreeMap::new();
     if let Ok(cases) = s.store.cases() {
         for c in cases {
-            *by_state.entry(c.state.as_str().to_string()).or_insert(0u64) += 1;
+            *cases_by_state.entry(c.state.as_str()).or_insert(0u64) += 1;
         }
     }
-    json!({
-        "mails_sent": Metrics::get(&m.mails_sent),
-        "mails_failed": Metrics::get(&m.mails_failed),
-        "messages_ingested": Metrics::get(&m.messages_ingested),
-        "messages_quarantined": Metrics::get(&m.messages_quarantined),
-        "replies_handled": Metrics::get(&m.replies_handled),
-        "reports_queued": Metrics::get(&m.reports_queued),
-        "cases_by_state": by_state,
-    })
+    Counters {
+        mails_sent: Metrics::get(&m.mails_sent),
+        mails_failed: Metrics::get(&m.mails_failed),
+        messages_ingested: Metrics::get(&m.messages_ingested),
+        messages_quarantined: Metrics::get(&m.messages_quarantined),
+        replies_handled: Metrics::get(&m.replies_handled),
+        reports_queued: Metrics::get(&m.reports_queued),
+        cases_by_state,
+    }
+}
+
+/// `/healthz`: the counters, and that it answers.
+#[derive(Debug, Serialize)]
+struct Health {
+    #[serde(flatten)]
+    counters: Counters,
+    status: &'static str,
 }
 
 async fn healthz(State(s): State<Arc<AppState>>) -> Response {
-    let mut v = counters(&s);
-    v["status"] = "ok".into();
-    Json(v).into_response()
+    Json(Health {
+        counters: counters(&s),
+        status: "ok",
+    })
+    .into_response()
 }
 
 async fn metrics(State(s): State<Arc<AppState>>) -> Response {
-    let v = counters(&s);
+    let c = counters(&s);
     let mut out = String::new();
-    for (k, val) in v.as_object().into_iter().flatten() {
-        if let Some(n) = val.as_u64() {
-            out.push_str(&format!("perfbot_{k} {n}\n"));
-        }
+    for (k, n) in c.totals() {
+        out.push_str(&format!("perfbot_{k} {n}\n"));
     }
-    for (st, n) in v["cases_by_state"].as_object().into_iter().flatten() {
-        out.push_str(&format!(
-            "perfbot_cases{{state=\"{st}\"}} {}\n",
-            n.as_u64().unwrap_or(0)
-        ));
+    for (st, n) in &c.cases_by_state {
+        out.push_str(&format!("perfbot_cases{{state=\"{st}\"}} {n}\n"));
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
@@ -890,16 +1019,22 @@ mod tests {
         let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
         let page = |p: Option<&str>| case_data(&s, "cccccccccccc", p);
         let first = page(None).unwrap();
-        assert_eq!(first["timeline"].as_array().unwrap().len(), 100);
-        assert_eq!(first["page"]["pages"], 3);
-        assert_eq!(first["page"]["next"], 2);
+        assert_eq!(first.timeline.len(), 100);
+        assert_eq!((first.page.pages, first.page.next), (3, Some(2)));
         let last = page(Some("3")).unwrap();
-        assert_eq!(last["page"]["messages"]["to"], 250);
-        assert_eq!(last["page"]["next"], Value::Null);
-        assert_eq!(page(Some("99")).unwrap()["page"]["page"], 3);
+        assert_eq!(
+            last.page.messages,
+            Span {
+                from: 201,
+                to: 250,
+                total: 250
+            }
+        );
+        assert_eq!(last.page.next, None);
+        assert_eq!(page(Some("99")).unwrap().page.page, 3);
         assert!(page(Some("0")).is_err());
         assert!(page(Some("x")).is_err());
-        let html = s.hb.render("case", &view::case_page(&first)).unwrap();
+        let html = s.hb.render("case", &view::case_page(&first, None)).unwrap();
         assert!(html.contains("Page 1 of 3"), "{html}");
         assert!(html.contains("?page=2"), "{html}");
         assert_eq!(html.matches("class=\"msg").count(), 100);
@@ -922,12 +1057,12 @@ mod tests {
         let rows = list_rows(&s, &listing.cases).unwrap();
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
-        assert_eq!(row["adopted"], true);
-        let replies = r.steps.iter().filter(|s| s.outcome == "reply").count() as u64;
-        assert_eq!(row["replies"], replies);
+        assert!(row.adopted);
+        let replies = r.steps.iter().filter(|s| s.outcome == "reply").count();
+        assert_eq!(row.replies, replies);
         // The report: 21 October 2023, 00:17:56 +08:00 (16:17 UTC on the
         // 20th); the first reply: 20 October, 10:23:16 -07:00 (17:23 UTC).
-        assert_eq!(row["first_reply"], "1 h");
+        assert_eq!(row.first_reply.as_deref(), Some("1 h"));
         // The words shown are those of the reply that moved the case last
         // (a later one that agrees with it moves nothing).
         let moved = r
@@ -937,19 +1072,27 @@ mod tests {
             .find(|w| w[0].state != w[1].state)
             .map(|w| &w[1])
             .unwrap();
-        let evidence = row["evidence"].as_str().unwrap();
-        assert_eq!(Some(evidence), moved.evidence.as_deref());
-        let html =
-            s.hb.render(
-                "list",
-                &json!({"cases": rows, "total": 1, "counts": {}, "states": [], "filter": {}}),
-            )
-            .unwrap();
+        let evidence = row.evidence.clone().unwrap();
+        assert_eq!(Some(&evidence), moved.evidence.as_ref());
+        let page = ListPage {
+            total: 1,
+            counts: &BTreeMap::new(),
+            cases: rows,
+            states: Vec::new(),
+            filter: FilterShown {
+                subsystem: None,
+                age: None,
+                needs_human: false,
+                list: None,
+                year: None,
+            },
+        };
+        let html = s.hb.render("list", &page).unwrap();
         assert!(
             html.contains("<td class=\"first-reply\">1 h</td>"),
             "{html}"
         );
-        let shown = handlebars::html_escape(evidence);
+        let shown = handlebars::html_escape(&evidence);
         assert!(html.contains(&shown), "{html}");
     }
 }

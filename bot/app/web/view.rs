@@ -2,8 +2,13 @@
 //! and SVG plots of bisect samples. Every piece of text is escaped before it
 //! is wrapped in markup; these are the only strings inserted unescaped.
 
+use chrono::{DateTime, Utc};
 use handlebars::html_escape;
-use serde_json::{json, Value};
+use serde::Serialize;
+
+use super::{CaseData, PageInfo, SettleReply};
+use crate::app::view::{cause_line, TimelineItem};
+use crate::model::Case;
 
 /// `text` escaped, with the first occurrence of `evidence` in `<mark>`.
 pub fn highlight(text: &str, evidence: &str) -> String {
@@ -127,84 +132,94 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// The case page's data: timeline items get `text_html` (escaped, evidence
-/// marked), events a readable change and cause, plots their SVG.
-pub fn case_page(d: &Value) -> Value {
-    let mut v = d.clone();
-    if let Some(items) = v["timeline"].as_array_mut() {
-        for t in items {
-            let text = t["text"].as_str().unwrap_or("").to_string();
-            let ev = t["understanding"]["evidence"]
-                .as_str()
-                .unwrap_or("")
-                .to_string();
-            t["text_html"] = highlight(&text, &ev).into();
-        }
-    }
-    if let Some(events) = v["events"].as_array_mut() {
-        for e in events {
-            let change = match (e["old"].as_str(), e["new"].as_str()) {
-                (Some(o), Some(n)) if o != n => format!("{o} → {n}"),
-                (_, Some(n)) => n.to_string(),
-                _ => String::new(),
-            };
-            let c = &e["cause"];
-            let cause = match c["kind"].as_str() {
-                Some("message") => format!(
-                    "<{}> from {}{}",
-                    c["message_id"].as_str().unwrap_or(""),
-                    c["from"].as_str().unwrap_or(""),
-                    c["quote"]
-                        .as_str()
-                        .filter(|q| !q.is_empty())
-                        .map(|q| format!(": \"{q}\""))
-                        .unwrap_or_default()
-                ),
-                Some("cli") => format!(
-                    "{} (command line): {}",
-                    c["user"].as_str().unwrap_or(""),
-                    c["reason"].as_str().unwrap_or("")
-                ),
-                Some("report") => format!("report from {}", c["input"].as_str().unwrap_or("")),
-                _ => c["what"].as_str().unwrap_or("").to_string(),
-            };
-            e["change"] = change.into();
-            e["cause"] = cause.into();
-        }
-    }
-    let plots: Vec<String> = v["case"]["bisect"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|b| {
-            let nums = |k: &str| -> Vec<f64> {
-                b[k].as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_f64)
-                    .collect()
-            };
-            bisect_svg(
-                b["metric"].as_str().unwrap_or(""),
-                &nums("good"),
-                &nums("bad"),
-            )
+/// The case page's data: a page of the case's thread, each message's words
+/// escaped with its evidence marked; its history in words; its bisect plots.
+#[derive(Debug, Serialize)]
+pub struct CasePage<'a> {
+    pub case: &'a Case,
+    /// The report's To and Cc, joined.
+    pub to: String,
+    pub cc: String,
+    /// One SVG per bisected metric.
+    pub plots: Vec<String>,
+    pub timeline: Vec<Message<'a>>,
+    pub events: Vec<HistoryLine<'a>>,
+    pub report: Option<&'a str>,
+    pub page: PageInfo,
+    /// The settle and label forms, for operators with a token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle: Option<Settle>,
+}
+
+/// One message of the thread, as the page shows it.
+#[derive(Debug, Serialize)]
+pub struct Message<'a> {
+    #[serde(flatten)]
+    pub item: &'a TimelineItem,
+    /// `item.text` escaped, its evidence in `<mark>`.
+    pub text_html: String,
+}
+
+/// One event of the case's history, in words.
+#[derive(Debug, Serialize)]
+pub struct HistoryLine<'a> {
+    pub time: DateTime<Utc>,
+    /// "old → new", or the state alone where it stayed.
+    pub change: String,
+    pub note: &'a str,
+    pub cause: String,
+}
+
+/// What the settle and label forms offer.
+#[derive(Debug, Serialize)]
+pub struct Settle {
+    pub states: Vec<&'static str>,
+    pub intents: Vec<&'static str>,
+    pub replies: Vec<SettleReply>,
+}
+
+pub fn case_page(d: &CaseData, settle: Option<Settle>) -> CasePage<'_> {
+    let timeline = d
+        .timeline
+        .iter()
+        .map(|t| Message {
+            item: t,
+            text_html: highlight(
+                &t.text,
+                t.understanding.as_ref().map_or("", |u| u.evidence.as_str()),
+            ),
         })
         .collect();
-    v["plots"] = json!(plots);
-    let join = |k: &str| -> String {
-        v["case"][k]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let (to, cc) = (join("to"), join("cc"));
-    v["case"]["to"] = to.into();
-    v["case"]["cc"] = cc.into();
-    v
+    let events = d
+        .events
+        .iter()
+        .map(|e| HistoryLine {
+            time: e.time,
+            change: match e.old {
+                Some(o) if o != e.new => format!("{o} → {}", e.new),
+                _ => e.new.to_string(),
+            },
+            note: &e.note,
+            cause: cause_line(&e.cause),
+        })
+        .collect();
+    let plots = d
+        .case
+        .bisect
+        .iter()
+        .map(|b| bisect_svg(&b.metric, &b.good, &b.bad))
+        .collect();
+    CasePage {
+        case: &d.case,
+        to: d.case.to.join(", "),
+        cc: d.case.cc.join(", "),
+        plots,
+        timeline,
+        events,
+        report: d.report.as_deref(),
+        page: d.page,
+        settle,
+    }
 }
 
 #[cfg(test)]
