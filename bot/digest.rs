@@ -353,20 +353,66 @@ pub fn parse_since(s: &str) -> Option<Duration> {
 /// The longest look back (or ahead) any period may have, in days.
 pub const MAX_DAYS: i64 = 36_500;
 
-/// The digest as template data: times formatted, section sizes counted.
-pub fn view(d: &Digest) -> serde_json::Value {
-    let mut v = serde_json::to_value(d).unwrap_or_default();
-    v["generated"] = d.generated.format("%Y-%m-%d %H:%M UTC").to_string().into();
-    v["since"] = d.since.format("%Y-%m-%d %H:%M UTC").to_string().into();
-    v["n_needs_human"] = d.needs_human.len().into();
-    v["n_dead_mail"] = d.dead_mail.len().into();
-    v["n_overdue"] = d.overdue.len().into();
-    v["n_closed"] = d.recently_closed.len().into();
-    v["n_followed"] = d.followed.values().map(Vec::len).sum::<usize>().into();
-    v["n_unanswered"] = d.unanswered.len().into();
-    v["n_verified"] = d.verified_fixes.len().into();
-    v["n_unverified"] = d.unverified_fixes.len().into();
-    v
+/// The digest as template data (`templates/digest.hbs`, the dashboard's
+/// page): its sections, its times formatted, each section's size counted.
+#[derive(Debug, Serialize)]
+pub struct View<'a> {
+    pub generated: String,
+    pub since: String,
+    pub total: usize,
+    pub by_state: &'a BTreeMap<String, usize>,
+    pub by_subsystem: &'a BTreeMap<String, usize>,
+    pub needs_human: &'a [NeedsHuman],
+    pub dead_mail: &'a [DeadMail],
+    pub overdue: &'a [Overdue],
+    pub recently_closed: &'a [Closed],
+    pub followed: &'a BTreeMap<String, Vec<Followed>>,
+    pub unanswered: &'a [CaseLine],
+    pub settled_by_humans: usize,
+    pub agreed_with_humans: usize,
+    pub verified_fixes: &'a [VerifiedFix],
+    pub unverified_fixes: &'a [CaseLine],
+    pub n_needs_human: usize,
+    pub n_dead_mail: usize,
+    pub n_overdue: usize,
+    pub n_closed: usize,
+    pub n_followed: usize,
+    pub n_unanswered: usize,
+    pub n_verified: usize,
+    pub n_unverified: usize,
+    /// The mail's signature (the mail only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<&'a str>,
+}
+
+pub fn view(d: &Digest) -> View<'_> {
+    let time = |t: DateTime<Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    View {
+        generated: time(d.generated),
+        since: time(d.since),
+        total: d.total,
+        by_state: &d.by_state,
+        by_subsystem: &d.by_subsystem,
+        needs_human: &d.needs_human,
+        dead_mail: &d.dead_mail,
+        overdue: &d.overdue,
+        recently_closed: &d.recently_closed,
+        followed: &d.followed,
+        unanswered: &d.unanswered,
+        settled_by_humans: d.settled_by_humans,
+        agreed_with_humans: d.agreed_with_humans,
+        verified_fixes: &d.verified_fixes,
+        unverified_fixes: &d.unverified_fixes,
+        n_needs_human: d.needs_human.len(),
+        n_dead_mail: d.dead_mail.len(),
+        n_overdue: d.overdue.len(),
+        n_closed: d.recently_closed.len(),
+        n_followed: d.followed.values().map(Vec::len).sum(),
+        n_unanswered: d.unanswered.len(),
+        n_verified: d.verified_fixes.len(),
+        n_unverified: d.unverified_fixes.len(),
+        signature: None,
+    }
 }
 
 #[cfg(test)]
@@ -482,6 +528,27 @@ mod tests {
         assert_eq!(d.recently_closed[0].evidence, "This is not a regression.");
         assert_eq!(d.recently_closed[0].who, "david@fromorbit.com");
         assert_eq!(d.by_subsystem["xfs"], 3);
+    }
+
+    /// The templates' data holds every section of the digest, under the
+    /// digest's own names (a section added to `Digest` and not to `View`
+    /// would be missing from every template), with times in words.
+    #[test]
+    fn the_view_holds_every_section() {
+        let now = Utc::now();
+        let t = Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let d = build(&[], &[], now, now - Duration::days(7), t);
+        let digest = serde_json::to_value(&d).unwrap();
+        let view = serde_json::to_value(view(&d)).unwrap();
+        for key in digest.as_object().unwrap().keys() {
+            assert!(view.get(key).is_some(), "{key} is not in the view");
+        }
+        assert!(view["generated"].as_str().unwrap().ends_with(" UTC"));
+        assert_eq!(view["n_closed"], 0);
+        assert!(view.get("signature").is_none());
     }
 
     #[test]

@@ -40,8 +40,10 @@ pub fn from_store(
 
 /// Render the digest as text (`templates/digest.hbs` or the built-in copy).
 pub fn render_text(config: &crate::config::Config, d: &Digest) -> Result<String, TemplateError> {
-    let mut v = view(d);
-    v["signature"] = config.file.report.signature.clone().into();
+    let v = crate::digest::View {
+        signature: Some(&config.file.report.signature),
+        ..view(d)
+    };
     config.render_template(&config.file.digest.template, &v)
 }
 
