@@ -531,6 +531,15 @@ fn reminders_ping_in_thread_at_most_max_times() {
     );
     assert!(raw.contains("Subject: Re: "), "{raw}");
     assert!(raw.contains("Auto-Submitted: auto-replied"), "{raw}");
+    // The template's data: the report's date, the place in the series.
+    let created = show(&cfg, &c.id)["created"].as_str().unwrap()[..10].to_string();
+    assert!(
+        raw.contains(&format!(
+            "about this report from {created}: we have not seen"
+        )),
+        "{raw}"
+    );
+    assert!(raw.contains("(reminder 1 of 2)"), "{raw}");
     // A reply stops the pings.
     ingest(
         &cfg,

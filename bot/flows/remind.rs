@@ -5,7 +5,7 @@
 //! apply when they are sent.
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::config::{Config, RemindersSection};
 use crate::flows::followup::{prepare_followup, FollowUp};
@@ -136,16 +136,15 @@ pub fn run(
                 if dry_run {
                     continue;
                 }
-                let body = config.render_template(
-                    &r.template,
-                    &json!({
-                        "awaiting_revert": awaiting_revert,
-                        "decided_on": since.format("%Y-%m-%d").to_string(),
-                        "reported_on": c.created.format("%Y-%m-%d").to_string(),
-                        "nth": nth, "max": r.max_pings,
-                        "signature": config.file.report.signature,
-                    }),
-                )?;
+                let mail = ReminderMail {
+                    awaiting_revert,
+                    decided_on: since.format("%Y-%m-%d").to_string(),
+                    reported_on: c.created.format("%Y-%m-%d").to_string(),
+                    nth,
+                    max: r.max_pings,
+                    signature: &config.file.report.signature,
+                };
+                let body = config.render_template(&r.template, &mail)?;
                 // The ping's place in the series makes it a distinct mail.
                 let body = format!("{body}\n(reminder {nth} of {})\n", r.max_pings);
                 let f = FollowUp {
@@ -168,6 +167,20 @@ pub fn run(
         }
     }
     Ok(lines)
+}
+
+/// What the reminder's template is given (`templates/reminder.hbs`).
+#[derive(Debug, Serialize)]
+struct ReminderMail<'a> {
+    /// A revert was promised and not seen (else: nobody answered).
+    awaiting_revert: bool,
+    /// When the revert was promised.
+    decided_on: String,
+    reported_on: String,
+    /// This reminder's place in the series, and the series' length.
+    nth: u32,
+    max: u32,
+    signature: &'a str,
 }
 
 #[cfg(test)]

@@ -7,7 +7,21 @@ use clap::Args;
 use super::{read_input, Failure};
 use crate::config::Config;
 use crate::reply::policy::trust::Role;
-use crate::reply::understand::{self, quote::own_words, Basis};
+use crate::reply::understand::{self, quote::own_words, Basis, Intent, Secondary};
+
+/// `classify --json`: a reply's reading.
+#[derive(Debug, serde::Serialize)]
+struct Reading<'a> {
+    intent: Intent,
+    confidence: f64,
+    evidence: &'a str,
+    /// Other intents it carries, strongest first.
+    secondary: &'a [Secondary],
+    tags: Vec<String>,
+    /// The rule that read it (none for the fallback).
+    rule: Option<String>,
+    basis: &'a Basis,
+}
 
 #[derive(Args, Debug)]
 pub struct ClassifyArgs {
@@ -66,15 +80,15 @@ pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
         eprintln!("--- own words\n{own}\n---");
     }
     if a.json {
-        let v = serde_json::json!({
-            "intent": u.intent,
-            "confidence": u.confidence,
-            "evidence": u.evidence,
-            "secondary": u.secondary,
-            "tags": u.tags(),
-            "rule": (u.basis != Basis::Fallback).then(|| u.basis.name()),
-            "basis": u.basis,
-        });
+        let v = Reading {
+            intent: u.intent,
+            confidence: u.confidence,
+            evidence: &u.evidence,
+            secondary: &u.secondary,
+            tags: u.tags(),
+            rule: (u.basis != Basis::Fallback).then(|| u.basis.name()),
+            basis: &u.basis,
+        };
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!("{} ({:.2}): {}", u.intent, u.confidence, u.evidence);
