@@ -557,14 +557,7 @@ fn fallback(sents: &[String]) -> Understanding {
         intent,
         confidence,
         evidence: sents.first().cloned().unwrap_or_default(),
-        secondary: Vec::new(),
-        basis: Basis::Fallback,
-        applied: false,
-        unsettled: false,
-        confirms: false,
-        vetoed: Vec::new(),
-        asks_robot: false,
-        partial: false,
+        ..Understanding::nothing()
     }
 }
 

@@ -249,19 +249,22 @@ mod tests {
 
     #[test]
     fn words_pairs_and_facts() {
-        let f = features(
-            "This is expected. Diff below?",
-            "> quoted diff --git a/x b/x\nThis is expected.\n\ndiff --git a/y b/y\n",
-            &plain(Intent::Other),
-            &BTreeMap::new(),
-            Some(Intent::WillRevert),
-            Context {
-                speaker: Speaker::Author,
-                improvement: true,
-                patch_subject: true,
-                patch_attached: false,
-            },
-        );
+        let read = || {
+            features(
+                "This is expected. Diff below?",
+                "> quoted diff --git a/x b/x\nThis is expected.\n\ndiff --git a/y b/y\n",
+                &plain(Intent::Other),
+                &BTreeMap::new(),
+                Some(Intent::WillRevert),
+                Context {
+                    speaker: Speaker::Author,
+                    improvement: true,
+                    patch_subject: true,
+                    patch_attached: false,
+                },
+            )
+        };
+        let f = read();
         for k in [
             "w:expected",
             "sa:3:expected",
@@ -280,19 +283,6 @@ mod tests {
             .keys()
             .any(|k| k.starts_with("b:") || k.starts_with("first:")));
         // The same input, the same features.
-        let g = features(
-            "This is expected. Diff below?",
-            "> quoted diff --git a/x b/x\nThis is expected.\n\ndiff --git a/y b/y\n",
-            &plain(Intent::Other),
-            &BTreeMap::new(),
-            Some(Intent::WillRevert),
-            Context {
-                speaker: Speaker::Author,
-                improvement: true,
-                patch_subject: true,
-                patch_attached: false,
-            },
-        );
-        assert_eq!(f, g);
+        assert_eq!(f, read());
     }
 }

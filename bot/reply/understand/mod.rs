@@ -266,12 +266,8 @@ fn read_inner(
             evidence,
             secondary: secondary(d),
             basis: Basis::Model,
-            applied: false,
-            unsettled: false,
-            confirms: false,
             vetoed: by_rules.vetoed.clone(),
-            asks_robot: false,
-            partial: false,
+            ..Understanding::nothing()
         };
         // A closure the model reads is decided only where its sentence is
         // the replier's own claim, made without a hedge.
@@ -303,11 +299,7 @@ fn read_inner(
         evidence: model_evidence(words, model, n, ctx).unwrap_or_else(|| by_rules.evidence.clone()),
         secondary: secondary(n),
         basis: Basis::Model,
-        applied: false,
-        unsettled: false,
-        confirms: false,
         vetoed: by_rules.vetoed,
-        asks_robot: false,
-        partial: false,
+        ..Understanding::nothing()
     }
 }
