@@ -105,17 +105,24 @@ pub fn run(
     for a in due(&records, &outbox, now, r) {
         match a {
             Action::Stale { case, days } => {
-                lines.push(format!("case {case}: no activity for {days} days: stale"));
+                let note = format!("no activity for {days} days");
                 if !dry_run {
-                    store.set_state(
-                        &case,
-                        CaseState::Stale,
-                        Cause::System {
-                            what: "reminders".into(),
-                        },
-                        &format!("no activity for {days} days"),
-                    )?;
+                    let Some(seen) = records.iter().map(|(c, _, _)| c).find(|c| c.id == case)
+                    else {
+                        continue;
+                    };
+                    let cause = Cause::System {
+                        what: "reminders".into(),
+                    };
+                    // A reply that moved the case since it was read wins.
+                    if store
+                        .set_state_if(seen, CaseState::Stale, cause, &note)?
+                        .is_none()
+                    {
+                        continue;
+                    }
                 }
+                lines.push(format!("case {case}: {note}: stale"));
             }
             Action::Ping {
                 case,

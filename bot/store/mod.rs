@@ -826,6 +826,37 @@ impl Store {
         result.map_err(tx_err)
     }
 
+    /// `set_state`, only while the case is as `seen` read it (the same state
+    /// and last update): a job that decided from an earlier read (the
+    /// scheduler's review, a stale mark) never overwrites a move a reply made
+    /// since. `Ok(None)`: the case moved meanwhile, and nothing is written.
+    /// Flushed.
+    pub fn set_state_if(
+        &self,
+        seen: &Case,
+        new: CaseState,
+        cause: Cause,
+        note: &str,
+    ) -> Result<Option<Case>, StoreError> {
+        let seq = self.db.generate_id()?;
+        let now = Utc::now();
+        let id = &seen.id;
+        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
+            let v = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
+            let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
+            if c.state != seen.state || c.updated != seen.updated {
+                return Ok(None);
+            }
+            let ev = move_case(&mut c, new, cause.clone(), note.to_string(), now);
+            cases.insert(id.as_str(), encode(&c))?;
+            events.insert(event_key(id, seq), encode(&ev))?;
+            Ok(Some(c))
+        });
+        let moved = result.map_err(tx_err)?;
+        self.flush()?;
+        Ok(moved)
+    }
+
     /// Record that a follow-up comparison verified a case's fix: the case
     /// keeps its state and gains `verified`, with an event saying so.
     /// Flushed. `Ok(None)`: the case is no longer in `expect`, or was
@@ -930,6 +961,37 @@ pub fn daemon_running(state_dir: &Path) -> bool {
 mod tests {
     use super::*;
     use crate::model::OutboxKind;
+
+    /// A job that read a case moves it only while it is as read: a move made
+    /// since (a reply's) wins, and nothing is written over it.
+    #[test]
+    fn a_conditional_move_yields_to_a_move_made_since() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path()).unwrap();
+        let c = Case::sample("0123456789ab", CaseState::Investigating, Utc::now());
+        let system = || Cause::System {
+            what: "review".into(),
+        };
+        store.adopt_case(&c, system()).unwrap();
+        let seen = store.case(&c.id).unwrap();
+        let reply = Cause::Message {
+            message_id: MessageId::parse("m@x").unwrap(),
+            from: "dave@x.org".into(),
+            quote: "I'll send a fix.".into(),
+        };
+        store
+            .set_state(&c.id, CaseState::AwaitingFix, reply, "fix-posted")
+            .unwrap();
+        let events = store.events(&c.id).unwrap().len();
+        let late = store.set_state_if(&seen, CaseState::NeedsHuman, system(), "review");
+        assert_eq!(late.unwrap(), None);
+        assert_eq!(store.case(&c.id).unwrap().state, CaseState::AwaitingFix);
+        assert_eq!(store.events(&c.id).unwrap().len(), events);
+        // Read again, it moves.
+        let seen = store.case(&c.id).unwrap();
+        let moved = store.set_state_if(&seen, CaseState::NeedsHuman, system(), "review");
+        assert_eq!(moved.unwrap().map(|c| c.state), Some(CaseState::NeedsHuman));
+    }
 
     /// A move records who made it when a mail did; a note leaves it, and a
     /// move by anything else (an operator, the system) clears it.
