@@ -320,6 +320,7 @@ pub struct ConfigFile {
     pub escalation: EscalationSection,
     pub digest: DigestSection,
     pub reminders: RemindersSection,
+    pub review: ReviewSection,
     pub web: WebSection,
     pub run: RunSection,
     pub track: TrackSection,
@@ -478,6 +479,29 @@ impl Default for RemindersSection {
             max_pings: 2,
             stale_days: 90,
             template: "reminder".into(),
+        }
+    }
+}
+
+/// `[review]`: an open case whose thread went quiet after words that may
+/// carry a decision perfbot did not act on goes to a human (`flows::review`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReviewSection {
+    pub enabled: bool,
+    /// Days without a message in the thread before a case is reviewed.
+    pub quiet_days: i64,
+    /// How surely a reply must read as a decision (its reading or a second
+    /// reading) to be worth a human's look.
+    pub min_signal: f64,
+}
+
+impl Default for ReviewSection {
+    fn default() -> Self {
+        ReviewSection {
+            enabled: true,
+            quiet_days: 14,
+            min_signal: 0.2,
         }
     }
 }
@@ -1056,6 +1080,7 @@ impl ConfigFile {
                 self.reminders.awaiting_revert_days,
             ),
             ("reminders.stale_days", self.reminders.stale_days),
+            ("review.quiet_days", self.review.quiet_days),
             (
                 "digest.every_hours / 24",
                 (self.digest.every_hours / 24) as i64,
@@ -1064,6 +1089,10 @@ impl ConfigFile {
             if !(0..=max_days).contains(&v) {
                 return Err(format!("{name} must be between 0 and {max_days} days"));
             }
+        }
+        let signal = self.review.min_signal;
+        if !(signal > 0.0 && signal <= 1.0) {
+            return Err(format!("review.min_signal ({signal}) must be in (0, 1]"));
         }
         self.trust.validate()
     }
@@ -1244,6 +1273,9 @@ mod tests {
             ("outbound", "concurrency = 0", "at least 1"),
             ("trust", "dkim_keys = { x = \"y\" }", "trust.dkim_keys"),
             ("reminders", "stale_days = 99999999", "reminders.stale_days"),
+            ("review", "quiet_days = -1", "review.quiet_days"),
+            ("review", "min_signal = 0", "review.min_signal"),
+            ("review", "min_signal = nan", "review.min_signal"),
             ("trust", "min_confidence = 1.5", "min_confidence"),
             (
                 "trust",

@@ -1661,3 +1661,81 @@ fn a_retrained_reader_is_measured_before_it_is_written() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(poisoned.exists());
 }
+
+/// The author answered with an investigation that may also be a decision,
+/// and the thread went quiet (the reply is of 2018): `perfbot review` hands
+/// the case to a human once, with the author's words, and leaves it where an
+/// operator then sets it. A thread still talking is left alone.
+#[test]
+fn a_quiet_case_with_an_unsettled_decision_goes_to_a_human_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The mechanism, not the threshold: any decision the reading carries.
+    let cfg = setup(tmp.path(), "[review]\nmin_signal = 0.05\n");
+    let c = report(&cfg);
+    let words = "This is probably expected: the commit adds a barrier on that path. \
+                 I'll look at the profile to be sure.";
+    ingest(&cfg, &mail(DAVE, "hmm@x", &c.message_id, "", words));
+    assert_eq!(show(&cfg, &c.id)["state"], "investigating");
+    let said = |args: &[&str]| String::from_utf8(run(&cfg, args, None).stderr).unwrap();
+
+    let dry = said(&["review", "--dry-run"]);
+    assert!(
+        dry.contains(&format!("case {}: needs a human: perhaps decided", c.id)),
+        "{dry}"
+    );
+    assert_eq!(show(&cfg, &c.id)["state"], "investigating");
+
+    let done = said(&["review"]);
+    assert!(
+        done.contains("perhaps decided: Dave Chinner <dchinner@xfs.example> wrote"),
+        "{done}"
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human");
+    let last = v["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last["cause"],
+        serde_json::json!({"kind": "system", "what": "review"})
+    );
+    assert!(
+        last["note"]
+            .as_str()
+            .unwrap()
+            .contains("the thread has been quiet for"),
+        "{last}"
+    );
+    let digest: serde_json::Value =
+        serde_json::from_slice(&run(&cfg, &["digest", "--format", "json"], None).stdout).unwrap();
+    let reason = digest["needs_human"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("perhaps decided: "), "{reason}");
+
+    // Once: nothing more to review, and an operator's word stands.
+    assert!(said(&["review"]).contains("no case to review"));
+    run(
+        &cfg,
+        &[
+            "cases",
+            "set",
+            &c.id,
+            "investigating",
+            "--reason",
+            "asked Dave",
+        ],
+        None,
+    );
+    assert!(said(&["review"]).contains("no case to review"));
+    assert_eq!(show(&cfg, &c.id)["state"], "investigating");
+
+    // A thread with a message of today is still talking.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "[review]\nmin_signal = 0.05\n");
+    let c = report(&cfg);
+    let now = chrono::Utc::now().to_rfc2822();
+    let raw = String::from_utf8(mail(DAVE, "hmm@x", &c.message_id, "", words))
+        .unwrap()
+        .replace("Tue, 5 Jun 2018 17:31:14 +1000", &now);
+    ingest(&cfg, raw.as_bytes());
+    let said = String::from_utf8(run(&cfg, &["review"], None).stderr).unwrap();
+    assert!(said.contains("no case to review"), "{said}");
+    assert_eq!(show(&cfg, &c.id)["state"], "investigating");
+}

@@ -67,9 +67,11 @@ fn thread_grouped_folds_hold_their_figures() {
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 2, "{s:?}");
     assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.15, "{s:?}");
-    // The same readings, thread by thread in date order (BENCHMARKS.md).
+    // The same readings, thread by thread in date order, then the review of
+    // a case left open on an unsettled decision (BENCHMARKS.md).
     use perfbot::app::eval::{replay_threads, ThreadOutcome as T};
-    let t = replay_threads(&items, &reads, &default_policy());
+    let review = perfbot::config::ReviewSection::default();
+    let t = replay_threads(&items, &reads, &default_policy(), Some(&review));
     let n = |o: T, decided: bool| {
         t.iter()
             .filter(|x| x.outcome == o && x.decision.is_some() == decided)
@@ -79,10 +81,21 @@ fn thread_grouped_folds_hold_their_figures() {
     eprintln!("{}", perfbot::app::eval::render_threads(&t));
     assert!(f(n(T::Right, true), decided) >= 0.40, "{t:?}");
     assert!(
-        f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.74,
+        f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.83,
         "{t:?}"
     );
     assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 2, "{t:?}");
+    // Where nobody decided or asked anything, few go to a human.
+    let quiet: Vec<_> = t
+        .iter()
+        .filter(|x| x.decision.is_none() && !x.asked)
+        .collect();
+    let to_human = quiet.iter().filter(|x| x.outcome == T::ToHuman).count();
+    assert!(
+        f(to_human, quiet.len()) <= 0.22,
+        "{to_human} of {}",
+        quiet.len()
+    );
     // An operator settling each decided thread by hand: the reply the label
     // lands on carries that decision itself far more often when it is the
     // strongest reading of it than when it is the thread's last reply.

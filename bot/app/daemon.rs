@@ -210,6 +210,14 @@ fn schedule_once(s: &Shared) {
             Err(e) => tracing::error!(error = %e, "reminders failed"),
         }
     }
+    match crate::flows::review::run(&s.config, &s.store, now, false) {
+        Ok(lines) => {
+            for l in &lines {
+                tracing::info!("{l}");
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "the review of quiet cases failed"),
+    }
     let hours = s.config.file.digest.every_hours;
     if hours > 0 {
         let last = s

@@ -321,9 +321,15 @@ pub struct Settled {
 /// Replay each thread of `items` (with `reads` in the same order) as a case
 /// would take it: from reported, each reply's reading in date order through
 /// the policy, a sender's own earlier decision theirs to overturn (and a
-/// stranger's a trusted sender's). Roles are
+/// stranger's a trusted sender's); then, the thread over, the review of a
+/// case left open (`flows::review`, with `review`; `None`: none). Roles are
 /// the labels' (no MAINTAINERS file or To/Cc to place people by).
-pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Vec<ThreadRead> {
+pub fn replay_threads(
+    items: &[Labelled],
+    reads: &[Read],
+    policy: &Policy,
+    review: Option<&crate::config::ReviewSection>,
+) -> Vec<ThreadRead> {
     let mut by: BTreeMap<&str, Vec<(&Labelled, &Read)>> = BTreeMap::new();
     for (l, r) in items.iter().zip(reads) {
         by.entry(&l.thread).or_default().push((l, r));
@@ -341,6 +347,29 @@ pub fn replay_threads(items: &[Labelled], reads: &[Read], policy: &Policy) -> Ve
                 if let Some(s) = e.state.filter(|s| *s != state) {
                     state = s;
                     by_whom = Some((l.from.as_ref(), l.role));
+                }
+            }
+            let open = matches!(state, CaseState::Reported | CaseState::Investigating);
+            let min = review.filter(|r| r.enabled).map(|r| r.min_signal);
+            if let Some(min) = min.filter(|_| open) {
+                let unsettled = |(l, r): &&(&Labelled, &Read)| {
+                    let u = &r.understanding;
+                    let secondary: Vec<(&str, f64)> = u
+                        .secondary
+                        .iter()
+                        .map(|s| (s.intent.as_str(), s.confidence))
+                        .collect();
+                    crate::flows::review::may_settle(l.role, policy)
+                        && crate::flows::review::unsettled_decision(
+                            u.intent.as_str(),
+                            u.confidence,
+                            &secondary,
+                            min,
+                        )
+                        .is_some()
+                };
+                if replies.iter().any(|x| unsettled(&x)) {
+                    state = CaseState::NeedsHuman;
                 }
             }
             let labelled: Vec<&Labelled> = replies.iter().map(|(l, _)| *l).collect();
@@ -1148,7 +1177,7 @@ mod tests {
                 .iter()
                 .map(|(l, u)| read_one(l, u, &policy))
                 .collect();
-            let t = replay_threads(&items, &reads, &policy);
+            let t = replay_threads(&items, &reads, &policy, None);
             assert_eq!(t.len(), 1);
             assert_eq!(
                 (t[0].outcome, t[0].state),
@@ -1156,6 +1185,37 @@ mod tests {
                 "{}",
                 t[0].thread
             );
+        }
+    }
+
+    /// The thread over, a case left open on an author's reading that also
+    /// carries a decision goes to a human with the review, and stays open
+    /// without it; a stranger's such reading leaves it open.
+    #[test]
+    fn a_thread_left_open_on_an_unsettled_decision_is_reviewed() {
+        use crate::reply::understand::Secondary;
+        let policy = default_policy();
+        let review = crate::config::ReviewSection::default();
+        for (role, with_review, want) in [
+            (Role::Author, true, ThreadOutcome::ToHuman),
+            (Role::Author, false, ThreadOutcome::LeftOpen),
+            (Role::Other, true, ThreadOutcome::LeftOpen),
+        ] {
+            let (l, mut u) = reply(
+                "q",
+                "dave@x.org",
+                role,
+                Intent::WontFix,
+                Intent::Investigating,
+                1,
+            );
+            u.secondary = vec![Secondary {
+                intent: Intent::WontFix,
+                confidence: 0.3,
+            }];
+            let reads = vec![read_one(&l, &u, &policy)];
+            let t = replay_threads(&[l], &reads, &policy, with_review.then_some(&review));
+            assert_eq!(t[0].outcome, want, "{role} {with_review}");
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The jobs perfbot does, each from its input to what it records: the report
 //! pipeline (`report`), reading mail (`ingest`), what a person's reply does
 //! (`reply`), sending what is due (`delivery`), mail in a case's thread
-//! (`followup`), the digest and the reminders.
+//! (`followup`), the digest, the reminders and the review of cases left open.
 
 pub(crate) mod delivery;
 pub(crate) mod digest;
@@ -12,6 +12,7 @@ pub(crate) mod optout;
 pub(crate) mod remind;
 pub(crate) mod reply;
 pub mod report;
+pub mod review;
 pub mod robot;
 pub mod spool;
 pub mod verify;

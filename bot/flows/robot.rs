@@ -810,6 +810,22 @@ pub fn replay(
         steps.push(step);
     }
     store.flush()?;
+    // The thread is over: what the scheduler would have done by now with a
+    // case left open on words that may have decided it.
+    if let Some(id) = &case {
+        if let Some(r) = crate::flows::review::run_case(&c, store, id, chrono::Utc::now())? {
+            steps.push(ReplayStep {
+                file: "(review)".into(),
+                outcome: "review".into(),
+                from: r.from.clone(),
+                intent: Some(r.decision.as_str().to_string()),
+                confidence: Some(r.signal),
+                role: None,
+                evidence: Some(r.evidence.clone()),
+                state: Some(CaseState::NeedsHuman.as_str().to_string()),
+            });
+        }
+    }
     let final_state = case
         .as_ref()
         .and_then(|id| store.case(id).ok())

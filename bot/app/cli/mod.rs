@@ -27,6 +27,7 @@ mod quarantine;
 mod remind;
 mod replies;
 mod report;
+mod review;
 mod robot;
 mod run;
 mod send;
@@ -84,6 +85,8 @@ pub enum Command {
     Digest(digest::DigestArgs),
     /// Queue the reminders that are due, mark stale cases
     Remind(remind::RemindArgs),
+    /// Hand to a human the open cases whose thread went quiet after words that may decide them
+    Review(review::ReviewArgs),
     /// Read mail and record what belongs to case threads
     Ingest(ingest::IngestArgs),
     /// Messages that could not be read, kept with the reason
@@ -174,6 +177,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Run => run::run(config),
         Command::Digest(a) => digest::run(&config, a),
         Command::Remind(a) => remind::run(&config, a),
+        Command::Review(a) => review::run(&config, a),
         Command::Classify(a) => classify::run(&config, a),
         Command::Ingest(a) => ingest::run(&config, a),
         Command::EvalReplies(a) => replies::eval(&config, a),

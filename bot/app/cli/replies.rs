@@ -132,7 +132,12 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
         }
     };
     let s = eval::summarise(&reads);
-    let threads = eval::replay_threads(&items, &reads, &config.reply.trust);
+    let threads = eval::replay_threads(
+        &items,
+        &reads,
+        &config.reply.trust,
+        Some(&config.file.review),
+    );
     if a.json {
         let v = serde_json::json!({"summary": s, "replies": reads, "threads": threads});
         println!("{}", serde_json::to_string_pretty(&v)?);
