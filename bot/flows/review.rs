@@ -239,16 +239,9 @@ mod tests {
         e
     }
 
+    /// Who may decide as the default config says.
     fn policy() -> Policy {
-        Policy {
-            free_text: vec![
-                Role::Author,
-                Role::Committer,
-                Role::Maintainer,
-                Role::Operator,
-            ],
-            ..Policy::default()
-        }
+        Config::load(None).unwrap().reply.trust
     }
 
     fn set_by_hand(days: i64) -> Event {
