@@ -1701,7 +1701,7 @@ fn a_quiet_case_with_an_unsettled_decision_goes_to_a_human_once() {
         last["note"]
             .as_str()
             .unwrap()
-            .contains("the thread has been quiet for"),
+            .contains("in <hmm@x> (read as investigating; it may be "),
         "{last}"
     );
     let digest: serde_json::Value =

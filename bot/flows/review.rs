@@ -45,12 +45,19 @@ pub struct Review {
 }
 
 impl Review {
-    /// The case event's note, for the digest and the timeline.
+    /// The case event's note, for the digest and the timeline: with the
+    /// reply's Message-ID, which `cases set --reply` takes to label it.
     pub fn note(&self) -> String {
         format!(
-            "perhaps decided: {} wrote \"{}\" (read as {}; it may be {}, {:.2}); \
+            "perhaps decided: {} wrote \"{}\" in <{}> (read as {}; it may be {}, {:.2}); \
              the thread has been quiet for {} days",
-            self.from, self.evidence, self.read_as, self.decision, self.signal, self.quiet_days
+            self.from,
+            self.evidence,
+            self.message_id,
+            self.read_as,
+            self.decision,
+            self.signal,
+            self.quiet_days
         )
     }
 }
