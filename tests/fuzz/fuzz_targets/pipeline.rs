@@ -6,7 +6,9 @@
 //! robot, perfbot itself. Never a panic; the store takes every mail; and
 //! after each mail the guarantees hold: perfbot's own and other robots' mail
 //! move nothing and send nothing, a stranger's words close no case, and one
-//! mail gets at most one answer and one escalation.
+//! mail gets at most one answer and one escalation. The review of quiet
+//! cases, run after each mail as of a year later, hands only an open case to
+//! a human and mails nobody.
 #![no_main]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -180,4 +182,18 @@ fuzz_target!(|data: &[u8]| {
         ),
         Standing::Trusted => {}
     }
+    // The review, as the daemon's schedule would run it a year on (every
+    // 16th mail for real, else as a dry run): it hands only an open case to
+    // a human, and mails nobody.
+    let later = chrono::Utc::now() + chrono::Duration::days(365);
+    let open = matches!(after, CaseState::Reported | CaseState::Investigating);
+    let outbox = store.case_outbox(case).unwrap().len();
+    let lines = perfbot::flows::review::run(config, store, later, n % 16 != 0).unwrap();
+    assert!(open || lines.is_empty(), "a review of a case in {after}");
+    let reviewed = store.case(case).unwrap().state;
+    assert!(
+        reviewed == after || (n % 16 == 0 && reviewed == CaseState::NeedsHuman),
+        "the review moved the case {after} -> {reviewed}"
+    );
+    assert_eq!(store.case_outbox(case).unwrap().len(), outbox, "the review queued mail");
 });
