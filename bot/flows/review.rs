@@ -48,16 +48,18 @@ impl Review {
     /// The case event's note, for the digest and the timeline: with the
     /// reply's Message-ID, which `cases set --reply` takes to label it.
     pub fn note(&self) -> String {
+        let reading = if self.read_as == self.decision.as_str() {
+            format!("read as {} at {:.2}, unsettled", self.decision, self.signal)
+        } else {
+            format!(
+                "read as {}; it may be {}, {:.2}",
+                self.read_as, self.decision, self.signal
+            )
+        };
         format!(
-            "perhaps decided: {} wrote \"{}\" in <{}> (read as {}; it may be {}, {:.2}); \
+            "perhaps decided: {} wrote \"{}\" in <{}> ({reading}); \
              the thread has been quiet for {} days",
-            self.from,
-            self.evidence,
-            self.message_id,
-            self.read_as,
-            self.decision,
-            self.signal,
-            self.quiet_days
+            self.from, self.evidence, self.message_id, self.quiet_days
         )
     }
 }
@@ -365,6 +367,36 @@ mod tests {
             assert_eq!(due.first().map(|d| d.decision), want, "{what}");
             assert!(due.len() <= 1, "{what}");
         }
+    }
+
+    /// The note says what perfbot read and the decision it may be, or that
+    /// the reading itself was a decision left unsettled.
+    #[test]
+    fn the_note_says_what_was_read() {
+        let now = Utc::now();
+        let c = Case::sample("aaaaaaaaaaaa", CaseState::Investigating, now);
+        let note = |e: ThreadEntry| {
+            // A minute on: the reply is whole days and a minute old.
+            let at = Utc::now() + Duration::minutes(1);
+            let due = due(
+                &[(c.clone(), vec![], vec![e])],
+                at,
+                &policy(),
+                &Default::default(),
+            );
+            due[0].note()
+        };
+        let second = note(reply("author", "investigating", ("wont-fix", 0.3), 20));
+        assert_eq!(
+            second,
+            "perhaps decided: dave@x.org wrote \"Let me look at the profile.\" in <r@x> \
+             (read as investigating; it may be wont-fix, 0.30); the thread has been quiet for 20 days"
+        );
+        let itself = note(reply("maintainer", "not-a-regression", ("other", 0.3), 30));
+        assert!(
+            itself.contains("(read as not-a-regression at 0.60, unsettled)"),
+            "{itself}"
+        );
     }
 
     /// A Date in the future does not hide a thread's age, nor an old Date
