@@ -1585,3 +1585,52 @@ fn a_report_resent_format_flowed_is_read_unflowed() {
     assert_eq!(input["style"]["layout"], "lkp-2023-08");
     assert_round_trips(&path);
 }
+
+/// `perfbot replay` ends a thread as the daemon would have by now: the
+/// report's author answered with an investigation that may also be a
+/// decision, and nobody wrote again, so the case goes to a human (a
+/// `review` step says with whose words). Without the review it stays open.
+#[test]
+fn a_replayed_thread_left_open_on_an_unsettled_decision_is_reviewed() {
+    let fixture = root().join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("thread");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(fixture.join("00-report.eml"), dir.join("00-report.eml")).unwrap();
+    let reply = "From: Yosry Ahmed <yosryahmed@google.com>\r\n\
+         Subject: Re: [PATCH v2 3/5] mm: memcg: make stats flushing threshold per-memcg\r\n\
+         Message-ID: <maybe@google.example>\r\n\
+         In-Reply-To: <202310202303.c68e7639-oliver.sang@intel.com>\r\n\
+         Date: Sat, 21 Oct 2023 10:00:00 -0700\r\n\r\n\
+         This is probably expected: the commit adds a barrier on that path. \
+         I'll look at the profile to be sure.\r\n";
+    std::fs::write(dir.join("01-maybe.eml"), reply).unwrap();
+    let text = config_in(tmp.path());
+    // The mechanism, not the bound: any decision the reading carries.
+    let shipped = "enabled = true\nquiet_days = 14\nmin_signal = 0.2\n";
+    assert!(text.contains(shipped));
+    for (review, state) in [
+        ("enabled = true\nmin_signal = 0.05\n", "needs-human"),
+        ("enabled = false\n", "investigating"),
+    ] {
+        let cfg = tmp.path().join("config.toml");
+        std::fs::write(&cfg, text.replace(shipped, review)).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["replay", "--json"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["final_state"], state, "{r:#}");
+        let last = r["steps"].as_array().unwrap().last().unwrap().clone();
+        if state == "needs-human" {
+            assert_eq!(last["outcome"], "review", "{last:#}");
+            assert_eq!(last["from"], "Yosry Ahmed <yosryahmed@google.com>");
+        } else {
+            assert_eq!(last["outcome"], "reply", "{last:#}");
+        }
+    }
+}
