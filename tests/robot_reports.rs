@@ -587,20 +587,25 @@ fn the_author_at_another_domain_is_the_author() {
         (&on, "maintainer", "not-a-regression"),
         (&off, "other", "needs-human"),
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-            .arg("--config")
-            .arg(cfg)
-            .args(["replay", "--json"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = replay_with(cfg, &dir);
         let last = r["steps"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(last["from"], "Filipe Manana <fdmanana@kernel.org>");
         assert_eq!(last["role"], role, "{last:#}");
         assert_eq!(r["final_state"], state, "{r:#}");
     }
+}
+
+/// `perfbot --config CFG replay --json DIR`: the thread's replay.
+fn replay_with(cfg: &Path, dir: &Path) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(cfg)
+        .args(["replay", "--json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 /// The shipped config.toml with its state and outbox in `dir`.
@@ -1615,15 +1620,7 @@ fn a_replayed_thread_left_open_on_an_unsettled_decision_is_reviewed() {
     ] {
         let cfg = tmp.path().join("config.toml");
         std::fs::write(&cfg, text.replace(shipped, review)).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-            .arg("--config")
-            .arg(&cfg)
-            .args(["replay", "--json"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = replay_with(&cfg, &dir);
         assert_eq!(r["final_state"], state, "{r:#}");
         let last = r["steps"].as_array().unwrap().last().unwrap().clone();
         if state == "needs-human" {
