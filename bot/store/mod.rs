@@ -813,17 +813,8 @@ impl Store {
         cause: Cause,
         note: &str,
     ) -> Result<Case, StoreError> {
-        let seq = self.db.generate_id()?;
-        let now = Utc::now();
-        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
-            let v = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
-            let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
-            let ev = move_case(&mut c, new, cause.clone(), note.to_string(), now);
-            cases.insert(id.as_str(), encode(&c))?;
-            events.insert(event_key(id, seq), encode(&ev))?;
-            Ok(c)
-        });
-        result.map_err(tx_err)
+        let moved = self.move_unless_moved(id, None, new, cause, note)?;
+        Ok(moved.expect("a move without a condition is made"))
     }
 
     /// `set_state`, only while the case is as `seen` read it (the same state
@@ -838,13 +829,28 @@ impl Store {
         cause: Cause,
         note: &str,
     ) -> Result<Option<Case>, StoreError> {
+        let moved = self.move_unless_moved(&seen.id, Some(seen), new, cause, note)?;
+        self.flush()?;
+        Ok(moved)
+    }
+
+    /// Move case `id` and record the event, in one transaction; with `seen`,
+    /// only while the case's state and last update are still `seen`'s (else
+    /// `None`, nothing written). Not flushed.
+    fn move_unless_moved(
+        &self,
+        id: &CaseId,
+        seen: Option<&Case>,
+        new: CaseState,
+        cause: Cause,
+        note: &str,
+    ) -> Result<Option<Case>, StoreError> {
         let seq = self.db.generate_id()?;
         let now = Utc::now();
-        let id = &seen.id;
         let result = (&self.cases, &self.events).transaction(|(cases, events)| {
             let v = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
             let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
-            if c.state != seen.state || c.updated != seen.updated {
+            if seen.is_some_and(|s| c.state != s.state || c.updated != s.updated) {
                 return Ok(None);
             }
             let ev = move_case(&mut c, new, cause.clone(), note.to_string(), now);
@@ -852,9 +858,7 @@ impl Store {
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
         });
-        let moved = result.map_err(tx_err)?;
-        self.flush()?;
-        Ok(moved)
+        result.map_err(tx_err)
     }
 
     /// Record that a follow-up comparison verified a case's fix: the case
