@@ -359,14 +359,15 @@ pub fn replay_threads(
                         .iter()
                         .map(|s| (s.intent.as_str(), s.confidence))
                         .collect();
-                    crate::flows::review::may_settle(l.role, policy)
-                        && crate::flows::review::unsettled_decision(
-                            u.intent.as_str(),
-                            u.confidence,
-                            &secondary,
-                            min,
-                        )
-                        .is_some()
+                    crate::flows::review::unsettled_decision(
+                        l.role,
+                        policy,
+                        u.intent.as_str(),
+                        u.confidence,
+                        &secondary,
+                        min,
+                    )
+                    .is_some()
                 };
                 if replies.iter().any(|x| unsettled(&x)) {
                     state = CaseState::NeedsHuman;

@@ -64,15 +64,22 @@ impl Review {
     }
 }
 
-/// The decision a reading carries without having settled it: the strongest
-/// decisive intent, as the reading or a second reading, at `min` or more.
-/// `secondary` is the reading's other intents with their confidence.
+/// The decision a reply of `role` may have made without settling it: the
+/// strongest decisive intent of its reading, as the reading or a second
+/// reading, at `min` or more — from someone whose words may settle the case
+/// (`may_settle`). `secondary` is the reading's other intents with their
+/// confidence. `eval-replies` replays threads with the same test.
 pub fn unsettled_decision(
+    role: Role,
+    policy: &Policy,
     read: &str,
     confidence: f64,
     secondary: &[(&str, f64)],
     min: f64,
 ) -> Option<(Intent, f64)> {
+    if !may_settle(role, policy) {
+        return None;
+    }
     Intent::ALL
         .iter()
         .filter(|i| i.is_decisive())
@@ -84,7 +91,7 @@ pub fn unsettled_decision(
 /// Whose words may settle a case for the review: those the policy lets
 /// decide by free text, but the robot's own people, whose "fixed" and
 /// "reverted" are test statuses.
-pub fn may_settle(role: Role, policy: &Policy) -> bool {
+fn may_settle(role: Role, policy: &Policy) -> bool {
     role != Role::Operator && policy.may_decide_by_text(role)
 }
 
@@ -130,15 +137,19 @@ pub fn due(
             .filter_map(|e| {
                 let u = e.understanding.as_ref()?;
                 let role = Role::parse(&u.role)?;
-                if !may_settle(role, policy) {
-                    return None;
-                }
                 let secondary: Vec<(&str, f64)> = u
                     .secondary
                     .iter()
                     .map(|s| (s.intent.as_str(), s.confidence))
                     .collect();
-                let (d, s) = unsettled_decision(&u.intent, u.confidence, &secondary, r.min_signal)?;
+                let (d, s) = unsettled_decision(
+                    role,
+                    policy,
+                    &u.intent,
+                    u.confidence,
+                    &secondary,
+                    r.min_signal,
+                )?;
                 Some((e, u, d, s))
             })
             .max_by(|a, b| a.3.total_cmp(&b.3));
@@ -438,7 +449,7 @@ mod tests {
         ];
         for (read, conf, secondary, want) in table {
             assert_eq!(
-                unsettled_decision(read, *conf, secondary, 0.2),
+                unsettled_decision(Role::Author, &policy(), read, *conf, secondary, 0.2),
                 *want,
                 "{read} {secondary:?}"
             );
