@@ -232,6 +232,23 @@ pub fn build(
         let since_state = entered(events, c.state)
             .map(|e| e.time)
             .unwrap_or(c.created);
+        if let Some(q) = c
+            .question
+            .as_ref()
+            .filter(|_| c.state != CaseState::NeedsHuman)
+        {
+            d.needs_human.push(NeedsHuman {
+                case: line.clone(),
+                reason: format!(
+                    "a question for the robot's people, not answered yet; the case stays {}",
+                    c.state
+                ),
+                quote: Some(q.quote.clone()),
+                from: Some(q.from.clone()),
+                message_id: Some(q.message_id.to_string()),
+                since: q.asked,
+            });
+        }
         match c.state {
             CaseState::NeedsHuman => {
                 let e = entered(events, c.state);
@@ -528,6 +545,45 @@ mod tests {
         assert_eq!(d.recently_closed[0].evidence, "This is not a regression.");
         assert_eq!(d.recently_closed[0].who, "david@fromorbit.com");
         assert_eq!(d.by_subsystem["xfs"], 3);
+    }
+
+    /// A question asked of the robot's people in a case that holds a
+    /// decision is listed for a human with the decision it leaves standing;
+    /// in a case already with a human it is not listed twice.
+    #[test]
+    fn an_open_question_is_listed_beside_its_decision() {
+        let now = Utc::now();
+        let d30 = now - Duration::days(30);
+        let question = |mid: &str| crate::model::case::Question {
+            message_id: MessageId::parse(mid).unwrap(),
+            from: "Alexey <legion@kernel.org>".into(),
+            quote: "Do you have a place where I can see if the patch was tested?".into(),
+            asked: now - Duration::days(2),
+        };
+        let mut waiting = case("aaaaaaaaaaaa", CaseState::AwaitingFix, d30);
+        waiting.question = Some(question("q1@x"));
+        let mut human = case("bbbbbbbbbbbb", CaseState::NeedsHuman, d30);
+        human.question = Some(question("q2@x"));
+        let records = vec![(waiting, vec![], vec![]), (human, vec![], vec![])];
+        let t = Thresholds {
+            awaiting_days: 60,
+            no_reply_days: 7,
+        };
+        let d = build(&records, &[], now, now - Duration::days(7), t);
+        assert_eq!(d.needs_human.len(), 2, "{:?}", d.needs_human);
+        let n = d
+            .needs_human
+            .iter()
+            .find(|n| n.case.id == "aaaaaaaaaaaa")
+            .unwrap();
+        assert_eq!(n.case.state, CaseState::AwaitingFix);
+        assert!(
+            n.reason.contains("the case stays awaiting-fix"),
+            "{}",
+            n.reason
+        );
+        assert_eq!(n.message_id.as_deref(), Some("q1@x"));
+        assert_eq!(n.since, now - Duration::days(2));
     }
 
     /// The templates' data holds every section of the digest, under the

@@ -1739,3 +1739,96 @@ fn a_quiet_case_with_an_unsettled_decision_goes_to_a_human_once() {
     assert!(said.contains("no case to review"), "{said}");
     assert_eq!(show(&cfg, &c.id)["state"], "investigating");
 }
+
+/// A question asked of the robot's people in a case that awaits a fix: the
+/// operators are told and the digest lists it, but the fix stays awaited;
+/// the robot's people answering in the thread, or a human settling the
+/// case, closes the question.
+#[test]
+fn a_question_for_the_robot_leaves_the_fix_awaited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let patch = format!(
+        "From: {DAVE}\r\nSubject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression\r\n\
+         Message-ID: <p1@dastard>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>\r\n\
+         Date: Tue, 5 Jun 2018 17:31:14 +1000\r\nMIME-Version: 1.0\r\n\
+         Content-Type: multipart/mixed; boundary=\"zz\"\r\n\r\n\
+         --zz\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n\
+         Something like the attached, entirely untested.\r\n\r\n   Dave\r\n\
+         --zz\r\nContent-Type: text/x-patch; charset=US-ASCII; name=\"patch.diff\"\r\n\
+         Content-Disposition: attachment; filename=\"patch.diff\"\r\n\r\n\
+         diff --git a/fs/xfs/xfs_file.c b/fs/xfs/xfs_file.c\r\n--- a/fs/xfs/xfs_file.c\r\n\
+         +++ b/fs/xfs/xfs_file.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n--zz--\r\n",
+        parent = c.message_id
+    );
+    ingest(&cfg, patch.as_bytes());
+    assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
+    let ask = |id: &str| {
+        mail(
+            DAVE,
+            id,
+            "p1@dastard",
+            "",
+            "I'm trying to figure out how to parse this - where do I find the test?",
+        )
+    };
+    ingest(&cfg, &ask("q1@dastard"));
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "awaiting-fix", "{v:#}");
+    assert_eq!(v["question"]["message_id"], "q1@dastard", "{v:#}");
+    assert!(v["question"]["quote"]
+        .as_str()
+        .unwrap()
+        .contains("where do I find the test?"));
+    let esc = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["kind"] == "escalation")
+        .count();
+    assert_eq!(esc, 1, "the operators are told");
+    let list = String::from_utf8(run(&cfg, &["cases", "list"], None).stdout).unwrap();
+    assert!(
+        list.contains("a question to the robot's people is open"),
+        "{list}"
+    );
+    let digest = String::from_utf8(run(&cfg, &["digest"], None).stdout).unwrap();
+    assert!(
+        digest.contains(
+            "a question for the robot's people, not answered yet; the case stays awaiting-fix"
+        ),
+        "{digest}"
+    );
+
+    // The robot's people answer in the thread: the question is closed.
+    ingest(
+        &cfg,
+        &mail(
+            "Robot Ops <ops@ci.example>",
+            "a1@ci",
+            "q1@dastard",
+            "",
+            "The test is fio-basic from lkp-tests; the job file is in the report.",
+        ),
+    );
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "awaiting-fix", "{v:#}");
+    assert!(v.get("question").is_none(), "{v:#}");
+    let digest = String::from_utf8(run(&cfg, &["digest"], None).stdout).unwrap();
+    assert!(!digest.contains("not answered yet"), "{digest}");
+
+    // Asked again, and settled by a human at the command line instead.
+    ingest(&cfg, &ask("q2@dastard"));
+    assert_eq!(show(&cfg, &c.id)["question"]["message_id"], "q2@dastard");
+    let set = [
+        "cases",
+        "set",
+        &c.id,
+        "awaiting-fix",
+        "--reason",
+        "answered off-list",
+    ];
+    run(&cfg, &set, None);
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "awaiting-fix");
+    assert!(v.get("question").is_none(), "{v:#}");
+}

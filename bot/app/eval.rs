@@ -1003,6 +1003,7 @@ pub fn sample_case() -> Case {
         verified: None,
         contributors: Vec::new(),
         moved_by: None,
+        question: None,
         created: now,
         updated: now,
     }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::model::case::{Case, CaseId, CaseState, Cause, Event, ReportKind};
+use crate::model::case::{Case, CaseId, CaseState, Cause, Event, Question, ReportKind};
 use crate::model::{MessageId, OutboxEntry, Sender, ThreadEntry};
 
 /// Whose mail a line of a case's timeline is.
@@ -113,6 +113,9 @@ pub struct CaseSummary<'a> {
     pub testcase: &'a str,
     pub created: String,
     pub updated: String,
+    /// A question asked of the robot's people, not answered yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<&'a Question>,
 }
 
 impl<'a> From<&'a Case> for CaseSummary<'a> {
@@ -129,6 +132,7 @@ impl<'a> From<&'a Case> for CaseSummary<'a> {
             testcase: &c.testcase,
             created: c.created.to_rfc3339(),
             updated: c.updated.to_rfc3339(),
+            question: c.question.as_ref(),
         }
     }
 }
@@ -207,6 +211,15 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
     ));
     out.push_str(&format!("to:         {}\n", c.to.join(", ")));
     out.push_str(&format!("cc:         {}\n", c.cc.join(", ")));
+    if let Some(q) = &c.question {
+        out.push_str(&format!(
+            "question:   {} asked the robot's people, not answered yet ({}, <{}>):\n            \"{}\"\n",
+            q.from,
+            q.asked.format("%Y-%m-%d"),
+            q.message_id,
+            q.quote
+        ));
+    }
     if !timeline.is_empty() {
         out.push_str("thread:\n");
         for t in timeline {

@@ -38,6 +38,11 @@ pub fn due(
 ) -> Vec<Action> {
     let mut out = Vec::new();
     for (c, events, thread) in records {
+        // A question to the robot's people waits on them, not on the
+        // developers: no ping, and not stale while it is open.
+        if c.question.is_some() {
+            continue;
+        }
         let pings: Vec<&OutboxEntry> = outbox
             .iter()
             .filter(|o| o.case_id == c.id && o.kind == OutboxKind::Reminder)
@@ -225,21 +230,34 @@ mod tests {
         let now = Utc::now();
         let r = RemindersSection::default(); // 7 days, 14 for reverts, 2 pings, stale 90
         let d = |n| now - Duration::days(n);
-        // (state, created days ago, pings days ago) -> expected
-        let cases: &[(CaseState, i64, &[i64], &str)] = &[
-            (CaseState::Reported, 3, &[], "none"),
-            (CaseState::Reported, 8, &[], "ping 1"),
-            (CaseState::Reported, 20, &[10], "ping 2"),
-            (CaseState::Reported, 20, &[3], "none"),
-            (CaseState::Reported, 40, &[30, 20], "none"),
-            (CaseState::AwaitingRevert, 10, &[], "none"),
-            (CaseState::AwaitingRevert, 15, &[], "ping 1"),
-            (CaseState::Investigating, 30, &[], "none"),
-            (CaseState::Investigating, 100, &[], "stale"),
-            (CaseState::NotARegression, 100, &[], "none"),
+        // (state, created days ago, pings days ago, a question to the
+        // robot's people open) -> expected
+        let cases: &[(CaseState, i64, &[i64], bool, &str)] = &[
+            (CaseState::Reported, 3, &[], false, "none"),
+            (CaseState::Reported, 8, &[], false, "ping 1"),
+            (CaseState::Reported, 20, &[10], false, "ping 2"),
+            (CaseState::Reported, 20, &[3], false, "none"),
+            (CaseState::Reported, 40, &[30, 20], false, "none"),
+            (CaseState::AwaitingRevert, 10, &[], false, "none"),
+            (CaseState::AwaitingRevert, 15, &[], false, "ping 1"),
+            (CaseState::Investigating, 30, &[], false, "none"),
+            (CaseState::Investigating, 100, &[], false, "stale"),
+            (CaseState::NotARegression, 100, &[], false, "none"),
+            // Waiting on the robot's people: nobody else is chased.
+            (CaseState::AwaitingRevert, 15, &[], true, "none"),
+            (CaseState::AwaitingFix, 100, &[], true, "none"),
         ];
-        for (state, age, pings, want) in cases {
-            let rec = vec![(case(*state, d(*age)), vec![], vec![])];
+        for (state, age, pings, asked, want) in cases {
+            let mut c = case(*state, d(*age));
+            if *asked {
+                c.question = Some(crate::model::case::Question {
+                    message_id: MessageId::parse("q@x").unwrap(),
+                    from: "a@x".into(),
+                    quote: "Could you run it again?".into(),
+                    asked: d(*age),
+                });
+            }
+            let rec = vec![(c, vec![], vec![])];
             let ob: Vec<OutboxEntry> = pings.iter().map(|p| ping(d(*p))).collect();
             let got = match due(&rec, &ob, now, &r).first() {
                 None => "none".to_string(),

@@ -9,7 +9,7 @@ use chrono::{Duration, Utc};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::mail::dkim::Checker;
-use crate::model::case::{Case, CaseId, Cause};
+use crate::model::case::{Case, CaseId, Cause, Question};
 use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
 use crate::model::{OutboxKind, Reading, ThreadEntry};
@@ -18,7 +18,7 @@ use crate::reply::policy::trust::{role, Policy as TrustPolicy, Role, Verdict};
 use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
 use crate::reply::understand::{read, Basis, Context, Fact, Intent, Speaker, Understanding};
-use crate::store::thread::{QueuedMail, Recorded, Reply};
+use crate::store::thread::{QuestionChange, QueuedMail, Recorded, Reply};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -239,6 +239,7 @@ pub fn handle_reply(
             mails: &mails,
             ignore: rule.as_ref(),
             contributor: from.as_ref().filter(|_| posted_patch).map(|a| a.as_str()),
+            question: question_change(&case, entry, &u, &plan),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -261,6 +262,28 @@ pub fn handle_reply(
         case: case_id.clone(),
         tries: TRIES,
     })
+}
+
+/// A question for the robot's people is recorded beside the case's
+/// decision; the robot's people writing in the thread answer an open one.
+fn question_change(
+    case: &Case,
+    entry: &ThreadEntry,
+    u: &Understanding,
+    plan: &Plan,
+) -> QuestionChange {
+    if plan.effect.question {
+        QuestionChange::Ask(Question {
+            message_id: entry.message_id.clone(),
+            from: entry.from.clone(),
+            quote: u.evidence.clone(),
+            asked: entry.received,
+        })
+    } else if plan.role == Role::Operator && case.question.is_some() {
+        QuestionChange::Answered
+    } else {
+        QuestionChange::Keep
+    }
 }
 
 /// The mail posts a patch: a `[PATCH` Subject, or a diff in the sender's

@@ -449,6 +449,7 @@ pub fn queue(
         verified: None,
         contributors: Vec::new(),
         moved_by: None,
+        question: None,
         created: now,
         updated: now,
     };

@@ -689,6 +689,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         verified: None,
         contributors: Vec::new(),
         moved_by: None,
+        question: None,
         created,
         updated: created,
     }
@@ -716,6 +717,9 @@ pub struct Replay {
     pub case: Option<String>,
     pub steps: Vec<ReplayStep>,
     pub final_state: Option<String>,
+    /// A question to the robot's people left open beside the final state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<crate::model::case::Question>,
 }
 
 /// Replay one thread folder (`00-report.eml`, then the replies in name
@@ -826,15 +830,13 @@ pub fn replay(
             });
         }
     }
-    let final_state = case
-        .as_ref()
-        .and_then(|id| store.case(id).ok())
-        .map(|c| c.state.as_str().to_string());
+    let last = case.as_ref().and_then(|id| store.case(id).ok());
     Ok(Replay {
         thread: dir.display().to_string(),
         case: case.map(|c| c.to_string()),
         steps,
-        final_state,
+        final_state: last.as_ref().map(|c| c.state.as_str().to_string()),
+        question: last.and_then(|c| c.question),
     })
 }
 

@@ -165,6 +165,12 @@ pub struct Case {
     /// From): theirs to overturn while it closes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_by: Option<String>,
+    /// A question asked of the robot's people while the case held a
+    /// decision, not answered yet: the decision stands, and a human owes
+    /// the answer. Answered by the robot's people writing in the thread, or
+    /// by a human settling the case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<Question>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }
@@ -229,6 +235,18 @@ pub struct Verified {
     pub figures: String,
 }
 
+/// A question for the robot's people, asked in the thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub message_id: MessageId,
+    /// Who asked (the From header).
+    pub from: String,
+    /// The question, in the sender's words.
+    pub quote: String,
+    /// When it was asked (the mail's arrival).
+    pub asked: DateTime<Utc>,
+}
+
 /// Why something happened to a case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -288,6 +306,7 @@ impl Case {
             verified: None,
             contributors: Vec::new(),
             moved_by: None,
+            question: None,
             created,
             updated: created,
         }

@@ -205,6 +205,10 @@ pub(crate) fn move_case(
             _ => None,
         };
     }
+    // A human who settles the case has seen its open question.
+    if matches!(ev.cause, Cause::Cli { .. } | Cause::Dashboard { .. }) {
+        c.question = None;
+    }
     c.state = new;
     c.updated = time;
     ev

@@ -8,7 +8,7 @@ use super::{
     abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
     tx_err, Store, StoreError,
 };
-use crate::model::case::{Case, CaseId, CaseState, Cause};
+use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
 
 /// What a reply does, for `Store::record_reply`.
@@ -26,6 +26,20 @@ pub struct Reply<'a> {
     pub ignore: Option<&'a crate::model::ignore::IgnoreRule>,
     /// The sender posted a patch: they join the case's contributors.
     pub contributor: Option<&'a str>,
+    /// What the reply does to the case's open question.
+    pub question: QuestionChange,
+}
+
+/// What a reply does to a case's open question (`Case::question`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum QuestionChange {
+    /// Nothing.
+    Keep,
+    /// It asks the robot's people something: the question a human owes an
+    /// answer (a later question replaces an earlier one).
+    Ask(Question),
+    /// The robot's people wrote in the thread: the question is answered.
+    Answered,
 }
 
 /// A follow-up mail ready to queue.
@@ -73,6 +87,7 @@ impl Store {
                 mails: &[],
                 ignore: None,
                 contributor: None,
+                question: QuestionChange::Keep,
             },
         )?;
         Ok(matches!(r, Recorded::New))
@@ -142,11 +157,19 @@ impl Store {
                     if let Some(a) = joined {
                         c.contributors.push(a.to_string());
                     }
+                    let asked = match &reply.question {
+                        QuestionChange::Keep => false,
+                        QuestionChange::Ask(q) => {
+                            c.question = Some(q.clone());
+                            true
+                        }
+                        QuestionChange::Answered => c.question.take().is_some(),
+                    };
                     if let Some((new, cause, note)) = &reply.change {
                         let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
                         events.insert(event_key(case, change_seq), encode(&ev))?;
                     }
-                    if joined.is_some() || reply.change.is_some() {
+                    if joined.is_some() || reply.change.is_some() || asked {
                         cases.insert(case.as_str(), encode(&c))?;
                     }
                     if let Some(rule) = reply.ignore {

@@ -83,7 +83,12 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
                 );
             } else {
                 for c in &list {
-                    println!("{}  {:<16}  {}", c.id, c.state, c.subject);
+                    let asked = if c.question.is_some() {
+                        "  [a question to the robot's people is open]"
+                    } else {
+                        ""
+                    };
+                    println!("{}  {:<16}  {}{asked}", c.id, c.state, c.subject);
                 }
             }
         }

@@ -362,8 +362,13 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
             format!(" ({} against the labels' {decision})", v.outcome.as_str())
         });
         judged.extend(verdict);
+        let asked = if r.question.is_some() {
+            ", a question to the robot's people open"
+        } else {
+            ""
+        };
         println!(
-            "== {} → {}{against}",
+            "== {} → {}{asked}{against}",
             r.thread,
             r.final_state.as_deref().unwrap_or("no case")
         );

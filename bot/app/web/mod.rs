@@ -182,7 +182,10 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
                 .is_none_or(|s| c.subsystem.as_deref() == Some(s))
         })
         .filter(|c| age.is_none_or(|d| now - c.created <= Duration::days(d)))
-        .filter(|c| f.needs_human.is_none() || c.state == CaseState::NeedsHuman)
+        .filter(|c| {
+            // A question to the robot's people needs a human as much.
+            f.needs_human.is_none() || c.state == CaseState::NeedsHuman || c.question.is_some()
+        })
         .filter(|c| {
             let list = f.list.as_deref().map(str::trim).filter(|l| !l.is_empty());
             list.is_none_or(|l| {
@@ -222,6 +225,8 @@ struct CaseRow<'a> {
     age_days: i64,
     subject: &'a str,
     adopted: bool,
+    /// A question to the robot's people is open.
+    question: bool,
     replies: usize,
     first_reply: Option<String>,
     evidence: Option<String>,
@@ -243,6 +248,7 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
             age_days: (now - c.created).num_days(),
             subject: &c.subject,
             adopted: c.adopted,
+            question: c.question.is_some(),
             replies: f.replies,
             first_reply: f.first_reply_hours.map(crate::digest::hours_text),
             evidence: f.evidence,

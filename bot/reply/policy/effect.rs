@@ -20,6 +20,10 @@ pub struct Effect {
     pub escalate: Option<String>,
     /// The decision is settled: an ack may be sent.
     pub decided: bool,
+    /// The reply asks the robot's people something while the case holds a
+    /// decision: the case keeps its state and records the open question
+    /// (`Case::question`) for a human to answer.
+    pub question: bool,
 }
 
 impl Effect {
@@ -29,6 +33,7 @@ impl Effect {
             note: note.into(),
             escalate: None,
             decided: false,
+            question: false,
         }
     }
     pub(crate) fn human(why: String) -> Effect {
@@ -37,6 +42,18 @@ impl Effect {
             note: why.clone(),
             escalate: Some(why),
             decided: false,
+            question: false,
+        }
+    }
+    /// A question for the robot's people in a case that holds a decision:
+    /// a human answers it, and the decision stands meanwhile.
+    fn asked(why: String, state: CaseState) -> Effect {
+        Effect {
+            state: None,
+            note: format!("{why}; the case stays {state}"),
+            escalate: Some(why),
+            decided: false,
+            question: true,
         }
     }
 }
@@ -63,6 +80,7 @@ fn progression(from: CaseState, to: CaseState) -> bool {
             (CaseState::AwaitingRevert, CaseState::Reverted)
                 | (CaseState::AwaitingRevert, CaseState::AwaitingFix)
                 | (CaseState::AwaitingRevert, CaseState::Fixed)
+                | (CaseState::AwaitingFix, CaseState::AwaitingRevert)
                 | (CaseState::AwaitingFix, CaseState::Fixed)
                 | (CaseState::AwaitingFix, CaseState::Reverted)
         )
@@ -160,6 +178,7 @@ pub fn decide_in(
             note: "reopened by command".into(),
             escalate: None,
             decided: false,
+            question: false,
         };
     }
     // "Agreed, that's a bug" after the case was closed as no regression (or
@@ -188,11 +207,15 @@ pub fn decide_in(
         // so is a question the robot's people ask: they are the humans an
         // escalation would reach.
         Intent::Question if by_command || (u.asks_robot && role != Role::Operator) => {
-            let why = if by_command {
-                "escalated by command".to_string()
-            } else {
-                format!("question for the robot from {role}: \"{}\"", u.evidence)
-            };
+            if by_command {
+                return Effect::human("escalated by command".to_string());
+            }
+            let why = format!("question for the robot from {role}: \"{}\"", u.evidence);
+            // A question is not a decision: a fix awaited (or a closure)
+            // stays what it is while a human answers.
+            if decided_state(state) {
+                return Effect::asked(why, state);
+            }
             return Effect::human(why);
         }
         Intent::Question => {
@@ -211,6 +234,7 @@ pub fn decide_in(
                     note: format!("{role} is investigating"),
                     escalate: None,
                     decided: false,
+                    question: false,
                 }
             } else {
                 Effect::none(format!("{role} is investigating"))
@@ -286,6 +310,7 @@ pub fn decide_in(
         note: format!("{} ({role}, confidence {:.2})", u.intent, u.confidence),
         escalate: None,
         decided: true,
+        question: false,
     }
 }
 
@@ -303,6 +328,7 @@ mod tests {
                     "reopen" => Command::Reopen,
                     "fixed" => Command::Fixed("0123abcd".into()),
                     "invalid" => Command::Invalid,
+                    "escalate" => Command::Escalate,
                     other => panic!("no command {other} in this table"),
                 },
             },
@@ -429,6 +455,36 @@ mod tests {
                 Role::Maintainer,
                 None,
                 false,
+            ),
+            // A question for the robot in a case that holds a decision: a
+            // human answers it, and the decision stands.
+            (
+                S::AwaitingFix,
+                I::Question,
+                0.7,
+                &["asks-robot"],
+                Role::Author,
+                None,
+                true,
+            ),
+            (
+                S::NotARegression,
+                I::Question,
+                0.7,
+                &["asks-robot"],
+                Role::Maintainer,
+                None,
+                true,
+            ),
+            // Escalated by command: a human, whatever the case holds.
+            (
+                S::AwaitingFix,
+                I::Question,
+                0.7,
+                &["command:escalate"],
+                Role::Author,
+                Some(S::NeedsHuman),
+                true,
             ),
             // A reply read only in part: its decision may be past the cut.
             (
@@ -605,6 +661,8 @@ mod tests {
             let e = decide(*state, &u(*intent, *conf, tags), *role, &policy());
             assert_eq!(e.state, *want, "{state} {intent} {role}: {e:?}");
             assert_eq!(e.escalate.is_some(), *esc, "{state} {intent} {role}: {e:?}");
+            // Escalated without a move: the question is recorded beside the state.
+            assert_eq!(e.question, want.is_none() && *esc, "{e:?}");
         }
     }
 
@@ -644,6 +702,15 @@ mod tests {
                 I::NotARegression,
                 Role::Author,
                 S::NeedsHuman,
+            ),
+            // A revert instead of the fix awaited closes nothing either: it
+            // follows on, whoever awaited the fix.
+            (
+                S::AwaitingFix,
+                MovedBy::Another,
+                I::WillRevert,
+                Role::Maintainer,
+                S::AwaitingRevert,
             ),
             (
                 S::AwaitingRevert,
