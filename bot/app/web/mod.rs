@@ -380,7 +380,13 @@ fn page_of<T>(mut items: Vec<T>, page: usize, per: usize) -> (Vec<T>, Span) {
     (items, span)
 }
 
-fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<CaseData, WebError> {
+/// A case's page of data, and every person's reply of its thread for the
+/// settle form (the thread is read once for both).
+fn case_data(
+    s: &AppState,
+    id: &str,
+    page: Option<&str>,
+) -> Result<(CaseData, Vec<SettleReply>), WebError> {
     let c = s
         .store
         .find_case(id)
@@ -400,7 +406,10 @@ fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<CaseData, Web
             })?,
     };
     let events = s.store.events(&c.id).map_err(internal)?;
-    let timeline = crate::app::view::timeline_of(&s.store, &c.id).map_err(internal)?;
+    let thread = s.store.thread(&c.id).map_err(internal)?;
+    let outbox = s.store.case_outbox(&c.id).map_err(internal)?;
+    let replies = settle_replies(&thread);
+    let timeline = crate::app::view::timeline(&outbox, &thread);
     let pages = timeline
         .len()
         .div_ceil(PAGE_MESSAGES)
@@ -414,7 +423,7 @@ fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<CaseData, Web
         .outbox_raw(&c.message_id)
         .ok()
         .map(|raw| crate::flows::ingest::parse::body_text(&raw));
-    Ok(CaseData {
+    let data = CaseData {
         case: c,
         events,
         timeline,
@@ -427,7 +436,8 @@ fn case_data(s: &AppState, id: &str, page: Option<&str>) -> Result<CaseData, Web
             messages,
             events: event_span,
         },
-    })
+    };
+    Ok((data, replies))
 }
 
 async fn case_page(
@@ -435,26 +445,19 @@ async fn case_page(
     Path(id): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Response {
-    let d = match case_data(&s, &id, q.page.as_deref()) {
+    let (d, replies) = match case_data(&s, &id, q.page.as_deref()) {
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
-    let settle = if s.settle_token.is_some() {
-        // Every person's reply of the thread, not only this page's: the one
-        // a decision rests on may be on another page.
-        match settle_replies(&s, &id) {
-            Ok(replies) => Some(view::Settle {
-                states: CaseState::ALL.map(CaseState::as_str).to_vec(),
-                intents: crate::reply::understand::Intent::ALL
-                    .map(|i| i.as_str())
-                    .to_vec(),
-                replies,
-            }),
-            Err(e) => return e.into_response(),
-        }
-    } else {
-        None
-    };
+    // Every person's reply of the thread, not only this page's: the one a
+    // decision rests on may be on another page.
+    let settle = s.settle_token.is_some().then(|| view::Settle {
+        states: CaseState::ALL.map(CaseState::as_str).to_vec(),
+        intents: crate::reply::understand::Intent::ALL
+            .map(|i| i.as_str())
+            .to_vec(),
+        replies,
+    });
     s.page(&format!("Case {id}"), "case", &view::case_page(&d, settle))
 }
 
@@ -471,23 +474,21 @@ pub struct SettleReply {
 
 /// Every person's reply of the case's thread, oldest first, for the settle
 /// form.
-fn settle_replies(s: &AppState, id: &str) -> Result<Vec<SettleReply>, WebError> {
-    let case = find_case(s, id)?;
-    let thread = s.store.thread(&case.id).map_err(internal)?;
-    Ok(thread
-        .into_iter()
+fn settle_replies(thread: &[crate::model::ThreadEntry]) -> Vec<SettleReply> {
+    thread
+        .iter()
         .filter(|e| e.sender == crate::model::Sender::Person)
         .map(|e| SettleReply {
             message_id: e.message_id.to_string(),
             from: if e.from_name.is_empty() {
-                e.from
+                e.from.clone()
             } else {
-                e.from_name
+                e.from_name.clone()
             },
             date: e.date.map(|d| d.format("%Y-%m-%d %H:%M").to_string()),
-            read: e.understanding.map(|u| u.intent),
+            read: e.understanding.as_ref().map(|u| u.intent.clone()),
         })
-        .collect())
+        .collect()
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -707,7 +708,7 @@ async fn api_case(
     Query(q): Query<PageQuery>,
 ) -> Response {
     match case_data(&s, &id, q.page.as_deref()) {
-        Ok(d) => Json(d).into_response(),
+        Ok((d, _)) => Json(d).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -1023,7 +1024,7 @@ mod tests {
         }
         let config = Arc::new(Config::load(None).unwrap());
         let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
-        let page = |p: Option<&str>| case_data(&s, "cccccccccccc", p);
+        let page = |p: Option<&str>| case_data(&s, "cccccccccccc", p).map(|(d, _)| d);
         let first = page(None).unwrap();
         assert_eq!(first.timeline.len(), 100);
         assert_eq!((first.page.pages, first.page.next), (3, Some(2)));

@@ -6,7 +6,9 @@
 //! robot, perfbot itself. Never a panic; the store takes every mail; and
 //! after each mail the guarantees hold: perfbot's own and other robots' mail
 //! move nothing and send nothing, a stranger's words close no case, and one
-//! mail gets at most one answer and one escalation. The review of quiet
+//! mail gets at most one answer and one escalation; a question for the
+//! robot's people is recorded only beside a state the mail left as it was,
+//! never from them, and a robot's mail leaves it alone. The review of quiet
 //! cases, run after each mail as of a year later, hands only an open case to
 //! a human and mails nobody. Every 64th mail finds the case reported again,
 //! so that a run does not spend itself on a case closed early.
@@ -154,7 +156,10 @@ fuzz_target!(|data: &[u8]| {
             .set_state(case, CaseState::Reported, cause, "reopened by the fuzzer")
             .unwrap();
     }
-    let before = store.case(case).unwrap().state;
+    let (before, asked_before) = {
+        let c = store.case(case).unwrap();
+        (c.state, c.question)
+    };
     // By Message-ID: the outbox is ordered by time, which two mails can share.
     let queued_before: std::collections::HashSet<_> = store
         .case_outbox(case)
@@ -170,7 +175,20 @@ fuzz_target!(|data: &[u8]| {
         .lock()
         .unwrap();
     ing.ingest(&raw, "fuzz").unwrap();
-    let after = store.case(case).unwrap().state;
+    let (after, asked_after) = {
+        let c = store.case(case).unwrap();
+        (c.state, c.question)
+    };
+    // A question this mail asked is recorded only beside a state it left
+    // as it was, and never from the robot's people.
+    let this_mail = format!("fuzz{n}@fuzz.example");
+    if let Some(q) = asked_after
+        .as_ref()
+        .filter(|q| q.message_id.as_str() == this_mail)
+    {
+        assert_eq!(before, after, "a question moved the case: {q:?}");
+        assert!(!from.contains("ops@"), "the robot's people asked themselves");
+    }
     let new: Vec<_> = store
         .case_outbox(case)
         .unwrap()
@@ -185,6 +203,7 @@ fuzz_target!(|data: &[u8]| {
     match standing {
         Standing::Machine => {
             assert_eq!(before, after, "a robot's mail moved the case");
+            assert_eq!(asked_before, asked_after, "a robot's mail touched the question");
             assert!(new.is_empty(), "a robot's mail was answered");
         }
         Standing::Stranger => assert!(
