@@ -1005,6 +1005,45 @@ mod tests {
         assert_eq!(ids(junk).len(), 2);
     }
 
+    /// "Needs a human" lists the cases in needs-human and those that keep
+    /// their decision beside an open question to the robot's people.
+    #[test]
+    fn needs_a_human_includes_open_questions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let now = Utc::now();
+        let human = Case::sample("aaaaaaaaaaaa", CaseState::NeedsHuman, now);
+        let mut asked = Case::sample("bbbbbbbbbbbb", CaseState::AwaitingFix, now);
+        asked.message_id = crate::model::MessageId::parse("b@x").unwrap();
+        asked.question = Some(crate::model::case::Question {
+            message_id: crate::model::MessageId::parse("q@x").unwrap(),
+            from: "a@x".into(),
+            quote: "Could the robot test v2?".into(),
+            asked: now,
+        });
+        let mut quiet = Case::sample("cccccccccccc", CaseState::AwaitingFix, now);
+        quiet.message_id = crate::model::MessageId::parse("c@x").unwrap();
+        for c in [&human, &asked, &quiet] {
+            let cause = Cause::System {
+                what: "test".into(),
+            };
+            store.adopt_case(c, cause).unwrap();
+        }
+        let config = Arc::new(Config::load(None).unwrap());
+        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let f = Filter {
+            needs_human: Some("1".into()),
+            ..Filter::default()
+        };
+        let Ok(listing) = filtered(&s, &f) else {
+            panic!("the listing failed");
+        };
+        let ids: Vec<String> = listing.cases.iter().map(|c| c.id.to_string()).collect();
+        assert_eq!(ids, ["aaaaaaaaaaaa", "bbbbbbbbbbbb"]);
+        let rows = list_rows(&s, &listing.cases).unwrap();
+        assert!(!rows[0].question && rows[1].question);
+    }
+
     /// A case with 250 replies is paged: 100 messages a page, `?page=`
     /// moves, a page past the end is the last, and a page that is no
     /// number is the asker's mistake.
