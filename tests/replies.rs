@@ -1781,11 +1781,14 @@ fn a_question_for_the_robot_leaves_the_fix_awaited() {
         .as_str()
         .unwrap()
         .contains("where do I find the test?"));
-    let esc = outbox(&cfg)
+    let esc: Vec<_> = outbox(&cfg)
         .into_iter()
         .filter(|e| e["kind"] == "escalation")
-        .count();
-    assert_eq!(esc, 1, "the operators are told");
+        .collect();
+    assert_eq!(esc.len(), 1, "the operators are told");
+    let raw = raw_of(&cfg, esc[0]["message_id"].as_str().unwrap());
+    assert!(raw.contains("A question for the robot's people"), "{raw}");
+    assert!(raw.contains("(awaiting-fix)"), "{raw}");
     let list = String::from_utf8(run(&cfg, &["cases", "list"], None).stdout).unwrap();
     assert!(
         list.contains("a question to the robot's people is open"),

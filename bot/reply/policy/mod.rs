@@ -97,6 +97,8 @@ pub struct EscalationMail {
     pub message_id: String,
     /// The sender's own words, at most 40 lines.
     pub quoted: Vec<String>,
+    /// A question to the robot's people, the case's decision left standing.
+    pub question: bool,
     pub signature: String,
 }
 
@@ -484,6 +486,7 @@ fn escalate(
             from: f.from_header.to_string(),
             message_id: f.message_id.to_string(),
             quoted: f.words.lines().take(40).map(str::to_string).collect(),
+            question: effect.question,
             signature: p.signature.clone(),
         }),
     })
