@@ -157,12 +157,10 @@ fn the_authors_not_a_regression_closes_the_case_with_the_evidence_and_one_ack() 
 
 /// A fix offered as an attached file (as Linus sends them): the case awaits
 /// the fix, and the thread keeps the patch's name.
-#[test]
-fn a_patch_attached_to_a_reply_awaits_the_fix() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = setup(tmp.path(), "");
-    let c = report(&cfg);
-    let raw = format!(
+/// Dave's reply <p1@dastard> to `parent` with a patch attached and a line
+/// of text.
+fn patch_attached(parent: &str) -> String {
+    format!(
         "From: {DAVE}\r\nSubject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression\r\n\
          Message-ID: <p1@dastard>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>\r\n\
          Date: Tue, 5 Jun 2018 17:31:14 +1000\r\nMIME-Version: 1.0\r\n\
@@ -172,10 +170,16 @@ fn a_patch_attached_to_a_reply_awaits_the_fix() {
          --zz\r\nContent-Type: text/x-patch; charset=US-ASCII; name=\"patch.diff\"\r\n\
          Content-Disposition: attachment; filename=\"patch.diff\"\r\n\r\n\
          diff --git a/fs/xfs/xfs_file.c b/fs/xfs/xfs_file.c\r\n--- a/fs/xfs/xfs_file.c\r\n\
-         +++ b/fs/xfs/xfs_file.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n--zz--\r\n",
-        parent = c.message_id
-    );
-    ingest(&cfg, raw.as_bytes());
+         +++ b/fs/xfs/xfs_file.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n--zz--\r\n"
+    )
+}
+
+#[test]
+fn a_patch_attached_to_a_reply_awaits_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    ingest(&cfg, patch_attached(&c.message_id).as_bytes());
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "awaiting-fix", "{v:#}");
     let t = v["thread"]
@@ -1749,20 +1753,7 @@ fn a_question_for_the_robot_leaves_the_fix_awaited() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path(), "");
     let c = report(&cfg);
-    let patch = format!(
-        "From: {DAVE}\r\nSubject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression\r\n\
-         Message-ID: <p1@dastard>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>\r\n\
-         Date: Tue, 5 Jun 2018 17:31:14 +1000\r\nMIME-Version: 1.0\r\n\
-         Content-Type: multipart/mixed; boundary=\"zz\"\r\n\r\n\
-         --zz\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n\
-         Something like the attached, entirely untested.\r\n\r\n   Dave\r\n\
-         --zz\r\nContent-Type: text/x-patch; charset=US-ASCII; name=\"patch.diff\"\r\n\
-         Content-Disposition: attachment; filename=\"patch.diff\"\r\n\r\n\
-         diff --git a/fs/xfs/xfs_file.c b/fs/xfs/xfs_file.c\r\n--- a/fs/xfs/xfs_file.c\r\n\
-         +++ b/fs/xfs/xfs_file.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n--zz--\r\n",
-        parent = c.message_id
-    );
-    ingest(&cfg, patch.as_bytes());
+    ingest(&cfg, patch_attached(&c.message_id).as_bytes());
     assert_eq!(show(&cfg, &c.id)["state"], "awaiting-fix");
     let ask = |id: &str| {
         mail(
