@@ -227,6 +227,11 @@ fn a_question_escalates_to_the_operators() {
         "{raw}"
     );
     assert!(raw.contains("In-Reply-To: <q1@x>"), "{raw}");
+    // The signature stands apart from the instructions.
+    assert!(
+        raw.contains("with a #perfbot command.\r\n\r\n--\r\n"),
+        "{raw}"
+    );
 }
 
 #[test]
