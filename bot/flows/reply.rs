@@ -239,7 +239,7 @@ pub fn handle_reply(
             mails: &mails,
             ignore: rule.as_ref(),
             contributor: from.as_ref().filter(|_| posted_patch).map(|a| a.as_str()),
-            question: question_change(&case, entry, &u, &plan),
+            question: question_change(entry, &u, &plan),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -265,13 +265,9 @@ pub fn handle_reply(
 }
 
 /// A question for the robot's people is recorded beside the case's
-/// decision; the robot's people writing in the thread answer an open one.
-fn question_change(
-    case: &Case,
-    entry: &ThreadEntry,
-    u: &Understanding,
-    plan: &Plan,
-) -> QuestionChange {
+/// decision; the robot's people writing in the thread answer an open one
+/// (the store's transaction sees whether one is open).
+fn question_change(entry: &ThreadEntry, u: &Understanding, plan: &Plan) -> QuestionChange {
     if plan.effect.question {
         QuestionChange::Ask(Question {
             message_id: entry.message_id.clone(),
@@ -279,7 +275,7 @@ fn question_change(
             quote: u.evidence.clone(),
             asked: entry.received,
         })
-    } else if plan.role == Role::Operator && case.question.is_some() {
+    } else if plan.role == Role::Operator {
         QuestionChange::Answered
     } else {
         QuestionChange::Keep

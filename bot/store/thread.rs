@@ -157,7 +157,7 @@ impl Store {
                     if let Some(a) = joined {
                         c.contributors.push(a.to_string());
                     }
-                    let asked = match &reply.question {
+                    let question_changed = match &reply.question {
                         QuestionChange::Keep => false,
                         QuestionChange::Ask(q) => {
                             c.question = Some(q.clone());
@@ -169,7 +169,7 @@ impl Store {
                         let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
                         events.insert(event_key(case, change_seq), encode(&ev))?;
                     }
-                    if joined.is_some() || reply.change.is_some() || asked {
+                    if joined.is_some() || reply.change.is_some() || question_changed {
                         cases.insert(case.as_str(), encode(&c))?;
                     }
                     if let Some(rule) = reply.ignore {
