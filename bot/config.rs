@@ -420,6 +420,11 @@ pub struct TrackSection {
     pub lists: Vec<String>,
     /// Remind on adopted cases too (off: the robot's reports are not ours to chase).
     pub remind: bool,
+    /// The robot's people who answer in its threads under their own names,
+    /// beyond those learnt from its reports (whom it copies on them): read
+    /// as its operators on its adopted cases.
+    #[serde(deserialize_with = "addresses")]
+    pub people: Vec<Address>,
 }
 
 impl TrackSection {

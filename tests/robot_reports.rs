@@ -595,6 +595,102 @@ fn the_author_at_another_domain_is_the_author() {
     }
 }
 
+/// The robot copies its own people on its reports (Intel's: four or five
+/// of its team on nearly every one). Replayed with the other threads, whose
+/// reports show whom it always copies, or after them into one state, or
+/// named in `[track] people`, Yin Fengwei's replies to a report he was
+/// copied on are the robot's (operator); replayed alone, one report says
+/// nothing of him, and he is one of the people the report was sent to
+/// (maintainer).
+#[test]
+fn the_people_the_robot_copies_on_every_report_speak_for_it() {
+    let threads = root().join("tests/fixtures/threads");
+    let name = "2021-11-05_kernel-hardening_a0918006f9";
+    let dir = threads.join(name);
+    let role_of = |r: &serde_json::Value, file: &str| {
+        let s = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["file"] == file)
+            .unwrap_or_else(|| panic!("{file} in {r:#}"))
+            .clone();
+        assert_eq!(s["from"], "Yin Fengwei <fengwei.yin@intel.com>");
+        s["role"].as_str().unwrap().to_string()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let text = config_in(tmp.path());
+    let cfg = tmp.path().join("config.toml");
+    std::fs::write(&cfg, &text).unwrap();
+    // Alone.
+    assert_eq!(
+        role_of(&replay_with(&cfg, &dir), "02-daab4e2f.eml"),
+        "maintainer"
+    );
+    // With the corpus' other threads.
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["replay", "--json"])
+        .arg(&threads)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let all: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mine = all
+        .iter()
+        .find(|r| r["thread"].as_str().unwrap().ends_with(name))
+        .unwrap();
+    for f in ["02-daab4e2f.eml", "04-a0d225b0.eml", "05-c3bf6515.eml"] {
+        assert_eq!(role_of(mine, f), "operator", "{f}");
+    }
+    // The commit's author stays who he is.
+    let author = mine["steps"][3].clone();
+    assert_eq!(author["from"], "Mickaël Salaün <mic@digikod.net>");
+    assert_eq!(author["role"], "author");
+    // The other threads replayed into a kept state first: the daemon's
+    // store of adopted reports teaches the same.
+    let state = tmp.path().join("kept");
+    let mut others = Command::new(env!("CARGO_BIN_EXE_perfbot"));
+    others
+        .arg("--config")
+        .arg(&cfg)
+        .args(["replay", "--state"])
+        .arg(&state);
+    for e in std::fs::read_dir(&threads).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && !p.ends_with(name) {
+            others.arg(p);
+        }
+    }
+    assert!(others.output().unwrap().status.success());
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["replay", "--json", "--state"])
+        .arg(&state)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let kept: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(role_of(&kept, "02-daab4e2f.eml"), "operator");
+    // Named in the configuration.
+    let named = tmp.path().join("named.toml");
+    std::fs::write(
+        &named,
+        format!("{text}\n[track]\npeople = [\"fengwei.yin@intel.com\"]\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        role_of(&replay_with(&named, &dir), "02-daab4e2f.eml"),
+        "operator"
+    );
+}
+
 /// `perfbot --config CFG replay --json DIR`: the thread's replay.
 fn replay_with(cfg: &Path, dir: &Path) -> serde_json::Value {
     let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))

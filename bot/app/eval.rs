@@ -1004,6 +1004,7 @@ pub fn sample_case() -> Case {
         contributors: Vec::new(),
         moved_by: None,
         question: None,
+        robot_people: Vec::new(),
         created: now,
         updated: now,
     }

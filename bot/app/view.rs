@@ -211,6 +211,11 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
     ));
     out.push_str(&format!("to:         {}\n", c.to.join(", ")));
     out.push_str(&format!("cc:         {}\n", c.cc.join(", ")));
+    if !c.robot_people.is_empty() {
+        // Whose replies are read as the robot's (operators'), not as a
+        // maintainer's: worth seeing when a reading looks odd.
+        out.push_str(&format!("robot's:    {}\n", c.robot_people.join(", ")));
+    }
     if let Some(q) = &c.question {
         out.push_str(&format!(
             "question:   {} asked the robot's people, not answered yet ({}, <{}>):\n            \"{}\"\n",

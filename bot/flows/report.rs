@@ -450,6 +450,7 @@ pub fn queue(
         contributors: Vec::new(),
         moved_by: None,
         question: None,
+        robot_people: Vec::new(),
         created: now,
         updated: now,
     };

@@ -10,6 +10,7 @@ use mail_parser::{Address as MailAddress, MessageParser};
 use crate::config::Config;
 use crate::input::{is_plain_file_name, LoadedInput};
 use crate::model::case::{Case, CaseId, CaseState};
+use crate::reply::policy::people::RobotPeople;
 use crate::report::parse::{parse, Headers, ParseError, ParsedReport};
 
 /// Why a mail could not be read or written back.
@@ -690,6 +691,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         contributors: Vec::new(),
         moved_by: None,
         question: None,
+        robot_people: Vec::new(),
         created,
         updated: created,
     }
@@ -725,10 +727,14 @@ pub struct Replay {
 /// Replay one thread folder (`00-report.eml`, then the replies in name
 /// order) into `store`: the report is adopted (the config's `[track]` plus
 /// the report's own sender), the replies are ingested as ingestion reads them.
+/// `reports` are the robot's reports known besides the store's (the other
+/// threads' of a replay, `report_recipients`): whom the robot copies on them
+/// is its people.
 pub fn replay(
     config: &Config,
     store: &crate::store::Store,
     dir: &Path,
+    reports: &RobotPeople,
 ) -> Result<Replay, ReplayError> {
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| ReplayError::Read(dir.display().to_string(), e))?
@@ -742,21 +748,19 @@ pub fn replay(
         .ok_or_else(|| ReplayError::NoReport(dir.display().to_string()))?;
     let raw =
         std::fs::read(report).map_err(|e| ReplayError::Read(report.display().to_string(), e))?;
-    // Follow the report's own sender, whatever the config names.
+    // Follow the report's own sender, whatever the config names (its
+    // people, who answer from its address under their own names too, are
+    // the adopted case's).
     let mut c = config.clone();
     if let Ok((h, _)) = read_mail(&raw, &report.display().to_string()) {
         if let Some(a) = crate::model::Address::parse(&h.from_email) {
-            // The robot's people answer from its address under their own
-            // names: they are its operators here.
-            if !c.reply.trust.operators.contains(&a) {
-                c.reply.trust.operators.push(a.clone());
-            }
             if !c.file.track.senders.contains(&a) {
                 c.file.track.senders.push(a);
             }
         }
     }
     let mut ingestor = crate::flows::ingest::Ingestor::new(&c, store)?;
+    ingestor.learn_people(reports);
     let mut steps = Vec::new();
     let mut case: Option<CaseId> = None;
     for f in &files {
@@ -838,6 +842,25 @@ pub fn replay(
         final_state: last.as_ref().map(|c| c.state.as_str().to_string()),
         question: last.and_then(|c| c.question),
     })
+}
+
+/// The recipients of the reports (`00-report.eml`) of thread folders, as a
+/// daemon that followed the lists would have them in its store. A report
+/// that cannot be read counts for nothing here (its replay says why).
+pub fn report_recipients(dirs: &[std::path::PathBuf]) -> RobotPeople {
+    let mut p = RobotPeople::default();
+    for d in dirs {
+        let f = d.join("00-report.eml");
+        let Ok(raw) = std::fs::read(&f) else {
+            continue;
+        };
+        if let Ok((h, _)) = read_mail(&raw, &f.display().to_string()) {
+            if let Some(robot) = crate::model::Address::parse(&h.from_email) {
+                p.observe(&robot, &h.message_id, &h.to, &h.cc);
+            }
+        }
+    }
+    p
 }
 
 /// Why a thread could not be replayed.

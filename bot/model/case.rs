@@ -171,6 +171,11 @@ pub struct Case {
     /// by a human settling the case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Question>,
+    /// Who speaks for the robot whose report an adopted case is: the
+    /// report's sender and the people the robot copies on its reports
+    /// (`reply::policy::people`). Their replies are read as its operators'.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub robot_people: Vec<String>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }
@@ -307,6 +312,7 @@ impl Case {
             contributors: Vec::new(),
             moved_by: None,
             question: None,
+            robot_people: Vec::new(),
             created,
             updated: created,
         }

@@ -322,6 +322,9 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         crate::app::eval::load(&a.labels).map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?
     };
     let labelled = by_folder(&labels);
+    // The reports of every thread given, as a daemon that followed the
+    // lists would know them: whom the robot copies on them is its people.
+    let reports = crate::flows::robot::report_recipients(&dirs);
     let mut judged: Vec<crate::app::eval::ThreadRead> = Vec::new();
     let mut states: std::collections::BTreeMap<String, usize> = Default::default();
     for (n, dir) in dirs.iter().enumerate() {
@@ -336,7 +339,8 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         let mut c = config.clone();
         c.file.bot.state_dir = state_dir.clone();
         let store = crate::store::Store::open(&state_dir)?;
-        let r = crate::flows::robot::replay(&c, &store, dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let r = crate::flows::robot::replay(&c, &store, dir, &reports)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         drop(store);
         *states
             .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))

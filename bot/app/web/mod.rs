@@ -1096,7 +1096,7 @@ mod tests {
         let config = Arc::new(Config::load(None).unwrap());
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9");
-        let r = crate::flows::robot::replay(&config, &store, &dir).unwrap();
+        let r = crate::flows::robot::replay(&config, &store, &dir, &Default::default()).unwrap();
         assert_eq!(r.final_state.as_deref(), Some("awaiting-revert"));
         let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
         let listing = filtered(&s, &Filter::default()).unwrap();

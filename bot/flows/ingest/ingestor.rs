@@ -16,6 +16,7 @@ use crate::model::thread::{Quarantined, ThreadEntry};
 use crate::model::MatchedBy;
 use crate::model::SenderKind;
 use crate::model::{Address, MessageId};
+use crate::reply::policy::people::RobotPeople;
 use crate::reply::understand::quote::own_words;
 use crate::store::{Store, StoreError};
 
@@ -128,6 +129,20 @@ pub struct Ingestor<'a> {
     /// built: then every message gets the full check).
     tracked_senders: Option<aho_corasick::AhoCorasick>,
     tracked_lists: Option<aho_corasick::AhoCorasick>,
+    /// The recipients of the tracked robots' reports adopted so far: who
+    /// the robot copies on them is its people (`people`).
+    people: RobotPeople,
+}
+
+/// What the adopted cases' reports say of their robots' people.
+fn robot_people(cases: &[Case]) -> RobotPeople {
+    let mut p = RobotPeople::default();
+    for c in cases.iter().filter(|c| c.adopted) {
+        if let Some(robot) = c.robot_people.first().and_then(|a| Address::parse(a)) {
+            p.observe(&robot, c.message_id.as_str(), &c.to, &c.cc);
+        }
+    }
+    p
 }
 
 /// A case-insensitive automaton for `patterns`, or `None` without any.
@@ -144,6 +159,20 @@ fn header_matcher<'p>(
         .build(patterns)
         .map_err(|e| tracing::error!(error = %e, "[track] {what}: no quick header check"))
         .ok()
+}
+
+/// Who speaks for the robot sending from `robot`: that address first (its
+/// people answer from it under their own names; `robot_people` reads the
+/// robot from it), then the people `[track]` names and those its reports
+/// show.
+fn speakers(robot: &Address, learnt: &RobotPeople, named: &[Address]) -> Vec<String> {
+    let mut out = vec![robot.to_string()];
+    for a in named.iter().cloned().chain(learnt.people(robot)) {
+        if !out.contains(&a.to_string()) {
+            out.push(a.to_string());
+        }
+    }
+    out
 }
 
 /// The `@domain` parts of the cases' report Message-IDs, as finders (memchr's
@@ -225,7 +254,15 @@ impl<'a> Ingestor<'a> {
                 None
             },
             report_domains: report_domains(&cases),
+            people: robot_people(&cases),
         })
+    }
+
+    /// Reports of the tracked robots seen elsewhere (`replay` reads the
+    /// reports it is given first): their recipients count as the adopted
+    /// ones' do.
+    pub fn learn_people(&mut self, reports: &RobotPeople) {
+        self.people.extend(reports);
     }
 
     /// A case created after this ingestor was: index it too.
@@ -234,6 +271,7 @@ impl<'a> Ingestor<'a> {
         let cases = self.store.cases()?;
         self.subjects = SubjectIndex::new(&cases);
         self.report_domains = report_domains(&cases);
+        self.people.extend(&robot_people(&cases));
         // A new case may be what held replies were waiting for.
         self.release_held()?;
         Ok(())
@@ -517,7 +555,7 @@ impl<'a> Ingestor<'a> {
                 }
             }
         }
-        let case = crate::flows::robot::adopted_case(&parsed, head);
+        let mut case = crate::flows::robot::adopted_case(&parsed, head);
         if case.headline_change.is_empty() {
             // Every report the robot sent has its headline's row; one
             // without is cut short (inside its table), never half a case.
@@ -533,6 +571,11 @@ impl<'a> Ingestor<'a> {
         // resend, another robot run) joins the first one's thread.
         if let Some(first) = self.case_of_regression(&case)? {
             return self.join_report(&first, raw, head, source).map(Some);
+        }
+        if let Some(robot) = &head.from {
+            self.people
+                .observe(robot, case.message_id.as_str(), &case.to, &case.cc);
+            case.robot_people = speakers(robot, &self.people, &t.people);
         }
         let id = case.id.clone();
         let cause = crate::model::case::Cause::System {

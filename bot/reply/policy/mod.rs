@@ -12,6 +12,7 @@
 use serde::Serialize;
 
 pub mod effect;
+pub mod people;
 pub mod trust;
 
 use effect::{decide, Effect};

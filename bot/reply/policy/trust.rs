@@ -184,7 +184,8 @@ pub fn maintainers_from_file(text: &str) -> HashSet<Address> {
 }
 
 /// The role of `from` (display name `name`) for `case`; a robot is always
-/// `Bot`. The strongest role wins: operator, author, committer, maintainer,
+/// `Bot`. The strongest role wins: operator, author, committer, the
+/// robot's people of an adopted case (as operators), maintainer,
 /// contributor.
 pub fn role(from: Option<&Address>, name: &str, is_bot: bool, case: &Case, p: &Policy) -> Role {
     if is_bot {
@@ -212,6 +213,10 @@ pub fn role(from: Option<&Address>, name: &str, is_bot: bool, case: &Case, p: &P
         Role::Author
     } else if is(&case.committer) {
         Role::Committer
+    } else if case.robot_people.iter().any(|c| is_me(c)) {
+        // The robot's own people, on its report's thread: they test and
+        // report for it, as perfbot's operators do for perfbot.
+        Role::Operator
     } else if listed(&p.maintainers) || case.cc.iter().chain(&case.to).any(|c| is_me(c)) {
         // The report was copied to them by name: the robot copies the
         // maintainers and reviewers of the code (get_maintainer.pl), so they
@@ -353,6 +358,39 @@ no address here
             role(Some(&a("someone@else.org")), "", false, &case, &mapped),
             Role::Other
         );
+    }
+
+    /// An adopted case's robot people are read as operators, below the
+    /// commit's author and committer and above the report's Cc:
+    /// `(sender, role)`.
+    #[test]
+    fn the_robots_people_speak_as_operators() {
+        let mut case = Case::sample(
+            "aaaaaaaaaaaa",
+            crate::model::case::CaseState::Reported,
+            chrono::Utc::now(),
+        );
+        case.author = Some("Dan Williams <dan.j.williams@intel.com>".into());
+        case.cc = vec![
+            "<feng.tang@intel.com>".into(),
+            "Jan Kara <jack@suse.cz>".into(),
+        ];
+        case.robot_people = vec![
+            "oliver.sang@intel.com".into(),
+            "feng.tang@intel.com".into(),
+            // Named by the operators, but the commit's author here.
+            "dan.j.williams@intel.com".into(),
+        ];
+        let p = Policy::default();
+        for (from, want) in [
+            ("oliver.sang@intel.com", Role::Operator),
+            ("feng.tang@intel.com", Role::Operator),
+            ("dan.j.williams@intel.com", Role::Author),
+            ("jack@suse.cz", Role::Maintainer),
+            ("aaron.lu@intel.com", Role::Other),
+        ] {
+            assert_eq!(role(Some(&a(from)), "", false, &case, &p), want, "{from}");
+        }
     }
 
     /// Who is the same person at another address, by display name and

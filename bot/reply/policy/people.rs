@@ -1,0 +1,215 @@
+//! Who speaks for a robot perfbot follows (`[track]`).
+//!
+//! A robot copies its own people on its reports: Intel's copies four or
+//! five of its team on nearly every report, whatever the subsystem. They
+//! answer in the threads under their own names, with test results, status
+//! and now and then a retraction. Placed as maintainers (they are on the
+//! report's Cc), their "the regression is gone with the patch" would move a
+//! case; placed as strangers, their questions would go to a human. Their
+//! standing is the robot's, and the reader learnt the robot's people's
+//! words from the labels under that role (operators).
+//!
+//! They are learnt from the robot's reports themselves, not listed: an
+//! address at the robot's own mail domain that the robot copies on at least
+//! one report in ten (and on `MIN_REPORTS` at least), and never addresses a
+//! report to. A commit author or maintainer at the same company is copied on
+//! the reports of their own code only, and is the To of some of them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::Address;
+
+/// Fewer reports copied to an address say nothing about it.
+pub const MIN_REPORTS: usize = 5;
+/// The share of the robot's reports its people are copied on, at least.
+pub const MIN_SHARE: f64 = 0.1;
+
+/// The recipients of a robot's reports, by the robot's mail domain.
+#[derive(Debug, Clone, Default)]
+pub struct RobotPeople {
+    /// Organisation domain → report Message-ID → its recipients there.
+    robots: BTreeMap<String, BTreeMap<String, Recipients>>,
+}
+
+/// A report's recipients at the robot's own domain.
+#[derive(Debug, Clone, Default)]
+struct Recipients {
+    to: BTreeSet<Address>,
+    cc: BTreeSet<Address>,
+}
+
+impl RobotPeople {
+    /// A report `robot` sent (`message_id`, with or without its angle
+    /// brackets) to `to` and `cc` (mailboxes); a report seen twice counts
+    /// once.
+    pub fn observe(&mut self, robot: &Address, message_id: &str, to: &[String], cc: &[String]) {
+        let Some(org) = organisation(robot) else {
+            return;
+        };
+        let ours = |list: &[String]| -> BTreeSet<Address> {
+            list.iter()
+                .filter_map(|m| Address::parse(m))
+                .filter(|a| organisation(a).as_deref() == Some(org.as_str()))
+                .collect()
+        };
+        self.robots
+            .entry(org.clone())
+            .or_default()
+            .entry(message_id.trim_matches(['<', '>']).to_string())
+            .or_insert_with(|| Recipients {
+                to: ours(to),
+                cc: ours(cc),
+            });
+    }
+
+    /// Every report of `other` counted here too.
+    pub fn extend(&mut self, other: &RobotPeople) {
+        for (org, reports) in &other.robots {
+            let mine = self.robots.entry(org.clone()).or_default();
+            for (id, r) in reports {
+                mine.entry(id.clone()).or_insert_with(|| r.clone());
+            }
+        }
+    }
+
+    /// The people of the robot sending from `robot`, as far as its reports
+    /// seen so far say (sorted).
+    pub fn people(&self, robot: &Address) -> Vec<Address> {
+        let Some(reports) = organisation(robot).and_then(|o| self.robots.get(&o)) else {
+            return Vec::new();
+        };
+        let mut copied: BTreeMap<&Address, usize> = BTreeMap::new();
+        let mut addressed: BTreeSet<&Address> = BTreeSet::new();
+        for r in reports.values() {
+            addressed.extend(&r.to);
+            for a in &r.cc {
+                *copied.entry(a).or_default() += 1;
+            }
+        }
+        let need = MIN_REPORTS.max((MIN_SHARE * reports.len() as f64).ceil() as usize);
+        copied
+            .into_iter()
+            .filter(|(a, n)| *n >= need && !addressed.contains(a))
+            .map(|(a, _)| a.clone())
+            .collect()
+    }
+
+    /// How many reports of the robot sending from `robot` were seen.
+    pub fn reports(&self, robot: &Address) -> usize {
+        organisation(robot)
+            .and_then(|o| self.robots.get(&o))
+            .map_or(0, BTreeMap::len)
+    }
+}
+
+/// The organisation part of an address's domain: its last two labels
+/// (`linux.intel.com` and `intel.com` are one company's mail).
+fn organisation(a: &Address) -> Option<String> {
+    let (_, domain) = a.as_str().rsplit_once('@')?;
+    let labels: Vec<&str> = domain.split('.').filter(|l| !l.is_empty()).collect();
+    (labels.len() >= 2).then(|| labels[labels.len() - 2..].join(".").to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> Address {
+        Address::parse(s).unwrap()
+    }
+
+    /// `n` reports from the robot, each to `to`, copied to the team, a list
+    /// and `extra`.
+    fn seen(p: &mut RobotPeople, from: usize, n: usize, to: &str, extra: &[&str]) {
+        for i in from..from + n {
+            let mut cc = vec![
+                "<oe-lkp@lists.linux.dev>".to_string(),
+                "<lkp@intel.com>".into(),
+                "<ying.huang@intel.com>".into(),
+                "Feng Tang <feng.tang@intel.com>".into(),
+                "zhengjun.xing@linux.intel.com".into(),
+                "Andrew Morton <akpm@linux-foundation.org>".into(),
+            ];
+            cc.extend(extra.iter().map(|s| s.to_string()));
+            p.observe(
+                &a("oliver.sang@intel.com"),
+                &format!("r{i}@intel.com"),
+                &[to.to_string()],
+                &cc,
+            );
+        }
+    }
+
+    #[test]
+    fn the_team_copied_on_every_report_is_the_robots() {
+        let mut p = RobotPeople::default();
+        seen(&mut p, 0, 30, "Jan Kara <jack@suse.cz>", &[]);
+        // A maintainer at the robot's company, copied on the reports of
+        // their code only (4 of 40): not the robot's.
+        seen(
+            &mut p,
+            30,
+            4,
+            "Dave Chinner <david@fromorbit.com>",
+            &["Dave Hansen <dave.hansen@intel.com>"],
+        );
+        // An author at the robot's company: addressed, so never the robot's,
+        // however often copied.
+        seen(
+            &mut p,
+            34,
+            6,
+            "Dan Williams <dan.j.williams@intel.com>",
+            &[],
+        );
+        seen(
+            &mut p,
+            40,
+            6,
+            "Jan Kara <jack@suse.cz>",
+            &["<dan.j.williams@intel.com>"],
+        );
+        let people: Vec<String> = p
+            .people(&a("lkp@intel.com"))
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert_eq!(
+            people,
+            [
+                "feng.tang@intel.com",
+                "lkp@intel.com",
+                "ying.huang@intel.com",
+                "zhengjun.xing@linux.intel.com"
+            ]
+        );
+        assert_eq!(p.reports(&a("oliver.sang@intel.com")), 46);
+        // Another robot's domain knows nobody.
+        assert!(p.people(&a("bot@example.org")).is_empty());
+    }
+
+    #[test]
+    fn too_few_reports_say_nothing() {
+        let mut p = RobotPeople::default();
+        seen(&mut p, 0, MIN_REPORTS - 1, "Jan Kara <jack@suse.cz>", &[]);
+        assert!(p.people(&a("oliver.sang@intel.com")).is_empty());
+        // The same report seen again is not another report.
+        seen(&mut p, 0, MIN_REPORTS - 1, "Jan Kara <jack@suse.cz>", &[]);
+        assert!(p.people(&a("oliver.sang@intel.com")).is_empty());
+        let mut q = RobotPeople::default();
+        seen(&mut q, MIN_REPORTS - 1, 1, "Jan Kara <jack@suse.cz>", &[]);
+        p.extend(&q);
+        assert_eq!(p.people(&a("oliver.sang@intel.com")).len(), 4);
+    }
+
+    #[test]
+    fn organisations() {
+        for (addr, org) in [
+            ("a@intel.com", Some("intel.com")),
+            ("a@linux.intel.com", Some("intel.com")),
+            ("a@Mail.Example.ORG", Some("example.org")),
+        ] {
+            assert_eq!(organisation(&a(addr)).as_deref(), org, "{addr}");
+        }
+    }
+}
