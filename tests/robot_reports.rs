@@ -582,9 +582,8 @@ fn the_author_at_another_domain_is_the_author() {
     let on = tmp.path().join("on.toml");
     std::fs::write(&on, &text).unwrap();
     for (cfg, role, state) in [
-        // The report's To: a recipient the robot chose (an adopted report
-        // names no commit author apart from it).
-        (&on, "maintainer", "not-a-regression"),
+        // The report's To, the commit's author, by name at another domain.
+        (&on, "author", "not-a-regression"),
         (&off, "other", "needs-human"),
     ] {
         let r = replay_with(cfg, &dir);

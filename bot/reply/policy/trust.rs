@@ -201,7 +201,19 @@ pub fn role(from: Option<&Address>, name: &str, is_bot: bool, case: &Case, p: &P
         Address::parse(mailbox).is_some_and(|a| me(&a))
             || (p.same_name && same_name_elsewhere(mailbox, name, from))
     };
-    let is = |a: &Option<String>| a.as_deref().is_some_and(is_me);
+    // The commit's people as the report named them: the case may keep a
+    // bare address whose display name only its To or Cc has, and a match
+    // by name needs it.
+    let named = |who: &str| -> String {
+        let addr = Address::parse(who);
+        case.to
+            .iter()
+            .chain(&case.cc)
+            .find(|m| addr.is_some() && Address::parse(m) == addr && !display_name(m).is_empty())
+            .cloned()
+            .unwrap_or_else(|| who.to_string())
+    };
+    let is = |a: &Option<String>| a.as_deref().is_some_and(|w| is_me(&named(w)));
     let listed = |set: &HashSet<Address>| {
         set.contains(from)
             || (!p.aliases.is_empty()
@@ -487,5 +499,18 @@ no address here
             );
             assert_eq!(role(Some(&david), "Mallory", false, &case, p), Role::Other);
         }
+        // The case keeps the author's bare address (as reports are read);
+        // the report's To has the name that the match needs.
+        case.author = Some("jeffxu@chromium.org".into());
+        case.to = vec!["Jeff Xu <jeffxu@chromium.org>".into()];
+        let jeff = a("jeffxu@google.com");
+        assert_eq!(
+            role(Some(&jeff), "Jeff Xu", false, &case, &by_name),
+            Role::Author
+        );
+        assert_eq!(
+            role(Some(&jeff), "Jeff Xu", false, &case, &Policy::default()),
+            Role::Other
+        );
     }
 }
