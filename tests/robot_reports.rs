@@ -665,7 +665,8 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
             others.arg(p);
         }
     }
-    assert!(others.output().unwrap().status.success());
+    let o = others.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
         .arg(&cfg)

@@ -327,6 +327,12 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
     let reports = crate::flows::robot::report_recipients(&dirs);
     let mut judged: Vec<crate::app::eval::ThreadRead> = Vec::new();
     let mut states: std::collections::BTreeMap<String, usize> = Default::default();
+    // A kept state is opened once for every thread: a database just
+    // closed can still be locked by its last flush when opened again.
+    let kept = match &a.state {
+        Some(s) => Some(crate::store::Store::open(s)?),
+        None => None,
+    };
     for (n, dir) in dirs.iter().enumerate() {
         let (state_dir, _scratch) = match &a.state {
             Some(s) => (s.clone(), None),
@@ -338,10 +344,16 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         };
         let mut c = config.clone();
         c.file.bot.state_dir = state_dir.clone();
-        let store = crate::store::Store::open(&state_dir)?;
-        let r = crate::flows::robot::replay(&c, &store, dir, &reports)
+        let scratch_store;
+        let store = match &kept {
+            Some(s) => s,
+            None => {
+                scratch_store = crate::store::Store::open(&state_dir)?;
+                &scratch_store
+            }
+        };
+        let r = crate::flows::robot::replay(&c, store, dir, &reports)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        drop(store);
         *states
             .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))
             .or_default() += 1;
