@@ -33,7 +33,8 @@ pub struct ClassifyArgs {
     /// Also print the replier's own words, as the classifier read them
     #[arg(long)]
     pub words: bool,
-    /// Who sent it: author, committer, maintainer, operator, other
+    /// Who sent it: author, committer, maintainer, contributor, operator, other
+    /// (the labelling guide's robot-operator and other-developer too)
     #[arg(long, default_value = "other", value_parser = role)]
     pub role: Role,
     /// The report was an improvement (not a regression)
@@ -44,10 +45,38 @@ pub struct ClassifyArgs {
     pub rules_only: bool,
 }
 
+/// A role as perfbot names it, or as the labelling guide does
+/// (`robot-operator`, `other-developer`), which is how labels give it.
 fn role(s: &str) -> Result<Role, String> {
-    Role::parse(s)
-        .filter(|r| *r != Role::Bot)
-        .ok_or_else(|| format!("{s:?}: author, committer, maintainer, operator or other"))
+    match s {
+        "robot-operator" => Ok(Role::Operator),
+        "other-developer" => Ok(Role::Other),
+        _ => Role::parse(s)
+            .filter(|r| *r != Role::Bot)
+            .ok_or_else(|| {
+                format!("{s:?}: author, committer, maintainer, contributor, operator or other (or robot-operator, other-developer)")
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `--role` takes perfbot's names and the labelling guide's.
+    #[test]
+    fn roles() {
+        use super::{role, Role};
+        for (s, want) in [
+            ("author", Ok(Role::Author)),
+            ("operator", Ok(Role::Operator)),
+            ("robot-operator", Ok(Role::Operator)),
+            ("other-developer", Ok(Role::Other)),
+            ("contributor", Ok(Role::Contributor)),
+            ("bot", Err(())),
+            ("maintainers", Err(())),
+        ] {
+            assert_eq!(role(s).map_err(|_| ()), want, "{s}");
+        }
+    }
 }
 
 pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
