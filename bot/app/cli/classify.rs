@@ -59,26 +59,6 @@ fn role(s: &str) -> Result<Role, String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    /// `--role` takes perfbot's names and the labelling guide's.
-    #[test]
-    fn roles() {
-        use super::{role, Role};
-        for (s, want) in [
-            ("author", Ok(Role::Author)),
-            ("operator", Ok(Role::Operator)),
-            ("robot-operator", Ok(Role::Operator)),
-            ("other-developer", Ok(Role::Other)),
-            ("contributor", Ok(Role::Contributor)),
-            ("bot", Err(())),
-            ("maintainers", Err(())),
-        ] {
-            assert_eq!(role(s).map_err(|_| ()), want, "{s}");
-        }
-    }
-}
-
 pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
     let raw = read_input(&a.file)?;
     let ctx = understand::Context {
@@ -126,4 +106,24 @@ pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `--role` takes perfbot's names and the labelling guide's.
+    #[test]
+    fn roles() {
+        use super::{role, Role};
+        for (s, want) in [
+            ("author", Ok(Role::Author)),
+            ("operator", Ok(Role::Operator)),
+            ("robot-operator", Ok(Role::Operator)),
+            ("other-developer", Ok(Role::Other)),
+            ("contributor", Ok(Role::Contributor)),
+            ("bot", Err(())),
+            ("maintainers", Err(())),
+        ] {
+            assert_eq!(role(s).map_err(|_| ()), want, "{s}");
+        }
+    }
 }

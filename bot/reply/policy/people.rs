@@ -202,6 +202,76 @@ mod tests {
         assert_eq!(p.people(&a("oliver.sang@intel.com")).len(), 4);
     }
 
+    /// Reports as (message number, To index, Cc indexes) over a small
+    /// cast, two of them at another company.
+    fn reports() -> impl proptest::strategy::Strategy<Value = Vec<(u8, usize, Vec<usize>)>> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            (0u8..40, 0usize..8, prop::collection::vec(0usize..8, 0..6)),
+            0..60,
+        )
+    }
+
+    const CAST: [&str; 8] = [
+        "a@intel.com",
+        "Bea <b@intel.com>",
+        "<c@linux.intel.com>",
+        "d@intel.com",
+        "e@intel.com",
+        "f@intel.com",
+        "Gil <g@example.org>",
+        "h@example.org",
+    ];
+
+    fn learnt(rs: &[(u8, usize, Vec<usize>)]) -> RobotPeople {
+        let mut p = RobotPeople::default();
+        for (id, to, cc) in rs {
+            let cc: Vec<String> = cc.iter().map(|i| CAST[*i].to_string()).collect();
+            p.observe(
+                &a("robot@intel.com"),
+                &format!("<r{id}@x>"),
+                &[CAST[*to].into()],
+                &cc,
+            );
+        }
+        p
+    }
+
+    proptest::proptest! {
+        /// Whatever the reports, the robot's people are at its company,
+        /// never addressed a report, copied on enough of them; the order
+        /// the reports come in and reading one twice change nothing.
+        #[test]
+        fn the_robots_people_hold_their_rule(rs in reports()) {
+            let p = learnt(&rs);
+            let people = p.people(&a("robot@intel.com"));
+            let ids: BTreeSet<u8> = rs.iter().map(|r| r.0).collect();
+            for who in &people {
+                proptest::prop_assert!(who.as_str().ends_with("intel.com"), "{who}");
+                // The first copy of a report is the one counted.
+                let mut first: BTreeMap<u8, &(u8, usize, Vec<usize>)> = BTreeMap::new();
+                for r in &rs {
+                    first.entry(r.0).or_insert(r);
+                }
+                let is = |i: &usize| Address::parse(CAST[*i]).as_ref() == Some(who);
+                proptest::prop_assert!(!first.values().any(|r| is(&r.1)), "{who} was addressed");
+                let copied = first.values().filter(|r| r.2.iter().any(is)).count();
+                proptest::prop_assert!(copied >= MIN_REPORTS && copied * 10 >= ids.len(), "{who}: {copied} of {}", ids.len());
+            }
+            let mut once: BTreeMap<u8, (u8, usize, Vec<usize>)> = BTreeMap::new();
+            for r in &rs {
+                once.entry(r.0).or_insert_with(|| r.clone());
+            }
+            // In another order, and every report read twice.
+            let mut reversed: Vec<_> = once.into_values().collect();
+            reversed.reverse();
+            let mut again = learnt(&reversed);
+            again.extend(&learnt(&reversed));
+            proptest::prop_assert_eq!(&again.people(&a("robot@intel.com")), &people);
+            proptest::prop_assert_eq!(p.reports(&a("robot@intel.com")), ids.len());
+        }
+    }
+
     #[test]
     fn organisations() {
         for (addr, org) in [
