@@ -407,7 +407,7 @@ impl NoiseSection {
 
 /// `[track]`: other robots' reports to follow as cases (adopted), as read
 /// from the lists. Off unless `senders` say whose.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrackSection {
     /// Sender addresses of the reports (`oliver.sang@intel.com`, `lkp@intel.com`).
@@ -425,6 +425,23 @@ pub struct TrackSection {
     /// as its operators on its adopted cases.
     #[serde(deserialize_with = "addresses")]
     pub people: Vec<Address>,
+    /// Learn the robot's people from whom its reports copy (at its own mail
+    /// domain, on one report in ten). Off for a robot that sends from a
+    /// public mail domain, where that says nothing: name them in `people`.
+    pub learn_people: bool,
+}
+
+impl Default for TrackSection {
+    fn default() -> Self {
+        TrackSection {
+            senders: Vec::new(),
+            names: Vec::new(),
+            lists: Vec::new(),
+            remind: false,
+            people: Vec::new(),
+            learn_people: true,
+        }
+    }
 }
 
 impl TrackSection {

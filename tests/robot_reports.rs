@@ -650,6 +650,27 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
     let author = mine["steps"][3].clone();
     assert_eq!(author["from"], "Mickaël Salaün <mic@digikod.net>");
     assert_eq!(author["role"], "author");
+    // Not learnt when the operators say the reports' domain says nothing.
+    let unlearnt = tmp.path().join("unlearnt.toml");
+    std::fs::write(
+        &unlearnt,
+        format!("{text}\n[track]\nlearn_people = false\n"),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&unlearnt)
+        .args(["replay", "--json"])
+        .arg(&threads)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mine: serde_json::Value = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["thread"].as_str().unwrap().ends_with(name))
+        .unwrap();
+    assert_eq!(role_of(&mine, "02-daab4e2f.eml"), "maintainer");
     // The other threads replayed into a kept state first: the daemon's
     // store of adopted reports teaches the same.
     let state = tmp.path().join("kept");

@@ -163,11 +163,11 @@ fn header_matcher<'p>(
 
 /// Who speaks for the robot sending from `robot`: that address first (its
 /// people answer from it under their own names; `robot_people` reads the
-/// robot from it), then the people `[track]` names and those its reports
-/// show.
-fn speakers(robot: &Address, learnt: &RobotPeople, named: &[Address]) -> Vec<String> {
+/// robot from it), then the people `[track]` names and those learnt from
+/// its reports.
+fn speakers(robot: &Address, learnt: &[Address], named: &[Address]) -> Vec<String> {
     let mut out = vec![robot.to_string()];
-    for a in named.iter().cloned().chain(learnt.people(robot)) {
+    for a in named.iter().chain(learnt) {
         if !out.contains(&a.to_string()) {
             out.push(a.to_string());
         }
@@ -575,7 +575,12 @@ impl<'a> Ingestor<'a> {
         if let Some(robot) = &head.from {
             self.people
                 .observe(robot, case.message_id.as_str(), &case.to, &case.cc);
-            case.robot_people = speakers(robot, &self.people, &t.people);
+            let learnt = if t.learn_people {
+                self.people.people(robot)
+            } else {
+                Vec::new()
+            };
+            case.robot_people = speakers(robot, &learnt, &t.people);
         }
         let id = case.id.clone();
         let cause = crate::model::case::Cause::System {
