@@ -627,22 +627,8 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
         "maintainer"
     );
     // With the corpus' other threads.
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["replay", "--json"])
-        .arg(&threads)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let all: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let mine = all
-        .iter()
-        .find(|r| r["thread"].as_str().unwrap().ends_with(name))
-        .unwrap();
+    let all = replays(&cfg, &threads);
+    let mine = &all[name];
     for f in ["02-daab4e2f.eml", "04-a0d225b0.eml", "05-c3bf6515.eml"] {
         assert_eq!(role_of(mine, f), "operator", "{f}");
     }
@@ -657,20 +643,8 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
         format!("{text}\n[track]\nlearn_people = false\n"),
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&unlearnt)
-        .args(["replay", "--json"])
-        .arg(&threads)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mine: serde_json::Value = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|r| r["thread"].as_str().unwrap().ends_with(name))
-        .unwrap();
-    assert_eq!(role_of(&mine, "02-daab4e2f.eml"), "maintainer");
+    let mine = &replays(&unlearnt, &threads)[name];
+    assert_eq!(role_of(mine, "02-daab4e2f.eml"), "maintainer");
     // The other threads replayed into a kept state first: the daemon's
     // store of adopted reports teaches the same.
     let state = tmp.path().join("kept");
@@ -710,6 +684,27 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
         role_of(&replay_with(&named, &dir), "02-daab4e2f.eml"),
         "operator"
     );
+}
+
+/// `perfbot --config CFG replay --json THREADS`: each thread's replay, by
+/// its folder's name.
+fn replays(cfg: &Path, threads: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(cfg)
+        .args(["replay", "--json"])
+        .arg(threads)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_str(l).unwrap();
+            let t = r["thread"].as_str().unwrap();
+            (t.rsplit('/').next().unwrap().to_string(), r)
+        })
+        .collect()
 }
 
 /// `perfbot --config CFG replay --json DIR`: the thread's replay.
