@@ -1140,5 +1140,13 @@ mod tests {
         );
         let shown = handlebars::html_escape(&evidence);
         assert!(html.contains(&shown), "{html}");
+        // The case page says whose replies are read as the robot's: here
+        // the report's sender alone (one report says nothing of its team).
+        let (d, _) = case_data(&s, r.case.as_deref().unwrap(), None).unwrap();
+        let html = s.hb.render("case", &view::case_page(&d, None)).unwrap();
+        assert!(
+            html.contains("<th>The robot's people</th><td>oliver.sang@intel.com &mdash;"),
+            "{html}"
+        );
     }
 }
