@@ -553,6 +553,13 @@ fn replayed_corpus_threads_hold_their_figures() {
     ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("threads 27: of 20 decided, right "), "{out}");
+    // What the replay learnt of the robot's people, said first.
+    assert!(
+        out.starts_with(
+            "the robot's people at intel.com, from 27 of its reports: feng.tang@intel.com, "
+        ),
+        "{out}"
+    );
     let o = perfbot(&[
         "replay",
         threads.to_str().unwrap(),

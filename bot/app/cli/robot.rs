@@ -325,6 +325,17 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
     // The reports of every thread given, as a daemon that followed the
     // lists would know them: whom the robot copies on them is its people.
     let reports = crate::flows::robot::report_recipients(&dirs);
+    if !a.json && config.file.track.learn_people {
+        for (org, n, people) in reports.robots() {
+            if !people.is_empty() {
+                let people: Vec<&str> = people.iter().map(|p| p.as_str()).collect();
+                println!(
+                    "the robot's people at {org}, from {n} of its reports: {}",
+                    people.join(", ")
+                );
+            }
+        }
+    }
     let mut judged: Vec<crate::app::eval::ThreadRead> = Vec::new();
     let mut states: std::collections::BTreeMap<String, usize> = Default::default();
     // A kept state is opened once for every thread: a database just

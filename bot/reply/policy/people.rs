@@ -94,6 +94,19 @@ impl RobotPeople {
             .collect()
     }
 
+    /// Every robot's domain, with how many of its reports were seen and
+    /// whom they show as its people.
+    pub fn robots(&self) -> Vec<(String, usize, Vec<Address>)> {
+        self.robots
+            .iter()
+            .map(|(org, reports)| {
+                let probe = Address::parse(&format!("robot@{org}"));
+                let people = probe.map(|a| self.people(&a)).unwrap_or_default();
+                (org.clone(), reports.len(), people)
+            })
+            .collect()
+    }
+
     /// How many reports of the robot sending from `robot` were seen.
     pub fn reports(&self, robot: &Address) -> usize {
         organisation(robot)
@@ -184,6 +197,12 @@ mod tests {
             ]
         );
         assert_eq!(p.reports(&a("oliver.sang@intel.com")), 46);
+        let robots = p.robots();
+        assert_eq!(robots.len(), 1);
+        assert_eq!(
+            (robots[0].0.as_str(), robots[0].1, robots[0].2.len()),
+            ("intel.com", 46, 4)
+        );
         // Another robot's domain knows nobody.
         assert!(p.people(&a("bot@example.org")).is_empty());
     }
