@@ -22,15 +22,7 @@ use mail_auth::{
 
 pub use crate::reply::policy::trust::Verdict;
 
-/// The organizational domain of `domain` (lower case): its registrable part
-/// under the Public Suffix List, or the name itself when it has none.
-pub fn organizational_domain(domain: &str) -> String {
-    let d = domain.trim_end_matches('.').to_ascii_lowercase();
-    match psl::domain_str(&d) {
-        Some(org) => org.to_string(),
-        None => d,
-    }
-}
+pub use crate::model::ids::organizational_domain;
 
 /// Relaxed DKIM alignment (RFC 7489 §3.1.1): the signing domain and the From
 /// domain have the same organizational domain.

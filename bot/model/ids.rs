@@ -125,6 +125,16 @@ pub fn is_loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The organizational domain of `domain` (lower case): its registrable part
+/// under the Public Suffix List, or the name itself when it has none.
+pub fn organizational_domain(domain: &str) -> String {
+    let d = domain.trim_end_matches('.').to_ascii_lowercase();
+    match psl::domain_str(&d) {
+        Some(org) => org.to_string(),
+        None => d,
+    }
+}
+
 /// A bare e-mail address, lower-cased: what opt-outs, trust and envelopes compare.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]

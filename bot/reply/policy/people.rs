@@ -115,12 +115,12 @@ impl RobotPeople {
     }
 }
 
-/// The organisation part of an address's domain: its last two labels
-/// (`linux.intel.com` and `intel.com` are one company's mail).
+/// The organisation an address's domain belongs to: its registrable part
+/// under the Public Suffix List (`linux.intel.com` and `intel.com` are one
+/// company's mail; `a.co.uk` and `b.co.uk` are not).
 fn organisation(a: &Address) -> Option<String> {
     let (_, domain) = a.as_str().rsplit_once('@')?;
-    let labels: Vec<&str> = domain.split('.').filter(|l| !l.is_empty()).collect();
-    (labels.len() >= 2).then(|| labels[labels.len() - 2..].join(".").to_ascii_lowercase())
+    Some(crate::model::ids::organizational_domain(domain))
 }
 
 #[cfg(test)]
@@ -297,6 +297,7 @@ mod tests {
             ("a@intel.com", Some("intel.com")),
             ("a@linux.intel.com", Some("intel.com")),
             ("a@Mail.Example.ORG", Some("example.org")),
+            ("a@mail.example.co.uk", Some("example.co.uk")),
         ] {
             assert_eq!(organisation(&a(addr)).as_deref(), org, "{addr}");
         }
