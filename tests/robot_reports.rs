@@ -654,7 +654,16 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
     assert_eq!(role_of(mine, "02-daab4e2f.eml"), "maintainer");
     // The other threads replayed into a kept state first: the daemon's
     // store of adopted reports teaches the same.
-    let state = tmp.path().join("kept");
+    // (The configuration's own state: `people` reads it below.)
+    let state = tmp.path().join("state");
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("people")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("no robot followed yet"));
     let mut others = Command::new(env!("CARGO_BIN_EXE_perfbot"));
     others
         .arg("--config")
@@ -680,6 +689,26 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let kept: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(role_of(&kept, "02-daab4e2f.eml"), "operator");
+    // `people` says whom the store's adopted reports show.
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["people", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let people: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let intel = &people["robots"][0];
+    assert_eq!(intel["domain"], "intel.com", "{people:#}");
+    assert!(intel["reports"].as_u64().unwrap() >= 20, "{people:#}");
+    let learnt: Vec<&str> = intel["learnt"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(learnt.contains(&"fengwei.yin@intel.com"), "{people:#}");
+    assert!(!learnt.contains(&"dave.hansen@intel.com"), "{people:#}");
     // Named in the configuration.
     let named = tmp.path().join("named.toml");
     std::fs::write(

@@ -22,6 +22,7 @@ mod ingest;
 mod labels;
 mod optout;
 mod outbox;
+mod people;
 mod policy;
 mod quarantine;
 mod remind;
@@ -101,6 +102,9 @@ pub enum Command {
     /// Replay thread folders (report, then replies): each reply's reading and
     /// the case's final state
     Replay(robot::ReplayArgs),
+    /// Whose replies are read as a followed robot's own people (learnt from
+    /// its adopted reports, and `[track] people`)
+    People(people::PeopleArgs),
 }
 
 impl Command {
@@ -113,7 +117,8 @@ impl Command {
             | Command::Quarantine(_)
             | Command::EvalReplies(_)
             | Command::ParseReport(_)
-            | Command::Roundtrip(_) => true,
+            | Command::Roundtrip(_)
+            | Command::People(_) => true,
             Command::Report(a) => a.print,
             Command::Cases(c) => c.only_prints(),
             Command::Outbox(c) => c.only_prints(),
@@ -190,6 +195,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::ParseReport(a) => robot::parse(&config, a),
         Command::Roundtrip(a) => robot::run(&config, a),
         Command::Replay(a) => robot::replay(&config, a),
+        Command::People(a) => people::run(&config, a),
     }
 }
 

@@ -134,17 +134,6 @@ pub struct Ingestor<'a> {
     people: RobotPeople,
 }
 
-/// What the adopted cases' reports say of their robots' people.
-fn robot_people(cases: &[Case]) -> RobotPeople {
-    let mut p = RobotPeople::default();
-    for c in cases.iter().filter(|c| c.adopted) {
-        if let Some(robot) = c.robot_people.first().and_then(|a| Address::parse(a)) {
-            p.observe(&robot, c.message_id.as_str(), &c.to, &c.cc);
-        }
-    }
-    p
-}
-
 /// A case-insensitive automaton for `patterns`, or `None` without any.
 fn header_matcher<'p>(
     what: &str,
@@ -254,7 +243,7 @@ impl<'a> Ingestor<'a> {
                 None
             },
             report_domains: report_domains(&cases),
-            people: robot_people(&cases),
+            people: RobotPeople::of_cases(&cases),
         })
     }
 
@@ -271,7 +260,7 @@ impl<'a> Ingestor<'a> {
         let cases = self.store.cases()?;
         self.subjects = SubjectIndex::new(&cases);
         self.report_domains = report_domains(&cases);
-        self.people.extend(&robot_people(&cases));
+        self.people.extend(&RobotPeople::of_cases(&cases));
         // A new case may be what held replies were waiting for.
         self.release_held()?;
         Ok(())

@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::model::case::Case;
 use crate::model::Address;
 
 /// Fewer reports copied to an address say nothing about it.
@@ -60,6 +61,18 @@ impl RobotPeople {
                 to: ours(to),
                 cc: ours(cc),
             });
+    }
+
+    /// What the adopted cases' reports say (each case's first robot person
+    /// is the address its report came from).
+    pub fn of_cases(cases: &[Case]) -> RobotPeople {
+        let mut p = RobotPeople::default();
+        for c in cases.iter().filter(|c| c.adopted) {
+            if let Some(robot) = c.robot_people.first().and_then(|a| Address::parse(a)) {
+                p.observe(&robot, c.message_id.as_str(), &c.to, &c.cc);
+            }
+        }
+        p
     }
 
     /// Every report of `other` counted here too.
