@@ -2,6 +2,7 @@
 //! 142 unanswered reports of the corpus, 2019–2026) read back with
 //! `perfbot parse-report` and written again with `perfbot roundtrip`.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -656,48 +657,35 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
     // store of adopted reports teaches the same.
     // (The configuration's own state: `people` reads it below.)
     let state = tmp.path().join("state");
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .arg("people")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).starts_with("no robot followed yet"));
-    let mut others = Command::new(env!("CARGO_BIN_EXE_perfbot"));
-    others
-        .arg("--config")
-        .arg(&cfg)
-        .args(["replay", "--state"])
-        .arg(&state);
+    let out = perfbot_with(&cfg, ["people"]);
+    assert!(String::from_utf8_lossy(&out).starts_with("no robot followed yet"));
+    let mut others = vec![
+        OsStr::new("replay").to_owned(),
+        "--state".into(),
+        state.clone().into(),
+    ];
     for e in std::fs::read_dir(&threads).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() && !p.ends_with(name) {
-            others.arg(p);
+            others.push(p.into());
         }
     }
-    let o = others.output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["replay", "--json", "--state"])
-        .arg(&state)
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let kept: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    perfbot_with(&cfg, others);
+    let out = perfbot_with(
+        &cfg,
+        [
+            OsStr::new("replay"),
+            OsStr::new("--json"),
+            OsStr::new("--state"),
+            state.as_os_str(),
+            dir.as_os_str(),
+        ],
+    );
+    let kept: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(role_of(&kept, "02-daab4e2f.eml"), "operator");
     // `people` says whom the store's adopted reports show.
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["people", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let people: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let out = perfbot_with(&cfg, ["people", "--json"]);
+    let people: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let intel = &people["robots"][0];
     assert_eq!(intel["domain"], "intel.com", "{people:#}");
     assert!(intel["reports"].as_u64().unwrap() >= 20, "{people:#}");
@@ -722,18 +710,33 @@ fn the_people_the_robot_copies_on_every_report_speak_for_it() {
     );
 }
 
-/// `perfbot --config CFG replay --json THREADS`: each thread's replay, by
-/// its folder's name.
-fn replays(cfg: &Path, threads: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+/// `perfbot --config CFG ARGS…`, which must succeed: its standard output.
+fn perfbot_with<S: AsRef<std::ffi::OsStr>>(
+    cfg: &Path,
+    args: impl IntoIterator<Item = S>,
+) -> Vec<u8> {
     let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
         .arg(cfg)
-        .args(["replay", "--json"])
-        .arg(threads)
+        .args(args)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
+    o.stdout
+}
+
+/// `perfbot --config CFG replay --json THREADS`: each thread's replay, by
+/// its folder's name.
+fn replays(cfg: &Path, threads: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let out = perfbot_with(
+        cfg,
+        [
+            OsStr::new("replay"),
+            OsStr::new("--json"),
+            threads.as_os_str(),
+        ],
+    );
+    String::from_utf8_lossy(&out)
         .lines()
         .map(|l| {
             let r: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -745,15 +748,11 @@ fn replays(cfg: &Path, threads: &Path) -> std::collections::BTreeMap<String, ser
 
 /// `perfbot --config CFG replay --json DIR`: the thread's replay.
 fn replay_with(cfg: &Path, dir: &Path) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(cfg)
-        .args(["replay", "--json"])
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    let out = perfbot_with(
+        cfg,
+        [OsStr::new("replay"), OsStr::new("--json"), dir.as_os_str()],
+    );
+    serde_json::from_slice(&out).unwrap()
 }
 
 /// The shipped config.toml with its state and outbox in `dir`.

@@ -49,8 +49,7 @@ pub struct ClassifyArgs {
 /// (`robot-operator`, `other-developer`), which is how labels give it.
 fn role(s: &str) -> Result<Role, String> {
     match s {
-        "robot-operator" => Ok(Role::Operator),
-        "other-developer" => Ok(Role::Other),
+        "robot-operator" | "other-developer" => Ok(crate::app::eval::role_of(s)),
         _ => Role::parse(s)
             .filter(|r| *r != Role::Bot)
             .ok_or_else(|| {
