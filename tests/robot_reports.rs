@@ -1377,12 +1377,15 @@ fn roundtrip_reads_every_mail_and_missing_files_are_exit_2() {
     }
 }
 
-/// A tracked robot's report cut short is kept in quarantine with the
-/// reason, never half a case: a multipart mail cut inside its first part
-/// (no text part is left), and a plain one cut inside its table before the
-/// headline's row.
+/// A tracked robot's report that cannot be read in full is still followed:
+/// its case is made of what its Subject, its sentence and its headers say,
+/// says why the rest was not read, and its replies join it. Cut short inside
+/// its first part (no text part left: the Subject names the headline), cut
+/// inside its table before the headline's row (a `Re: [PATCH` Subject: the
+/// sentence names it). Only a mail that names no headline anywhere is
+/// quarantined.
 #[test]
-fn a_robot_report_cut_short_is_quarantined() {
+fn a_robot_report_cut_short_is_followed_at_a_glance() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("c.toml");
     std::fs::write(
@@ -1393,58 +1396,107 @@ fn a_robot_report_cut_short_is_quarantined() {
         ),
     )
     .unwrap();
-    let cut = |thread: &str, lines: usize| -> Vec<u8> {
-        let raw =
-            std::fs::read(root().join(format!("tests/fixtures/threads/{thread}/00-report.eml")))
-                .unwrap();
+    let run = |args: &[&str], stdin: Option<&[u8]>| -> (String, String) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"));
+        c.arg("--config").arg(&cfg).args(args);
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            let mut i = child.stdin.take().unwrap();
+            if let Some(b) = stdin {
+                i.write_all(b).unwrap();
+            }
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let thread = |t: &str| root().join(format!("tests/fixtures/threads/{t}"));
+    let cut = |t: &str, lines: usize| -> Vec<u8> {
+        let raw = std::fs::read(thread(t).join("00-report.eml")).unwrap();
         let mut out = Vec::new();
         for l in raw.split_inclusive(|b| *b == b'\n').take(lines) {
             out.extend_from_slice(l);
         }
         out
     };
-    for (mail, why) in [
+    for (t, lines, why) in [
+        ("2020-08-03_linux-nvdimm_a0ac629ebe", 175, "no text part"),
         (
-            cut("2020-08-03_linux-nvdimm_a0ac629ebe", 175),
-            "no text part",
-        ),
-        (
-            cut("2023-10-20_cgroups_51d74c18a9", 222),
+            "2023-10-20_cgroups_51d74c18a9",
+            222,
             "no row for its headline",
         ),
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-            .arg("--config")
-            .arg(&cfg)
-            .args(["ingest", "--stdin"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(&mail)?;
-                c.wait_with_output()
-            })
+        let (_, err) = run(&["ingest", "--stdin"], Some(&cut(t, lines)));
+        assert!(
+            err.contains("adopted 1") && err.contains("at a glance"),
+            "{why}: {err}"
+        );
+        // The first reply of the thread joins the case.
+        let reply = std::fs::read_dir(thread(t))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.ends_with("00-report.eml"))
+            .min()
             .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert!(err.contains("quarantined 1"), "{why}: {err}");
-        let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-            .arg("--config")
-            .arg(&cfg)
-            .args(["quarantine", "list"])
-            .output()
-            .unwrap();
-        let list = String::from_utf8_lossy(&o.stdout).to_string();
-        assert!(list.contains(why), "{list}");
+        let (_, err) = run(
+            &["ingest", "--stdin"],
+            Some(&std::fs::read(&reply).unwrap()),
+        );
+        assert!(err.contains("matched 1"), "{t}: {err}");
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["cases", "list"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&o.stdout).contains("no cases"));
+    let (list, _) = run(&["cases", "list"], None);
+    assert_eq!(list.lines().count(), 2, "{list}");
+    for (why, headline) in [
+        ("no text part", "fio.read_iops -43.3% regression"),
+        (
+            "no row for its headline",
+            "will-it-scale.per_thread_ops -25.8% regression",
+        ),
+    ] {
+        let id = list
+            .lines()
+            .find(|l| {
+                let (show, _) = run(
+                    &["cases", "show", l.split_whitespace().next().unwrap()],
+                    None,
+                );
+                show.contains(why)
+            })
+            .unwrap_or_else(|| panic!("no case says {why:?}: {list}"));
+        let (show, _) = run(
+            &["cases", "show", id.split_whitespace().next().unwrap()],
+            None,
+        );
+        assert!(show.contains("read:       at a glance only"), "{show}");
+        assert!(show.contains(headline), "{show}");
+        assert!(
+            show.contains("thread:\n  20"),
+            "a reply in its thread: {show}"
+        );
+    }
+    let (q, _) = run(&["quarantine", "list"], None);
+    assert!(!q.contains("a tracked robot report"), "{q}");
+    // A mail from the robot that names no headline it can be read by is
+    // quarantined with the reason, never a case without one.
+    let nameless = b"From: kernel test robot <oliver.sang@intel.com>\r\nTo: a@example.org\r\nSubject: Re: [PATCH] mm: a thing\r\nMessage-ID: <nameless@intel.com>\r\nDate: Mon, 2 Oct 2023 10:00:00 +0800\r\n\r\nHello,\r\n\r\nkernel test robot noticed a big -5.2% regression on:\r\n";
+    let (_, err) = run(&["ingest", "--stdin"], Some(nameless));
+    assert!(err.contains("quarantined 1"), "{err}");
+    let (q, _) = run(&["quarantine", "list"], None);
+    assert!(q.contains("cannot read the headline"), "{q}");
+    let (list, _) = run(&["cases", "list"], None);
+    assert_eq!(list.lines().count(), 2, "{list}");
 }
 
 /// The round trip compares the headers `report` would send too, and says
@@ -1777,4 +1829,155 @@ fn a_replayed_thread_left_open_on_an_unsettled_decision_is_reviewed() {
             assert_eq!(last["outcome"], "reply", "{last:#}");
         }
     }
+}
+
+/// What a report says at a glance (its Subject, its sentence and `commit:`
+/// line), which follows a report whose body cannot be read in full, agrees
+/// with the full reading on every real report of the corpus: the same
+/// commit, headline metric, size of change and kind.
+#[test]
+fn a_glance_at_every_real_report_agrees_with_its_full_reading() {
+    use perfbot::report::parse::glance::glance;
+    let mut mails: Vec<(String, Vec<u8>)> = Vec::new();
+    for d in std::fs::read_dir(root().join("tests/fixtures/threads")).unwrap() {
+        let p = d.unwrap().path().join("00-report.eml");
+        if p.exists() {
+            mails.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    for d in std::fs::read_dir(root().join("tests/fixtures/unanswered")).unwrap() {
+        let p = d.unwrap().path();
+        mails.push((p.display().to_string(), gunzip(&p)));
+    }
+    assert_eq!(mails.len(), 169);
+    let mut from_subject = 0;
+    for (file, raw) in &mails {
+        let full = perfbot::flows::robot::parse_report(raw, file).unwrap();
+        let (h, body) = perfbot::flows::robot::read_mail(raw, file).unwrap();
+        let case = |g: &perfbot::report::parse::glance::Glance| {
+            (
+                g.commit.clone().unwrap_or_default(),
+                g.metric.clone(),
+                g.change.clone(),
+                g.kind.clone(),
+            )
+        };
+        let headline = full.input.headline.as_ref().unwrap();
+        // The headline's rows (a report of several groups has one each).
+        let changes: Vec<String> = full
+            .input
+            .tests
+            .iter()
+            .flat_map(|t| t.aggregated.iter().flatten())
+            .filter(|r| r.metric == headline.metric)
+            .filter_map(|r| r.change.clone())
+            .map(|c| c.trim_start_matches(['+', '-']).to_string())
+            .collect();
+        let g = glance(&h.subject, Some(&body)).unwrap_or_else(|| panic!("{file}: no glance"));
+        let (sha, metric, got_change, kind) = case(&g);
+        assert!(
+            full.input.commit.sha.starts_with(&sha) && sha.len() >= 10,
+            "{file}: commit {sha} of {}",
+            full.input.commit.sha
+        );
+        assert_eq!(metric, headline.metric, "{file}");
+        // As printed: the robot of 2024 prints a regression's magnitude
+        // ("98.9% regression") where its table has "-98.9%".
+        assert!(
+            changes.contains(&got_change.trim_start_matches(['+', '-']).to_string()),
+            "{file}: {got_change} not among {changes:?}"
+        );
+        let full_kind = headline.kind.clone().unwrap_or_default();
+        assert!(
+            full_kind.is_empty() || kind == full_kind,
+            "{file}: {kind} vs {full_kind}"
+        );
+        // The Subject alone, where it names the headline, says the same.
+        if let Some(s) = perfbot::report::parse::glance::of_subject(&h.subject) {
+            from_subject += 1;
+            assert!(
+                full.input
+                    .commit
+                    .sha
+                    .starts_with(s.commit.as_deref().unwrap()),
+                "{file}"
+            );
+            assert_eq!(s.metric, headline.metric, "{file}");
+        }
+    }
+    assert!(
+        from_subject >= 100,
+        "{from_subject} Subjects name their headline"
+    );
+}
+
+/// The corpus' threads replayed with each report's body cut after its
+/// `commit:` line, in place of a layout perfbot has not seen: every report
+/// titled as one, or whose sentence survives, is followed at a glance, and
+/// its thread ends in the state the full reading gives it. (Two reports
+/// answer a patch, so their Subject names no headline, and are multipart:
+/// cut, they have no text, and a robot's mail with neither is not taken for
+/// a performance report.)
+#[test]
+fn a_thread_ends_alike_when_its_report_is_read_at_a_glance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("c.toml");
+    std::fs::write(&cfg, config_in(tmp.path())).unwrap();
+    let threads = root().join("tests/fixtures/threads");
+    let glanced = tmp.path().join("threads");
+    for d in std::fs::read_dir(&threads).unwrap() {
+        let d = d.unwrap().path();
+        if !d.join("00-report.eml").exists() {
+            continue;
+        }
+        let to = glanced.join(d.file_name().unwrap());
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&d).unwrap() {
+            let f = f.unwrap().path();
+            let raw = std::fs::read(&f).unwrap();
+            let raw = if f.ends_with("00-report.eml") {
+                let at = raw.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+                let mut out = raw[..at].to_vec();
+                for l in raw[at..].split_inclusive(|b| *b == b'\n') {
+                    out.extend_from_slice(l);
+                    if l.starts_with(b"commit:") {
+                        break;
+                    }
+                }
+                out.extend_from_slice(b"\nThe details of this run are on its dashboard.\n");
+                out
+            } else {
+                raw
+            };
+            std::fs::write(to.join(f.file_name().unwrap()), raw).unwrap();
+        }
+    }
+    let full = replays(&cfg, &threads);
+    let glance = replays(&cfg, &glanced);
+    assert_eq!(full.len(), 27);
+    let mut followed = 0;
+    for (t, r) in &glance {
+        if r["case"].is_null() {
+            assert!(
+                [
+                    "2022-11-21_linux-btrfs_94d3d14789",
+                    "2022-11-22_linux-xfs_ada76f94c5"
+                ]
+                .contains(&t.as_str()),
+                "{t}: no case"
+            );
+            continue;
+        }
+        followed += 1;
+        let first = &r["steps"][0];
+        assert_eq!(first["outcome"], "adopted", "{t}");
+        assert!(
+            first["evidence"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("read at a glance only")),
+            "{t}: {first}"
+        );
+        assert_eq!(r["final_state"], full[t]["final_state"], "{t}");
+    }
+    assert_eq!(followed, 25);
 }

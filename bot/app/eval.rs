@@ -1005,6 +1005,7 @@ pub fn sample_case() -> Case {
         moved_by: None,
         question: None,
         robot_people: Vec::new(),
+        unread: None,
         created: now,
         updated: now,
     }

@@ -209,6 +209,12 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
         "headline:   {} {} {}\n",
         c.headline_metric, c.headline_change, c.verdict
     ));
+    if let Some(why) = &c.unread {
+        // The case follows the thread, but its table was never read.
+        out.push_str(&format!(
+            "read:       at a glance only (Subject, sentence, headers): {why}\n"
+        ));
+    }
     out.push_str(&format!("to:         {}\n", c.to.join(", ")));
     out.push_str(&format!("cc:         {}\n", c.cc.join(", ")));
     if !c.robot_people.is_empty() {

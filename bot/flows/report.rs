@@ -451,6 +451,7 @@ pub fn queue(
         moved_by: None,
         question: None,
         robot_people: Vec::new(),
+        unread: None,
         created: now,
         updated: now,
     };

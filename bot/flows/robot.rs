@@ -113,9 +113,26 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
         }
     }
     let body = without_list_footer(body);
-    let from = msg.from().and_then(|f| f.first());
     let h = Headers {
-        subject: subject_of(&msg),
+        flowed,
+        ..headers_of(&msg)
+    };
+    Ok((h, body))
+}
+
+/// A mail's headers alone: what a mail without a readable text says of
+/// itself (its sender, its recipients, its threading).
+pub fn read_headers(raw: &[u8], file: &str) -> Result<Headers, RobotError> {
+    let msg = MessageParser::default()
+        .parse(without_archive_note(raw))
+        .ok_or_else(|| RobotError::NotMail { file: file.into() })?;
+    Ok(headers_of(&msg))
+}
+
+fn headers_of(msg: &mail_parser::Message) -> Headers {
+    let from = msg.from().and_then(|f| f.first());
+    Headers {
+        subject: subject_of(msg),
         from_name: from.and_then(|f| f.name()).unwrap_or("").to_string(),
         from_email: from.and_then(|f| f.address()).unwrap_or("").to_string(),
         to: mailboxes(msg.to()),
@@ -143,9 +160,8 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
                 a.attachment_name().map(str::to_string)
             })
             .collect(),
-        flowed,
-    };
-    Ok((h, body))
+        flowed: false,
+    }
 }
 
 /// The body as its sender wrote it: without the footer a mailing list
@@ -630,7 +646,6 @@ fn first_differences(a: &str, b: &str, max: usize) -> Vec<(usize, String, String
 /// The case of an adopted robot report: what the report says, keyed by its
 /// Message-ID (one case per report mail), state `reported`.
 pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) -> Case {
-    use sha2::Digest;
     let i = &p.input;
     let metric = i
         .headline
@@ -643,11 +658,82 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         .and_then(|rows| rows.iter().find(|r| r.metric == metric))
         .and_then(|r| r.change.clone())
         .unwrap_or_default();
+    adopted(
+        head,
+        Adoption {
+            commit: i.commit.sha.clone(),
+            commit_subject: i.commit.subject.clone(),
+            testcase: first.map(|t| t.testcase.clone()).unwrap_or_default(),
+            metric,
+            change,
+            kind: i
+                .headline
+                .as_ref()
+                .and_then(|h| h.kind.clone())
+                .unwrap_or_default(),
+            to: i.recipients.to.clone(),
+            cc: i.recipients.cc.clone(),
+            author: i.commit.author.as_ref().map(|a| a.email.clone()),
+            base: i.base.sha.clone(),
+            unread: None,
+        },
+    )
+}
+
+/// The case of a tracked robot's report whose body could not be read in
+/// full (`why`): what its Subject, its sentence and its headers say, so
+/// that its thread is followed. None when they name no headline either.
+pub fn glanced_case(
+    raw: &[u8],
+    head: &crate::flows::ingest::parse::Head,
+    file: &str,
+    why: &str,
+) -> Option<Case> {
+    use crate::report::parse::glance;
+    let h = read_headers(raw, file).ok()?;
+    let body = read_mail(raw, file).ok().map(|(_, body)| body);
+    let g = glance::glance(&h.subject, body.as_deref())?;
+    let testcase = g.metric.split('.').next().unwrap_or_default().to_string();
+    Some(adopted(
+        head,
+        Adoption {
+            commit: g.commit.unwrap_or_default(),
+            commit_subject: g.commit_subject.unwrap_or_default(),
+            testcase,
+            metric: g.metric,
+            change: g.change,
+            kind: g.kind,
+            author: glance::addressee(&h.to),
+            to: h.to,
+            cc: h.cc,
+            base: String::new(),
+            unread: Some(why.to_string()),
+        },
+    ))
+}
+
+/// What an adopted case is made of, read in full or at a glance.
+struct Adoption {
+    commit: String,
+    commit_subject: String,
+    testcase: String,
+    metric: String,
+    change: String,
+    /// `regression`, `improvement`.
+    kind: String,
+    to: Vec<String>,
+    cc: Vec<String>,
+    author: Option<String>,
+    base: String,
+    unread: Option<String>,
+}
+
+fn adopted(head: &crate::flows::ingest::parse::Head, a: Adoption) -> Case {
+    use sha2::Digest;
     let key: String = sha2::Sha256::digest(format!("adopted\0{}", head.message_id).as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let commit_subject = i.commit.subject.clone();
     let created = head.date.unwrap_or_else(chrono::Utc::now);
     Case {
         id: CaseId::from_key(&key),
@@ -655,20 +741,15 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         state: CaseState::Reported,
         subject: head.subject.clone(),
         message_id: head.message_id.clone(),
-        commit: i.commit.sha.clone(),
-        subsystem: crate::report::build::subsystem(&commit_subject),
-        commit_subject,
-        testcase: first.map(|t| t.testcase.clone()).unwrap_or_default(),
-        headline_metric: metric,
-        headline_change: change,
-        verdict: i
-            .headline
-            .as_ref()
-            .and_then(|h| h.kind.clone())
-            .unwrap_or_default()
-            .into(),
-        to: i.recipients.to.clone(),
-        cc: i.recipients.cc.clone(),
+        commit: a.commit,
+        subsystem: crate::report::build::subsystem(&a.commit_subject),
+        commit_subject: a.commit_subject,
+        testcase: a.testcase,
+        headline_metric: a.metric,
+        headline_change: a.change,
+        verdict: a.kind.into(),
+        to: a.to,
+        cc: a.cc,
         // The thread the report answers: a later version of a series
         // posted there finds this case through it.
         references: {
@@ -681,17 +762,18 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
             );
             r
         },
-        author: i.commit.author.as_ref().map(|a| a.email.clone()),
+        author: a.author,
         committer: None,
         bisect: Vec::new(),
         adopted: true,
-        base: i.base.sha.clone(),
+        base: a.base,
         baseline: Vec::new(),
         verified: None,
         contributors: Vec::new(),
         moved_by: None,
         question: None,
         robot_people: Vec::new(),
+        unread: a.unread,
         created,
         updated: created,
     }
@@ -752,7 +834,7 @@ pub fn replay(
     // people, who answer from its address under their own names too, are
     // the adopted case's).
     let mut c = config.clone();
-    if let Ok((h, _)) = read_mail(&raw, &report.display().to_string()) {
+    if let Ok(h) = read_headers(&raw, &report.display().to_string()) {
         if let Some(a) = crate::model::Address::parse(&h.from_email) {
             if !c.file.track.senders.contains(&a) {
                 c.file.track.senders.push(a);
@@ -784,6 +866,12 @@ pub fn replay(
         match outcome {
             Outcome::Adopted { case: id } => {
                 step.outcome = "adopted".into();
+                // Read at a glance only: say why beside it.
+                step.evidence = store
+                    .case(&id)
+                    .ok()
+                    .and_then(|c| c.unread)
+                    .map(|why| format!("read at a glance only: {why}"));
                 case = Some(id);
             }
             Outcome::New {
@@ -846,7 +934,8 @@ pub fn replay(
 
 /// The recipients of the reports (`00-report.eml`) of thread folders, as a
 /// daemon that followed the lists would have them in its store. A report
-/// that cannot be read counts for nothing here (its replay says why).
+/// whose headers cannot be read counts for nothing here (its replay says
+/// why).
 pub fn report_recipients(dirs: &[std::path::PathBuf]) -> RobotPeople {
     let mut p = RobotPeople::default();
     for d in dirs {
@@ -854,7 +943,7 @@ pub fn report_recipients(dirs: &[std::path::PathBuf]) -> RobotPeople {
         let Ok(raw) = std::fs::read(&f) else {
             continue;
         };
-        if let Ok((h, _)) = read_mail(&raw, &f.display().to_string()) {
+        if let Ok(h) = read_headers(&raw, &f.display().to_string()) {
             if let Some(robot) = crate::model::Address::parse(&h.from_email) {
                 p.observe(&robot, &h.message_id, &h.to, &h.cc);
             }

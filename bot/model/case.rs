@@ -176,6 +176,11 @@ pub struct Case {
     /// (`reply::policy::people`). Their replies are read as its operators'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub robot_people: Vec<String>,
+    /// Why an adopted report was read at a glance only (its Subject, its
+    /// sentence, its headers): its body could not be read in full. The case
+    /// follows the report's thread without its table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
 }
@@ -313,6 +318,7 @@ impl Case {
             moved_by: None,
             question: None,
             robot_people: Vec::new(),
+            unread: None,
             created,
             updated: created,
         }

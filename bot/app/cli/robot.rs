@@ -411,7 +411,8 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
                         .take(70)
                         .collect::<String>()
                 ),
-                _ => String::new(),
+                // A note without a reading: a report read at a glance.
+                _ => s.evidence.clone().unwrap_or_default(),
             };
             println!(
                 "   {:<18} {:<10} {:<16} {}",

@@ -1149,4 +1149,32 @@ mod tests {
             "{html}"
         );
     }
+
+    /// A report read at a glance only (its body in a layout not read) says
+    /// so on its case page, with the reason.
+    #[test]
+    fn the_case_page_says_a_report_was_read_at_a_glance() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = Arc::new(Config::load(None).unwrap());
+        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9");
+        let dir = tmp.path().join("thread");
+        std::fs::create_dir(&dir).unwrap();
+        let raw = std::fs::read(from.join("00-report.eml")).unwrap();
+        let text = String::from_utf8_lossy(&raw);
+        let cut = text.find("\ntestcase:").unwrap();
+        std::fs::write(dir.join("00-report.eml"), &text[..cut + 1]).unwrap();
+        let r = crate::flows::robot::replay(&config, &store, &dir, &Default::default()).unwrap();
+        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let (d, _) = case_data(&s, r.case.as_deref().unwrap(), None).unwrap();
+        let html = s.hb.render("case", &view::case_page(&d, None)).unwrap();
+        assert!(
+            html.contains(
+                "<th>Read</th><td class=\"unread\">at a glance only (Subject, sentence, headers): "
+            ),
+            "{html}"
+        );
+        assert!(html.contains("no &quot;testcase:&quot; line"), "{html}");
+    }
 }

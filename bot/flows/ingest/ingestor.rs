@@ -511,19 +511,46 @@ impl<'a> Ingestor<'a> {
                 return Ok(None);
             }
         }
-        let parsed = match crate::flows::robot::parse_report(raw, source) {
-            Ok(p) => p,
+        let read = match crate::flows::robot::parse_report(raw, source) {
+            Ok(p) => {
+                let case = crate::flows::robot::adopted_case(&p, head);
+                if case.headline_change.is_empty() {
+                    // Every report the robot sent has its headline's row; one
+                    // without is cut short (inside its table).
+                    Err(format!(
+                        "its table has no row for its headline {:?}: cut short?",
+                        case.headline_metric
+                    ))
+                } else {
+                    Ok(case)
+                }
+            }
             // The robot's other mail (build errors, boot failures): not
             // ours. But one titled as a performance report that cannot be
-            // read (a multipart cut short has no text part; a table cut
-            // inside) is a damaged report: kept with the reason.
+            // read (a multipart cut short has no text part, a layout not
+            // seen before) is a report all the same.
             Err(e) if e.not_a_report() && !titled_as_a_report(&head.subject) => return Ok(None),
-            Err(e) => {
-                let why = format!("a tracked robot report that could not be read: {e}");
-                return self
-                    .quarantine(raw, source, why, Some(&head.message_id))
-                    .map(Some);
-            }
+            Err(e) => Err(e.to_string()),
+        };
+        // A report that cannot be read in full is followed by what its
+        // Subject, sentence and headers say: its thread still gets a case
+        // (marked `unread`, with the reason). Only one that names no
+        // headline anywhere is quarantined, never a case without one.
+        let case = match read {
+            Ok(case) => case,
+            Err(why) => match crate::flows::robot::glanced_case(raw, head, source, &why) {
+                Some(case) => {
+                    tracing::warn!(message_id = %head.message_id, %source, reason = %why,
+                        "a tracked robot report read at a glance only (Subject, sentence, headers)");
+                    case
+                }
+                None => {
+                    let why = format!("a tracked robot report that could not be read: {why}");
+                    return self
+                        .quarantine(raw, source, why, Some(&head.message_id))
+                        .map(Some);
+                }
+            },
         };
         if self.config.require_dkim() {
             if let Some(checker) = &self.dkim {
@@ -544,18 +571,7 @@ impl<'a> Ingestor<'a> {
                 }
             }
         }
-        let mut case = crate::flows::robot::adopted_case(&parsed, head);
-        if case.headline_change.is_empty() {
-            // Every report the robot sent has its headline's row; one
-            // without is cut short (inside its table), never half a case.
-            let why = format!(
-                "a tracked robot report whose table has no row for its headline {:?}: cut short?",
-                case.headline_metric
-            );
-            return self
-                .quarantine(raw, source, why, Some(&head.message_id))
-                .map(Some);
-        }
+        let mut case = case;
         // One commit and headline metric, one case: a second report of it (a
         // resend, another robot run) joins the first one's thread.
         if let Some(first) = self.case_of_regression(&case)? {

@@ -11,6 +11,7 @@
 //! the human preface, note and remarks: what cannot be read as data is an
 //! error naming the line.
 
+pub mod glance;
 mod plots;
 mod rows;
 mod sections;

@@ -1,0 +1,242 @@
+//! What a robot report says of itself at a glance, for a report whose body
+//! cannot be read in full (a layout not seen before, a copy cut short): the
+//! Subject's `<sha>: <metric> <change> <kind>` (or 2014's `<sha>: <change>
+//! <metric>`), else the body's "noticed a <change> <kind> of <metric>"
+//! sentence and its `commit:` line. Enough to follow the report's thread as a
+//! case; never a table.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::sections::{commit_line, headline_words, split_mailbox};
+
+/// The headline and commit a report names outside its table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glance {
+    /// The commit, as long as the mail gives it (ten digits in a Subject).
+    pub commit: Option<String>,
+    /// The commit's subject, when the body's `commit:` line was read.
+    pub commit_subject: Option<String>,
+    pub metric: String,
+    /// As printed: `-42.3%`, `12.8%`.
+    pub change: String,
+    /// `regression` or `improvement` (empty when the mail does not say).
+    pub kind: String,
+}
+
+/// `[fs] 140402bab8: stress-ng.splice.ops_per_sec -100.0% regression`.
+static SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b([0-9a-f]{7,40}):\s+(\S+)\s+([-+\x{2212}]?[0-9][0-9.]*%)\s+(regression|improvement)\b",
+    )
+    .expect("a valid pattern")
+});
+
+/// 2014: `[mempolicy] 5507231dd04: -18.2% vm-scalability.migrate_mbps`.
+static SUBJECT_2014: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([0-9a-f]{7,40}):\s+([-+\x{2212}]?[0-9][0-9.]*%)\s+([\w.:/-]*\.[\w.:/-]+)")
+        .expect("a valid pattern")
+});
+
+/// The Subject's headline (whitespace folded: a long Subject is folded
+/// over two lines).
+pub fn of_subject(subject: &str) -> Option<Glance> {
+    let s = subject.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(c) = SUBJECT.captures(&s) {
+        return Some(Glance {
+            commit: Some(c[1].to_ascii_lowercase()),
+            commit_subject: None,
+            metric: c[2].to_string(),
+            change: c[3].replace('\u{2212}', "-"),
+            kind: c[4].to_ascii_lowercase(),
+        });
+    }
+    let c = SUBJECT_2014.captures(&s)?;
+    let change = c[2].replace('\u{2212}', "-");
+    let kind = if change.starts_with('-') {
+        "regression"
+    } else {
+        "improvement"
+    };
+    Some(Glance {
+        commit: Some(c[1].to_ascii_lowercase()),
+        commit_subject: None,
+        metric: c[3].trim_end_matches([',', ';', ':', '.']).to_string(),
+        change,
+        kind: kind.to_string(),
+    })
+}
+
+/// The body's sentence and the first `commit:` line after it.
+pub fn of_body(body: &str) -> Option<Glance> {
+    let lines: Vec<&str> = body.lines().map(str::trim_end).collect();
+    let (at, h) = lines.iter().enumerate().find_map(|(i, l)| {
+        // The sentence may run onto the next line.
+        let joined = match lines.get(i + 1) {
+            Some(next) if !l.ends_with(':') => format!("{l} {}", next.trim()),
+            _ => l.to_string(),
+        };
+        headline_words(&joined).map(|h| (i, h))
+    })?;
+    let commit = lines[at..]
+        .iter()
+        .take(12)
+        .find_map(|l| commit_line(l.trim()));
+    let metric = h.metric.trim_end_matches([':', ',', '.']).to_string();
+    // A sentence too damaged to name its metric or its change names no
+    // headline.
+    if metric.is_empty() || !h.change.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Glance {
+        commit: commit.as_ref().map(|(sha, _)| sha.to_ascii_lowercase()),
+        commit_subject: commit.map(|(_, s)| s),
+        metric,
+        change: h.change,
+        kind: h.kind.to_ascii_lowercase(),
+    })
+}
+
+/// What the mail says of itself: the body's sentence (with its commit line)
+/// where it can be read, else the Subject's; the Subject's commit when the
+/// body names none.
+pub fn glance(subject: &str, body: Option<&str>) -> Option<Glance> {
+    let from_subject = of_subject(subject);
+    match body.and_then(of_body) {
+        Some(mut g) => {
+            if g.commit.is_none() {
+                g.commit = from_subject.and_then(|s| s.commit);
+            }
+            Some(g)
+        }
+        None => from_subject,
+    }
+}
+
+/// The address the report is addressed to first: the commit's author, as the
+/// robot addresses its reports (the full reader takes it so too).
+pub fn addressee(to: &[String]) -> Option<String> {
+    to.first()
+        .and_then(|a| split_mailbox(a))
+        .map(|(_, email)| email)
+        .filter(|e| e.contains('@'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(commit: Option<&str>, metric: &str, change: &str, kind: &str) -> Option<Glance> {
+        Some(Glance {
+            commit: commit.map(str::to_string),
+            commit_subject: None,
+            metric: metric.into(),
+            change: change.into(),
+            kind: kind.into(),
+        })
+    }
+
+    #[test]
+    fn subjects() {
+        for (subject, want) in [
+            (
+                "[fs] 140402bab8: stress-ng.splice.ops_per_sec -100.0% regression",
+                g(Some("140402bab8"), "stress-ng.splice.ops_per_sec", "-100.0%", "regression"),
+            ),
+            (
+                "[linus:master] [sched]  436f3eed5c:\n stress-ng.schedpolicy.ops_per_sec 50.3% improvement",
+                g(Some("436f3eed5c"), "stress-ng.schedpolicy.ops_per_sec", "50.3%", "improvement"),
+            ),
+            (
+                "2463a604a8:  netperf.Throughput_tps 12.8% improvement",
+                g(Some("2463a604a8"), "netperf.Throughput_tps", "12.8%", "improvement"),
+            ),
+            (
+                "[mempolicy] 5507231dd04: -18.2% vm-scalability.migrate_mbps",
+                g(Some("5507231dd04"), "vm-scalability.migrate_mbps", "-18.2%", "regression"),
+            ),
+            (
+                "[x86] 0123456789: fio.read_iops \u{2212}4.0% regression",
+                g(Some("0123456789"), "fio.read_iops", "-4.0%", "regression"),
+            ),
+            ("Re: [PATCH v2 3/5] mm: memcg: make stats flushing threshold per-memcg", None),
+            ("[linux-next:master] BUILD REGRESSION 0123456789abcdef", None),
+            ("", None),
+        ] {
+            assert_eq!(of_subject(subject), want, "{subject:?}");
+        }
+    }
+
+    #[test]
+    fn bodies() {
+        let sentence = "Hello,\n\nkernel test robot noticed a -5.2% regression of will-it-scale.per_process_ops on:\n\n\ncommit: 0123456789abcdef0123 (\"mm: do a thing\")\nhttps://git.kernel.org/cgit/linux/kernel/git/torvalds/linux.git master\n";
+        let folded = "FYI, we noticed a 22.5% improvement of\nfio.write_iops due to commit:\n\ncommit: 0123456789abcdef0123 (\"xfs: go\")\n";
+        for (body, want) in [
+            (
+                sentence,
+                Some(Glance {
+                    commit: Some("0123456789abcdef0123".into()),
+                    commit_subject: Some("mm: do a thing".into()),
+                    metric: "will-it-scale.per_process_ops".into(),
+                    change: "-5.2%".into(),
+                    kind: "regression".into(),
+                }),
+            ),
+            (
+                folded,
+                Some(Glance {
+                    commit: Some("0123456789abcdef0123".into()),
+                    commit_subject: Some("xfs: go".into()),
+                    metric: "fio.write_iops".into(),
+                    change: "22.5%".into(),
+                    kind: "improvement".into(),
+                }),
+            ),
+            (
+                "kernel test robot noticed a -3% regression of hackbench.throughput on:\n",
+                g(None, "hackbench.throughput", "-3%", "regression"),
+            ),
+            (
+                "kernel test robot noticed the following build errors:\n",
+                None,
+            ),
+            ("", None),
+        ] {
+            assert_eq!(of_body(body), want, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn the_body_is_read_first_and_the_subject_gives_the_commit_it_lacks() {
+        let subject = "[mm] 0123456789: will-it-scale.per_process_ops -5.2% regression";
+        let body =
+            "kernel test robot noticed a -5.2% regression of will-it-scale.per_process_ops on:\n";
+        assert_eq!(
+            glance(subject, Some(body)),
+            g(
+                Some("0123456789"),
+                "will-it-scale.per_process_ops",
+                "-5.2%",
+                "regression"
+            )
+        );
+        assert_eq!(glance(subject, None), of_subject(subject));
+        assert_eq!(glance("Re: [PATCH] x", Some("no sentence")), None);
+    }
+
+    proptest::proptest! {
+        /// Any Subject and body: no panic, and a glance always names a
+        /// metric and a change printed as a percentage.
+        #[test]
+        fn any_mail_is_glanced_at_safely(
+            subject in "(\\PC|[0-9a-f:% .-]){0,120}",
+            body in "(\\PC|\n| noticed a | regression of |commit: |[0-9a-f%.-]){0,400}",
+        ) {
+            if let Some(g) = glance(&subject, Some(&body)) {
+                proptest::prop_assert!(!g.metric.is_empty());
+                proptest::prop_assert!(g.change.ends_with('%'));
+            }
+        }
+    }
+}
