@@ -1488,6 +1488,39 @@ fn a_robot_report_cut_short_is_followed_at_a_glance() {
     }
     let (q, _) = run(&["quarantine", "list"], None);
     assert!(!q.contains("a tracked robot report"), "{q}");
+    // The whole copies, read later (the archive read again): each case now
+    // has the full reading, keeps its state and its thread, and says so.
+    let states = |list: &str| -> Vec<String> {
+        list.lines()
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let before = states(&list);
+    for t in [
+        "2020-08-03_linux-nvdimm_a0ac629ebe",
+        "2023-10-20_cgroups_51d74c18a9",
+    ] {
+        let whole = std::fs::read(thread(t).join("00-report.eml")).unwrap();
+        let (_, err) = run(&["ingest", "--stdin"], Some(&whole));
+        assert!(err.contains("matched 1"), "{t}: {err}");
+        // A third copy is a duplicate, as any mail seen twice.
+        let (_, err) = run(&["ingest", "--stdin"], Some(&whole));
+        assert!(err.contains("duplicates 1"), "{t}: {err}");
+    }
+    let (list, _) = run(&["cases", "list"], None);
+    assert_eq!(states(&list), before);
+    for l in list.lines() {
+        let (show, _) = run(
+            &["cases", "show", l.split_whitespace().next().unwrap()],
+            None,
+        );
+        assert!(!show.contains("read:       at a glance"), "{show}");
+        assert!(
+            show.contains("the report read in full (it was read at a glance: "),
+            "{show}"
+        );
+        assert!(show.contains("thread:\n  20"), "{show}");
+    }
     // A mail from the robot that names no headline it can be read by is
     // quarantined with the reason, never a case without one.
     let nameless = b"From: kernel test robot <oliver.sang@intel.com>\r\nTo: a@example.org\r\nSubject: Re: [PATCH] mm: a thing\r\nMessage-ID: <nameless@intel.com>\r\nDate: Mon, 2 Oct 2023 10:00:00 +0800\r\n\r\nHello,\r\n\r\nkernel test robot noticed a big -5.2% regression on:\r\n";

@@ -896,6 +896,10 @@ pub fn replay(
                 case.get_or_insert(id);
             }
             Outcome::Duplicate => step.outcome = "duplicate".into(),
+            Outcome::ReadInFull { case: id } => {
+                step.outcome = "read in full".into();
+                case.get_or_insert(id);
+            }
             Outcome::Unmatched => step.outcome = "unmatched".into(),
             Outcome::Held => step.outcome = "held".into(),
             Outcome::Quarantined(why) => step.outcome = format!("quarantined: {why}"),

@@ -898,6 +898,49 @@ impl Store {
         Ok(c)
     }
 
+    /// A report read at a glance, now read in full (a whole copy of the same
+    /// mail, `source`): the case takes what the full reading says of the
+    /// commit, the test and the headline, and is no longer `unread`; its
+    /// state, recipients and thread stay. Flushed. `Ok(None)`: the case was
+    /// read in full already (nothing written).
+    pub fn record_read_in_full(
+        &self,
+        id: &CaseId,
+        full: &Case,
+        source: &str,
+    ) -> Result<Option<Case>, StoreError> {
+        let seq = self.db.generate_id()?;
+        let now = chrono::Utc::now();
+        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
+            let raw = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
+            let mut c: Case = serde_json::from_slice(&raw).map_err(abort)?;
+            let Some(why) = c.unread.take() else {
+                return Ok(None);
+            };
+            let cause = Cause::System {
+                what: format!("a whole copy of the report from {source}"),
+            };
+            let note = format!("the report read in full (it was read at a glance: {why})");
+            let ev = note_event(&c, cause, note, now);
+            c.commit = full.commit.clone();
+            c.commit_subject = full.commit_subject.clone();
+            c.subsystem = full.subsystem.clone();
+            c.testcase = full.testcase.clone();
+            c.headline_metric = full.headline_metric.clone();
+            c.headline_change = full.headline_change.clone();
+            c.verdict = full.verdict.clone();
+            c.author = full.author.clone();
+            c.base = full.base.clone();
+            c.updated = now;
+            cases.insert(id.as_str(), encode(&c))?;
+            events.insert(event_key(id, seq), encode(&ev))?;
+            Ok(Some(c))
+        });
+        let c = result.map_err(tx_err)?;
+        self.flush()?;
+        Ok(c)
+    }
+
     /// Which case a Message-ID belongs to, if any.
     pub fn message(&self, id: &MessageId) -> Result<Option<crate::model::MessageRef>, StoreError> {
         match self.messages.get(id.as_str())? {

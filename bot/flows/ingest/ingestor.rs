@@ -104,6 +104,11 @@ pub enum Outcome {
     Adopted {
         case: CaseId,
     },
+    /// A whole copy of a report its case had read at a glance only: the
+    /// case now has what the full reading says.
+    ReadInFull {
+        case: CaseId,
+    },
 }
 
 pub struct Ingestor<'a> {
@@ -495,22 +500,10 @@ impl<'a> Ingestor<'a> {
         head: &Head,
         source: &str,
     ) -> Result<Option<Outcome>, StoreError> {
+        if !self.sent_by_tracked_robot(raw, head) {
+            return Ok(None);
+        }
         let t = &self.config.file.track;
-        if !t.enabled() {
-            return Ok(None);
-        }
-        // By address: a display name is the sender's to choose. Names only
-        // narrow a tracked address (one that also sends other mail).
-        let from_tracked = head.from.as_ref().is_some_and(|a| t.senders.contains(a))
-            && (t.names.is_empty() || t.names.iter().any(|n| n == &head.from_name));
-        if !from_tracked {
-            return Ok(None);
-        }
-        if let Some(lists) = &self.tracked_lists {
-            if !lists.is_match(header_block(raw, HEADER_CAP)) {
-                return Ok(None);
-            }
-        }
         let read = match crate::flows::robot::parse_report(raw, source) {
             Ok(p) => {
                 let case = crate::flows::robot::adopted_case(&p, head);
@@ -552,24 +545,11 @@ impl<'a> Ingestor<'a> {
                 }
             },
         };
-        if self.config.require_dkim() {
-            if let Some(checker) = &self.dkim {
-                let domain = head
-                    .from
-                    .as_ref()
-                    .and_then(|a| a.as_str().rsplit_once('@'))
-                    .map_or("", |(_, d)| d);
-                let verdict = checker.check(raw, domain);
-                if !verdict.verified() {
-                    let why = format!(
-                        "a tracked robot's report without an aligned DKIM pass ({}; trust.require_dkim): not adopted",
-                        verdict.describe()
-                    );
-                    return self
-                        .quarantine(raw, source, why, Some(&head.message_id))
-                        .map(Some);
-                }
-            }
+        if let Some(refused) = self.dkim_refusal(raw, head) {
+            let why = format!("a tracked robot's report {refused}: not adopted");
+            return self
+                .quarantine(raw, source, why, Some(&head.message_id))
+                .map(Some);
         }
         let mut case = case;
         // One commit and headline metric, one case: a second report of it (a
@@ -598,6 +578,77 @@ impl<'a> Ingestor<'a> {
         self.stats.matched += 1;
         tracing::info!(case = %id, message_id = %head.message_id, %source, "robot report adopted");
         Ok(Some(Outcome::Adopted { case: id }))
+    }
+
+    /// Is this mail from a robot `[track]` follows (by its address, the
+    /// names narrowing it), sent to a list it follows it on?
+    fn sent_by_tracked_robot(&self, raw: &[u8], head: &Head) -> bool {
+        let t = &self.config.file.track;
+        // By address: a display name is the sender's to choose. Names only
+        // narrow a tracked address (one that also sends other mail).
+        let from_tracked = t.enabled()
+            && head.from.as_ref().is_some_and(|a| t.senders.contains(a))
+            && (t.names.is_empty() || t.names.iter().any(|n| n == &head.from_name));
+        from_tracked
+            && self
+                .tracked_lists
+                .as_ref()
+                .is_none_or(|lists| lists.is_match(header_block(raw, HEADER_CAP)))
+    }
+
+    /// Why a tracked robot's report may not be taken (`trust.require_dkim`
+    /// and no aligned DKIM pass), if it may not.
+    fn dkim_refusal(&self, raw: &[u8], head: &Head) -> Option<String> {
+        if !self.config.require_dkim() {
+            return None;
+        }
+        let checker = self.dkim.as_ref()?;
+        let domain = head
+            .from
+            .as_ref()
+            .and_then(|a| a.as_str().rsplit_once('@'))
+            .map_or("", |(_, d)| d);
+        let verdict = checker.check(raw, domain);
+        (!verdict.verified()).then(|| {
+            format!(
+                "without an aligned DKIM pass ({}; trust.require_dkim)",
+                verdict.describe()
+            )
+        })
+    }
+
+    /// A report read at a glance, seen again whole (an archive cut short,
+    /// then read again): the case takes the full reading. Only the tracked
+    /// robot's own copy, under the report's Message-ID, and only one that
+    /// reads in full; anything else is a duplicate as before.
+    fn read_in_full(
+        &mut self,
+        raw: &[u8],
+        head: &Head,
+        source: &str,
+        id: &CaseId,
+    ) -> Result<bool, StoreError> {
+        let case = self.store.case(id)?;
+        if case.unread.is_none()
+            || case.message_id != head.message_id
+            || !self.sent_by_tracked_robot(raw, head)
+            || self.dkim_refusal(raw, head).is_some()
+        {
+            return Ok(false);
+        }
+        let Ok(p) = crate::flows::robot::parse_report(raw, source) else {
+            return Ok(false);
+        };
+        let full = crate::flows::robot::adopted_case(&p, head);
+        if full.headline_change.is_empty() {
+            return Ok(false);
+        }
+        let Some(c) = self.store.record_read_in_full(id, &full, source)? else {
+            return Ok(false);
+        };
+        self.subjects.add(&c);
+        tracing::info!(case = %id, message_id = %head.message_id, %source, "a report read at a glance is now read in full");
+        Ok(true)
     }
 
     /// The case already open for the commit and headline metric of `case`
@@ -654,9 +705,12 @@ impl<'a> Ingestor<'a> {
             Ok(h) => h,
             Err(e) => return self.quarantine(raw, source, e.to_string(), None),
         };
-        if self.known.contains_key(&head.message_id) {
-            self.stats.duplicates += 1;
+        if let Some(id) = self.known.get(&head.message_id).cloned() {
             self.stats.matched += 1;
+            if self.read_in_full(raw, &head, source, &id)? {
+                return Ok(Outcome::ReadInFull { case: id });
+            }
+            self.stats.duplicates += 1;
             return Ok(Outcome::Duplicate);
         }
         let found = match self.lookup(&head) {

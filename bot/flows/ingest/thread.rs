@@ -54,20 +54,26 @@ impl SubjectIndex {
 
     pub fn add(&mut self, c: &Case) {
         if !c.commit_subject.is_empty() {
-            self.by_commit_subject
+            let list = self
+                .by_commit_subject
                 .entry(c.commit_subject.trim().to_string())
-                .or_default()
-                .push(c.id.clone());
+                .or_default();
+            if !list.contains(&c.id) {
+                list.push(c.id.clone());
+            }
         }
         if c.commit.len() >= 10 {
-            self.by_commit
+            let list = self
+                .by_commit
                 .entry(c.commit[..10].to_ascii_lowercase())
-                .or_default()
-                .push((
-                    c.commit.to_ascii_lowercase(),
-                    c.headline_metric.clone(),
-                    c.id.clone(),
-                ));
+                .or_default();
+            // A case added again (read in full after a glance) is listed once.
+            list.retain(|(_, _, id)| id != &c.id);
+            list.push((
+                c.commit.to_ascii_lowercase(),
+                c.headline_metric.clone(),
+                c.id.clone(),
+            ));
         }
     }
 
@@ -231,5 +237,26 @@ mod tests {
             let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
             assert_eq!(got, want, "{s}");
         }
+    }
+
+    /// A case read at a glance (ten digits of its commit), then in full:
+    /// listed once, found by either.
+    #[test]
+    fn a_case_added_again_is_listed_once() {
+        use crate::model::case::CaseState;
+        let mut c = Case::sample("0a0a0a0a0a0a", CaseState::Reported, chrono::Utc::now());
+        c.commit = "0123456789".into();
+        c.headline_metric = "fio.write_iops".into();
+        let mut idx = SubjectIndex::new(std::slice::from_ref(&c));
+        c.commit = "0123456789abcdef0123456789abcdef01234567".into();
+        c.commit_subject = "xfs: a thing".into();
+        idx.add(&c);
+        idx.add(&c);
+        assert_eq!(idx.by_sha("0123456789"), vec![c.id.clone()]);
+        assert_eq!(
+            idx.find("0123456789ab", "fio.write_iops"),
+            Some(c.id.clone())
+        );
+        assert_eq!(idx.by_commit_subject("xfs: a thing"), vec![c.id.clone()]);
     }
 }
