@@ -2014,3 +2014,43 @@ fn a_thread_ends_alike_when_its_report_is_read_at_a_glance() {
     }
     assert_eq!(followed, 25);
 }
+
+/// An adopted case's headline is the one the report's Subject prints: the
+/// change of the test the robot bisected, not of a table an operator's
+/// remark put above the details (a 2021 report shows another machine's
+/// -4.5% before its own -11.6%).
+#[test]
+fn an_adopted_case_has_the_headline_its_subject_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("c.toml");
+    std::fs::write(&cfg, config_in(tmp.path())).unwrap();
+    let state = tmp.path().join("state");
+    perfbot_with(
+        &cfg,
+        [
+            OsStr::new("replay"),
+            OsStr::new("--state"),
+            state.as_os_str(),
+            root().join("tests/fixtures/threads").as_os_str(),
+        ],
+    );
+    let cases: Vec<serde_json::Value> =
+        serde_json::from_slice(&perfbot_with(&cfg, ["cases", "list", "--json"])).unwrap();
+    assert_eq!(cases.len(), 27);
+    let printed = regex::Regex::new(r"([0-9.]+)%").unwrap();
+    let mut compared = 0;
+    for c in &cases {
+        let subject = c["subject"].as_str().unwrap();
+        let Some(m) = printed.captures(subject) else {
+            continue; // a report answering a patch: its Subject is the patch's
+        };
+        compared += 1;
+        let change = c["headline_change"].as_str().unwrap();
+        assert_eq!(
+            change.trim_start_matches(['-', '+']).trim_end_matches('%'),
+            &m[1],
+            "{subject}"
+        );
+    }
+    assert!(compared >= 15, "{compared}");
+}

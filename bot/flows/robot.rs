@@ -652,7 +652,14 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         .as_ref()
         .map(|h| h.metric.clone())
         .unwrap_or_default();
-    let first = i.tests.first();
+    // The headline's test: the one the robot drew the bisect of (an
+    // operator's remark above the details may carry a table of another
+    // machine first), else the first.
+    let first = i
+        .tests
+        .iter()
+        .find(|t| t.bisect.is_some())
+        .or(i.tests.first());
     let change = first
         .and_then(|t| t.aggregated.as_ref())
         .and_then(|rows| rows.iter().find(|r| r.metric == metric))
