@@ -875,27 +875,19 @@ impl Store {
         expect: CaseState,
         v: &crate::model::case::Verified,
     ) -> Result<Option<Case>, StoreError> {
-        let seq = self.db.generate_id()?;
-        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
-            let raw = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
-            let mut c: Case = serde_json::from_slice(&raw).map_err(abort)?;
+        self.amend_case(id, v.at, |c| {
             if c.state != expect || c.verified.is_some() {
-                return Ok(None);
+                return None;
             }
+            c.verified = Some(v.clone());
             let cause = Cause::System {
                 what: format!("follow-up comparison {}", v.input),
             };
-            let note = format!("fix verified with {}: {}", v.commit, v.figures);
-            let ev = note_event(&c, cause, note, v.at);
-            c.verified = Some(v.clone());
-            c.updated = v.at;
-            cases.insert(id.as_str(), encode(&c))?;
-            events.insert(event_key(id, seq), encode(&ev))?;
-            Ok(Some(c))
-        });
-        let c = result.map_err(tx_err)?;
-        self.flush()?;
-        Ok(c)
+            Some((
+                cause,
+                format!("fix verified with {}: {}", v.commit, v.figures),
+            ))
+        })
     }
 
     /// A report read at a glance, now read in full (a whole copy of the same
@@ -909,19 +901,8 @@ impl Store {
         full: &Case,
         source: &str,
     ) -> Result<Option<Case>, StoreError> {
-        let seq = self.db.generate_id()?;
-        let now = chrono::Utc::now();
-        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
-            let raw = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
-            let mut c: Case = serde_json::from_slice(&raw).map_err(abort)?;
-            let Some(why) = c.unread.take() else {
-                return Ok(None);
-            };
-            let cause = Cause::System {
-                what: format!("a whole copy of the report from {source}"),
-            };
-            let note = format!("the report read in full (it was read at a glance: {why})");
-            let ev = note_event(&c, cause, note, now);
+        self.amend_case(id, chrono::Utc::now(), |c| {
+            let why = c.unread.take()?;
             c.commit = full.commit.clone();
             c.commit_subject = full.commit_subject.clone();
             c.subsystem = full.subsystem.clone();
@@ -931,7 +912,35 @@ impl Store {
             c.verdict = full.verdict.clone();
             c.author = full.author.clone();
             c.base = full.base.clone();
-            c.updated = now;
+            let cause = Cause::System {
+                what: format!("a whole copy of the report from {source}"),
+            };
+            Some((
+                cause,
+                format!("the report read in full (it was read at a glance: {why})"),
+            ))
+        })
+    }
+
+    /// Change a case where it stands, with an event saying how, in one
+    /// transaction; flushed. `change` amends the case and gives the event's
+    /// cause and note, or `None` to write nothing (`Ok(None)`).
+    fn amend_case(
+        &self,
+        id: &CaseId,
+        at: DateTime<Utc>,
+        change: impl Fn(&mut Case) -> Option<(Cause, String)>,
+    ) -> Result<Option<Case>, StoreError> {
+        let seq = self.db.generate_id()?;
+        let result = (&self.cases, &self.events).transaction(|(cases, events)| {
+            let raw = cases.get(id.as_str())?.ok_or_else(|| no_case(id))?;
+            let mut c: Case = serde_json::from_slice(&raw).map_err(abort)?;
+            let Some((cause, note)) = change(&mut c) else {
+                return Ok(None);
+            };
+            // The state stays: the event notes the change where it stands.
+            let ev = note_event(&c, cause, note, at);
+            c.updated = at;
             cases.insert(id.as_str(), encode(&c))?;
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
