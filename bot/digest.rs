@@ -151,6 +151,17 @@ pub struct Digest {
     /// Every case closed by a fix or a revert that no comparison has
     /// verified yet.
     pub unverified_fixes: Vec<CaseLine>,
+    /// Open cases whose report was read at a glance only (its body in a
+    /// layout perfbot does not read, or cut short): followed, without a
+    /// table; the operators' to look at.
+    pub read_at_a_glance: Vec<ReadAtAGlance>,
+}
+
+/// An open case whose report was read at a glance only, and why.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReadAtAGlance {
+    pub case: CaseLine,
+    pub why: String,
 }
 
 fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
@@ -199,6 +210,7 @@ pub fn build(
         agreed_with_humans: 0,
         verified_fixes: Vec::new(),
         unverified_fixes: Vec::new(),
+        read_at_a_glance: Vec::new(),
     };
     for (c, events, thread) in records {
         *d.by_state.entry(c.state.as_str().to_string()).or_default() += 1;
@@ -208,6 +220,12 @@ pub fn build(
                 .or_default() += 1;
         }
         let line = CaseLine::new(c, now);
+        if let Some(why) = c.unread.as_ref().filter(|_| !c.state.is_closed()) {
+            d.read_at_a_glance.push(ReadAtAGlance {
+                case: line.clone(),
+                why: why.clone(),
+            });
+        }
         match (FixStatus::of(c), &c.verified) {
             (Some(FixStatus::Verified), Some(v)) if v.at >= since => {
                 d.verified_fixes.push(VerifiedFix {
@@ -389,6 +407,7 @@ pub struct View<'a> {
     pub agreed_with_humans: usize,
     pub verified_fixes: &'a [VerifiedFix],
     pub unverified_fixes: &'a [CaseLine],
+    pub read_at_a_glance: &'a [ReadAtAGlance],
     pub n_needs_human: usize,
     pub n_dead_mail: usize,
     pub n_overdue: usize,
@@ -397,6 +416,7 @@ pub struct View<'a> {
     pub n_unanswered: usize,
     pub n_verified: usize,
     pub n_unverified: usize,
+    pub n_glanced: usize,
     /// The mail's signature (the mail only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<&'a str>,
@@ -420,6 +440,7 @@ pub fn view(d: &Digest) -> View<'_> {
         agreed_with_humans: d.agreed_with_humans,
         verified_fixes: &d.verified_fixes,
         unverified_fixes: &d.unverified_fixes,
+        read_at_a_glance: &d.read_at_a_glance,
         n_needs_human: d.needs_human.len(),
         n_dead_mail: d.dead_mail.len(),
         n_overdue: d.overdue.len(),
@@ -428,6 +449,7 @@ pub fn view(d: &Digest) -> View<'_> {
         n_unanswered: d.unanswered.len(),
         n_verified: d.verified_fixes.len(),
         n_unverified: d.unverified_fixes.len(),
+        n_glanced: d.read_at_a_glance.len(),
         signature: None,
     }
 }
@@ -545,6 +567,29 @@ mod tests {
         assert_eq!(d.recently_closed[0].evidence, "This is not a regression.");
         assert_eq!(d.recently_closed[0].who, "david@fromorbit.com");
         assert_eq!(d.by_subsystem["xfs"], 3);
+    }
+
+    /// An open case whose report was read at a glance only is listed with
+    /// the reason, for the operators; a closed one is not.
+    #[test]
+    fn reports_read_at_a_glance_are_listed_while_open() {
+        let now = Utc::now();
+        let d30 = now - Duration::days(30);
+        let why = "00-report.eml: line 8: no \"testcase:\" line";
+        let mut open = case("aaaaaaaaaaaa", CaseState::Investigating, d30);
+        open.unread = Some(why.into());
+        let mut closed = case("bbbbbbbbbbbb", CaseState::NotARegression, d30);
+        closed.unread = Some(why.into());
+        let records = vec![(open, vec![], vec![]), (closed, vec![], vec![])];
+        let t = Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let d = build(&records, &[], now, now - Duration::days(7), t);
+        assert_eq!(d.read_at_a_glance.len(), 1);
+        assert_eq!(d.read_at_a_glance[0].case.id, "aaaaaaaaaaaa");
+        assert_eq!(d.read_at_a_glance[0].why, why);
+        assert_eq!(view(&d).n_glanced, 1);
     }
 
     /// A question asked of the robot's people in a case that holds a

@@ -101,3 +101,37 @@ pub fn queue_mail(
     store.queue_system_mail(&entry, &raw)?;
     Ok(Some(id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text digest has a section for the reports read at a glance only,
+    /// and none when there are none.
+    #[test]
+    fn the_text_digest_lists_reports_read_at_a_glance() {
+        let config = crate::config::Config::load(None).unwrap();
+        let now = chrono::Utc::now();
+        let mut c = crate::model::case::Case::sample(
+            "aaaaaaaaaaaa",
+            crate::model::case::CaseState::Reported,
+            now,
+        );
+        let t = crate::digest::Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let text = |c: &crate::model::case::Case| {
+            let d = crate::digest::build(&[(c.clone(), vec![], vec![])], &[], now, now, t);
+            render_text(&config, &d).unwrap()
+        };
+        assert!(!text(&c).contains("read at a glance"), "{}", text(&c));
+        c.unread = Some("no text part".into());
+        let shown = text(&c);
+        assert!(
+            shown.contains("== Reports read at a glance only (1)")
+                && shown.contains("* aaaaaaaaaaaa [xfs] aaaaaaaaaaaa: fio.write_iops -9% regression: no text part"),
+            "{shown}"
+        );
+    }
+}

@@ -1176,5 +1176,21 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("no &quot;testcase:&quot; line"), "{html}");
+        // And the digest lists it for the operators.
+        let d = digest_value(&s, None).unwrap();
+        let html =
+            s.hb.render("digest", &crate::flows::digest::view(&d))
+                .unwrap();
+        assert!(
+            html.contains("<h2>Reports read at a glance only (1)</h2>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(&format!(
+                "<a href=\"/case/{0}\">{0}</a>",
+                r.case.as_deref().unwrap()
+            )),
+            "{html}"
+        );
     }
 }
