@@ -644,8 +644,13 @@ fn first_differences(a: &str, b: &str, max: usize) -> Vec<(usize, String, String
 }
 
 /// The case of an adopted robot report: what the report says, keyed by its
-/// Message-ID (one case per report mail), state `reported`.
-pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) -> Case {
+/// Message-ID (one case per report mail), state `reported`. Every report the
+/// robot sent has its headline's row; one without is cut short (inside its
+/// table), and that is the error.
+pub fn adopted_case(
+    p: &ParsedReport,
+    head: &crate::flows::ingest::parse::Head,
+) -> Result<Case, String> {
     let i = &p.input;
     let metric = i
         .headline
@@ -665,7 +670,12 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
         .and_then(|rows| rows.iter().find(|r| r.metric == metric))
         .and_then(|r| r.change.clone())
         .unwrap_or_default();
-    adopted(
+    if change.is_empty() {
+        return Err(format!(
+            "its table has no row for its headline {metric:?}: cut short?"
+        ));
+    }
+    Ok(adopted(
         head,
         Adoption {
             commit: i.commit.sha.clone(),
@@ -684,7 +694,7 @@ pub fn adopted_case(p: &ParsedReport, head: &crate::flows::ingest::parse::Head) 
             base: i.base.sha.clone(),
             unread: None,
         },
-    )
+    ))
 }
 
 /// The case of a tracked robot's report whose body could not be read in
@@ -697,8 +707,11 @@ pub fn glanced_case(
     why: &str,
 ) -> Option<Case> {
     use crate::report::parse::glance;
-    let h = read_headers(raw, file).ok()?;
-    let body = read_mail(raw, file).ok().map(|(_, body)| body);
+    // The body where there is one; a mail without text has its headers.
+    let (h, body) = match read_mail(raw, file) {
+        Ok((h, body)) => (h, Some(body)),
+        Err(_) => (read_headers(raw, file).ok()?, None),
+    };
     let g = glance::glance(&h.subject, body.as_deref())?;
     let testcase = g.metric.split('.').next().unwrap_or_default().to_string();
     Some(adopted(

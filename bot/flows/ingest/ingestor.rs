@@ -505,19 +505,7 @@ impl<'a> Ingestor<'a> {
         }
         let t = &self.config.file.track;
         let read = match crate::flows::robot::parse_report(raw, source) {
-            Ok(p) => {
-                let case = crate::flows::robot::adopted_case(&p, head);
-                if case.headline_change.is_empty() {
-                    // Every report the robot sent has its headline's row; one
-                    // without is cut short (inside its table).
-                    Err(format!(
-                        "its table has no row for its headline {:?}: cut short?",
-                        case.headline_metric
-                    ))
-                } else {
-                    Ok(case)
-                }
-            }
+            Ok(p) => crate::flows::robot::adopted_case(&p, head),
             // The robot's other mail (build errors, boot failures): not
             // ours. But one titled as a performance report that cannot be
             // read (a multipart cut short has no text part, a layout not
@@ -529,7 +517,7 @@ impl<'a> Ingestor<'a> {
         // Subject, sentence and headers say: its thread still gets a case
         // (marked `unread`, with the reason). Only one that names no
         // headline anywhere is quarantined, never a case without one.
-        let case = match read {
+        let mut case = match read {
             Ok(case) => case,
             Err(why) => match crate::flows::robot::glanced_case(raw, head, source, &why) {
                 Some(case) => {
@@ -551,7 +539,6 @@ impl<'a> Ingestor<'a> {
                 .quarantine(raw, source, why, Some(&head.message_id))
                 .map(Some);
         }
-        let mut case = case;
         // One commit and headline metric, one case: a second report of it (a
         // resend, another robot run) joins the first one's thread.
         if let Some(first) = self.case_of_regression(&case)? {
@@ -639,10 +626,9 @@ impl<'a> Ingestor<'a> {
         let Ok(p) = crate::flows::robot::parse_report(raw, source) else {
             return Ok(false);
         };
-        let full = crate::flows::robot::adopted_case(&p, head);
-        if full.headline_change.is_empty() {
+        let Ok(full) = crate::flows::robot::adopted_case(&p, head) else {
             return Ok(false);
-        }
+        };
         let Some(c) = self.store.record_read_in_full(id, &full, source)? else {
             return Ok(false);
         };
