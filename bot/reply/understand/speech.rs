@@ -525,43 +525,69 @@ mod tests {
 }
 
 /// Words that make a question or request one for the robot or its people:
-/// its name, its test, a run, its data.
+/// its name, its test, a run, its data. Whole words, in the forms replies
+/// use: a prefix took "both" for a bot, "runqueue" for a run and "database"
+/// for data.
 const ROBOT_WORDS: &[&str] = &[
     "robot",
+    "robots",
     "lkp",
     "0day",
-    "0-day",
     "bot",
+    "bots",
     "oliver",
     "retest",
-    "re-test",
+    "retested",
+    "retesting",
     "rerun",
-    "re-run",
+    "reran",
+    "rerunning",
     "reproduce",
-    "reproduc",
+    "reproduced",
+    "reproduces",
+    "reproducible",
+    "reproducing",
     "reproducer",
     "bisect",
+    "bisected",
+    "bisecting",
+    "bisection",
     "kconfig",
     "config",
+    "configs",
+    "configuration",
     "job",
+    "jobs",
     "machine",
+    "machines",
     "testbox",
     "benchmark",
+    "benchmarks",
+    "benchmarking",
     "test",
     "tests",
-    "testing",
     "tested",
+    "testing",
+    "testcase",
+    "testcases",
+    "testsuite",
     "run",
-    "results",
+    "runs",
+    "running",
+    "ran",
     "result",
+    "results",
     "numbers",
     "data",
     "profile",
-    "perf-profile",
+    "profiles",
+    "profiling",
     "stddev",
     "metric",
     "metrics",
     "report",
+    "reports",
+    "reported",
 ];
 
 /// Does a normalised sentence ask something of the robot or its operators
@@ -576,10 +602,7 @@ pub fn asks_robot(s: &str) -> bool {
         || s.contains("would you")
         || s.contains("would be nice if")
         || s.contains("would be great if");
-    asking
-        && ws
-            .iter()
-            .any(|w| ROBOT_WORDS.iter().any(|r| w.starts_with(r)))
+    asking && ws.iter().any(|w| ROBOT_WORDS.contains(w))
 }
 
 #[cfg(test)]
@@ -593,10 +616,17 @@ mod asks {
             ("where do i find the test?", true),
             ("can you share the kconfig?", true),
             ("is the result stable?", true),
+            ("lkp folks, is there some nfs on the test system?", true),
+            ("0day, 0-day and the bot: which one ran it?", true),
             ("david, any idea?", false),
             ("say what?", false),
             ("does that make sense to you?", false),
             ("the test was run twice.", false),
+            // Whole words: "both" is no bot, a runqueue no run, a database
+            // no data.
+            ("should both of them take the lock?", false),
+            ("why does the runqueue lock show up?", false),
+            ("is the database on the same disk?", false),
         ] {
             assert_eq!(asks_robot(s), want, "{s}");
         }
