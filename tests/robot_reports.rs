@@ -2054,3 +2054,82 @@ fn an_adopted_case_has_the_headline_its_subject_prints() {
     }
     assert!(compared >= 15, "{compared}");
 }
+
+/// The robot's people sometimes answer under the robot's own name and
+/// address, typing by hand ("please ignore the invalid report", 2019). Such
+/// a mail carries none of the robot's template (its signature, disclaimer or
+/// headline) and is read as theirs; the robot's automatic mail, or mail
+/// under its name from an address that is not the robot's, never is.
+#[test]
+fn a_retraction_typed_under_the_robots_name_is_the_robots_peoples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("c.toml");
+    std::fs::write(&cfg, config_in(tmp.path())).unwrap();
+    let archived = std::fs::read_to_string(
+        root().join("tests/fixtures/reports/2019-02-28_LKP_mm-gup_cdaa813278_stress-ng.txt"),
+    )
+    .unwrap();
+    // The archive's note above the mail is not the mail.
+    let report = &archived[archived.find("\nDate: ").unwrap() + 1..];
+    let subject = "Re: [LKP] [mm/gup]  cdaa813278:  stress-ng.numa.ops_per_sec 4671.0% improvement";
+    let developer = format!(
+        "From: John Hubbard <jhubbard@nvidia.com>\nSubject: {subject}\nMessage-ID: <dev1@nvidia.com>\n\
+         In-Reply-To: <20190228121529.GH10770@shao2-debian>\nDate: Thu, 28 Feb 2019 10:00:00 -0800\n\n\
+         I'm looking at how the pinning path changed with this patch and will\n\
+         report back what I find.\n"
+    );
+    let typed = |from: &str, id: &str, ending: &str| {
+        format!(
+            "From: {from}\nSubject: {subject}\nMessage-ID: <{id}>\nIn-Reply-To: <dev1@nvidia.com>\n\
+             Date: Fri, 1 Mar 2019 09:00:00 +0800\nUser-Agent: Mutt/1.10.1 (2018-07-13)\n\n\
+             On Thu, Feb 28, 2019 at 10:00:00AM -0800, John Hubbard wrote:\n> I'm looking at how the pinning path changed\n\n\
+             Hi,\n\nSorry for bringing you inconvenience. We retested the commit and\n\
+             couldn't reproduce the improvement, please ignore the invalid report.\n\n\
+             Best Regards,\nRong Chen\n{ending}"
+        )
+    };
+    let signature =
+        "\n-- \n0-DAY CI Kernel Test Service\nhttps://github.com/intel/lkp-tests/wiki\n";
+    for (name, from, ending, outcome, role, state) in [
+        (
+            "typed",
+            "kernel test robot <rong.a.chen@intel.com>",
+            "",
+            "reply",
+            serde_json::json!("operator"),
+            "not-a-regression",
+        ),
+        (
+            "signed",
+            "kernel test robot <rong.a.chen@intel.com>",
+            signature,
+            "robot",
+            serde_json::Value::Null,
+            "investigating",
+        ),
+        (
+            "elsewhere",
+            "kernel test robot <robot@elsewhere.example>",
+            "",
+            "robot",
+            serde_json::Value::Null,
+            "investigating",
+        ),
+    ] {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("00-report.eml"), report).unwrap();
+        std::fs::write(dir.join("01-dev.eml"), &developer).unwrap();
+        std::fs::write(
+            dir.join("02-robot.eml"),
+            typed(from, &format!("{name}@shao2-debian"), ending),
+        )
+        .unwrap();
+        let r = replay_with(&cfg, &dir);
+        let step = &r["steps"][2];
+        assert_eq!(r["steps"][0]["outcome"], "adopted", "{name}: {r:#}");
+        assert_eq!(step["outcome"], outcome, "{name}: {r:#}");
+        assert_eq!(step["role"], role, "{name}: {r:#}");
+        assert_eq!(r["final_state"], state, "{name}: {r:#}");
+    }
+}

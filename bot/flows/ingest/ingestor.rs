@@ -730,7 +730,12 @@ impl<'a> Ingestor<'a> {
             self.stats.limited += 1;
             tracing::warn!(%source, message_id = %head.message_id, limit = %why, "message limited");
         }
-        let sender = classify(&head, &self.identity);
+        let mut sender = classify(&head, &self.identity);
+        if matches!(sender, SenderKind::Bot(_))
+            && self.typed_by_the_robots_people(&case, &head, &msg)?
+        {
+            sender = SenderKind::Person;
+        }
         let mut entry = thread_entry(&head, &msg, &sender, how, source);
         let Kept::Recorded(handled) = self.record(&case, &mut entry, &msg, raw, &sender)? else {
             self.stats.duplicates += 1;
@@ -755,6 +760,34 @@ impl<'a> Ingestor<'a> {
             sender,
             handled,
         })
+    }
+
+    /// A mail under the robot's name that one of its people typed by hand
+    /// ("please ignore the invalid report"): from an address the case counts
+    /// as the robot's (its report's sender, its people), in answer to a
+    /// message, without an automatic header, and with none of the robot's
+    /// template in its own words (`glance::robot_template`). It is read as
+    /// theirs, like their mail under their own names; the robot's own mail
+    /// never is.
+    fn typed_by_the_robots_people(
+        &self,
+        case: &CaseId,
+        head: &Head,
+        msg: &super::parse::Inbound,
+    ) -> Result<bool, StoreError> {
+        let Some(from) = &head.from else {
+            return Ok(false);
+        };
+        if head.in_reply_to.is_empty() || super::sender::automatic(head).is_some() {
+            return Ok(false);
+        }
+        let theirs = self
+            .store
+            .case(case)?
+            .robot_people
+            .iter()
+            .any(|m| Address::parse(m).as_ref() == Some(from));
+        Ok(theirs && !crate::report::parse::glance::robot_template(&msg.text))
     }
 
     /// Record a matched message in its case's thread. Only a person's mail is

@@ -47,6 +47,26 @@ pub fn classify(head: &Head, me: &Identity) -> SenderKind {
     {
         return SenderKind::Own;
     }
+    if let Some(why) = automatic(head) {
+        return SenderKind::Bot(why);
+    }
+    let name = head.from_name.to_ascii_lowercase();
+    for r in KNOWN_ROBOTS
+        .iter()
+        .copied()
+        .chain(me.robots.iter().map(String::as_str))
+    {
+        if from.contains(r) || (!name.is_empty() && name.contains(r)) {
+            return SenderKind::Bot(format!("known robot ({r})"));
+        }
+    }
+    SenderKind::Person
+}
+
+/// Why a mail's headers say a program sent it (an auto-reply, a bounce, a
+/// delivery report), if they do. A robot's name in From is not such a
+/// header: its people type mail under it too.
+pub fn automatic(head: &Head) -> Option<String> {
     // Mailing-list software (vger, kvack) stamps `Precedence: bulk` on every
     // post it relays: on a list copy it says nothing of the author.
     let via_list = head.auto_headers.iter().any(|(n, _)| n == "List-Id");
@@ -63,26 +83,16 @@ pub fn classify(head: &Head, me: &Identity) -> SenderKind {
             _ => false,
         };
         if bot {
-            return SenderKind::Bot(format!("{name}: {value}"));
+            return Some(format!("{name}: {value}"));
         }
     }
     if matches!(
         head.content_type.as_str(),
         "multipart/report" | "message/delivery-status"
     ) {
-        return SenderKind::Bot(format!("a delivery report ({})", head.content_type));
+        return Some(format!("a delivery report ({})", head.content_type));
     }
-    let name = head.from_name.to_ascii_lowercase();
-    for r in KNOWN_ROBOTS
-        .iter()
-        .copied()
-        .chain(me.robots.iter().map(String::as_str))
-    {
-        if from.contains(r) || (!name.is_empty() && name.contains(r)) {
-            return SenderKind::Bot(format!("known robot ({r})"));
-        }
-    }
-    SenderKind::Person
+    None
 }
 
 #[cfg(test)]

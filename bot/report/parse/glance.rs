@@ -123,6 +123,32 @@ pub fn addressee(to: &[String]) -> Option<String> {
         .filter(|e| e.contains('@'))
 }
 
+/// What the robot's automatic mail carries in every era and a person's
+/// mail does not: its signature (2014–2026, reports and build reports
+/// alike) and the disclaimer under its figures. Lower case.
+const TEMPLATE: &[&str] = &[
+    "0-day ci kernel test service",
+    "0day/lkp+ test infrastructure",
+    "0-day kernel test infrastructure",
+    "github.com/intel/lkp-tests",
+    "results have been estimated based on internal intel analysis",
+];
+
+/// Whether what a robot mail says itself (`body` with its `>` quotes left
+/// out, its signature kept) is the robot's template: a report's headline
+/// sentence, or the robot's signature or disclaimer. A mail from the
+/// robot's address without any of them was typed by one of its people
+/// ("please ignore the invalid report").
+pub fn robot_template(body: &str) -> bool {
+    let own: String = body
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('>'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let lower = own.to_lowercase();
+    TEMPLATE.iter().any(|m| lower.contains(m)) || of_body(&own).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +161,27 @@ mod tests {
             change: change.into(),
             kind: kind.into(),
         })
+    }
+
+    #[test]
+    fn the_robots_template_table() {
+        for (body, want) in [
+            // Signatures and the disclaimer of each era.
+            ("Thanks,\nOliver Sang\n\n-- \n0-DAY CI Kernel Test Service\nhttps://github.com/intel/lkp-tests/wiki\n", true),
+            ("Disclaimer:\nResults.\n---\n0DAY/LKP+ Test Infrastructure   Open Source Technology Center\n", true),
+            ("---\n0-DAY kernel test infrastructure                Open Source Technology Center\nhttps://lists.01.org/pipermail/kbuild-all                   Intel Corporation\n", true),
+            ("Disclaimer:\nResults have been estimated based on internal Intel analysis and are provided\n\nThanks,\nJet\n", true),
+            // A report's headline sentence alone.
+            ("FYI, we noticed a -7.6% regression of netperf.Throughput_total_tps due to commit:\n", true),
+            // Typed by one of the robot's people.
+            ("Hi,\n\nSorry for bringing you inconvenience. We retested the commit and\ncouldn't reproduce the regression, please ignore the invalid report.\n\nBest Regards,\nRong Chen\n", false),
+            ("The test is unstable, we can't reproduce the issue.\n_______________________________________________\nLinux-nvdimm mailing list -- linux-nvdimm@lists.01.org\n", false),
+            // The robot's words quoted in a person's reply are not theirs.
+            ("> FYI, we noticed a -7.6% regression of netperf.Throughput_total_tps due to commit:\n> -- \n> 0-DAY CI Kernel Test Service\n\nPlease ignore it.\n", false),
+            ("", false),
+        ] {
+            assert_eq!(robot_template(body), want, "{body:?}");
+        }
     }
 
     #[test]
