@@ -285,5 +285,17 @@ mod tests {
                 proptest::prop_assert!(g.change.ends_with('%'));
             }
         }
+
+        /// The robot's template quoted by anyone is never theirs: a body
+        /// whose every line is quoted carries no template of its own.
+        #[test]
+        fn a_quoted_template_is_not_the_senders(
+            body in "(\\PC|\n| noticed a | regression of |0-DAY CI Kernel Test Service|lkp-tests){0,400}",
+        ) {
+            let quoted: String = body.lines().map(|l| format!("> {l}\n")).collect();
+            proptest::prop_assert!(!robot_template(&quoted));
+            // And reading any body ends.
+            let _ = robot_template(&body);
+        }
     }
 }
