@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use perfbot::app::eval::{cross_validate, default_policy, load, summarise};
+use perfbot::app::eval::{cross_validate, default_policy, load, summarise, Split};
 use perfbot::reply::policy::effect::decide;
 use perfbot::reply::policy::trust::Role;
 use perfbot::reply::understand::model::Model;
@@ -48,7 +48,7 @@ fn thread_grouped_folds_hold_their_figures() {
     let reads = cross_validate(
         &items,
         &[],
-        5,
+        Split::folds(5),
         &default_policy(),
         Rules::builtin(),
         Default::default(),
@@ -420,6 +420,35 @@ fn eval_replies_on_the_command_line() {
         assert!(v["summary"].get(k).is_some(), "{k} missing");
     }
     assert_eq!(v["replies"].as_array().unwrap().len(), 39);
+    // Repeated cross-validation: one row of figures per split, the usual
+    // split first, and the same counts of replies in each.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["eval-replies", "--folds", "3", "--repeats", "2", "--json"])
+        .arg(dev())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let splits: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(splits.len(), 2);
+    for (seed, s) in splits.iter().enumerate() {
+        assert_eq!(s["seed"], seed);
+        assert_eq!(s["replies"], 39);
+        assert!(s["threads"]["threads"].as_u64().unwrap() > 0, "{s}");
+    }
+    // Repeats without folds is a usage error.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["eval-replies", "--repeats", "2"])
+        .arg(dev())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // A labels file that names a missing message is a clear input error.
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("labels.jsonl");

@@ -457,19 +457,55 @@ fn thread_outcome(
     }
 }
 
+/// The thread figures as the issue counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ThreadFigures {
+    pub threads: usize,
+    /// Threads whose labels hold a decision.
+    pub decided: usize,
+    /// Of those, ending in the decided state, or with a human.
+    pub right: usize,
+    pub human: usize,
+    /// Threads left reported or investigating although decided.
+    pub open: usize,
+    /// Threads in a state their labels contradict (of all).
+    pub wrong: usize,
+    /// Threads where nobody decided or asked anything, and of those, how
+    /// many went to a human.
+    pub quiet: usize,
+    pub quiet_human: usize,
+}
+
+pub fn thread_figures(t: &[ThreadRead]) -> ThreadFigures {
+    let count = |f: &dyn Fn(&ThreadRead) -> bool| t.iter().filter(|x| f(x)).count();
+    ThreadFigures {
+        threads: t.len(),
+        decided: count(&|x| x.decision.is_some()),
+        right: count(&|x| x.decision.is_some() && x.outcome == ThreadOutcome::Right),
+        human: count(&|x| x.decision.is_some() && x.outcome == ThreadOutcome::ToHuman),
+        open: count(&|x| x.outcome == ThreadOutcome::LeftOpen),
+        wrong: count(&|x| x.outcome == ThreadOutcome::Wrong),
+        quiet: count(&|x| x.decision.is_none() && !x.asked),
+        quiet_human: count(&|x| {
+            x.decision.is_none() && !x.asked && x.outcome == ThreadOutcome::ToHuman
+        }),
+    }
+}
+
 /// The thread figures as the issue counts them: of decided threads, right
 /// and right-or-with-a-human; wrong, of all; of the threads where nobody
 /// decided or asked anything, how many went to a human.
 pub fn render_threads(t: &[ThreadRead]) -> String {
-    let count = |f: &dyn Fn(&ThreadRead) -> bool| t.iter().filter(|x| f(x)).count();
-    let decided = count(&|x| x.decision.is_some());
-    let right = count(&|x| x.decision.is_some() && x.outcome == ThreadOutcome::Right);
-    let human = count(&|x| x.decision.is_some() && x.outcome == ThreadOutcome::ToHuman);
-    let open = count(&|x| x.outcome == ThreadOutcome::LeftOpen);
-    let wrong = count(&|x| x.outcome == ThreadOutcome::Wrong);
-    let quiet = count(&|x| x.decision.is_none() && !x.asked);
-    let quiet_human =
-        count(&|x| x.decision.is_none() && !x.asked && x.outcome == ThreadOutcome::ToHuman);
+    let ThreadFigures {
+        decided,
+        right,
+        human,
+        open,
+        wrong,
+        quiet,
+        quiet_human,
+        ..
+    } = thread_figures(t);
     let mut out = format!(
         "threads {}: of {decided} decided, right {}, right or with a human {}, left open {}; \
          in a wrong state {} of all; of {quiet} where nobody decided or asked, to a human {}\n",
@@ -585,6 +621,93 @@ pub struct Summary {
     /// other) sent to a human.
     pub quiet_replies: usize,
     pub quiet_to_human: usize,
+}
+
+/// The figures of one split of a repeated cross-validation: the replies'
+/// counts the issue's targets name, and the threads'.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitFigures {
+    pub seed: u64,
+    pub replies: usize,
+    pub lenient: usize,
+    pub decision_replies: usize,
+    pub decided_right: usize,
+    pub to_human: usize,
+    pub silently_missed: usize,
+    pub wrong_decisions: usize,
+    pub quiet_replies: usize,
+    pub quiet_to_human: usize,
+    pub threads: ThreadFigures,
+}
+
+impl SplitFigures {
+    pub fn of(seed: u64, s: &Summary, t: &[ThreadRead]) -> SplitFigures {
+        SplitFigures {
+            seed,
+            replies: s.replies,
+            lenient: s.lenient,
+            decision_replies: s.decision_replies,
+            decided_right: s.decided_right,
+            to_human: s.to_human,
+            silently_missed: s.silently_missed,
+            wrong_decisions: s.wrong_decisions,
+            quiet_replies: s.quiet_replies,
+            quiet_to_human: s.quiet_to_human,
+            threads: thread_figures(t),
+        }
+    }
+
+    /// The counts shown, by name, in order.
+    fn counts(&self) -> [(&'static str, usize); 11] {
+        let t = &self.threads;
+        [
+            ("lenient", self.lenient),
+            ("decided right", self.decided_right),
+            ("to a human", self.to_human),
+            ("missed", self.silently_missed),
+            ("wrong", self.wrong_decisions),
+            ("quiet to a human", self.quiet_to_human),
+            ("threads right", t.right),
+            ("right or with a human", t.right + t.human),
+            ("left open", t.open),
+            ("threads wrong", t.wrong),
+            ("quiet threads to a human", t.quiet_human),
+        ]
+    }
+}
+
+/// Each split's figures, then their mean and range: how far a figure moves
+/// with the split alone, which a change must beat to mean anything.
+pub fn render_splits(splits: &[SplitFigures]) -> String {
+    let Some(first) = splits.first() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "{} splits of {} replies ({} decisions, {} quiet) and {} threads ({} decided, {} quiet)\n",
+        splits.len(),
+        first.replies,
+        first.decision_replies,
+        first.quiet_replies,
+        first.threads.threads,
+        first.threads.decided,
+        first.threads.quiet,
+    );
+    let names = first.counts().map(|(n, _)| n);
+    out.push_str(&format!("{:>6}  {}\n", "seed", names.join(" | ")));
+    for s in splits {
+        let v: Vec<String> = s.counts().iter().map(|(_, c)| c.to_string()).collect();
+        out.push_str(&format!("{:>6}  {}\n", s.seed, v.join(" | ")));
+    }
+    let ranges: Vec<String> = (0..names.len())
+        .map(|i| {
+            let v: Vec<usize> = splits.iter().map(|s| s.counts()[i].1).collect();
+            let mean = v.iter().sum::<usize>() as f64 / v.len() as f64;
+            let (lo, hi) = (v.iter().min().unwrap_or(&0), v.iter().max().unwrap_or(&0));
+            format!("{}: {mean:.1} ({lo}–{hi})", names[i])
+        })
+        .collect();
+    out.push_str(&format!("mean (range): {}\n", ranges.join(", ")));
+    out
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -743,16 +866,39 @@ fn short(i: Intent) -> &'static str {
     }
 }
 
+/// How labelled replies are split for cross-validation: `k` thread-grouped
+/// folds, dealt by a hash of each thread's key salted with `seed` (0: no
+/// salt, the split every figure in BENCHMARKS.md was taken with).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    pub k: usize,
+    pub seed: u64,
+}
+
+impl Split {
+    /// `k` folds, the usual split.
+    pub fn folds(k: usize) -> Split {
+        Split { k, seed: 0 }
+    }
+}
+
 /// Thread-grouped folds: every thread in exactly one fold, assigned by a hash
-/// of its key (stable across runs and machines).
-pub fn folds(items: &[Labelled], k: usize) -> Vec<usize> {
+/// of its key (stable across runs and machines; another `seed`, another
+/// split).
+pub fn folds(items: &[Labelled], split: Split) -> Vec<usize> {
     use sha2::{Digest, Sha256};
+    let k = split.k;
     let threads: BTreeSet<&str> = items.iter().map(|l| l.thread.as_str()).collect();
+    let key = |t: &str| {
+        let mut h = Sha256::new();
+        if split.seed != 0 {
+            h.update(split.seed.to_le_bytes());
+        }
+        h.update(t.as_bytes());
+        h.finalize().to_vec()
+    };
     // Round-robin over threads in hash order: folds of near-equal size.
-    let mut order: Vec<(Vec<u8>, &str)> = threads
-        .into_iter()
-        .map(|t| (Sha256::digest(t.as_bytes()).to_vec(), t))
-        .collect();
+    let mut order: Vec<(Vec<u8>, &str)> = threads.into_iter().map(|t| (key(t), t)).collect();
     order.sort();
     let fold_of: BTreeMap<&str, usize> = order
         .iter()
@@ -898,14 +1044,15 @@ pub fn train(items: &[Labelled], rules: &Rules, t: Training) -> Model {
 pub fn cross_validate(
     evaluate: &[Labelled],
     extra: &[Labelled],
-    k: usize,
+    split: Split,
     policy: &Policy,
     rules: &Rules,
     training: Training,
     t: Thresholds,
 ) -> Vec<Read> {
     let all: Vec<Labelled> = evaluate.iter().chain(extra).cloned().collect();
-    let fold = folds(&all, k);
+    let k = split.k;
+    let fold = folds(&all, split);
     let samples: Vec<Sample> = all.iter().map(|l| sample(l, &l.text, rules)).collect();
     // The guide's examples are in every fold's training, never evaluated.
     let guide = guide_samples(rules, training.guide);
@@ -1089,6 +1236,40 @@ mod tests {
     }
 
     /// Threads replayed in date order: `(replies, outcome, final state)`.
+    #[test]
+    fn folds_hold_whole_threads_and_a_seed_deals_them_anew() {
+        let items: Vec<Labelled> = (0..40)
+            .map(|i| {
+                reply(
+                    &format!("t{}", i % 20),
+                    "a@x.org",
+                    Role::Author,
+                    Intent::Other,
+                    Intent::Other,
+                    i,
+                )
+                .0
+            })
+            .collect();
+        let deal = |seed| folds(&items, Split { k: 5, seed });
+        for seed in [0, 1, 7] {
+            let f = deal(seed);
+            // A thread is in one fold, and the folds are near-equal.
+            for (a, b) in items.iter().zip(&f) {
+                for (c, d) in items.iter().zip(&f) {
+                    assert!(a.thread != c.thread || b == d, "{} split", a.thread);
+                }
+            }
+            let mut sizes = [0; 5];
+            f.iter().for_each(|&x| sizes[x] += 1);
+            assert!(sizes.iter().all(|&n| n == 8), "{sizes:?}");
+        }
+        // The usual split is stable; another seed is another split.
+        assert_eq!(deal(0), folds(&items, Split::folds(5)));
+        assert_ne!(deal(0), deal(1));
+        assert_eq!(deal(1), deal(1));
+    }
+
     #[test]
     fn threads_replayed_in_order() {
         use Intent as I;

@@ -102,7 +102,15 @@ pub fn measure(
                 ..o.clone()
             }))
             .collect();
-        eval::cross_validate(&all, &[], k, policy, rules, training, Thresholds::default())
+        eval::cross_validate(
+            &all,
+            &[],
+            eval::Split::folds(k),
+            policy,
+            rules,
+            training,
+            Thresholds::default(),
+        )
     };
     let now = with(Some(0.0));
     let retrained = with(None);

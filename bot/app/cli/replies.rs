@@ -57,6 +57,11 @@ pub struct EvalArgs {
     /// More labelled replies to train the folds' models on (not evaluated)
     #[arg(long = "train-with")]
     pub train_with: Vec<PathBuf>,
+    /// With --folds: cross-validate over this many splits of the threads
+    /// (the usual one first) and print each split's figures with their mean
+    /// and range: how much a figure moves with the split alone
+    #[arg(long, requires = "folds", value_parser = clap::value_parser!(u16).range(1..))]
+    pub repeats: Option<u16>,
     #[command(flatten)]
     pub train: TrainArgs,
     /// List every reply, not only the decision replies
@@ -112,11 +117,14 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
     let mut extra = eval::load(&a.train_with).map_err(Failure::usage)?;
     extra.retain(|x| !items.iter().any(|i| i.message_id == x.message_id));
     let rules = config.intent_rules();
+    if let (Some(k), Some(n)) = (a.folds, a.repeats) {
+        return repeated(config, &a, &items, &extra, usize::from(k), u64::from(n));
+    }
     let reads = match a.folds {
         Some(k) => eval::cross_validate(
             &items,
             &extra,
-            usize::from(k),
+            eval::Split::folds(usize::from(k)),
             &config.reply.trust,
             rules,
             a.train.train(),
@@ -144,6 +152,44 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
     } else {
         print!("{}", eval::render_threads(&threads));
         print!("{}", eval::render(&s, &reads, a.all));
+    }
+    Ok(())
+}
+
+/// `--folds K --repeats N`: the cross-validation over N splits, each
+/// split's figures and their mean and range.
+fn repeated(
+    config: &Config,
+    a: &EvalArgs,
+    items: &[eval::Labelled],
+    extra: &[eval::Labelled],
+    k: usize,
+    n: u64,
+) -> Result<(), Failure> {
+    let splits: Vec<eval::SplitFigures> = (0..n)
+        .map(|seed| {
+            let reads = eval::cross_validate(
+                items,
+                extra,
+                eval::Split { k, seed },
+                &config.reply.trust,
+                config.intent_rules(),
+                a.train.train(),
+                a.thresholds.thresholds(),
+            );
+            let threads = eval::replay_threads(
+                items,
+                &reads,
+                &config.reply.trust,
+                Some(&config.file.review),
+            );
+            eval::SplitFigures::of(seed, &eval::summarise(&reads), &threads)
+        })
+        .collect();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&splits)?);
+    } else {
+        print!("{}", eval::render_splits(&splits));
     }
     Ok(())
 }
