@@ -734,6 +734,8 @@ impl<'a> Ingestor<'a> {
         if matches!(sender, SenderKind::Bot(_))
             && self.typed_by_the_robots_people(&case, &head, &msg)?
         {
+            tracing::info!(case = %case, message_id = %head.message_id, %source,
+                "mail under the robot's name without its template: read as its people's");
             sender = SenderKind::Person;
         }
         let mut entry = thread_entry(&head, &msg, &sender, how, source);
