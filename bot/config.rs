@@ -899,6 +899,14 @@ impl Config {
         }
     }
 
+    /// This config reading replies with `model` instead (a model trained
+    /// apart, to measure it: `replay --folds`).
+    pub fn with_intent_model(mut self, model: crate::reply::understand::Model) -> Config {
+        self.file.reply.model = ModelChoice::File(PathBuf::from("(trained in memory)"));
+        self.intent_model = Some(std::sync::Arc::new(model));
+        self
+    }
+
     /// The intent rules in force.
     pub fn intent_rules(&self) -> &crate::reply::understand::rules::Rules {
         self.intent_rules

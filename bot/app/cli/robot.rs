@@ -258,6 +258,15 @@ pub struct ReplayArgs {
     /// the thread figures follow
     #[arg(long = "labels", value_name = "LABELS.jsonl")]
     pub labels: Vec<PathBuf>,
+    /// With --labels: replay each thread with a model trained without its
+    /// thread's labels, the labelled threads dealt into K folds as
+    /// `eval-replies --folds` deals them (the threads' figures out of
+    /// sample for the model; the phrase rules are what they are)
+    #[arg(long, requires = "labels", value_parser = clap::value_parser!(u16).range(2..))]
+    pub folds: Option<u16>,
+    /// With --folds: more labelled replies every fold's model trains on
+    #[arg(long = "train-with", requires = "folds", value_name = "LABELS.jsonl")]
+    pub train_with: Vec<PathBuf>,
 }
 
 /// A replayed thread, with how it ended against its labels (if any).
@@ -285,6 +294,61 @@ fn by_folder(
         mine.sort_by(|a, b| (a.date, &a.path).cmp(&(b.date, &b.path)));
     }
     by
+}
+
+/// The config each thread folder is replayed with: `config` itself, or
+/// with `--folds`, a model trained without the labels of the folder's fold
+/// (a folder without labels reads with the model of every label).
+struct FoldConfigs {
+    /// Canonical folder → its fold.
+    fold_of: std::collections::HashMap<PathBuf, usize>,
+    /// One config per fold, and the last for unlabelled folders.
+    configs: Vec<Config>,
+}
+
+impl FoldConfigs {
+    fn new(
+        config: &Config,
+        labels: &[crate::app::eval::Labelled],
+        train_with: &[PathBuf],
+        k: usize,
+    ) -> Result<FoldConfigs, Failure> {
+        use crate::app::eval;
+        let mut extra =
+            eval::load(train_with).map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?;
+        extra.retain(|x| !labels.iter().any(|l| l.message_id == x.message_id));
+        let fold = eval::folds(labels, eval::Split::folds(k));
+        let train = |leave: Option<usize>| {
+            let items: Vec<eval::Labelled> = labels
+                .iter()
+                .zip(&fold)
+                .filter(|(_, f)| Some(**f) != leave)
+                .map(|(l, _)| l.clone())
+                .chain(extra.iter().cloned())
+                .collect();
+            let model = eval::train(&items, config.intent_rules(), Default::default());
+            config.clone().with_intent_model(model)
+        };
+        let mut configs: Vec<Config> = (0..k).map(|f| train(Some(f))).collect();
+        configs.push(train(None));
+        let fold_of = labels
+            .iter()
+            .zip(&fold)
+            .filter_map(|(l, f)| {
+                let dir = l.path.parent()?.canonicalize().ok()?;
+                Some((dir, *f))
+            })
+            .collect();
+        Ok(FoldConfigs { fold_of, configs })
+    }
+
+    fn of(&self, dir: &std::path::Path) -> &Config {
+        let f = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| self.fold_of.get(&d).copied());
+        &self.configs[f.unwrap_or(self.configs.len() - 1)]
+    }
 }
 
 /// A scratch state directory, removed when dropped.
@@ -322,6 +386,15 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         crate::app::eval::load(&a.labels).map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?
     };
     let labelled = by_folder(&labels);
+    let folds = match a.folds {
+        Some(k) => Some(FoldConfigs::new(
+            config,
+            &labels,
+            &a.train_with,
+            usize::from(k),
+        )?),
+        None => None,
+    };
     // The reports of every thread given, as a daemon that followed the
     // lists would know them: whom the robot copies on them is its people.
     let reports = crate::flows::robot::report_recipients(&dirs);
@@ -353,7 +426,7 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
                 (s.clone(), Some(Scratch(s)))
             }
         };
-        let mut c = config.clone();
+        let mut c = folds.as_ref().map_or(config, |f| f.of(dir)).clone();
         c.file.bot.state_dir = state_dir.clone();
         let scratch_store;
         let store = match &kept {
