@@ -201,6 +201,14 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
     Ok(out)
 }
 
+/// More labelled replies to train on beside `items` (`--train-with`): those
+/// of `files` that are not `items` already.
+pub fn load_besides(files: &[PathBuf], items: &[Labelled]) -> Result<Vec<Labelled>, EvalError> {
+    let mut extra = load(files)?;
+    extra.retain(|x| !items.iter().any(|i| i.message_id == x.message_id));
+    Ok(extra)
+}
+
 /// Threads are keyed by folder name in one file and by subject in the other;
 /// the commit's short id joins them (`…_32678f1513` and `[xfs] 32678f1513: …`).
 fn normalise_thread(t: &str) -> String {
@@ -693,14 +701,15 @@ pub fn render_splits(splits: &[SplitFigures]) -> String {
         first.threads.quiet,
     );
     let names = first.counts().map(|(n, _)| n);
+    let rows: Vec<[usize; 11]> = splits.iter().map(|s| s.counts().map(|(_, c)| c)).collect();
     out.push_str(&format!("{:>6}  {}\n", "seed", names.join(" | ")));
-    for s in splits {
-        let v: Vec<String> = s.counts().iter().map(|(_, c)| c.to_string()).collect();
+    for (s, row) in splits.iter().zip(&rows) {
+        let v: Vec<String> = row.iter().map(usize::to_string).collect();
         out.push_str(&format!("{:>6}  {}\n", s.seed, v.join(" | ")));
     }
     let ranges: Vec<String> = (0..names.len())
         .map(|i| {
-            let v: Vec<usize> = splits.iter().map(|s| s.counts()[i].1).collect();
+            let v: Vec<usize> = rows.iter().map(|r| r[i]).collect();
             let mean = v.iter().sum::<usize>() as f64 / v.len() as f64;
             let (lo, hi) = (v.iter().min().unwrap_or(&0), v.iter().max().unwrap_or(&0));
             format!("{}: {mean:.1} ({lo}–{hi})", names[i])
@@ -1235,7 +1244,6 @@ mod tests {
         (l, u)
     }
 
-    /// Threads replayed in date order: `(replies, outcome, final state)`.
     #[test]
     fn folds_hold_whole_threads_and_a_seed_deals_them_anew() {
         let items: Vec<Labelled> = (0..40)
@@ -1270,6 +1278,7 @@ mod tests {
         assert_eq!(deal(1), deal(1));
     }
 
+    /// Threads replayed in date order: `(replies, outcome, final state)`.
     #[test]
     fn threads_replayed_in_order() {
         use Intent as I;

@@ -114,8 +114,7 @@ pub struct TrainIntentsArgs {
 
 pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
     let items = eval::load(&a.labels).map_err(Failure::usage)?;
-    let mut extra = eval::load(&a.train_with).map_err(Failure::usage)?;
-    extra.retain(|x| !items.iter().any(|i| i.message_id == x.message_id));
+    let extra = eval::load_besides(&a.train_with, &items).map_err(Failure::usage)?;
     let rules = config.intent_rules();
     if let (Some(k), Some(n)) = (a.folds, a.repeats) {
         return repeated(config, &a, &items, &extra, usize::from(k), u64::from(n));

@@ -300,8 +300,8 @@ fn by_folder(
 /// with `--folds`, a model trained without the labels of the folder's fold
 /// (a folder without labels reads with the model of every label).
 struct FoldConfigs {
-    /// Canonical folder → its fold.
-    fold_of: std::collections::HashMap<PathBuf, usize>,
+    /// A labelled thread's key → its fold.
+    fold_of: std::collections::HashMap<String, usize>,
     /// One config per fold, and the last for unlabelled folders.
     configs: Vec<Config>,
 }
@@ -314,9 +314,8 @@ impl FoldConfigs {
         k: usize,
     ) -> Result<FoldConfigs, Failure> {
         use crate::app::eval;
-        let mut extra =
-            eval::load(train_with).map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?;
-        extra.retain(|x| !labels.iter().any(|l| l.message_id == x.message_id));
+        let extra = eval::load_besides(train_with, labels)
+            .map_err(|e| Failure::usage(anyhow::anyhow!("{e}")))?;
         let fold = eval::folds(labels, eval::Split::folds(k));
         let train = |leave: Option<usize>| {
             let items: Vec<eval::Labelled> = labels
@@ -334,19 +333,16 @@ impl FoldConfigs {
         let fold_of = labels
             .iter()
             .zip(&fold)
-            .filter_map(|(l, f)| {
-                let dir = l.path.parent()?.canonicalize().ok()?;
-                Some((dir, *f))
-            })
+            .map(|(l, f)| (l.thread.clone(), *f))
             .collect();
         Ok(FoldConfigs { fold_of, configs })
     }
 
-    fn of(&self, dir: &std::path::Path) -> &Config {
-        let f = dir
-            .canonicalize()
-            .ok()
-            .and_then(|d| self.fold_of.get(&d).copied());
+    /// The config for a folder whose labels are `mine` (`by_folder`).
+    fn of(&self, mine: Option<&Vec<&crate::app::eval::Labelled>>) -> &Config {
+        let f = mine
+            .and_then(|m| m.first())
+            .and_then(|l| self.fold_of.get(&l.thread).copied());
         &self.configs[f.unwrap_or(self.configs.len() - 1)]
     }
 }
@@ -426,7 +422,8 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
                 (s.clone(), Some(Scratch(s)))
             }
         };
-        let mut c = folds.as_ref().map_or(config, |f| f.of(dir)).clone();
+        let mine = dir.canonicalize().ok().and_then(|d| labelled.get(&d));
+        let mut c = folds.as_ref().map_or(config, |f| f.of(mine)).clone();
         c.file.bot.state_dir = state_dir.clone();
         let scratch_store;
         let store = match &kept {
@@ -441,7 +438,6 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         *states
             .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))
             .or_default() += 1;
-        let mine = dir.canonicalize().ok().and_then(|d| labelled.get(&d));
         let verdict = mine.map(|mine| {
             let state = r.final_state.as_deref().and_then(CaseState::parse);
             crate::app::eval::judge_thread(&r.thread, mine, state)
