@@ -436,6 +436,18 @@ fn eval_replies_on_the_command_line() {
         assert_eq!(s["replies"], 39);
         assert!(s["threads"]["threads"].as_u64().unwrap() > 0, "{s}");
     }
+    // One split by its seed reads as the repeats' row of that seed did.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["eval-replies", "--folds", "3", "--seed", "1", "--json"])
+        .arg(dev())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in ["lenient", "decided_right", "to_human", "silently_missed"] {
+        assert_eq!(one["summary"][k], splits[1][k], "{k}");
+    }
     // Repeats without folds is a usage error.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .args(["eval-replies", "--repeats", "2"])

@@ -62,6 +62,15 @@ pub struct EvalArgs {
     /// and range: how much a figure moves with the split alone
     #[arg(long, requires = "folds", value_parser = clap::value_parser!(u16).range(1..))]
     pub repeats: Option<u16>,
+    /// With --folds: deal the threads by this split (0, the usual one; the
+    /// seeds --repeats prints), to look at one split's replies and threads
+    #[arg(
+        long,
+        requires = "folds",
+        conflicts_with = "repeats",
+        default_value_t = 0
+    )]
+    pub seed: u64,
     #[command(flatten)]
     pub train: TrainArgs,
     /// List every reply, not only the decision replies
@@ -123,7 +132,10 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
         Some(k) => eval::cross_validate(
             &items,
             &extra,
-            eval::Split::folds(usize::from(k)),
+            eval::Split {
+                k: usize::from(k),
+                seed: a.seed,
+            },
             &config.reply.trust,
             rules,
             a.train.train(),
