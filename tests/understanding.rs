@@ -66,7 +66,9 @@ fn thread_grouped_folds_hold_their_figures() {
     // "reverted." status: both await something, neither closes.
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 2, "{s:?}");
-    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.15, "{s:?}");
+    // A stranger's unsure closure, read by the model alone, asks no one
+    // (BENCHMARKS.md, a fifteenth session): 17 of 153 here, 19 before.
+    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.13, "{s:?}");
     // The same readings, thread by thread in date order, then the review of
     // a case left open on an unsettled decision (BENCHMARKS.md).
     use perfbot::app::eval::{replay_threads, ThreadOutcome as T};
@@ -92,7 +94,7 @@ fn thread_grouped_folds_hold_their_figures() {
         .collect();
     let to_human = quiet.iter().filter(|x| x.outcome == T::ToHuman).count();
     assert!(
-        f(to_human, quiet.len()) <= 0.22,
+        f(to_human, quiet.len()) <= 0.19,
         "{to_human} of {}",
         quiet.len()
     );

@@ -117,6 +117,24 @@ fn single_minded(u: &Understanding) -> bool {
             .any(|s| s.intent.is_decisive() && s.confidence >= SECOND_DECISION)
 }
 
+/// A closure only the learned model reads, and not surely (below the
+/// policy's confidence), with no other decision in the mail. From someone
+/// who may not close the case such words are the thread's talk, mostly an
+/// explanation to a colleague: they could not close it if they were a
+/// closure, and a human asked to weigh what is probably none is a human
+/// the digest wastes. A decision phrase a rule found ("this is not a
+/// regression"), a sure closure, or a mail with a second decision in it
+/// still goes to a human.
+fn unsure_closure(u: &Understanding, to: CaseState, policy: &Policy) -> bool {
+    to.is_closed()
+        && u.basis == Basis::Model
+        && u.confidence < policy.min_confidence
+        && !u
+            .secondary
+            .iter()
+            .any(|s| s.intent.is_decisive() && s.confidence >= SECOND_DECISION)
+}
+
 /// A second decisive reading this likely makes a stranger's words a
 /// human's to weigh.
 const SECOND_DECISION: f64 = 0.25;
@@ -274,6 +292,12 @@ pub fn decide_in(
             || (!to.is_closed()
                 && (role == Role::Contributor || (policy.anyone_moves_open && single_minded(u))))
     };
+    if !allowed && !by_command && unsure_closure(u, to, policy) {
+        return Effect::none(format!(
+            "{} read with low confidence ({:.2}) from {role}, who may not close the case: \"{}\"",
+            u.intent, u.confidence, u.evidence
+        ));
+    }
     if !allowed {
         return Effect::human(format!(
             "{} by {role}, who may not decide this case by {}: \"{}\"",
@@ -778,6 +802,68 @@ mod tests {
             let e = decide(S::WontFix, &u(I::WontFix, conf, &[]), role, &policy());
             assert_eq!(e.state, None, "{role} {conf}: {e:?}");
             assert!(e.escalate.is_none(), "{role} {conf}: {e:?}");
+        }
+    }
+
+    /// A closure from someone who may not close the case, read by the model
+    /// alone and not surely, is their talk: recorded, nobody asked. Found
+    /// by a phrase rule, sure, or with a second decision in the same mail,
+    /// it is a human's to weigh; and the author's unsure closure still is,
+    /// since the author may close the case.
+    #[test]
+    fn a_strangers_unsure_closure_is_talk() {
+        use crate::reply::understand::Secondary;
+        let (model, rule) = (true, false);
+        let cases = [
+            (
+                Intent::NotARegression,
+                0.45,
+                model,
+                None,
+                Role::Other,
+                false,
+            ),
+            (Intent::WontFix, 0.3, model, None, Role::Contributor, false),
+            (Intent::Duplicate, 0.55, model, None, Role::Other, false),
+            (Intent::NotARegression, 0.45, rule, None, Role::Other, true),
+            (Intent::NotARegression, 0.6, model, None, Role::Other, true),
+            (Intent::NotARegression, 0.9, model, None, Role::Other, true),
+            (
+                Intent::NotARegression,
+                0.45,
+                model,
+                Some(Intent::WillRevert),
+                Role::Other,
+                true,
+            ),
+            (
+                Intent::NotARegression,
+                0.45,
+                model,
+                None,
+                Role::Author,
+                true,
+            ),
+            (Intent::WontFix, 0.45, model, None, Role::Maintainer, true),
+        ];
+        for (intent, conf, by_model, second, role, asked) in cases {
+            let mut r = u(intent, conf, &[]);
+            if by_model {
+                r.basis = Basis::Model;
+            }
+            r.secondary = second
+                .map(|intent| Secondary {
+                    intent,
+                    confidence: 0.3,
+                })
+                .into_iter()
+                .collect();
+            let e = decide(CaseState::Reported, &r, role, &policy());
+            let want = asked.then_some(CaseState::NeedsHuman);
+            let case = format!("{intent} {conf} model {by_model} {second:?} {role}");
+            assert_eq!(e.state, want, "{case}: {e:?}");
+            assert_eq!(e.escalate.is_some(), asked, "{case}: {e:?}");
+            assert!(!e.decided, "{case}: {e:?}");
         }
     }
 
