@@ -399,14 +399,21 @@ fn repeated_decision_words_from_a_stranger_only_reach_a_human() {
     }
 }
 
-#[test]
-fn eval_replies_on_the_command_line() {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .args(["eval-replies", "--json"])
+/// `perfbot eval-replies ARGS… replies/dev/labels.jsonl`, from the
+/// repository's top.
+fn on_dev(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("eval-replies")
+        .args(args)
         .arg(dev())
         .current_dir(root())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn eval_replies_on_the_command_line() {
+    let o = on_dev(&["--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for k in [
@@ -424,12 +431,7 @@ fn eval_replies_on_the_command_line() {
     assert_eq!(v["replies"].as_array().unwrap().len(), 39);
     // Repeated cross-validation: one row of figures per split, the usual
     // split first, and the same counts of replies in each.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .args(["eval-replies", "--folds", "3", "--repeats", "2", "--json"])
-        .arg(dev())
-        .current_dir(root())
-        .output()
-        .unwrap();
+    let o = on_dev(&["--folds", "3", "--repeats", "2", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let splits: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(splits.len(), 2);
@@ -439,30 +441,23 @@ fn eval_replies_on_the_command_line() {
         assert!(s["threads"]["threads"].as_u64().unwrap() > 0, "{s}");
     }
     // One split by its seed reads as the repeats' row of that seed did.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .args(["eval-replies", "--folds", "3", "--seed", "1", "--json"])
-        .arg(dev())
-        .current_dir(root())
-        .output()
-        .unwrap();
+    let o = on_dev(&["--folds", "3", "--seed", "1", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let one: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for k in ["lenient", "decided_right", "to_human", "silently_missed"] {
         assert_eq!(one["summary"][k], splits[1][k], "{k}");
     }
-    // Repeats without folds is a usage error.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .args(["eval-replies", "--repeats", "2"])
-        .arg(dev())
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    // Repeats or a seed without folds, or a seed with repeats, is a usage
+    // error.
+    for args in [
+        &["--repeats", "2"][..],
+        &["--seed", "1"],
+        &["--folds", "3", "--seed", "1", "--repeats", "2"],
+    ] {
+        let o = on_dev(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    }
     // A labels file that names a missing message is a clear input error.
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("labels.jsonl");
