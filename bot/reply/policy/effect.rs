@@ -110,11 +110,15 @@ fn target(u: &Understanding, state: CaseState) -> Option<CaseState> {
 /// The reading carries one decision only: no other decisive intent is
 /// read in the reply beside it, and nothing is left unsettled.
 fn single_minded(u: &Understanding) -> bool {
-    !u.unsettled
-        && !u
-            .secondary
-            .iter()
-            .any(|s| s.intent.is_decisive() && s.confidence >= SECOND_DECISION)
+    !u.unsettled && !second_decision(u)
+}
+
+/// Another decisive intent is read in the reply, at `SECOND_DECISION` or
+/// more.
+fn second_decision(u: &Understanding) -> bool {
+    u.secondary
+        .iter()
+        .any(|s| s.intent.is_decisive() && s.confidence >= SECOND_DECISION)
 }
 
 /// A closure only the learned model reads, and not surely (below the
@@ -129,10 +133,7 @@ fn unsure_closure(u: &Understanding, to: CaseState, policy: &Policy) -> bool {
     to.is_closed()
         && u.basis == Basis::Model
         && u.confidence < policy.min_confidence
-        && !u
-            .secondary
-            .iter()
-            .any(|s| s.intent.is_decisive() && s.confidence >= SECOND_DECISION)
+        && !second_decision(u)
 }
 
 /// A second decisive reading this likely makes a stranger's words a
