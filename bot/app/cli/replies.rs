@@ -124,25 +124,19 @@ pub struct TrainIntentsArgs {
 pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
     let items = eval::load(&a.labels).map_err(Failure::usage)?;
     let extra = eval::load_besides(&a.train_with, &items).map_err(Failure::usage)?;
-    let rules = config.intent_rules();
     if let (Some(k), Some(n)) = (a.folds, a.repeats) {
         return repeated(config, &a, &items, &extra, usize::from(k), u64::from(n));
     }
     let reads = match a.folds {
-        Some(k) => eval::cross_validate(
-            &items,
-            &extra,
-            eval::Split {
+        Some(k) => {
+            let split = eval::Split {
                 k: usize::from(k),
                 seed: a.seed,
-            },
-            &config.reply.trust,
-            rules,
-            a.train.train(),
-            a.thresholds.thresholds(),
-        ),
+            };
+            out_of_fold(config, &a, &items, &extra, split)
+        }
         None => {
-            let model = config.intent_model();
+            let (rules, model) = (config.intent_rules(), config.intent_model());
             let t = a.thresholds.thresholds();
             eval::run(&items, &config.reply.trust, &|l, body| {
                 let words = own_words(body);
@@ -151,12 +145,7 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
         }
     };
     let s = eval::summarise(&reads);
-    let threads = eval::replay_threads(
-        &items,
-        &reads,
-        &config.reply.trust,
-        Some(&config.file.review),
-    );
+    let threads = replayed(config, &items, &reads);
     if a.json {
         let v = serde_json::json!({"summary": s, "replies": reads, "threads": threads});
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -165,6 +154,37 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
         print!("{}", eval::render(&s, &reads, a.all));
     }
     Ok(())
+}
+
+/// Each reply read by a model trained without its fold of `split`, with
+/// the arguments' training and thresholds: one split, for `--folds` and
+/// for each of `--repeats`.
+fn out_of_fold(
+    config: &Config,
+    a: &EvalArgs,
+    items: &[eval::Labelled],
+    extra: &[eval::Labelled],
+    split: eval::Split,
+) -> Vec<eval::Read> {
+    eval::cross_validate(
+        items,
+        extra,
+        split,
+        &config.reply.trust,
+        config.intent_rules(),
+        a.train.train(),
+        a.thresholds.thresholds(),
+    )
+}
+
+/// The labelled threads replayed from `reads`, with the review as
+/// configured.
+fn replayed(
+    config: &Config,
+    items: &[eval::Labelled],
+    reads: &[eval::Read],
+) -> Vec<eval::ThreadRead> {
+    eval::replay_threads(items, reads, &config.reply.trust, Some(&config.file.review))
 }
 
 /// `--folds K --repeats N`: the cross-validation over N splits, each
@@ -179,21 +199,8 @@ fn repeated(
 ) -> Result<(), Failure> {
     let splits: Vec<eval::SplitFigures> = (0..n)
         .map(|seed| {
-            let reads = eval::cross_validate(
-                items,
-                extra,
-                eval::Split { k, seed },
-                &config.reply.trust,
-                config.intent_rules(),
-                a.train.train(),
-                a.thresholds.thresholds(),
-            );
-            let threads = eval::replay_threads(
-                items,
-                &reads,
-                &config.reply.trust,
-                Some(&config.file.review),
-            );
+            let reads = out_of_fold(config, a, items, extra, eval::Split { k, seed });
+            let threads = replayed(config, items, &reads);
             eval::SplitFigures::of(seed, &eval::summarise(&reads), &threads)
         })
         .collect();
