@@ -74,12 +74,14 @@ pub fn own_words(body: &str) -> String {
     // `lines` drops the `\r` of CRLF line ends itself.
     let lines: Vec<&str> = body.lines().collect();
     let mut keep: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut quoted_since = false;
     let mut i = 0;
     while i < lines.len() {
         let l = lines[i];
         let t = l.trim_end();
         // Quoted lines first: the bulk of a long reply, and cheap to skip.
         if is_quote(t) || is_name_tag(t) {
+            quoted_since = true;
             i += 1;
             continue;
         }
@@ -115,6 +117,15 @@ pub fn own_words(body: &str) -> String {
             i += 1;
             continue;
         }
+        if !t.trim().is_empty() {
+            if quoted_since && continues_across_quote(&keep, t) {
+                while keep.last().is_some_and(|p| p.trim().is_empty()) {
+                    keep.pop();
+                }
+                keep.push(ELIDED);
+            }
+            quoted_since = false;
+        }
         keep.push(t);
         i += 1;
     }
@@ -135,6 +146,21 @@ pub fn own_words(body: &str) -> String {
         }
     }
     out.trim().to_string()
+}
+
+/// Where a quote cut one of the replier's sentences in two.
+const ELIDED: &str = "[…]";
+
+/// Does own line `next`, after a quote, go on with the sentence the last own
+/// line left open ("Now the same kernel with / > 4f432e8bb1 (…) / reverted.")?
+/// Then both halves are one sentence: "reverted." alone would read as a
+/// revert done.
+fn continues_across_quote(keep: &[&str], next: &str) -> bool {
+    let Some(before) = keep.iter().rev().find(|l| !l.trim().is_empty()) else {
+        return false;
+    };
+    before.trim_end().ends_with(|c: char| c.is_alphanumeric())
+        && next.trim_start().starts_with(|c: char| c.is_lowercase())
 }
 
 /// An attribution in any language: a line that names a mail address and
@@ -215,8 +241,23 @@ mod tests {
             ),
             (
                 "interleaved",
-                "> first quoted\nanswer one\n> second quoted\nanswer two\n",
-                "answer one\nanswer two",
+                "> first quoted\nAnswer one.\n> second quoted\nanswer two\n",
+                "Answer one.\nanswer two",
+            ),
+            (
+                "a sentence a quote cuts in two stays one",
+                "Now the same kernel with\n\n>   4f432e8bb1 (\"x86/mce: …\")\n\nreverted.\n\nIt is slower.\n",
+                "Now the same kernel with\n[…]\nreverted.\n\nIt is slower.",
+            ),
+            (
+                "a sentence ended before the quote: a new one after",
+                "I ran it.\n\n> quoted\n\nreverted, it is faster.\n",
+                "I ran it.\n\nreverted, it is faster.",
+            ),
+            (
+                "a capital after the quote starts a new sentence",
+                "Hi Oliver\n\n> quoted\n\nReverted it.\n",
+                "Hi Oliver\n\nReverted it.",
             ),
             (
                 "top-posted outlook",
