@@ -64,6 +64,29 @@ proptest! {
         prop_assert!((0.0..=1.0).contains(&u.confidence));
     }
 
+    /// Quotes cutting the replier's lines anywhere: what stays is the
+    /// replier's own lines in their order, and a mark where a quote cut a
+    /// sentence; never a quoted line, never a line made up.
+    #[test]
+    fn own_words_keep_only_own_lines(lines in prop::collection::vec(prop_oneof![
+        Just("> quoted line"),
+        Just(">> deeper"),
+        Just(""),
+        Just("Now the same kernel with"),
+        Just("reverted."),
+        Just("It is slower."),
+        Just("and then"),
+        Just("On Mon, Jan 1, 2024 at 10:00, X wrote:"),
+        Just("Thanks,"),
+    ], 0..30)) {
+        let body = lines.join("\n");
+        let w = own_words(&body);
+        let mut own = lines.iter().filter(|l| !l.starts_with('>'));
+        for l in w.lines().filter(|l| !l.is_empty() && *l != "[…]") {
+            prop_assert!(own.any(|o| o.trim() == l.trim()), "{l:?} from {body:?}");
+        }
+    }
+
     #[test]
     fn classifier_never_panics_on_mailish_text(raw in mailish()) {
         let text = String::from_utf8_lossy(&raw);
