@@ -62,10 +62,11 @@ fn thread_grouped_folds_hold_their_figures() {
     assert!(f(s.decided_right, s.decision_replies) >= 0.47, "{s:?}");
     assert!(f(s.silently_missed, s.decision_replies) <= 0.26, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
-    // patch to compare (read as a fix offered, awaiting it) and an author's
-    // "reverted." status: both await something, neither closes.
+    // patch to compare (read as a fix offered, awaiting it). An author's
+    // "Now the same kernel with / > commits / reverted." is no revert since
+    // a sentence a quote cuts stays one (BENCHMARKS.md, a sixteenth session).
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
-    assert!(s.wrong_decisions <= 2, "{s:?}");
+    assert!(s.wrong_decisions <= 1, "{s:?}");
     // A stranger's unsure closure, read by the model alone, asks no one
     // (BENCHMARKS.md, a fifteenth session): 17 of 153 here, 19 before.
     assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.13, "{s:?}");
@@ -86,7 +87,7 @@ fn thread_grouped_folds_hold_their_figures() {
         f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.83,
         "{t:?}"
     );
-    assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 2, "{t:?}");
+    assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 1, "{t:?}");
     // Where nobody decided or asked anything, few go to a human.
     let quiet: Vec<_> = t
         .iter()
