@@ -245,6 +245,11 @@ mod tests {
                 "Answer one.\nanswer two",
             ),
             (
+                "interleaved, a line left open and one in lower case: one sentence, the cut marked",
+                "> first quoted\nanswer one\n> second quoted\nanswer two\n",
+                "answer one\n[…]\nanswer two",
+            ),
+            (
                 "a sentence a quote cuts in two stays one",
                 "Now the same kernel with\n\n>   4f432e8bb1 (\"x86/mce: …\")\n\nreverted.\n\nIt is slower.\n",
                 "Now the same kernel with\n[…]\nreverted.\n\nIt is slower.",
