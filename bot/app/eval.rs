@@ -254,6 +254,11 @@ pub struct Read {
     pub note: String,
     /// When it was sent (a thread's order).
     pub date: Option<chrono::DateTime<chrono::Utc>>,
+    /// The model's probability that the reply decides something (its
+    /// decisive intents summed), where a model read it: how well the model
+    /// alone tells decisions from quiet replies, whatever the thresholds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_score: Option<f64>,
     /// The reading itself (for replaying its thread); shown as the other
     /// intents it carries (≥ 0.1), strongest first.
     #[serde(rename = "secondary", serialize_with = "secondary_of")]
@@ -629,6 +634,52 @@ pub struct Summary {
     /// other) sent to a human.
     pub quiet_replies: usize,
     pub quiet_to_human: usize,
+    /// How well the model alone tells decisions from quiet replies (where a
+    /// model read every one of them).
+    pub separation: Option<Separation>,
+}
+
+/// The share of quiet replies the issue lets go to a human.
+pub const QUIET_SHARE: f64 = 0.15;
+
+/// How well a score tells decision replies from quiet ones, whatever the
+/// thresholds: the chance that a decision outscores a quiet reply (AUC, a
+/// tie counting half), and how many decisions score above the score that
+/// only `QUIET_SHARE` of the quiet replies pass — the most decisions any
+/// threshold on this score could send to a human while sending no more
+/// quiet replies than the issue allows. It bounds what tuning can reach:
+/// missing at most 15% of decisions needs 85% of them caught.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Separation {
+    pub auc: f64,
+    pub caught: usize,
+    pub decisions: usize,
+}
+
+/// `Separation` of the scores of decision replies and of quiet ones; none
+/// without both.
+pub fn separation(decisions: &[f64], quiet: &[f64]) -> Option<Separation> {
+    if decisions.is_empty() || quiet.is_empty() {
+        return None;
+    }
+    let wins: f64 = decisions
+        .iter()
+        .flat_map(|d| quiet.iter().map(move |q| (d, q)))
+        .map(|(d, q)| match d.partial_cmp(q) {
+            Some(std::cmp::Ordering::Greater) => 1.0,
+            Some(std::cmp::Ordering::Equal) => 0.5,
+            _ => 0.0,
+        })
+        .sum();
+    let mut q = quiet.to_vec();
+    q.sort_by(|a, b| b.total_cmp(a));
+    let allowed = (QUIET_SHARE * q.len() as f64).floor() as usize;
+    let bar = q[allowed.min(q.len() - 1)];
+    Some(Separation {
+        auc: wins / (decisions.len() * quiet.len()) as f64,
+        caught: decisions.iter().filter(|&&d| d > bar).count(),
+        decisions: decisions.len(),
+    })
 }
 
 /// The figures of one split of a repeated cross-validation: the replies'
@@ -645,6 +696,8 @@ pub struct SplitFigures {
     pub wrong_decisions: usize,
     pub quiet_replies: usize,
     pub quiet_to_human: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub separation: Option<Separation>,
     pub threads: ThreadFigures,
 }
 
@@ -661,6 +714,7 @@ impl SplitFigures {
             wrong_decisions: s.wrong_decisions,
             quiet_replies: s.quiet_replies,
             quiet_to_human: s.quiet_to_human,
+            separation: s.separation,
             threads: thread_figures(t),
         }
     }
@@ -716,6 +770,21 @@ pub fn render_splits(splits: &[SplitFigures]) -> String {
         })
         .collect();
     out.push_str(&format!("mean (range): {}\n", ranges.join(", ")));
+    let seps: Vec<Separation> = splits.iter().filter_map(|s| s.separation).collect();
+    if seps.len() == splits.len() {
+        let spread = |v: Vec<f64>, digits: usize| {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            format!("{mean:.digits$} ({lo:.digits$}–{hi:.digits$})")
+        };
+        out.push_str(&format!(
+            "the model alone, decisions against quiet replies: AUC {}; decisions above the score {:.0}% of quiet replies pass {}\n",
+            spread(seps.iter().map(|s| s.auc).collect(), 3),
+            100.0 * QUIET_SHARE,
+            spread(seps.iter().map(|s| s.caught as f64).collect(), 1),
+        ));
+    }
     out
 }
 
@@ -786,7 +855,15 @@ pub fn summarise(reads: &[Read]) -> Summary {
             .count(),
         quiet_replies: quiet.len(),
         quiet_to_human: count(&quiet, Outcome::ToHuman),
+        separation: scores(&decision)
+            .zip(scores(&quiet))
+            .and_then(|(d, q)| separation(&d, &q)),
     }
+}
+
+/// Every read's decision score, or none if one lacks it.
+fn scores(reads: &[&Read]) -> Option<Vec<f64>> {
+    reads.iter().map(|r| r.decision_score).collect()
 }
 
 fn pct(a: usize, b: usize) -> String {
@@ -815,6 +892,14 @@ pub fn render(s: &Summary, reads: &[Read], show: bool) -> String {
         pct(s.wrong_decisions, s.replies),
         pct(s.quiet_to_human, s.quiet_replies),
     ));
+    if let Some(sep) = s.separation {
+        o.push_str(&format!(
+            "the model alone, decisions against quiet replies: AUC {:.3}; above the score {:.0}% of quiet replies pass, {} decisions\n",
+            sep.auc,
+            100.0 * QUIET_SHARE,
+            pct(sep.caught, sep.decisions),
+        ));
+    }
     o.push_str("\nlabel              support  precision  recall\n");
     for p in &s.per_label {
         if p.support == 0 && p.predicted == 0 {
@@ -1100,13 +1185,24 @@ pub fn cross_validate(
                         .join(" ")
                 );
             }
-            reads[i] = Some(read_one(l, &u, policy));
+            reads[i] = Some(Read {
+                decision_score: Some(model.decision_probability(&samples[i].features)),
+                ..read_one(l, &u, policy)
+            });
         }
     }
     reads
         .into_iter()
         .map(|r| r.expect("every reply in one fold"))
         .collect()
+}
+
+/// Give each read the decision score of `model` (the non-fold path: one
+/// model reads every reply).
+pub fn score_with(reads: &mut [Read], items: &[Labelled], rules: &Rules, model: &Model) {
+    for (r, l) in reads.iter_mut().zip(items) {
+        r.decision_score = Some(model.decision_probability(&sample(l, &l.text, rules).features));
+    }
 }
 
 /// Judge one reading.
@@ -1127,6 +1223,7 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
         outcome: judge(l, &e),
         note: e.note.clone(),
         date: l.date,
+        decision_score: None,
         understanding: u.clone(),
     }
 }
@@ -1175,6 +1272,42 @@ mod tests {
     /// The guide's examples read: every label is an intent and every role
     /// one of the guide's, each label of the guide has examples, and the
     /// decision rules' edge cases (decision words deciding nothing) are there.
+    /// The separation of decision scores from quiet ones: AUC with ties at
+    /// half, and the decisions above the score that 15% of the quiet pass.
+    #[test]
+    fn separation_of_decisions_from_quiet_replies() {
+        // Twenty quiet replies at 0.05, 0.10, … 1.00: 15% is three of them,
+        // so the bar is the fourth highest, 0.85.
+        let quiet: Vec<f64> = (1..=20).map(|i| f64::from(i) / 20.0).collect();
+        // (decision scores, quiet scores, (AUC, decisions caught)).
+        type Row<'a> = (&'a [f64], &'a [f64], Option<(f64, usize)>);
+        let table: [Row; 6] = [
+            (&[0.9, 0.8], &[0.1, 0.2], Some((1.0, 2))),
+            (&[0.1, 0.2], &[0.8, 0.9], Some((0.0, 0))),
+            (&[0.5, 0.5], &[0.5, 0.5], Some((0.5, 0))),
+            (
+                &[0.86, 0.85, 0.99],
+                &quiet,
+                Some(((17.0 + 16.5 + 19.0) / 60.0, 2)),
+            ),
+            (&[], &[0.5], None),
+            (&[0.5], &[], None),
+        ];
+        for (decisions, quiet, want) in table {
+            let got = separation(decisions, quiet).map(|s| (s.auc, s.caught));
+            match (got, want) {
+                (Some((auc, caught)), Some((w_auc, w_caught))) => {
+                    assert!(
+                        (auc - w_auc).abs() < 1e-9,
+                        "{decisions:?}: auc {auc} != {w_auc}"
+                    );
+                    assert_eq!(caught, w_caught, "{decisions:?}");
+                }
+                (got, want) => assert_eq!(got.is_none(), want.is_none(), "{decisions:?}"),
+            }
+        }
+    }
+
     #[test]
     fn the_guide_examples_cover_the_guide() {
         let file: GuideFile = toml::from_str(GUIDE).expect("guide.toml parses");

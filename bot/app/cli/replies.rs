@@ -138,10 +138,14 @@ pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
         None => {
             let (rules, model) = (config.intent_rules(), config.intent_model());
             let t = a.thresholds.thresholds();
-            eval::run(&items, &config.reply.trust, &|l, body| {
+            let mut reads = eval::run(&items, &config.reply.trust, &|l, body| {
                 let words = own_words(body);
                 understand::read_with(body, &words, eval::context_of(l), rules, model, t)
-            })
+            });
+            if let Some(model) = model {
+                eval::score_with(&mut reads, &items, rules, model);
+            }
+            reads
         }
     };
     let s = eval::summarise(&reads);

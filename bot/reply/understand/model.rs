@@ -133,6 +133,17 @@ impl Model {
             .map_or(0.0, |k| p[k])
     }
 
+    /// How likely the reply decides something, whatever it decides: the
+    /// probability of the decisive intents, summed.
+    pub fn decision_probability(&self, f: &Features) -> f64 {
+        let p = self.predict(f);
+        Intent::ALL
+            .iter()
+            .filter(|i| i.is_decisive())
+            .map(|&i| Self::probability(&p, i))
+            .sum()
+    }
+
     /// Fit a model to `samples`.
     pub fn train(samples: &[Sample], opts: Train) -> Model {
         // The features seen often enough, in sorted order (reproducible).
