@@ -7,7 +7,7 @@ use perfbot::flows::ingest::flowed::unflow;
 use perfbot::flows::ingest::parse::{parse, parse_head, Limits};
 use perfbot::flows::ingest::thread::subject_key;
 use perfbot::reply::understand;
-use perfbot::reply::understand::quote::own_words;
+use perfbot::reply::understand::quote::{own_words, ELIDED};
 use perfbot::reply::understand::rules::Rules;
 use proptest::prelude::*;
 
@@ -82,7 +82,7 @@ proptest! {
         let body = lines.join("\n");
         let w = own_words(&body);
         let mut own = lines.iter().filter(|l| !l.starts_with('>'));
-        for l in w.lines().filter(|l| !l.is_empty() && *l != "[…]") {
+        for l in w.lines().filter(|l| !l.is_empty() && *l != ELIDED) {
             prop_assert!(own.any(|o| o.trim() == l.trim()), "{l:?} from {body:?}");
         }
     }

@@ -149,7 +149,7 @@ pub fn own_words(body: &str) -> String {
 }
 
 /// Where a quote cut one of the replier's sentences in two.
-const ELIDED: &str = "[…]";
+pub const ELIDED: &str = "[…]";
 
 /// Does own line `next`, after a quote, go on with the sentence the last own
 /// line left open ("Now the same kernel with / > 4f432e8bb1 (…) / reverted.")?
