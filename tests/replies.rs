@@ -1666,6 +1666,17 @@ fn a_retrained_reader_is_measured_before_it_is_written() {
     assert!(!poisoned.exists());
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("wrong automatic decisions"), "{table}");
+    // What the model alone tells apart, whatever the thresholds: taught
+    // that thanks close cases, it finds fewer of the decisions.
+    let sep: Vec<usize> = table
+        .lines()
+        .find(|l| l.starts_with("decisions the model alone separates"))
+        .unwrap_or_else(|| panic!("{table}"))
+        .split_whitespace()
+        .filter_map(|w| w.split_once('/'))
+        .map(|(caught, _)| caught.parse().unwrap())
+        .collect();
+    assert!(sep.len() == 2 && sep[1] < sep[0], "{table}");
     let o = retrain(&poisoned, &["--weight", "100", "--force"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(poisoned.exists());

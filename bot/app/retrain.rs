@@ -157,7 +157,7 @@ pub fn refusals(now: &Summary, retrained: &Summary) -> Vec<String> {
 /// The two readers side by side, for people.
 pub fn render(m: &Measure) -> String {
     type Figure = fn(&Summary) -> (usize, usize);
-    let figures: [(&str, Figure); 6] = [
+    let figures: [(&str, Figure); 7] = [
         ("lenient", |s| (s.lenient, s.replies)),
         ("decided right", |s| (s.decided_right, s.decision_replies)),
         ("decisions to a human", |s| (s.to_human, s.decision_replies)),
@@ -169,6 +169,11 @@ pub fn render(m: &Measure) -> String {
         }),
         ("quiet replies to a human", |s| {
             (s.quiet_to_human, s.quiet_replies)
+        }),
+        // Whatever the thresholds: the decisions the model alone could
+        // send to a human with 15% of quiet replies (eval::Separation).
+        ("decisions the model alone separates", |s| {
+            s.separation.map_or((0, 0), |p| (p.caught, p.decisions))
         }),
     ];
     let row = |name: &str, (a, n): (usize, usize), (b, r): (usize, usize)| {
