@@ -1269,9 +1269,6 @@ mod tests {
     use super::*;
     use crate::reply::understand::Basis;
 
-    /// The guide's examples read: every label is an intent and every role
-    /// one of the guide's, each label of the guide has examples, and the
-    /// decision rules' edge cases (decision words deciding nothing) are there.
     /// The separation of decision scores from quiet ones: AUC with ties at
     /// half, and the decisions above the score that 15% of the quiet pass.
     #[test]
@@ -1308,6 +1305,9 @@ mod tests {
         }
     }
 
+    /// The guide's examples read: every label is an intent and every role
+    /// one of the guide's, each label of the guide has examples, and the
+    /// decision rules' edge cases (decision words deciding nothing) are there.
     #[test]
     fn the_guide_examples_cover_the_guide() {
         let file: GuideFile = toml::from_str(GUIDE).expect("guide.toml parses");
