@@ -763,29 +763,32 @@ pub fn render_splits(splits: &[SplitFigures]) -> String {
     }
     let ranges: Vec<String> = (0..names.len())
         .map(|i| {
-            let v: Vec<usize> = rows.iter().map(|r| r[i]).collect();
-            let mean = v.iter().sum::<usize>() as f64 / v.len() as f64;
-            let (lo, hi) = (v.iter().min().unwrap_or(&0), v.iter().max().unwrap_or(&0));
-            format!("{}: {mean:.1} ({lo}–{hi})", names[i])
+            let v: Vec<f64> = rows.iter().map(|r| r[i] as f64).collect();
+            format!("{}: {}", names[i], mean_range(&v, 1, 0))
         })
         .collect();
     out.push_str(&format!("mean (range): {}\n", ranges.join(", ")));
     let seps: Vec<Separation> = splits.iter().filter_map(|s| s.separation).collect();
     if seps.len() == splits.len() {
-        let spread = |v: Vec<f64>, digits: usize| {
-            let mean = v.iter().sum::<f64>() / v.len() as f64;
-            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            format!("{mean:.digits$} ({lo:.digits$}–{hi:.digits$})")
-        };
+        let auc: Vec<f64> = seps.iter().map(|s| s.auc).collect();
+        let caught: Vec<f64> = seps.iter().map(|s| s.caught as f64).collect();
         out.push_str(&format!(
             "the model alone, decisions against quiet replies: AUC {}; decisions above the score {:.0}% of quiet replies pass {}\n",
-            spread(seps.iter().map(|s| s.auc).collect(), 3),
+            mean_range(&auc, 3, 3),
             100.0 * QUIET_SHARE,
-            spread(seps.iter().map(|s| s.caught as f64).collect(), 1),
+            mean_range(&caught, 1, 1),
         ));
     }
     out
+}
+
+/// "mean (lowest–highest)" of `v` (not empty), the mean and the range with
+/// their own numbers of decimals.
+fn mean_range(v: &[f64], mean_digits: usize, range_digits: usize) -> String {
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{mean:.mean_digits$} ({lo:.range_digits$}–{hi:.range_digits$})")
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
