@@ -566,3 +566,49 @@ mod props {
         assert_eq!(back.len(), m.len());
     }
 }
+
+/// The robot's own people are read as anyone else: a retraction of their
+/// report closes it (the labelling guide: "a robot operator retracting a
+/// false positive"), a status of a retest closes nothing.
+/// `(words, state)`, from an operator, the case reported.
+#[test]
+fn the_robots_people_retract_a_report_but_a_retest_status_closes_nothing() {
+    use perfbot::model::case::CaseState as S;
+    let model = perfbot::reply::understand::model::builtin();
+    let table: &[(&str, Option<S>)] = &[
+        (
+            "So sorry -- this report is a noise. Please ignore it.",
+            Some(S::NotARegression),
+        ),
+        (
+            "It's a false positive, sorry for the inconvenience.",
+            Some(S::NotARegression),
+        ),
+        (
+            "We retested with the patch on top and the regression is gone.",
+            None,
+        ),
+        (
+            "We ran the test 10 more times and the regression is still there.",
+            None,
+        ),
+    ];
+    // A model that finds every operator's mail a status report ("other")
+    // does not veto the rules' reading of a retraction: most of what the
+    // robot's people write is status, which is why such a veto cost
+    // decisions and saved none (BENCHMARKS.md, "An eighteenth session").
+    let status_minded =
+        Model::from_text("# perfbot intent model 1\nspeaker:operator 0 0 0 0 0 0 0 0 3\n").unwrap();
+    for model in [model, Some(&status_minded)] {
+        for &(words, state) in table {
+            let ctx = Context {
+                speaker: Speaker::Operator,
+                ..Context::default()
+            };
+            let u = read(words, &own_words(words), ctx, Rules::builtin(), model);
+            let e = decide(S::Reported, &u, Role::Operator, &default_policy());
+            let moved = e.state.filter(|s| *s != S::Investigating);
+            assert_eq!(moved, state, "{words:?}: {u:?} {e:?}");
+        }
+    }
+}
