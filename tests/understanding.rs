@@ -59,8 +59,8 @@ fn thread_grouped_folds_hold_their_figures() {
     eprintln!("{}", perfbot::app::eval::render(&s, &reads, false));
     assert_eq!(s.decision_replies, 103);
     assert!(f(s.lenient, s.replies) >= 0.77, "{s:?}");
-    assert!(f(s.decided_right, s.decision_replies) >= 0.47, "{s:?}");
-    assert!(f(s.silently_missed, s.decision_replies) <= 0.26, "{s:?}");
+    assert!(f(s.decided_right, s.decision_replies) >= 0.53, "{s:?}");
+    assert!(f(s.silently_missed, s.decision_replies) <= 0.23, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
     // patch to compare (read as a fix offered, awaiting it). An author's
     // "Now the same kernel with / > commits / reverted." is no revert since
@@ -68,14 +68,14 @@ fn thread_grouped_folds_hold_their_figures() {
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 1, "{s:?}");
     // A stranger's unsure closure, read by the model alone, asks no one
-    // (BENCHMARKS.md, a fifteenth session): 17 of 153 here, 19 before.
-    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.13, "{s:?}");
+    // (BENCHMARKS.md, a fifteenth session): 16 of 153 here, 19 before.
+    assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.12, "{s:?}");
     // The model alone, whatever the thresholds: a decision outscores a quiet
-    // reply 78% of the time here (0.73–0.78 over ten splits), and 59% of
-    // decisions pass the score only 15% of quiet replies pass.
+    // reply 80% of the time here, and 64% of decisions pass the score only
+    // 15% of quiet replies pass.
     let sep = s.separation.expect("every reply read by a fold's model");
-    assert!(sep.auc >= 0.75, "{sep:?}");
-    assert!(f(sep.caught, sep.decisions) >= 0.5, "{sep:?}");
+    assert!(sep.auc >= 0.77, "{sep:?}");
+    assert!(f(sep.caught, sep.decisions) >= 0.6, "{sep:?}");
     // The same readings, thread by thread in date order, then the review of
     // a case left open on an unsettled decision (BENCHMARKS.md).
     use perfbot::app::eval::{replay_threads, ThreadOutcome as T};
@@ -88,7 +88,7 @@ fn thread_grouped_folds_hold_their_figures() {
     };
     let decided = t.iter().filter(|x| x.decision.is_some()).count();
     eprintln!("{}", perfbot::app::eval::render_threads(&t));
-    assert!(f(n(T::Right, true), decided) >= 0.40, "{t:?}");
+    assert!(f(n(T::Right, true), decided) >= 0.48, "{t:?}");
     assert!(
         f(n(T::Right, true) + n(T::ToHuman, true), decided) >= 0.83,
         "{t:?}"
@@ -101,7 +101,7 @@ fn thread_grouped_folds_hold_their_figures() {
         .collect();
     let to_human = quiet.iter().filter(|x| x.outcome == T::ToHuman).count();
     assert!(
-        f(to_human, quiet.len()) <= 0.19,
+        f(to_human, quiet.len()) <= 0.15,
         "{to_human} of {}",
         quiet.len()
     );
