@@ -145,6 +145,11 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         "You said this is within the noise. Is it?",
         "If so, this is not a regression after all.",
         "My hunch is that this is just noise from the code layout.",
+        // Read by the model alone, with no phrase to place the decision: the
+        // claim it disputes comes before a comma (BENCHMARKS.md, a
+        // nineteenth session).
+        "I don't agree that this is noise, the numbers are stable across all runs.",
+        "Dave claims it is only noise, but the runs are stable here.",
     ] {
         let u = read(text, &own_words(text), ctx, Rules::builtin(), model);
         let e = decide(S::Reported, &u, Role::Author, &default_policy());

@@ -274,7 +274,7 @@ fn read_inner(
         // the replier's own claim, made without a hedge.
         let own = || {
             let e = normalise(&u.evidence);
-            speech::own_claim(&e, e.len()).is_ok() && !classify::hedged(&e)
+            speech::own_throughout(&e) && !classify::hedged(&e)
         };
         let decides = if closes(d) {
             pd >= t.close && own()

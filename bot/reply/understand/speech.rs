@@ -226,6 +226,21 @@ pub fn own_claim(s: &str, at: usize) -> Result<(), NotOwn> {
     Ok(())
 }
 
+/// Is the whole sentence the replier's own claim, wherever in it a decision
+/// may lie? For a closure the learned model reads, no phrase says where the
+/// decision is: "I don't agree that this is noise, the numbers are stable"
+/// is the replier's own claim at its end, not after "agree that".
+pub fn own_throughout(s: &str) -> bool {
+    let word_starts = s
+        .char_indices()
+        .filter(|&(i, c)| c == ' ' && i + 1 < s.len())
+        .map(|(i, _)| i + 1);
+    std::iter::once(0)
+        .chain(word_starts)
+        .chain(std::iter::once(s.len()))
+        .all(|at| own_claim(s, at).is_ok())
+}
+
 /// The kinds of action a sentence can be about, by word stems.
 const CLASSES: &[(&str, &[&str])] = &[
     (
@@ -504,6 +519,31 @@ mod tests {
                 .or_else(|| s.find("this not"))
                 .unwrap();
             assert_eq!(own_claim(s, at), *want, "{s}");
+        }
+    }
+
+    /// A sentence with no phrase to place the decision: own only if it is
+    /// the replier's claim wherever the decision lies.
+    #[test]
+    fn own_throughout_table() {
+        let table: &[(&str, bool)] = &[
+            ("this is just noise from the code layout.", true),
+            ("no, i think this is noise, the runs vary a lot.", true),
+            (
+                "i don't agree that this is noise, the numbers are stable across all runs.",
+                false,
+            ),
+            (
+                "dave claims it is only noise, the runs are stable.",
+                false,
+            ),
+            ("if it is noise, the next run will tell.", false),
+            ("is it noise, then?", false),
+            ("it is noise, or so i heard; i disagree.", false),
+            ("", true),
+        ];
+        for &(s, want) in table {
+            assert_eq!(own_throughout(s), want, "{s}");
         }
     }
 
