@@ -226,11 +226,19 @@ pub fn own_claim(s: &str, at: usize) -> Result<(), NotOwn> {
     Ok(())
 }
 
+/// The longest sentence `own_throughout` reads as a claim.
+const MAX_CLAIM_BYTES: usize = 600;
+
 /// Is the whole sentence the replier's own claim, wherever in it a decision
 /// may lie? For a closure the learned model reads, no phrase says where the
 /// decision is: "I don't agree that this is noise, the numbers are stable"
 /// is the replier's own claim at its end, not after "agree that".
 pub fn own_throughout(s: &str) -> bool {
+    // Each place is read in time linear in the sentence; a sentence longer
+    // than this is no plain claim anyway, and a human reads it.
+    if s.len() > MAX_CLAIM_BYTES {
+        return false;
+    }
     let word_starts = s
         .char_indices()
         .filter(|&(i, c)| c == ' ' && i + 1 < s.len())
@@ -533,10 +541,7 @@ mod tests {
                 "i don't agree that this is noise, the numbers are stable across all runs.",
                 false,
             ),
-            (
-                "dave claims it is only noise, the runs are stable.",
-                false,
-            ),
+            ("dave claims it is only noise, the runs are stable.", false),
             ("if it is noise, the next run will tell.", false),
             ("is it noise, then?", false),
             ("it is noise, or so i heard; i disagree.", false),
@@ -545,6 +550,10 @@ mod tests {
         for &(s, want) in table {
             assert_eq!(own_throughout(s), want, "{s}");
         }
+        // Past the bound, no claim is read (and no time is spent on one).
+        let long = "this is just noise ".repeat(40);
+        assert!(long.len() > MAX_CLAIM_BYTES);
+        assert!(!own_throughout(&long));
     }
 
     #[test]
