@@ -145,6 +145,8 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         "You said this is within the noise. Is it?",
         "If so, this is not a regression after all.",
         "My hunch is that this is just noise from the code layout.",
+        "I'm betting this is just noise from the code layout.",
+        "Presumably this is just noise from the code layout.",
         // Read by the model alone, with no phrase to place the decision: the
         // claim it disputes comes before a comma (BENCHMARKS.md, a
         // nineteenth session).

@@ -200,7 +200,7 @@ const MAX_SENTENCE: usize = 600;
 
 /// Hedges damp a decision made in the same sentence.
 static HEDGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:maybe|perhaps|possibly|might|not sure|unsure|not certain|i wonder|wondering|unless|whether|i guess|my guess|i suspect|suspect|suspicion|hunch|speculat\w*|could be|may be|would it make sense|shall we|should we|do we want|per se)\b").unwrap()
+    Regex::new(r"\b(?:maybe|perhaps|possibly|might|not sure|unsure|not certain|i wonder|wondering|unless|whether|i guess|my guess|i suspect|suspect|suspicion|hunch|speculat\w*|could be|may be|i bet|i.d bet|betting|presumably|conceivably|my theory|hypothes\w*|would it make sense|shall we|should we|do we want|per se)\b").unwrap()
 });
 
 /// A normalised sentence hedges what it says ("maybe", "my hunch").
