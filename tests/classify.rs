@@ -178,7 +178,8 @@ fn the_guides_examples() {
         wrong.join("\n")
     );
     // 38 of 125 before the rules said the guide's grounds (BENCHMARKS.md, a
-    // nineteenth session).
+    // nineteenth session), 96 after; 118 with the second batch (a
+    // twentieth session). In sample: the rules were written from these.
     assert_eq!(decisions, 125);
-    assert!(read_right >= 90, "{read_right} of {decisions}");
+    assert!(read_right >= 112, "{read_right} of {decisions}");
 }
