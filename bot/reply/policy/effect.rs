@@ -307,6 +307,14 @@ pub fn decide_in(
             u.evidence
         ));
     }
+    // The robot's people are the humans an escalation would reach: their
+    // own words read unsurely are theirs to settle by command.
+    if !by_command && u.confidence < policy.min_confidence && role == Role::Operator {
+        return Effect::none(format!(
+            "{} read with low confidence ({:.2}) from the robot's people: theirs to settle by command",
+            u.intent, u.confidence
+        ));
+    }
     if !by_command && u.confidence < policy.min_confidence {
         return Effect::human(format!(
             "{} read with low confidence ({:.2} < {:.2}): \"{}\"",
@@ -672,6 +680,27 @@ mod tests {
                 Role::Operator,
                 Some(S::NotARegression),
                 false,
+            ),
+            // Their retraction read unsurely is not put before them as a
+            // human's question: they settle it by command. Anyone else's
+            // goes to a human.
+            (
+                S::Reported,
+                I::NotARegression,
+                0.4,
+                &[],
+                Role::Operator,
+                None,
+                false,
+            ),
+            (
+                S::Reported,
+                I::NotARegression,
+                0.4,
+                &[],
+                Role::Author,
+                Some(S::NeedsHuman),
+                true,
             ),
         ];
         // A later reply that reverses a closing decision.
