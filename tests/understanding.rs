@@ -68,7 +68,9 @@ fn thread_grouped_folds_hold_their_figures() {
     assert_eq!(s.wrong_decisions_on_decisions, 0, "{s:?}");
     assert!(s.wrong_decisions <= 1, "{s:?}");
     // A stranger's unsure closure, read by the model alone, asks no one
-    // (BENCHMARKS.md, a fifteenth session): 16 of 153 here, 19 before; 14 since the robot's people's own unsure words ask no one (a twentieth session).
+    // (BENCHMARKS.md, a fifteenth session): 16 of 153 here, 19 before; 14
+    // since the robot's people's own unsure words ask no one (a twentieth
+    // session).
     assert!(f(s.quiet_to_human, s.quiet_replies) <= 0.10, "{s:?}");
     // The model alone, whatever the thresholds: a decision outscores a quiet
     // reply 80% of the time here, and 64% of decisions pass the score only
