@@ -109,6 +109,9 @@ fn written_table() {
         intent: String,
         #[serde(default)]
         alt: Vec<String>,
+        /// Whether the reply says the regression is real (which reopens a
+        /// closed case through a human), where the row says.
+        confirms: Option<bool>,
     }
     #[derive(serde::Deserialize)]
     struct Table {
@@ -124,6 +127,9 @@ fn written_table() {
         .map(|(i, e)| {
             let u = understand(&e.text, Rules::builtin());
             let name = format!("#{i} {:?}", e.text.chars().take(50).collect::<String>());
+            if let Some(c) = e.confirms {
+                assert_eq!(u.confirms, c, "{name}: {u:?}");
+            }
             (name, e.intent.clone(), e.alt.clone(), u.intent, u.evidence)
         })
         .collect();
