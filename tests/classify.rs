@@ -168,9 +168,10 @@ fn decisions_carry_their_evidence_and_confidence() {
 #[test]
 fn the_guides_examples() {
     let (mut decisions, mut read_right, mut wrong) = (0, 0, Vec::new());
+    let min_confidence = perfbot::app::eval::default_policy().min_confidence;
     for e in perfbot::app::eval::guide_examples() {
         let u = understand(&e.text, Rules::builtin());
-        let decided = u.intent.is_decisive() && u.confidence >= 0.6;
+        let decided = u.intent.is_decisive() && u.confidence >= min_confidence;
         if e.label.is_decisive() {
             decisions += 1;
             read_right += usize::from(decided && u.intent == e.label);

@@ -645,17 +645,18 @@ fn the_guides_examples_as_shipped() {
         if r.outcome == Outcome::WrongDecision {
             wrong.push(format!("{:?} ({}): {u:?}", l.text, l.label.as_str()));
         }
-        *tally.entry(format!("{:?}", r.outcome)).or_insert(0usize) += 1;
+        *tally.entry(r.outcome).or_insert(0usize) += 1;
     }
     eprintln!("{tally:?}");
     assert!(wrong.is_empty(), "decided wrong:\n{}", wrong.join("\n"));
-    let n = |k: &str| tally.get(k).copied().unwrap_or(0);
+    let n = |k: Outcome| tally.get(&k).copied().unwrap_or(0);
+    use Outcome::{DecidedRight, Quiet, SilentlyMissed, ToHuman};
     assert_eq!(
-        n("DecidedRight") + n("ToHuman") + n("SilentlyMissed") + n("Quiet"),
+        n(DecidedRight) + n(ToHuman) + n(SilentlyMissed) + n(Quiet),
         191
     );
     // 115 of the 125 decisions now, 6 to a human, 4 missed; the guide's 66
     // others: 44 quiet, 22 to a human (questions asked of the robot, and
     // unsure readings).
-    assert!(n("DecidedRight") >= 110, "{tally:?}");
+    assert!(n(DecidedRight) >= 110, "{tally:?}");
 }

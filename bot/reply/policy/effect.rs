@@ -307,15 +307,15 @@ pub fn decide_in(
             u.evidence
         ));
     }
-    // The robot's people are the humans an escalation would reach: their
-    // own words read unsurely are theirs to settle by command.
-    if !by_command && u.confidence < policy.min_confidence && role == Role::Operator {
-        return Effect::none(format!(
-            "{} read with low confidence ({:.2}) from the robot's people: theirs to settle by command",
-            u.intent, u.confidence
-        ));
-    }
     if !by_command && u.confidence < policy.min_confidence {
+        // The robot's people are the humans an escalation would reach: their
+        // own words read unsurely are theirs to settle by command.
+        if role == Role::Operator {
+            return Effect::none(format!(
+                "{} read with low confidence ({:.2}) from the robot's people: theirs to settle by command",
+                u.intent, u.confidence
+            ));
+        }
         return Effect::human(format!(
             "{} read with low confidence ({:.2} < {:.2}): \"{}\"",
             u.intent, u.confidence, policy.min_confidence, u.evidence
