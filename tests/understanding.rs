@@ -202,7 +202,11 @@ fn a_model_trained_with_the_guide_reads_its_kinds_of_decision() {
         ),
         ("We can drop it, it's a cleanup.", S::AwaitingRevert),
         ("Please ignore this duplicate report.", S::Duplicate),
-        ("Yes, it's the same.", S::Duplicate),
+        // An answer: what it is the same as is in the question it quotes.
+        (
+            "On Mon, Bob wrote:\n> Is this the same regression as the one in v2?\n\nYes, it's the same.\n",
+            S::Duplicate,
+        ),
         ("The numbers don't match the patches.", S::NotARegression),
         (
             "I'll send the formal patch with your Tested-by.",

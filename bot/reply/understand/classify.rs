@@ -597,6 +597,48 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
+/// What a quoted yes/no question asks, as the claim a "yes" makes of it:
+/// its last sentence, if a question, with a leading auxiliary and its
+/// pronoun subject put back in statement order ("is this noise?" → "this is
+/// noise", "should we drop it?" → "we should drop it"; a negated auxiliary
+/// asks the same: "isn't this expected?" → "this is expected"). A question
+/// put to the replier ("could you …?") is a request, not a claim: `None`.
+fn asked_claim(quoted: &str) -> Option<String> {
+    const AUX: &[&str] = &[
+        "is", "was", "are", "were", "should", "shall", "can", "could", "will", "would", "may",
+        "might", "do", "does", "did", "must",
+    ];
+    const SUBJECT: &[&str] = &["this", "that", "it", "these", "those", "they", "we", "i"];
+    let last = sentences(quoted).pop()?;
+    let asked = normalise(&last);
+    let asked = asked.trim_end().strip_suffix('?')?;
+    // "Noise or not?", "this or that?": a yes picks no side.
+    if asked.contains(" or ") {
+        return None;
+    }
+    let words: Vec<&str> = asked.split_whitespace().collect();
+    let lead = usize::from(matches!(
+        words.first(),
+        Some(&("so" | "and" | "but" | "then"))
+    ));
+    let (aux, subject) = (words.get(lead)?, words.get(lead + 1)?);
+    let aux = aux.strip_suffix("n't").unwrap_or(aux);
+    let aux = match aux {
+        "wo" => "will",
+        "ca" => "can",
+        "sha" => "shall",
+        a => a,
+    };
+    if !AUX.contains(&aux) {
+        return Some(asked.to_string());
+    }
+    if !SUBJECT.contains(subject) {
+        return None;
+    }
+    let rest = words[lead + 2..].join(" ");
+    Some(format!("{subject} {aux} {rest}."))
+}
+
 /// The quoted lines right above a reply that can hold what it agrees with.
 pub(crate) const PROPOSAL_LINES: usize = 30;
 
@@ -670,7 +712,14 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
     let short = words.len() < 200;
     if short && !u.intent.is_decisive() && AGREE.is_match(&normalise(words)) {
         if let Some(q) = quoted_before_reply(body) {
-            let proposal = classify_words(&q, rules);
+            let mut proposal = classify_words(&q, rules);
+            if !proposal.intent.is_decisive() {
+                // "Is this the same as last week's?" — "Yes, it's the same."
+                // A yes to a question asserts what the question asked.
+                if let Some(claim) = asked_claim(&q) {
+                    proposal = classify_words(&claim, rules);
+                }
+            }
             if proposal.intent.is_decisive() {
                 let own = words.lines().next().unwrap_or("").trim().to_string();
                 return Understanding {
