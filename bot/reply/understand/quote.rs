@@ -200,8 +200,12 @@ fn strip_signoff(keep: &mut Vec<&str>) {
             return;
         }
     }
-    // A bare name as the last line after a blank ("\nDave.") is a sign-off too.
-    if n >= 2 && keep[n - 2].trim().is_empty() {
+    // A bare name as the last line after a blank ("\nDave.") is a sign-off
+    // too, when words stay before it: "Yes." alone is the whole reply.
+    let words_before = keep[..n.saturating_sub(1)]
+        .iter()
+        .any(|l| !l.trim().is_empty());
+    if n >= 2 && keep[n - 2].trim().is_empty() && words_before {
         let last = keep[n - 1].trim();
         if last.len() <= 25
             && last.split_whitespace().count() <= 3
@@ -295,6 +299,16 @@ mod tests {
                 "Please ask me at foo@example.org:\nI'll explain.",
             ),
             ("thanks alone stays", "Thanks!\n", "Thanks!"),
+            (
+                "a one-word answer below a quote is the reply, not a name",
+                "On Mon, Bob wrote:\n> Is this just noise?\n\nYes.\n",
+                "Yes.",
+            ),
+            (
+                "a name below the reply is a sign-off",
+                "On Mon, Bob wrote:\n> Is this just noise?\n\nYes, it is.\n\nDave.\n",
+                "Yes, it is.",
+            ),
             (
                 "attribution without a quote",
                 "On Wed, Jun 26, 2024 at 02:11:11PM +0800, Oliver Sang wrote:\n\nThanks for testing!\n",
