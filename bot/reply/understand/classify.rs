@@ -232,6 +232,20 @@ pub(crate) fn agrees(words: &str) -> bool {
     AGREE.is_match(&normalise(words))
 }
 
+/// Words after the agreement that take something back: "Yes, but …".
+static CONTRAST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(?:but|however|though|although|except|unless)\b").unwrap());
+
+/// An agreement that adopts what it answers: it agrees, takes nothing back
+/// ("Yes, but I'd rather fix it"), and says nothing of its own that a rule
+/// reads as looking into it or asking ("Right, I need to look closer").
+fn only_agrees(words: &str, own: &Understanding) -> bool {
+    let w = normalise(words);
+    let own_act =
+        own.basis.is_rule() && matches!(own.intent, Intent::Investigating | Intent::Question);
+    AGREE.is_match(&w) && !CONTRAST.is_match(&w) && !own_act
+}
+
 /// Text of the robot's own report, when quoted.
 static ROBOT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)kernel test robot noticed|fyi, we noticed|%stddev|reported-by: kernel test robot|in addition to that, the commit").unwrap()
@@ -710,7 +724,7 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
         }
     }
     let short = words.len() < 200;
-    if short && !u.intent.is_decisive() && AGREE.is_match(&normalise(words)) {
+    if short && !u.intent.is_decisive() && only_agrees(words, &u) {
         if let Some(q) = quoted_before_reply(body) {
             let mut proposal = classify_words(&q, rules);
             if !proposal.intent.is_decisive() {
