@@ -240,10 +240,9 @@ static CONTRAST: LazyLock<Regex> =
 /// ("Yes, but I'd rather fix it"), and says nothing of its own that a rule
 /// reads as looking into it or asking ("Right, I need to look closer").
 fn only_agrees(words: &str, own: &Understanding) -> bool {
-    let w = normalise(words);
     let own_act =
         own.basis.is_rule() && matches!(own.intent, Intent::Investigating | Intent::Question);
-    AGREE.is_match(&w) && !CONTRAST.is_match(&w) && !own_act
+    agrees(words) && !own_act && !CONTRAST.is_match(&normalise(words))
 }
 
 /// Text of the robot's own report, when quoted.
@@ -764,7 +763,7 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
         && u.basis == Basis::Fallback
         && short
         && !words.is_empty()
-        && AGREE.is_match(&normalise(words))
+        && agrees(words)
     {
         u.intent = Intent::ThanksOnly;
         u.confidence = 0.4;

@@ -190,22 +190,19 @@ fn strip_signoff(keep: &mut Vec<&str>) {
         keep.pop();
     }
     let n = keep.len();
+    // Only when something stays: "Thanks!" or "Yes." alone is the whole reply.
+    let words_stay = |upto: usize| keep[..upto].iter().any(|l| !l.trim().is_empty());
     for back in 1..=3.min(n) {
         let idx = n - back;
         if CLOSING.is_match(keep[idx]) && keep[idx + 1..].iter().all(|l| l.trim().len() <= 30) {
-            // Only when something stays: "Thanks!" alone is the whole reply.
-            if keep[..idx].iter().any(|l| !l.trim().is_empty()) {
+            if words_stay(idx) {
                 keep.truncate(idx);
             }
             return;
         }
     }
-    // A bare name as the last line after a blank ("\nDave.") is a sign-off
-    // too, when words stay before it: "Yes." alone is the whole reply.
-    let words_before = keep[..n.saturating_sub(1)]
-        .iter()
-        .any(|l| !l.trim().is_empty());
-    if n >= 2 && keep[n - 2].trim().is_empty() && words_before {
+    // A bare name as the last line after a blank ("\nDave.") is a sign-off too.
+    if n >= 2 && keep[n - 2].trim().is_empty() && words_stay(n - 1) {
         let last = keep[n - 1].trim();
         if last.len() <= 25
             && last.split_whitespace().count() <= 3
