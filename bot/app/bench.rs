@@ -491,6 +491,12 @@ pub fn classify(config: &Config, iterations: usize) -> String {
     while accented.len() < 4_000 {
         accented.push_str("Thanks, Jürgen — the numbers look odd… I'm not sure the commit is to blame; the profile shows the same cost in the s\u{fffd}bsystem. ");
     }
+    // Hostile replies as large as ingestion keeps of a body
+    // (`inbound.max_text_bytes`), all own words: short sentences in one
+    // paragraph, and one line that never ends a sentence.
+    let max = crate::flows::ingest::parse::Limits::default().max_text;
+    let sentences = "This is fine. ".repeat(max / 14);
+    let one_line = "not a regression ".repeat(max / 17);
     let model = config.intent_model();
     // What ingestion does per reply: own words, then the reading (rules, and
     // the model's features and prediction when there is one).
@@ -527,12 +533,18 @@ pub fn classify(config: &Config, iterations: usize) -> String {
         let (m1, lo1, hi1) = time(typical, m);
         let (m2, lo2, hi2) = time(&big, m);
         let (m3, lo3, hi3) = time(&accented, m);
+        let (m4, lo4, hi4) = time(&sentences, m);
+        let (m5, lo5, hi5) = time(&one_line, m);
         out.push_str(&format!(
             "{name}: typical reply ({} bytes): median {m1:.1} µs (min {lo1:.1}, max {hi1:.1}); \
              370 KB reply quoting a report: median {m2:.1} µs (min {lo2:.1}, max {hi2:.1}); \
-             {} KB of prose, non-ASCII in every sentence: median {m3:.1} µs (min {lo3:.1}, max {hi3:.1})\n",
+             {} KB of prose, non-ASCII in every sentence: median {m3:.1} µs (min {lo3:.1}, max {hi3:.1}); \
+             {} KB of short sentences in one paragraph: median {m4:.1} µs (min {lo4:.1}, max {hi4:.1}); \
+             {} KB on one line, no sentence ends: median {m5:.1} µs (min {lo5:.1}, max {hi5:.1})\n",
             typical.len(),
-            accented.len() / 1000
+            accented.len() / 1000,
+            sentences.len() >> 10,
+            one_line.len() >> 10,
         ));
     }
     out

@@ -4,6 +4,7 @@
 //! linear-time regexes, input cut to a bounded size.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -229,8 +230,14 @@ static AGREE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A short reply that only agrees.
 pub(crate) fn agrees(words: &str) -> bool {
-    AGREE.is_match(&normalise(words))
+    // The agreement is the first words (`AGREE` is anchored): only they are
+    // normalised, however long the reply.
+    let head: String = words.trim_start().chars().take(AGREE_HEAD).collect();
+    AGREE.is_match(&normalise(&head))
 }
+
+/// More characters than any of `AGREE`'s openings, spaces and all.
+const AGREE_HEAD: usize = 64;
 
 /// Words after the agreement that take something back: "Yes, but …".
 static CONTRAST: LazyLock<Regex> =
@@ -290,39 +297,50 @@ fn is_data_line(l: &str) -> bool {
 /// Sentences of prose, in order (original text, whitespace collapsed).
 pub fn sentences(words: &str) -> Vec<String> {
     let mut out = Vec::new();
+    each_sentence(words, |s| {
+        out.push(s.to_string());
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// `f` on each sentence of prose in order, until it says stop: the lines
+/// of a paragraph that are not data, joined, cut after `.`, `!` or `?`
+/// before a space ("e.g." and "i.e." cut nothing). Sentences longer than
+/// `MAX_SENTENCE` or without a letter are not prose. Lazy, so that a
+/// caller looking for one sentence reads no further than it.
+fn each_sentence(words: &str, mut f: impl FnMut(&str) -> ControlFlow<()>) {
+    let mut cur = String::new();
+    let mut emit = |cur: &mut String| {
+        let s = cur.trim();
+        let flow = if !s.is_empty() && s.len() <= MAX_SENTENCE && s.chars().any(char::is_alphabetic)
+        {
+            f(s)
+        } else {
+            ControlFlow::Continue(())
+        };
+        cur.clear();
+        flow
+    };
     for para in words.split("\n\n") {
-        let mut prose = String::new();
-        for line in para.lines() {
-            if is_data_line(line) {
-                continue;
-            }
-            prose.push_str(line.trim());
-            prose.push(' ');
-        }
-        let mut cur = String::new();
-        let chars: Vec<char> = prose.chars().collect();
-        for (i, &c) in chars.iter().enumerate() {
-            cur.push(c);
-            let end = matches!(c, '.' | '!' | '?')
-                && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
-                // "e.g." and "i.e." do not end a sentence.
-                && !cur.ends_with("e.g.")
-                && !cur.ends_with("i.e.");
-            if end {
-                let s = cur.trim().to_string();
-                if !s.is_empty() {
-                    out.push(s);
+        for line in para.lines().filter(|l| !is_data_line(l)) {
+            // A paragraph's lines are joined by one space.
+            let mut chars = line.trim().chars().chain(std::iter::once(' ')).peekable();
+            while let Some(c) = chars.next() {
+                cur.push(c);
+                let end = matches!(c, '.' | '!' | '?')
+                    && chars.peek().is_none_or(|n| n.is_whitespace())
+                    && !cur.ends_with("e.g.")
+                    && !cur.ends_with("i.e.");
+                if end && emit(&mut cur).is_break() {
+                    return;
                 }
-                cur.clear();
             }
         }
-        let s = cur.trim().to_string();
-        if !s.is_empty() {
-            out.push(s);
+        if emit(&mut cur).is_break() {
+            return;
         }
     }
-    out.retain(|s| s.len() <= MAX_SENTENCE && s.chars().any(char::is_alphabetic));
-    out
 }
 
 #[derive(Debug, Clone)]
@@ -352,9 +370,18 @@ pub(crate) fn read_sentences(words: &str) -> Vec<String> {
 /// decision could be: not only the tables, logs and code of a long data
 /// mail. A sentence of prose has a few words.
 pub(crate) fn prose_unread(words: &str) -> bool {
-    sentences(&words[read_cut(words)..])
-        .iter()
-        .any(|s| s.split_whitespace().count() >= MIN_PROSE_WORDS)
+    // It stops at the first such sentence: the rest of a hostile reply can
+    // be megabytes long.
+    let mut prose = false;
+    each_sentence(&words[read_cut(words)..], |s| {
+        prose = s.split_whitespace().count() >= MIN_PROSE_WORDS;
+        if prose {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    prose
 }
 
 /// Fewer words than this are a table's label, not a sentence of prose.
@@ -788,6 +815,23 @@ mod tests {
                 "last line"
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// Stopping after `k` sentences sees the first `k` of them, exactly.
+        #[test]
+        fn sentences_stop_where_asked(
+            w in "([a-e]{1,3}|[ .?!\n\t>;{}+-]|e\\.g\\.|    |\u{e9}){0,300}",
+            k in 0usize..8,
+        ) {
+            let mut seen = Vec::new();
+            each_sentence(&w, |s| {
+                seen.push(s.to_string());
+                if seen.len() > k { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            });
+            let all = sentences(&w);
+            proptest::prop_assert_eq!(&seen[..], &all[..all.len().min(k + 1)]);
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::classify::{normalise, sentences, Understanding};
+use super::classify::{normalise, read_sentences, Understanding};
 use super::intent::Intent;
 use super::speech;
 
@@ -141,7 +141,10 @@ pub fn features(
     let mut set = |k: String, v: f64| {
         f.insert(k, v);
     };
-    let sents = sentences(words);
+    // What the rules read, and no more: the words past it are unread by
+    // both (`Understanding::partial`), and a hostile reply's megabytes
+    // cost nothing here.
+    let sents = read_sentences(words);
     let mut all: Vec<String> = Vec::new();
     for s in &sents {
         all.extend(tokens(s));

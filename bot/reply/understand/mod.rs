@@ -27,7 +27,7 @@ pub use features::{Context, Speaker};
 pub use intent::Intent;
 pub use model::Model;
 
-use classify::{classify_words, closes, normalise, quoted_before_reply, round, sentences};
+use classify::{classify_words, closes, normalise, quoted_before_reply, round};
 use rules::Rules;
 
 /// The confidence under which a reading never decides anything (it stays
@@ -67,7 +67,7 @@ impl Default for Thresholds {
 /// The sentence of `words` the model finds most `intent`-like.
 fn model_evidence(words: &str, model: &Model, intent: Intent, ctx: Context) -> Option<String> {
     let none = Understanding::nothing();
-    sentences(words)
+    classify::read_sentences(words)
         .into_iter()
         .take(60)
         .map(|s| {
