@@ -1015,6 +1015,29 @@ fn a_decision_in_a_reply_read_only_in_part_goes_to_a_human() {
     assert!(outbox(&cfg).iter().any(|e| e["kind"] == "escalation"));
 }
 
+/// Own words past what ingestion keeps of a body (`inbound.max_text_bytes`):
+/// the end of the reply is kept, so a decision written under pages of pasted
+/// data is not lost; past what the reader reads, it goes to a human.
+#[test]
+fn a_decision_under_pages_of_pasted_data_is_not_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    let rows =
+        "      12345 +-  2%     +10.3%      13617 +-  1%  perf-stat.ps.cycles\r\n".repeat(1500);
+    let body = format!("Here are my own runs.\r\n\r\n{rows}\r\nI'll revert this patch.\r\n");
+    ingest(&cfg, &mail(DAVE, "data@x", &c.message_id, "", &body));
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "needs-human", "{}", v["events"]);
+    let t = thread_entry(&v, "data@x");
+    assert!(
+        t["limited"].as_str().unwrap().contains("middle not kept"),
+        "{t}"
+    );
+    let note = t["understanding"]["effect"].as_str().unwrap();
+    assert!(note.contains("longer than perfbot reads"), "{note}");
+}
+
 #[test]
 fn digest_in_three_formats_and_mailed_to_the_operators() {
     let tmp = tempfile::tempdir().unwrap();

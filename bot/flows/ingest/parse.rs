@@ -106,6 +106,57 @@ fn elide_quotes(text: &str) -> String {
     out
 }
 
+/// The first and last halves of `text`'s `max` bytes, cut at line ends, with
+/// a quoted line saying how many bytes between them are left out; and that
+/// number. The end is kept because on the lists a reply's words come last,
+/// after what they answer: a decision under pages of pasted data is still
+/// seen (and, past what the reader reads, sent to a human as read in part).
+fn keep_ends(text: &str, max: usize) -> (String, usize) {
+    // The note's longest form ("\n> [", twenty digits, " bytes not kept]\n"):
+    // with it, what is kept stays within `max`.
+    const NOTE: usize = 41;
+    if max <= NOTE {
+        // A limit this small keeps its first bytes only.
+        let mut cut = max.min(text.len());
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        return (text[..cut].to_string(), text.len() - cut);
+    }
+    let half = (max - NOTE) / 2;
+    let mut head = half.min(text.len());
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    if let Some(nl) = text[..head].rfind('\n') {
+        head = nl + 1;
+    }
+    let mut tail = text.len().saturating_sub(half).max(head);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    if !text[..tail].ends_with('\n') {
+        if let Some(nl) = text[tail..].find('\n') {
+            tail += nl + 1;
+        }
+    }
+    let left_out = tail - head;
+    // The note is a line of its own, and quoted: no one's words.
+    let open = if head == 0 || text[..head].ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    (
+        format!(
+            "{}{open}> [{left_out} bytes not kept]\n{}",
+            &text[..head],
+            &text[tail..]
+        ),
+        left_out,
+    )
+}
+
 /// An attachment that is a patch: named `*.patch`/`*.diff`, typed as one,
 /// or plain text holding a diff. Its name, or its type when it has none.
 fn patch_name(part: &mail_parser::MessagePart) -> Option<String> {
@@ -458,12 +509,12 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
         text = elide_quotes(&text);
     }
     if text.len() > limits.max_text {
-        let mut cut = limits.max_text;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        limited = Some(format!("text cut at {} bytes", limits.max_text));
+        let (kept, left_out) = keep_ends(&text, limits.max_text);
+        text = kept;
+        limited = Some(format!(
+            "text over {} bytes: {left_out} bytes in its middle not kept",
+            limits.max_text
+        ));
     }
     let patches = m.attachments().filter_map(patch_name).collect();
     Ok(Inbound {
@@ -579,9 +630,45 @@ mod tests {
             &m.text[..200]
         );
         assert!(m.text.trim_end().ends_with("This is not a regression."));
+        // Own words over the limit: their first and last parts are kept,
+        // the words that come last (a decision under pasted data) among them.
         let own = "We looked again and the numbers move as before here.\r\n".repeat(2000);
-        let m = p(&format!("Message-ID: <o@x>\r\n\r\n{own}"));
-        assert!(m.limited.is_some_and(|l| l.contains("text cut")));
+        let m = p(&format!(
+            "Message-ID: <o@x>\r\n\r\n{own}\r\nI'll revert this patch.\r\n"
+        ));
+        assert!(
+            m.limited
+                .as_deref()
+                .is_some_and(|l| l.contains("middle not kept")),
+            "{:?}",
+            m.limited
+        );
+        assert!(m.text.len() <= Limits::default().max_text + 40);
+        assert!(m.text.starts_with("We looked again"));
+        assert!(m.text.trim_end().ends_with("I'll revert this patch."));
+        assert!(
+            m.text.contains("bytes not kept]\nWe looked again"),
+            "a line split"
+        );
+    }
+
+    /// `keep_ends` keeps whole lines of both ends and says, in a quoted line,
+    /// how much of the middle it left out: `(text, max, kept, left out)`.
+    #[test]
+    fn the_ends_of_a_long_text_are_kept() {
+        let cases: &[(&str, usize, &str, usize)] = &[
+            // 41 bytes of every limit are the note's: here 4 of each end.
+            ("aa\nbb\ncc\ndd\n", 49, "aa\n> [6 bytes not kept]\ndd\n", 6),
+            // No line end in the first half: cut inside the line.
+            ("aaaaaa\nb\nc\n", 47, "aaa\n> [6 bytes not kept]\nc\n", 6),
+            // Nor anywhere: cut inside, on character boundaries.
+            ("ééééé", 45, "é\n> [6 bytes not kept]\né", 6),
+            // A limit too small for the note keeps the first bytes only.
+            ("ééééé", 5, "éé", 6),
+        ];
+        for (text, max, kept, left) in cases {
+            assert_eq!(keep_ends(text, *max), (kept.to_string(), *left), "{text:?}");
+        }
     }
 
     #[test]

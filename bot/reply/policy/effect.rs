@@ -214,7 +214,9 @@ pub fn decide_in(
             u.evidence
         ));
     }
-    if u.partial && !u.intent.is_decisive() && !by_command {
+    // A decision read unsurely in the part read is no better a reason than
+    // the part unread: the human is told the reply was read in part.
+    if u.partial && (!u.intent.is_decisive() || u.unsettled) && !by_command {
         return Effect::human(format!(
             "a reply longer than perfbot reads ({} KiB): its decision may be past the part read",
             crate::reply::understand::MAX_WORDS >> 10
