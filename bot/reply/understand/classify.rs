@@ -244,12 +244,18 @@ static CONTRAST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(?:but|however|though|although|except|unless)\b").unwrap());
 
 /// An agreement that adopts what it answers: it agrees, takes nothing back
-/// ("Yes, but I'd rather fix it"), and says nothing of its own that a rule
-/// reads as looking into it or asking ("Right, I need to look closer").
+/// ("Yes, but I'd rather fix it"), says nothing of its own that a rule
+/// reads as looking into it or asking, and commits to no examination of
+/// its own ("Right, I need to look closer").
 fn only_agrees(words: &str, own: &Understanding) -> bool {
     let own_act =
         own.basis.is_rule() && matches!(own.intent, Intent::Investigating | Intent::Question);
-    agrees(words) && !own_act && !CONTRAST.is_match(&normalise(words))
+    let examines = || {
+        read_sentences(words)
+            .iter()
+            .any(|s| super::speech::commits_to_examine(&normalise(s)))
+    };
+    agrees(words) && !own_act && !CONTRAST.is_match(&normalise(words)) && !examines()
 }
 
 /// Text of the robot's own report, when quoted.

@@ -460,6 +460,24 @@ pub fn acts(s: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Does a normalised sentence commit its speaker to look into something or
+/// test it, still to be done ("I need to look closer", "I'll test it on my
+/// box")? Said with an agreement, it agrees to examine, not to what was
+/// proposed: the person, modality and action of `acts`, not a phrase list.
+pub fn commits_to_examine(s: &str) -> bool {
+    let ws = words(s);
+    if person(&ws) != "1" || !matches!(modality(s, &ws), "fut" | "should") {
+        return false;
+    }
+    let of = |class: &str| {
+        CLASSES
+            .iter()
+            .find(|(name, _)| *name == class)
+            .is_some_and(|(_, stems)| ws.iter().any(|w| stems.iter().any(|st| w.starts_with(st))))
+    };
+    of("look") || of("test")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -570,6 +588,22 @@ mod tests {
         let mut d = Vec::new();
         acts("", &mut d);
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn commits_to_examine_table() {
+        let cases = [
+            ("right, i need to look closer.", true),
+            ("agreed, i'll test it on my box tomorrow.", true),
+            ("we should check the profile first.", true),
+            ("yes, i think that's right.", false),
+            ("i looked at it already.", false),
+            ("you should test it.", false),
+            ("yes, we should drop it.", false),
+        ];
+        for (s, expect) in cases {
+            assert_eq!(commits_to_examine(s), expect, "{s}");
+        }
     }
 }
 
