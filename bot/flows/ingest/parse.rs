@@ -106,9 +106,10 @@ fn elide_quotes(text: &str) -> String {
     out
 }
 
-/// The first and last halves of `text`'s `max` bytes, cut at line ends, with
-/// a quoted line saying how many bytes between them are left out; and that
-/// number. The end is kept because on the lists a reply's words come last,
+/// Of a `text` longer than `max` bytes: its beginning and its end, each
+/// about half of `max` and cut at line ends, joined by a quoted line saying
+/// how many bytes between them are left out; and that number. The whole
+/// stays within `max`. The end is kept because on the lists a reply's words come last,
 /// after what they answer: a decision under pages of pasted data is still
 /// seen (and, past what the reader reads, sent to a human as read in part).
 fn keep_ends(text: &str, max: usize) -> (String, usize) {
@@ -643,7 +644,7 @@ mod tests {
             "{:?}",
             m.limited
         );
-        assert!(m.text.len() <= Limits::default().max_text + 40);
+        assert!(m.text.len() <= Limits::default().max_text);
         assert!(m.text.starts_with("We looked again"));
         assert!(m.text.trim_end().ends_with("I'll revert this patch."));
         assert!(

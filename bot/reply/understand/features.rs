@@ -142,8 +142,8 @@ pub fn features(
         f.insert(k, v);
     };
     // What the rules read, and no more: the words past it are unread by
-    // both (`Understanding::partial`), and a hostile reply's megabytes
-    // cost nothing here.
+    // both (`Understanding::partial`), and a reply's length past it costs
+    // nothing here.
     let sents = read_sentences(words);
     let mut all: Vec<String> = Vec::new();
     for s in &sents {
