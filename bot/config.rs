@@ -249,6 +249,9 @@ pub struct InboundSection {
     pub max_held: usize,
 }
 
+/// The least `inbound.max_text_bytes`: a short reply, whole.
+pub const MIN_TEXT_BYTES: usize = 1 << 10;
+
 impl Default for InboundSection {
     fn default() -> Self {
         InboundSection {
@@ -1066,6 +1069,13 @@ impl ConfigFile {
                 "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
             );
         }
+        if self.inbound.max_text_bytes < MIN_TEXT_BYTES {
+            return Err(format!(
+                "inbound.max_text_bytes ({}) must be at least {MIN_TEXT_BYTES}: less would not \
+                 hold a short reply whole",
+                self.inbound.max_text_bytes
+            ));
+        }
         let n = &self.noise;
         if !(0.5..1.0).contains(&n.level) || n.resamples == 0 || n.resamples > 1_000_000 {
             return Err(format!(
@@ -1305,6 +1315,7 @@ mod tests {
             ("reminders", "stale_days = 99999999", "reminders.stale_days"),
             ("review", "quiet_days = -1", "review.quiet_days"),
             ("review", "min_signal = 0", "review.min_signal"),
+            ("inbound", "max_text_bytes = 100", "inbound.max_text_bytes"),
             ("review", "min_signal = nan", "review.min_signal"),
             ("trust", "min_confidence = 1.5", "min_confidence"),
             (
