@@ -250,7 +250,7 @@ pub struct InboundSection {
 }
 
 /// The least `inbound.max_text_bytes`: a short reply, whole.
-pub const MIN_TEXT_BYTES: usize = 1 << 10;
+const MIN_TEXT_BYTES: usize = 1 << 10;
 
 impl Default for InboundSection {
     fn default() -> Self {

@@ -109,8 +109,8 @@ fn elide_quotes(text: &str) -> String {
 /// Of a `text` longer than `max` bytes: its beginning and its end, each
 /// about half of `max` and cut at line ends, joined by a quoted line saying
 /// how many bytes between them are left out; and that number. The whole
-/// stays within `max`. The end is kept because on the lists a reply's words come last,
-/// after what they answer: a decision under pages of pasted data is still
+/// stays within `max`. The end is kept because on the lists a reply's words
+/// come last, after what they answer: a decision under pages of pasted data is still
 /// seen (and, past what the reader reads, sent to a human as read in part).
 fn keep_ends(text: &str, max: usize) -> (String, usize) {
     // The note's longest form ("\n> [", twenty digits, " bytes not kept]\n"):
@@ -118,24 +118,15 @@ fn keep_ends(text: &str, max: usize) -> (String, usize) {
     const NOTE: usize = 41;
     if max <= NOTE {
         // A limit this small keeps its first bytes only.
-        let mut cut = max.min(text.len());
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let cut = text.floor_char_boundary(max);
         return (text[..cut].to_string(), text.len() - cut);
     }
     let half = (max - NOTE) / 2;
-    let mut head = half.min(text.len());
-    while !text.is_char_boundary(head) {
-        head -= 1;
-    }
+    let mut head = text.floor_char_boundary(half);
     if let Some(nl) = text[..head].rfind('\n') {
         head = nl + 1;
     }
-    let mut tail = text.len().saturating_sub(half).max(head);
-    while !text.is_char_boundary(tail) {
-        tail += 1;
-    }
+    let mut tail = text.ceil_char_boundary(text.len().saturating_sub(half).max(head));
     if !text[..tail].ends_with('\n') {
         if let Some(nl) = text[tail..].find('\n') {
             tail += nl + 1;

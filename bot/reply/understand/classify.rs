@@ -360,11 +360,7 @@ struct Hit {
 
 /// Where the part of the own words that is read ends (`MAX_WORDS`).
 fn read_cut(words: &str) -> usize {
-    let mut cut = words.len().min(MAX_WORDS);
-    while !words.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    cut
+    words.floor_char_boundary(MAX_WORDS)
 }
 
 /// The own words cut to what is read (`MAX_WORDS`), as sentences.

@@ -159,8 +159,7 @@ const CONDITIONS: &[&str] = &[
 /// Is the decision phrase at byte `at` of the normalised sentence `s` the
 /// replier's own claim? `Ok` if so, else why not.
 pub fn own_claim(s: &str, at: usize) -> Result<(), NotOwn> {
-    let at = at.min(s.len());
-    let at = (0..=at).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+    let at = s.floor_char_boundary(at);
     if s[..at].matches('"').count() % 2 == 1 {
         return Err(NotOwn::Quoted);
     }
@@ -439,7 +438,7 @@ pub fn acts(s: &str, out: &mut Vec<String>) {
         out.push(format!("sa:q:{p}:{m}"));
     }
     for (name, stems) in CLASSES {
-        if !ws.iter().any(|w| stems.iter().any(|st| w.starts_with(st))) {
+        if !mentions(&ws, stems) {
             continue;
         }
         out.push(format!("sa:{name}"));
@@ -469,13 +468,15 @@ pub fn commits_to_examine(s: &str) -> bool {
     if person(&ws) != "1" || !matches!(modality(s, &ws), "fut" | "should") {
         return false;
     }
-    let of = |class: &str| {
-        CLASSES
-            .iter()
-            .find(|(name, _)| *name == class)
-            .is_some_and(|(_, stems)| ws.iter().any(|w| stems.iter().any(|st| w.starts_with(st))))
-    };
-    of("look") || of("test")
+    CLASSES
+        .iter()
+        .filter(|(name, _)| matches!(*name, "look" | "test"))
+        .any(|(_, stems)| mentions(&ws, stems))
+}
+
+/// Does one of the words begin with one of a class's stems?
+fn mentions(ws: &[&str], stems: &[&str]) -> bool {
+    ws.iter().any(|w| stems.iter().any(|st| w.starts_with(st)))
 }
 
 #[cfg(test)]
