@@ -96,14 +96,16 @@ fn thread_grouped_folds_hold_their_figures() {
         "{t:?}"
     );
     assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 1, "{t:?}");
-    // Where nobody decided or asked anything, few go to a human.
+    // Where nobody decided or asked anything, few go to a human: 6 of 45
+    // here, 7 since words under a negation are features of their own (a
+    // twenty-third session; the issue asks at most 25%).
     let quiet: Vec<_> = t
         .iter()
         .filter(|x| x.decision.is_none() && !x.asked)
         .collect();
     let to_human = quiet.iter().filter(|x| x.outcome == T::ToHuman).count();
     assert!(
-        f(to_human, quiet.len()) <= 0.15,
+        f(to_human, quiet.len()) <= 0.16,
         "{to_human} of {}",
         quiet.len()
     );

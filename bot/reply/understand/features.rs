@@ -153,10 +153,20 @@ pub fn features(
             break;
         }
     }
+    // A word under a negation ("I don't see how this could regress") is
+    // another feature than the word said plainly: the standard scope, to
+    // the end of its sentence.
+    let mut negated = false;
     for w in &all {
-        if w != "</s>" {
-            set(format!("w:{w}"), 1.0);
+        if w == "</s>" {
+            negated = false;
+            continue;
         }
+        set(format!("w:{w}"), 1.0);
+        if negated {
+            set(format!("n:{w}"), 1.0);
+        }
+        negated |= speech::is_negator(w);
     }
     // Who commits to what, sentence by sentence (`speech`): the features
     // that carry over between phrasings.
@@ -281,6 +291,21 @@ mod tests {
         ] {
             assert!(f.contains_key(k), "{k} missing: {f:?}");
         }
+        // A word under a negation, to its sentence's end, is a feature of
+        // its own; the next sentence is plain again.
+        let f = features(
+            "It isn't a regression. Maybe later?",
+            "",
+            &plain(Intent::Other),
+            &BTreeMap::new(),
+            None,
+            Context::default(),
+        );
+        for (k, expect) in [("n:regression", true), ("n:it", false), ("n:maybe", false)] {
+            assert_eq!(f.contains_key(k), expect, "{k}: {f:?}");
+        }
+        assert!(f.contains_key("w:maybe"));
+        let f = read();
         // Word pairs and first-sentence words overfit (BENCHMARKS.md): none.
         assert!(!f
             .keys()

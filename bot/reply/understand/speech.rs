@@ -104,6 +104,11 @@ const NEGATORS: &[&str] = &[
     "no",
 ];
 
+/// A word that negates what follows it in its sentence.
+pub fn is_negator(w: &str) -> bool {
+    NEGATORS.contains(&w) || w.ends_with("n't")
+}
+
 /// Verbs whose complement is a claim (said, believed, agreed).
 const CLAIM_VERBS: &[&str] = &[
     "agree",
@@ -428,9 +433,7 @@ pub fn acts(s: &str, out: &mut Vec<String>) {
     }
     let p = person(&ws);
     let m = modality(s, &ws);
-    let neg = ws
-        .iter()
-        .any(|w| NEGATORS.contains(w) || w.ends_with("n't"));
+    let neg = ws.iter().any(|w| is_negator(w));
     let cond = ws.iter().any(|w| CONDITIONS.contains(w));
     let q = s.trim_end().ends_with('?');
     out.push(format!("sa:{p}:{m}"));
