@@ -17,13 +17,13 @@ use serde::Serialize;
 use crate::model::case::{Case, CaseState};
 use crate::reply::policy::effect::{decide, decide_in, Effect, MovedBy};
 use crate::reply::policy::trust::{Policy, Role};
-use crate::reply::understand::classify::{classify_words, quoted_before_reply, rule_hits};
+use crate::reply::understand::classify::{classify_words, quoted_before_reply};
 use crate::reply::understand::features::features;
 use crate::reply::understand::model::{self, Sample, Train};
 use crate::reply::understand::quote::own_words;
 use crate::reply::understand::rules::Rules;
 use crate::reply::understand::{
-    read_with, understand_words, Context, Intent, Model, Thresholds, Understanding,
+    read_with, understand_noting, Context, Intent, Model, Thresholds, Understanding,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -1018,19 +1018,12 @@ pub fn context_of(l: &Labelled) -> Context {
 /// The training sample of a labelled reply.
 pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
     let words = own_words(body);
-    let by_rules = understand_words(body, &words, rules);
+    let (by_rules, hits) = understand_noting(body, &words, rules);
     let quoted = quoted_before_reply(body)
         .map(|q| classify_words(&q, rules).intent)
         .filter(|i| i.is_decisive());
     Sample {
-        features: features(
-            &words,
-            body,
-            &by_rules,
-            &rule_hits(&words, rules),
-            quoted,
-            context_of(l),
-        ),
+        features: features(&words, body, &by_rules, &hits, quoted, context_of(l)),
         target: model::target(l.label, &l.alt),
         weight: l.weight,
     }

@@ -440,17 +440,30 @@ fn scan(sents: &[String], rules: &Rules, mut hit: impl FnMut(&super::rules::Rule
 
 /// Every rule that fires in the replier's own words, by id, with its best
 /// weight (features for the learned model).
-pub fn rule_hits(words: &str, rules: &Rules) -> BTreeMap<String, f64> {
-    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+pub type RuleHits = BTreeMap<String, f64>;
+
+/// The rules that fire in `words`, scanned on their own.
+fn rule_hits(words: &str, rules: &Rules) -> RuleHits {
+    let mut out = RuleHits::new();
     scan(&read_sentences(words), rules, |r, w, _| {
-        let e = out.entry(r.id.clone()).or_default();
-        *e = e.max(w);
+        note_hit(&mut out, r, w)
     });
     out
 }
 
+fn note_hit(out: &mut RuleHits, r: &super::rules::Rule, w: f64) {
+    let e = out.entry(r.id.clone()).or_default();
+    *e = e.max(w);
+}
+
 /// Classify the replier's own words.
 pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
+    classify_noting(words, rules, None)
+}
+
+/// `classify_words`, noting every rule that fires in `fired` as well: one
+/// scan of the words serves the reading and the model's features.
+fn classify_noting(words: &str, rules: &Rules, mut fired: Option<&mut RuleHits>) -> Understanding {
     let sents = read_sentences(words);
     let mut hits: BTreeMap<Intent, Hit> = BTreeMap::new();
     let mut vetoed: Vec<Intent> = Vec::new();
@@ -463,6 +476,9 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
         .cloned();
     let mut confirms = false;
     scan(&sents, rules, |r, w, original| {
+        if let Some(out) = fired.as_deref_mut() {
+            note_hit(out, r, w);
+        }
         vetoed.extend(r.vetoes.iter().copied());
         confirms |= r.tags.contains(&super::rules::RuleTag::Confirms);
         let h = hits.entry(r.intent).or_insert(Hit {
@@ -725,11 +741,26 @@ pub fn understand(body: &str, rules: &Rules) -> Understanding {
 /// `understand`, for a caller that has the replier's own words of `body`
 /// already (ingestion keeps them for the timeline).
 pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding {
+    understand_noting(body, words, rules).0
+}
+
+/// `understand_words`, with every rule that fires in the own words
+/// (`rule_hits`), from the same scan.
+pub fn understand_noting(body: &str, words: &str, rules: &Rules) -> (Understanding, RuleHits) {
+    let mut fired = RuleHits::new();
+    let u = understand_into(body, words, rules, &mut fired);
+    (u, fired)
+}
+
+fn understand_into(body: &str, words: &str, rules: &Rules, fired: &mut RuleHits) -> Understanding {
     // An explicit command says it all.
     if let Some((line, Ok(cmd))) = super::command::commands(words)
         .into_iter()
         .find(|(_, c)| c.is_ok())
     {
+        // A labelled reply with a command still trains the model on what
+        // the rules found in it.
+        *fired = rule_hits(words, rules);
         return Understanding {
             intent: cmd.intent(),
             confidence: 1.0,
@@ -744,7 +775,7 @@ pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding
             partial: false,
         };
     }
-    let mut u = classify_words(words, rules);
+    let mut u = classify_noting(words, rules, Some(fired));
     if u.open_to_a_patch() {
         if let Some(subject) = inline_fix(body) {
             u.read_as_patch(subject, 0.82);

@@ -22,7 +22,9 @@ pub mod rules;
 pub mod speech;
 
 pub use classify::MAX_WORDS;
-pub use classify::{understand, understand_words, Basis, Fact, Secondary, Understanding};
+pub use classify::{
+    understand, understand_noting, understand_words, Basis, Fact, Secondary, Understanding,
+};
 pub use features::{Context, Speaker};
 pub use intent::Intent;
 pub use model::Model;
@@ -193,7 +195,8 @@ fn read_inner(
     model: Option<&Model>,
     t: Thresholds,
 ) -> Understanding {
-    let by_rules = offered_patch(understand_words(body, words, rules), body, ctx);
+    let (by_rules, hits) = understand_noting(body, words, rules);
+    let by_rules = offered_patch(by_rules, body, ctx);
     let Some(model) = model else {
         return by_rules;
     };
@@ -204,7 +207,6 @@ fn read_inner(
     let quoted = quoted_before_reply(body)
         .map(|q| classify_words(&q, rules).intent)
         .filter(|i| i.is_decisive());
-    let hits = classify::rule_hits(words, rules);
     let f = features::features(words, body, &by_rules, &hits, quoted, ctx);
     let p = model.predict(&f);
     let prob = |i: Intent| Model::probability(&p, i);
