@@ -835,6 +835,29 @@ fn understand_into(body: &str, words: &str, rules: &Rules, fired: &mut RuleHits)
 mod tests {
     use super::*;
 
+    /// The rules noted while reading are the rules a scan of their own
+    /// finds: a plain reply, one with a command, a bare agreement that reads
+    /// its quote, a reply with no rule in it.
+    #[test]
+    fn reading_notes_the_rules_a_scan_finds() {
+        let rules = Rules::builtin();
+        for body in [
+            "This is not a regression. I'll revert it anyway?\n",
+            "#perfbot invalid\nThis is noise, I think.\n",
+            "> We should drop the patch.\nAgreed.\n",
+            "Hello.\n",
+        ] {
+            let words = super::super::quote::own_words(body);
+            let (_, noted) = understand_noting(body, &words, rules);
+            assert_eq!(noted, rule_hits(&words, rules), "{body:?}");
+        }
+        let words = "This is not a regression.";
+        assert!(
+            !rule_hits(words, rules).is_empty(),
+            "the table finds a rule"
+        );
+    }
+
     #[test]
     fn sentence_split() {
         let s = sentences("This is it. Really?\nYes!  e.g. this stays.\n\n    code();\nlast line");
