@@ -110,8 +110,9 @@ fn elide_quotes(text: &str) -> String {
 /// about half of `max` and cut at line ends, joined by a quoted line saying
 /// how many bytes between them are left out; and that number. The whole
 /// stays within `max`. The end is kept because on the lists a reply's words
-/// come last, after what they answer: a decision under pages of pasted data is still
-/// seen (and, past what the reader reads, sent to a human as read in part).
+/// come last, after what they answer: a decision under pages of pasted data
+/// is still seen (and, past what the reader reads, sent to a human as read
+/// in part).
 fn keep_ends(text: &str, max: usize) -> (String, usize) {
     // The note's longest form ("\n> [", twenty digits, " bytes not kept]\n"):
     // with it, what is kept stays within `max`.

@@ -741,18 +741,23 @@ pub fn understand(body: &str, rules: &Rules) -> Understanding {
 /// `understand`, for a caller that has the replier's own words of `body`
 /// already (ingestion keeps them for the timeline).
 pub fn understand_words(body: &str, words: &str, rules: &Rules) -> Understanding {
-    understand_noting(body, words, rules).0
+    understand_into(body, words, rules, None)
 }
 
 /// `understand_words`, with every rule that fires in the own words
 /// (`rule_hits`), from the same scan.
 pub fn understand_noting(body: &str, words: &str, rules: &Rules) -> (Understanding, RuleHits) {
     let mut fired = RuleHits::new();
-    let u = understand_into(body, words, rules, &mut fired);
+    let u = understand_into(body, words, rules, Some(&mut fired));
     (u, fired)
 }
 
-fn understand_into(body: &str, words: &str, rules: &Rules, fired: &mut RuleHits) -> Understanding {
+fn understand_into(
+    body: &str,
+    words: &str,
+    rules: &Rules,
+    fired: Option<&mut RuleHits>,
+) -> Understanding {
     // An explicit command says it all.
     if let Some((line, Ok(cmd))) = super::command::commands(words)
         .into_iter()
@@ -760,7 +765,9 @@ fn understand_into(body: &str, words: &str, rules: &Rules, fired: &mut RuleHits)
     {
         // A labelled reply with a command still trains the model on what
         // the rules found in it.
-        *fired = rule_hits(words, rules);
+        if let Some(fired) = fired {
+            *fired = rule_hits(words, rules);
+        }
         return Understanding {
             intent: cmd.intent(),
             confidence: 1.0,
@@ -775,7 +782,7 @@ fn understand_into(body: &str, words: &str, rules: &Rules, fired: &mut RuleHits)
             partial: false,
         };
     }
-    let mut u = classify_noting(words, rules, Some(fired));
+    let mut u = classify_noting(words, rules, fired);
     if u.open_to_a_patch() {
         if let Some(subject) = inline_fix(body) {
             u.read_as_patch(subject, 0.82);

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::classify::{normalise, read_sentences, Understanding};
+use super::classify::{normalise, read_sentences, RuleHits, Understanding};
 use super::intent::Intent;
 use super::speech;
 
@@ -133,7 +133,7 @@ pub fn features(
     words: &str,
     body: &str,
     rules: &Understanding,
-    hits: &BTreeMap<String, f64>,
+    hits: &RuleHits,
     quoted: Option<Intent>,
     ctx: Context,
 ) -> Features {
