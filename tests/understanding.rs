@@ -60,7 +60,11 @@ fn thread_grouped_folds_hold_their_figures() {
     assert_eq!(s.decision_replies, 103);
     assert!(f(s.lenient, s.replies) >= 0.77, "{s:?}");
     assert!(f(s.decided_right, s.decision_replies) >= 0.53, "{s:?}");
-    assert!(f(s.silently_missed, s.decision_replies) <= 0.23, "{s:?}");
+    // 23 of 103 here, 24 since a long reply's words weigh less (a
+    // twenty-fourth session: in this split one reply to a human is missed
+    // instead; over 10 splits decided right is up in 7, never down, and
+    // missed up by one in 2).
+    assert!(f(s.silently_missed, s.decision_replies) <= 0.24, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
     // patch to compare (read as a fix offered, awaiting it). An author's
     // "Now the same kernel with / > commits / reverted." is no revert since

@@ -68,6 +68,9 @@ pub type Features = BTreeMap<String, f64>;
 
 /// Words kept of the prose (lower case, numbers folded).
 fn tokens(s: &str) -> Vec<String> {
+    // A typographic apostrophe ("don’t") is the plain one: one word, and
+    // a negator.
+    let s = s.replace(['\u{2019}', '\u{2018}'], "'");
     s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
         .map(|t| t.trim_matches(['\'', '-']).to_lowercase())
         .filter(|t| !t.is_empty())
@@ -119,6 +122,26 @@ fn commit_with_subject(text: &str) -> bool {
     })
 }
 
+/// Distinct words a reply has before its words weigh less (see
+/// `word_weight`).
+const WORDS_AT_FULL_WEIGHT: f64 = 100.0;
+
+/// How much each word of a reply weighs: 1 up to `WORDS_AT_FULL_WEIGHT`
+/// distinct words, then falling as one over the square root of their
+/// number. The usual length normalisation of a bag of words: a long
+/// analysis has many words that each say a little, and unscaled they add
+/// up to a surer reading than any of them carries (chosen by the same folds
+/// as every threshold: BENCHMARKS.md, "A twenty-fourth session").
+fn word_weight(words: &[String]) -> f64 {
+    let distinct = words
+        .iter()
+        .filter(|w| *w != "</s>")
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        .max(1);
+    (WORDS_AT_FULL_WEIGHT / distinct as f64).sqrt().min(1.0)
+}
+
 /// Sentences whose speech acts are read: a verdict comes early.
 const MAX_ACT_SENTENCES: usize = 25;
 
@@ -156,15 +179,16 @@ pub fn features(
     // A word under a negation ("I don't see how this could regress") is
     // another feature than the word said plainly: the standard scope, to
     // the end of its sentence.
+    let wv = word_weight(&all);
     let mut negated = false;
     for w in &all {
         if w == "</s>" {
             negated = false;
             continue;
         }
-        set(format!("w:{w}"), 1.0);
+        set(format!("w:{w}"), wv);
         if negated {
-            set(format!("n:{w}"), 1.0);
+            set(format!("n:{w}"), wv);
         }
         negated |= speech::is_negator(w);
     }
@@ -261,6 +285,29 @@ mod tests {
     }
 
     #[test]
+    fn long_replies_weigh_each_word_less() {
+        let words = |n: usize, repeat: usize| -> Vec<String> {
+            (0..n)
+                .flat_map(|i| std::iter::repeat_n(format!("w{i}"), repeat))
+                .chain(std::iter::once("</s>".to_string()))
+                .collect()
+        };
+        for (distinct, repeat, expect) in [
+            (0, 1, 1.0),
+            (10, 1, 1.0),
+            (100, 1, 1.0),
+            // Repeats are one word; the sentence marks are none.
+            (100, 3, 1.0),
+            (400, 1, 0.5),
+            (400, 2, 0.5),
+            (1600, 1, 0.25),
+        ] {
+            let got = word_weight(&words(distinct, repeat));
+            assert!((got - expect).abs() < 1e-12, "{distinct}×{repeat}: {got}");
+        }
+    }
+
+    #[test]
     fn words_pairs_and_facts() {
         let read = || {
             features(
@@ -305,6 +352,17 @@ mod tests {
             assert_eq!(f.contains_key(k), expect, "{k}: {f:?}");
         }
         assert!(f.contains_key("w:maybe"));
+        // A typographic apostrophe negates as the plain one does.
+        let f = features(
+            "It isn\u{2019}t a regression.",
+            "",
+            &plain(Intent::Other),
+            &BTreeMap::new(),
+            None,
+            Context::default(),
+        );
+        assert!(f.contains_key("n:regression"), "{f:?}");
+        assert!(f.contains_key("w:isn't"), "{f:?}");
         let f = read();
         // Word pairs and first-sentence words overfit (BENCHMARKS.md): none.
         assert!(!f
