@@ -338,29 +338,25 @@ mod tests {
         ] {
             assert!(f.contains_key(k), "{k} missing: {f:?}");
         }
+        let of_words = |w: &str| {
+            features(
+                w,
+                "",
+                &plain(Intent::Other),
+                &BTreeMap::new(),
+                None,
+                Context::default(),
+            )
+        };
         // A word under a negation, to its sentence's end, is a feature of
         // its own; the next sentence is plain again.
-        let f = features(
-            "It isn't a regression. Maybe later?",
-            "",
-            &plain(Intent::Other),
-            &BTreeMap::new(),
-            None,
-            Context::default(),
-        );
+        let f = of_words("It isn't a regression. Maybe later?");
         for (k, expect) in [("n:regression", true), ("n:it", false), ("n:maybe", false)] {
             assert_eq!(f.contains_key(k), expect, "{k}: {f:?}");
         }
         assert!(f.contains_key("w:maybe"));
         // A typographic apostrophe negates as the plain one does.
-        let f = features(
-            "It isn\u{2019}t a regression.",
-            "",
-            &plain(Intent::Other),
-            &BTreeMap::new(),
-            None,
-            Context::default(),
-        );
+        let f = of_words("It isn\u{2019}t a regression.");
         assert!(f.contains_key("n:regression"), "{f:?}");
         assert!(f.contains_key("w:isn't"), "{f:?}");
         let f = read();
