@@ -70,7 +70,12 @@ pub type Features = BTreeMap<String, f64>;
 fn tokens(s: &str) -> Vec<String> {
     // A typographic apostrophe ("don’t") is the plain one: one word, and
     // a negator.
-    let s = s.replace(['\u{2019}', '\u{2018}'], "'");
+    const TYPOGRAPHIC: [char; 2] = ['\u{2019}', '\u{2018}'];
+    let s = if s.contains(TYPOGRAPHIC) {
+        std::borrow::Cow::Owned(s.replace(TYPOGRAPHIC, "'"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
         .map(|t| t.trim_matches(['\'', '-']).to_lowercase())
         .filter(|t| !t.is_empty())
@@ -176,10 +181,10 @@ pub fn features(
             break;
         }
     }
+    let wv = word_weight(&all);
     // A word under a negation ("I don't see how this could regress") is
     // another feature than the word said plainly: the standard scope, to
     // the end of its sentence.
-    let wv = word_weight(&all);
     let mut negated = false;
     for w in &all {
         if w == "</s>" {
