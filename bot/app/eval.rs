@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::model::case::{Case, CaseState};
 use crate::reply::policy::effect::{decide, decide_in, Effect, MovedBy};
 use crate::reply::policy::trust::{Policy, Role};
-use crate::reply::understand::classify::{classify_words, quoted_before_reply};
+use crate::reply::understand::classify::quoted_decision;
 use crate::reply::understand::features::features;
 use crate::reply::understand::model::{self, Sample, Train};
 use crate::reply::understand::quote::own_words;
@@ -1019,9 +1019,7 @@ pub fn context_of(l: &Labelled) -> Context {
 pub fn sample(l: &Labelled, body: &str, rules: &Rules) -> Sample {
     let words = own_words(body);
     let (by_rules, hits) = understand_noting(body, &words, rules);
-    let quoted = quoted_before_reply(body)
-        .map(|q| classify_words(&q, rules).intent)
-        .filter(|i| i.is_decisive());
+    let quoted = quoted_decision(body, rules);
     Sample {
         features: features(&words, body, &by_rules, &hits, quoted, context_of(l)),
         target: model::target(l.label, &l.alt),

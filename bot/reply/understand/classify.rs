@@ -655,6 +655,14 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
+/// The decision the quoted text right above the reply proposes, if any
+/// (what the reply answers, for the model's features).
+pub(crate) fn quoted_decision(body: &str, rules: &Rules) -> Option<Intent> {
+    quoted_before_reply(body)
+        .map(|q| classify_words(&q, rules).intent)
+        .filter(|i| i.is_decisive())
+}
+
 /// What a quoted yes/no question asks, as the claim a "yes" makes of it:
 /// its last sentence, if a question, with a leading auxiliary and its
 /// pronoun subject put back in statement order ("is this noise?" → "this is

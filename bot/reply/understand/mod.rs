@@ -29,7 +29,7 @@ pub use features::{Context, Speaker};
 pub use intent::Intent;
 pub use model::Model;
 
-use classify::{classify_words, closes, normalise, quoted_before_reply, round};
+use classify::{closes, normalise, quoted_decision, round};
 use rules::Rules;
 
 /// The confidence under which a reading never decides anything (it stays
@@ -204,9 +204,7 @@ fn read_inner(
     if by_rules.command().is_some() {
         return by_rules;
     }
-    let quoted = quoted_before_reply(body)
-        .map(|q| classify_words(&q, rules).intent)
-        .filter(|i| i.is_decisive());
+    let quoted = quoted_decision(body, rules);
     let f = features::features(words, body, &by_rules, &hits, quoted, ctx);
     let p = model.predict(&f);
     let prob = |i: Intent| Model::probability(&p, i);
