@@ -263,11 +263,19 @@ static ROBOT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)kernel test robot noticed|fyi, we noticed|%stddev|reported-by: kernel test robot|in addition to that, the commit").unwrap()
 });
 
+/// Apostrophes as typesetters write them ("don’t"), which mean the plain one.
+pub(crate) const TYPOGRAPHIC_APOSTROPHES: [char; 2] = ['\u{2019}', '\u{2018}'];
+
 pub(crate) fn normalise(s: &str) -> String {
-    let s = s.replace(['\u{2019}', '\u{2018}', '`'], "'");
     let mut out = String::with_capacity(s.len());
     let mut space = false;
     for c in s.chars() {
+        // A backquote too, as in "don`t", for the rules' phrases.
+        let c = if c == '`' || TYPOGRAPHIC_APOSTROPHES.contains(&c) {
+            '\''
+        } else {
+            c
+        };
         if c.is_whitespace() {
             space = true;
         } else {

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use super::classify::{normalise, read_sentences, RuleHits, Understanding};
+use super::classify::{
+    normalise, read_sentences, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
+};
 use super::intent::Intent;
 use super::speech;
 
@@ -70,9 +72,8 @@ pub type Features = BTreeMap<String, f64>;
 fn tokens(s: &str) -> Vec<String> {
     // A typographic apostrophe ("don’t") is the plain one: one word, and
     // a negator.
-    const TYPOGRAPHIC: [char; 2] = ['\u{2019}', '\u{2018}'];
-    let s = if s.contains(TYPOGRAPHIC) {
-        std::borrow::Cow::Owned(s.replace(TYPOGRAPHIC, "'"))
+    let s = if s.contains(TYPOGRAPHIC_APOSTROPHES) {
+        std::borrow::Cow::Owned(s.replace(TYPOGRAPHIC_APOSTROPHES, "'"))
     } else {
         std::borrow::Cow::Borrowed(s)
     };
