@@ -104,24 +104,12 @@ fn the_authors_not_a_regression_closes_the_case_with_the_evidence_and_one_ack() 
     );
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "not-a-regression");
-    let ev = v["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["new"] == "not-a-regression")
-        .unwrap()
-        .clone();
+    let ev = event_to(&v, "not-a-regression");
     assert_eq!(ev["cause"]["kind"], "message");
     assert_eq!(ev["cause"]["message_id"], "r1@dastard");
     assert_eq!(ev["cause"]["quote"], "This is not a regression.");
     assert_eq!(ev["old"], "reported");
-    let t = v["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["message_id"] == "r1@dastard")
-        .unwrap()
-        .clone();
+    let t = thread_entry(&v, "r1@dastard");
     assert_eq!(t["understanding"]["intent"], "not-a-regression");
     assert_eq!(t["understanding"]["role"], "author");
 
@@ -182,13 +170,7 @@ fn a_patch_attached_to_a_reply_awaits_the_fix() {
     ingest(&cfg, patch_attached(&c.message_id).as_bytes());
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "awaiting-fix", "{v:#}");
-    let t = v["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["message_id"] == "p1@dastard")
-        .unwrap()
-        .clone();
+    let t = thread_entry(&v, "p1@dastard");
     assert_eq!(t["patches"], serde_json::json!(["patch.diff"]));
     assert_eq!(t["understanding"]["intent"], "fix-posted");
     assert_eq!(
@@ -252,10 +234,7 @@ fn untrusted_unsure_and_contradicting_decisions_go_to_a_human() {
     );
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "needs-human");
-    let note = v["events"].as_array().unwrap().last().unwrap()["note"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let note = last_event(&v)["note"].as_str().unwrap().to_string();
     assert!(
         note.contains("other") && note.contains("free text"),
         "{note}"
@@ -288,10 +267,7 @@ fn untrusted_unsure_and_contradicting_decisions_go_to_a_human() {
     );
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "needs-human");
-    let note = v["events"].as_array().unwrap().last().unwrap()["note"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let note = last_event(&v)["note"].as_str().unwrap().to_string();
     assert!(note.contains("contradicts"), "{note}");
 }
 
@@ -482,10 +458,7 @@ fn reverts_and_closing_trailers_on_the_list() {
     ingest(&cfg, revert);
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "reverted");
-    assert_eq!(
-        v["events"].as_array().unwrap().last().unwrap()["cause"]["message_id"],
-        "rev@x"
-    );
+    assert_eq!(last_event(&v)["cause"]["message_id"], "rev@x");
 
     // A fix that closes the report, then "applied" in its thread.
     let tmp = tempfile::tempdir().unwrap();
@@ -635,13 +608,7 @@ fn a_failed_dkim_signature_lowers_trust() {
     );
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "not-a-regression");
-    let t = v["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["message_id"] == "good@x")
-        .unwrap()
-        .clone();
+    let t = thread_entry(&v, "good@x");
     assert!(
         t["understanding"]["dkim"]
             .as_str()
@@ -670,13 +637,7 @@ fn a_failed_dkim_signature_lowers_trust() {
     ingest(&cfg2, &forged);
     let v = show(&cfg2, &c.id);
     assert_eq!(v["state"], "needs-human", "{}", v["events"]);
-    let t = v["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["message_id"] == "forged@x")
-        .unwrap()
-        .clone();
+    let t = thread_entry(&v, "forged@x");
     assert!(
         t["understanding"]["dkim"]
             .as_str()
@@ -838,6 +799,23 @@ fn to_a_human(cfg: &Path, case: &str, raw: &[u8], message_id: &str) -> serde_jso
     thread_entry(&v, message_id)
 }
 
+/// The case's first event that moved it to `state`.
+fn event_to(v: &serde_json::Value, state: &str) -> serde_json::Value {
+    v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["new"] == state)
+        .unwrap_or_else(|| panic!("no event to {state}: {}", v["events"]))
+        .clone()
+}
+
+/// The case's last event.
+fn last_event(v: &serde_json::Value) -> serde_json::Value {
+    v["events"].as_array().unwrap().last().unwrap().clone()
+}
+
+/// The entry of the case's thread for the mail `id`.
 fn thread_entry(v: &serde_json::Value, id: &str) -> serde_json::Value {
     v["thread"]
         .as_array()
@@ -1735,7 +1713,7 @@ fn a_quiet_case_with_an_unsettled_decision_goes_to_a_human_once() {
     );
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "needs-human");
-    let last = v["events"].as_array().unwrap().last().unwrap().clone();
+    let last = last_event(&v);
     assert_eq!(
         last["cause"],
         serde_json::json!({"kind": "system", "what": "review"})
