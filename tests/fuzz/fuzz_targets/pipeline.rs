@@ -180,14 +180,29 @@ fuzz_target!(|data: &[u8]| {
         (c.state, c.question)
     };
     // A question this mail asked is recorded only beside a state it left
-    // as it was, and never from the robot's people.
+    // as it was, and never from the robot's people. A mail whose DKIM
+    // signature fails is not theirs, whatever its From says: its sender is
+    // a stranger, whose question of the robot a human answers.
     let this_mail = format!("fuzz{n}@fuzz.example");
     if let Some(q) = asked_after
         .as_ref()
         .filter(|q| q.message_id.as_str() == this_mail)
     {
         assert_eq!(before, after, "a question moved the case: {q:?}");
-        assert!(!from.contains("ops@"), "the robot's people asked themselves");
+        let thread = store.thread(case).unwrap();
+        let reading = thread
+            .iter()
+            .find(|e| e.message_id.as_str() == this_mail)
+            .and_then(|e| e.understanding.as_ref())
+            .expect("a question's mail is in the thread, read");
+        let forged = reading
+            .dkim
+            .as_deref()
+            .is_some_and(|d| d.starts_with("fail"));
+        assert!(
+            !from.contains("ops@") || (forged && reading.role == "other"),
+            "the robot's people asked themselves: {reading:?}"
+        );
     }
     let new: Vec<_> = store
         .case_outbox(case)
@@ -203,7 +218,10 @@ fuzz_target!(|data: &[u8]| {
     match standing {
         Standing::Machine => {
             assert_eq!(before, after, "a robot's mail moved the case");
-            assert_eq!(asked_before, asked_after, "a robot's mail touched the question");
+            assert_eq!(
+                asked_before, asked_after,
+                "a robot's mail touched the question"
+            );
             assert!(new.is_empty(), "a robot's mail was answered");
         }
         Standing::Stranger => assert!(
@@ -225,5 +243,9 @@ fuzz_target!(|data: &[u8]| {
         reviewed == after || (n % 16 == 0 && reviewed == CaseState::NeedsHuman),
         "the review moved the case {after} -> {reviewed}"
     );
-    assert_eq!(store.case_outbox(case).unwrap().len(), outbox, "the review queued mail");
+    assert_eq!(
+        store.case_outbox(case).unwrap().len(),
+        outbox,
+        "the review queued mail"
+    );
 });
