@@ -173,13 +173,7 @@ fn report_reply_close_and_escalate_with_the_daemon_running() {
         (v["case"]["state"] == "not-a-regression").then_some(v)
     });
     eprintln!("reply applied {:?} after SMTP accepted it", sent.elapsed());
-    let ev = case["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["new"] == "not-a-regression")
-        .unwrap()
-        .clone();
+    let ev = event_to(&case, "not-a-regression");
     assert_eq!(ev["cause"]["message_id"], r1.as_str());
     assert!(ev["cause"]["quote"]
         .as_str()

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{free_port, http_get, ok, perfbot, root, stderr, Daemon};
+use common::{event_to, free_port, http_get, ok, perfbot, root, stderr, Daemon};
 
 /// A file-outbox config whose state lives in `dir`, plus `extra` TOML.
 fn setup(dir: &Path, extra: &str) -> PathBuf {
@@ -1434,12 +1434,7 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
 
     let v: serde_json::Value =
         serde_json::from_slice(&perfbot(&cfg, &["cases", "show", &id, "--json"]).stdout).unwrap();
-    let settled = v["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["new"] == "not-a-regression")
-        .unwrap();
+    let settled = event_to(&v, "not-a-regression");
     assert_eq!(
         settled["cause"],
         serde_json::json!({"kind": "dashboard", "user": "Ops Person", "reason": "compiler noise, says Dave"})

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{ok, outbox, perfbot_stdin, root, show};
+use common::{event_to, ok, outbox, perfbot_stdin, root, show};
 
 fn setup(dir: &Path, extra: &str) -> PathBuf {
     let text = format!(
@@ -797,17 +797,6 @@ fn to_a_human(cfg: &Path, case: &str, raw: &[u8], message_id: &str) -> serde_jso
     let v = show(cfg, case);
     assert_eq!(v["state"], "needs-human", "{}", v["events"]);
     thread_entry(&v, message_id)
-}
-
-/// The case's first event that moved it to `state`.
-fn event_to(v: &serde_json::Value, state: &str) -> serde_json::Value {
-    v["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["new"] == state)
-        .unwrap_or_else(|| panic!("no event to {state}: {}", v["events"]))
-        .clone()
 }
 
 /// The case's last event.

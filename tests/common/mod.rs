@@ -197,6 +197,18 @@ pub fn show(config: &Path, id: &str) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// A shown case's first event that moved it to `state` (`cases show
+/// --json`, or the dashboard's `/api/cases/ID`).
+pub fn event_to(v: &serde_json::Value, state: &str) -> serde_json::Value {
+    v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["new"] == state)
+        .unwrap_or_else(|| panic!("no event to {state}: {}", v["events"]))
+        .clone()
+}
+
 /// A TCP port nobody listens on (for the dashboard, or a server that is down).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
