@@ -173,6 +173,17 @@ pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) 
     decide_in(state, MovedBy::Another, u, role, policy)
 }
 
+/// One reply as the state machine weighs it.
+struct Reply<'a> {
+    u: &'a Understanding,
+    role: Role,
+    policy: &'a Policy,
+    /// A command, or a fact seen on the list: explicit, so no confidence
+    /// threshold and no contradiction check applies (who may command still
+    /// does).
+    by_command: bool,
+}
+
 /// Decide, knowing who put the case in its `state`: the sender's own open
 /// decision, or a stranger's, is a trusted sender's to overturn.
 pub fn decide_in(
@@ -182,160 +193,28 @@ pub fn decide_in(
     role: Role,
     policy: &Policy,
 ) -> Effect {
-    // A command, or a fact seen on the list: explicit, so no confidence
-    // threshold and no contradiction check applies (who may command still does).
-    let by_command = matches!(u.basis, Basis::Command { .. } | Basis::Fact { .. });
-    if role == Role::Bot {
-        return Effect::none("automatic mail: never acted on");
-    }
-    if matches!(u.command(), Some(Command::Reopen)) {
-        if !policy.may_command(role) {
-            return Effect::human(format!("#perfbot reopen by {role}, who may not command"));
-        }
-        return Effect {
-            state: Some(CaseState::Reopened),
-            note: "reopened by command".into(),
-            escalate: None,
-            decided: false,
-            question: false,
-        };
-    }
-    // "Agreed, that's a bug" after the case was closed as no regression (or
-    // won't fix, or duplicate): the earlier decision is reversed, and only a
-    // human may reopen it.
-    if u.confirms
-        && matches!(
-            state,
-            CaseState::NotARegression | CaseState::WontFix | CaseState::Duplicate
-        )
-    {
-        return Effect::human(format!(
-            "{role} says the regression is real after it was closed as {state}: \"{}\"",
-            u.evidence
-        ));
-    }
-    // A decision read unsurely in the part read is no better a reason than
-    // the part unread: the human is told the reply was read in part.
-    if u.partial && (!u.intent.is_decisive() || u.unsettled) && !by_command {
-        return Effect::human(format!(
-            "a reply longer than perfbot reads ({} KiB): its decision may be past the part read",
-            crate::reply::understand::MAX_WORDS >> 10
-        ));
-    }
-    match u.intent {
-        // A question goes to a human when it is asked of the robot or its
-        // people; one developer asking another is the thread's business, and
-        // so is a question the robot's people ask: they are the humans an
-        // escalation would reach.
-        Intent::Question if by_command || (u.asks_robot && role != Role::Operator) => {
-            if by_command {
-                return Effect::human("escalated by command".to_string());
-            }
-            let why = format!("question for the robot from {role}: \"{}\"", u.evidence);
-            // A question is not a decision: a fix awaited (or a closure)
-            // stays what it is while a human answers.
-            if decided_state(state) {
-                return Effect::asked(why, state);
-            }
-            return Effect::human(why);
-        }
-        Intent::Question => {
-            return Effect::none(format!(
-                "question from {role}, not asked of the robot: \"{}\"",
-                u.evidence
-            ));
-        }
-        Intent::Investigating => {
-            return if matches!(
-                state,
-                CaseState::Reported | CaseState::Reopened | CaseState::Queued
-            ) {
-                Effect {
-                    state: Some(CaseState::Investigating),
-                    note: format!("{role} is investigating"),
-                    escalate: None,
-                    decided: false,
-                    question: false,
-                }
-            } else {
-                Effect::none(format!("{role} is investigating"))
-            };
-        }
-        Intent::ThanksOnly | Intent::Other => {
-            return Effect::none(format!("{} from {role}", u.intent))
-        }
-        // The robot's people report what their tests did ("we reverted it
-        // and the drop is gone", "the patch recovers it"): a status, the
-        // labelling guide's "other". A fix or a revert is the developers'
-        // to make; an operator who means one has `#perfbot revert`/`fixed`.
-        Intent::FixPosted | Intent::WillRevert if role == Role::Operator && !by_command => {
-            return Effect::none(format!(
-                "{} from the robot's people: a test status, not their fix or revert",
-                u.intent
-            ));
-        }
-        _ => {}
+    let r = Reply {
+        u,
+        role,
+        policy,
+        by_command: matches!(u.basis, Basis::Command { .. } | Basis::Fact { .. }),
+    };
+    if let Some(e) = before_the_intent(state, &r).or_else(|| undecided(state, &r)) {
+        return e;
     }
     let Some(to) = target(u, state) else {
         return Effect::none(u.intent.to_string());
     };
     // Words that agree with where the case already is move nothing, whoever
     // says them and however surely: nothing for a human to weigh.
-    if state == to && !by_command {
+    if state == to && !r.by_command {
         return Effect::none(format!("{} again, as the case stands", u.intent));
     }
-    // States that close nothing (a fix or a revert awaited) may follow
-    // anyone's words — a stranger's only where they say nothing else
-    // decisive (a mail full of decision words goes to a human); a closure
-    // needs a sender the policy trusts.
-    let allowed = if by_command {
-        policy.may_command(role)
-    } else {
-        policy.may_decide_by_text(role)
-            || (!to.is_closed()
-                && (role == Role::Contributor || (policy.anyone_moves_open && single_minded(u))))
-    };
-    if !allowed && !by_command && unsure_closure(u, to, policy) {
-        return Effect::none(format!(
-            "{} read with low confidence ({:.2}) from {role}, who may not close the case: \"{}\"",
-            u.intent, u.confidence, u.evidence
-        ));
+    if let Some(e) = not_theirs_to_decide(to, &r).or_else(|| unsure(&r)) {
+        return e;
     }
-    if !allowed {
-        return Effect::human(format!(
-            "{} by {role}, who may not decide this case by {}: \"{}\"",
-            u.intent,
-            if by_command { "command" } else { "free text" },
-            u.evidence
-        ));
-    }
-    if !by_command && u.confidence < policy.min_confidence {
-        // The robot's people are the humans an escalation would reach: their
-        // own words read unsurely are theirs to settle by command.
-        if role == Role::Operator {
-            return Effect::none(format!(
-                "{} read with low confidence ({:.2}) from the robot's people: theirs to settle by command",
-                u.intent, u.confidence
-            ));
-        }
-        return Effect::human(format!(
-            "{} read with low confidence ({:.2} < {:.2}): \"{}\"",
-            u.intent, u.confidence, policy.min_confidence, u.evidence
-        ));
-    }
-    // A later decision may overturn an open one of the same sender (a fix
-    // was awaited, then the author finds the commit innocent, or keeps it as
-    // it is), or of someone who may not close the case (a stranger's patch
-    // awaited, then the author says it is no regression); one trusted
-    // person's decision against another's, or against a closed case, is a
-    // human's to weigh.
-    let overturns =
-        moved_by != MovedBy::Another && !state.is_closed() && policy.may_decide_by_text(role);
-    if decided_state(state) && !progression(state, to) && !by_command && !overturns {
-        return Effect::human(format!(
-            "{} contradicts the earlier decision ({state}): \"{}\"",
-            u.intent, u.evidence
-        ));
+    if let Some(e) = against_an_earlier_decision(state, to, moved_by, &r) {
+        return e;
     }
     if state == to {
         return Effect::none(format!("{} again", u.intent));
@@ -347,6 +226,179 @@ pub fn decide_in(
         decided: true,
         question: false,
     }
+}
+
+/// What holds whatever the reply means: the robot's own mail, a reopen
+/// command, a reversal of a closure, a reply read only in part.
+fn before_the_intent(state: CaseState, r: &Reply) -> Option<Effect> {
+    let (u, role) = (r.u, r.role);
+    if role == Role::Bot {
+        return Some(Effect::none("automatic mail: never acted on"));
+    }
+    if matches!(u.command(), Some(Command::Reopen)) {
+        if !r.policy.may_command(role) {
+            return Some(Effect::human(format!(
+                "#perfbot reopen by {role}, who may not command"
+            )));
+        }
+        return Some(Effect {
+            state: Some(CaseState::Reopened),
+            note: "reopened by command".into(),
+            escalate: None,
+            decided: false,
+            question: false,
+        });
+    }
+    // "Agreed, that's a bug" after the case was closed as no regression (or
+    // won't fix, or duplicate): the earlier decision is reversed, and only a
+    // human may reopen it.
+    if u.confirms
+        && matches!(
+            state,
+            CaseState::NotARegression | CaseState::WontFix | CaseState::Duplicate
+        )
+    {
+        return Some(Effect::human(format!(
+            "{role} says the regression is real after it was closed as {state}: \"{}\"",
+            u.evidence
+        )));
+    }
+    // A decision read unsurely in the part read is no better a reason than
+    // the part unread: the human is told the reply was read in part.
+    if u.partial && (!u.intent.is_decisive() || u.unsettled) && !r.by_command {
+        return Some(Effect::human(format!(
+            "a reply longer than perfbot reads ({} KiB): its decision may be past the part read",
+            crate::reply::understand::MAX_WORDS >> 10
+        )));
+    }
+    None
+}
+
+/// A reply that decides nothing: a question, an investigation, thanks, and
+/// the robot's people's test status.
+fn undecided(state: CaseState, r: &Reply) -> Option<Effect> {
+    let (u, role) = (r.u, r.role);
+    Some(match u.intent {
+        // A question goes to a human when it is asked of the robot or its
+        // people; one developer asking another is the thread's business, and
+        // so is a question the robot's people ask: they are the humans an
+        // escalation would reach.
+        Intent::Question if r.by_command => Effect::human("escalated by command".to_string()),
+        Intent::Question if u.asks_robot && role != Role::Operator => {
+            let why = format!("question for the robot from {role}: \"{}\"", u.evidence);
+            // A question is not a decision: a fix awaited (or a closure)
+            // stays what it is while a human answers.
+            if decided_state(state) {
+                Effect::asked(why, state)
+            } else {
+                Effect::human(why)
+            }
+        }
+        Intent::Question => Effect::none(format!(
+            "question from {role}, not asked of the robot: \"{}\"",
+            u.evidence
+        )),
+        Intent::Investigating
+            if matches!(
+                state,
+                CaseState::Reported | CaseState::Reopened | CaseState::Queued
+            ) =>
+        {
+            Effect {
+                state: Some(CaseState::Investigating),
+                note: format!("{role} is investigating"),
+                escalate: None,
+                decided: false,
+                question: false,
+            }
+        }
+        Intent::Investigating => Effect::none(format!("{role} is investigating")),
+        Intent::ThanksOnly | Intent::Other => Effect::none(format!("{} from {role}", u.intent)),
+        // The robot's people report what their tests did ("we reverted it
+        // and the drop is gone", "the patch recovers it"): a status, the
+        // labelling guide's "other". A fix or a revert is the developers'
+        // to make; an operator who means one has `#perfbot revert`/`fixed`.
+        Intent::FixPosted | Intent::WillRevert if role == Role::Operator && !r.by_command => {
+            Effect::none(format!(
+                "{} from the robot's people: a test status, not their fix or revert",
+                u.intent
+            ))
+        }
+        _ => return None,
+    })
+}
+
+/// A decision from someone who may not make it. States that close nothing
+/// (a fix or a revert awaited) may follow anyone's words — a stranger's
+/// only where they say nothing else decisive (a mail full of decision words
+/// goes to a human); a closure needs a sender the policy trusts.
+fn not_theirs_to_decide(to: CaseState, r: &Reply) -> Option<Effect> {
+    let (u, role, policy) = (r.u, r.role, r.policy);
+    let allowed = if r.by_command {
+        policy.may_command(role)
+    } else {
+        policy.may_decide_by_text(role)
+            || (!to.is_closed()
+                && (role == Role::Contributor || (policy.anyone_moves_open && single_minded(u))))
+    };
+    if allowed {
+        return None;
+    }
+    if !r.by_command && unsure_closure(u, to, policy) {
+        return Some(Effect::none(format!(
+            "{} read with low confidence ({:.2}) from {role}, who may not close the case: \"{}\"",
+            u.intent, u.confidence, u.evidence
+        )));
+    }
+    Some(Effect::human(format!(
+        "{} by {role}, who may not decide this case by {}: \"{}\"",
+        u.intent,
+        if r.by_command { "command" } else { "free text" },
+        u.evidence
+    )))
+}
+
+/// A decision in free text read below the policy's confidence.
+fn unsure(r: &Reply) -> Option<Effect> {
+    let (u, role, policy) = (r.u, r.role, r.policy);
+    if r.by_command || u.confidence >= policy.min_confidence {
+        return None;
+    }
+    // The robot's people are the humans an escalation would reach: their
+    // own words read unsurely are theirs to settle by command.
+    if role == Role::Operator {
+        return Some(Effect::none(format!(
+            "{} read with low confidence ({:.2}) from the robot's people: theirs to settle by command",
+            u.intent, u.confidence
+        )));
+    }
+    Some(Effect::human(format!(
+        "{} read with low confidence ({:.2} < {:.2}): \"{}\"",
+        u.intent, u.confidence, policy.min_confidence, u.evidence
+    )))
+}
+
+/// A decision against the one the case holds. A later decision may
+/// overturn an open one of the same sender (a fix was awaited, then the
+/// author finds the commit innocent, or keeps it as it is), or of someone
+/// who may not close the case (a stranger's patch awaited, then the author
+/// says it is no regression); one trusted person's decision against
+/// another's, or against a closed case, is a human's to weigh.
+fn against_an_earlier_decision(
+    state: CaseState,
+    to: CaseState,
+    moved_by: MovedBy,
+    r: &Reply,
+) -> Option<Effect> {
+    let overturns =
+        moved_by != MovedBy::Another && !state.is_closed() && r.policy.may_decide_by_text(r.role);
+    if decided_state(state) && !progression(state, to) && !r.by_command && !overturns {
+        return Some(Effect::human(format!(
+            "{} contradicts the earlier decision ({state}): \"{}\"",
+            r.u.intent, r.u.evidence
+        )));
+    }
+    None
 }
 
 #[cfg(test)]
