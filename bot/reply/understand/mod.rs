@@ -206,22 +206,61 @@ fn read_inner(
     }
     let quoted = quoted_decision(body, rules);
     let f = features::features(words, body, &by_rules, &hits, quoted, ctx);
-    let p = model.predict(&f);
-    let prob = |i: Intent| Model::probability(&p, i);
-    // A decision the replier ruled out ("not a fix") is no signal of one.
-    let signal: f64 = Intent::ALL
-        .iter()
-        .filter(|i| i.is_decisive() && !by_rules.vetoed.contains(i))
-        .map(|&i| prob(i))
-        .sum();
-    let secondary = |top: Intent| {
+    let w = Weighing {
+        p: model.predict(&f),
+        model,
+        words,
+        ctx,
+        vetoed: by_rules.vetoed.clone(),
+    };
+    if by_rules.intent.is_decisive() {
+        return rules_decision(by_rules, &w, t);
+    }
+    if let Some(u) = model_decision(&w, &by_rules, t) {
+        return u;
+    }
+    reply_kind(by_rules, &w)
+}
+
+/// The model's probabilities for one reply, and what it needs to point at
+/// the sentence behind a reading.
+struct Weighing<'a> {
+    p: [f64; Intent::ALL.len()],
+    model: &'a Model,
+    words: &'a str,
+    ctx: Context,
+    /// Decisions the replier ruled out ("not a fix").
+    vetoed: Vec<Intent>,
+}
+
+impl Weighing<'_> {
+    fn prob(&self, i: Intent) -> f64 {
+        Model::probability(&self.p, i)
+    }
+
+    /// The decisive intents the replier did not rule out.
+    fn decisions(&self) -> impl Iterator<Item = Intent> + '_ {
+        Intent::ALL
+            .iter()
+            .copied()
+            .filter(|i| i.is_decisive() && !self.vetoed.contains(i))
+    }
+
+    /// How likely the reply decides anything: a decision the replier ruled
+    /// out is no signal of one.
+    fn signal(&self) -> f64 {
+        self.decisions().map(|i| self.prob(i)).sum()
+    }
+
+    /// The other intents the model gives at least 0.1, likeliest first.
+    fn secondary(&self, top: Intent) -> Vec<Secondary> {
         let mut s: Vec<Secondary> = Intent::ALL
             .iter()
             .copied()
-            .filter(|&i| i != top && prob(i) >= 0.1)
+            .filter(|&i| i != top && self.prob(i) >= 0.1)
             .map(|i| Secondary {
                 intent: i,
-                confidence: round(prob(i)),
+                confidence: round(self.prob(i)),
             })
             .collect();
         s.sort_by(|a, b| {
@@ -230,77 +269,80 @@ fn read_inner(
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         s
-    };
-    let unsettled = |mut u: Understanding| {
-        u.confidence = round(u.confidence.min(UNSETTLED));
-        u.unsettled = true;
-        u
-    };
-    if by_rules.intent.is_decisive() {
-        let mut u = by_rules.clone();
-        u.secondary = secondary(u.intent);
-        // The rules read a decision the model does not see at all: a human
-        // decides. The robot's own people are read as anyone else: their
-        // status reports ("we retested, the drop is gone") are rarely read as
-        // decisions, and their retractions ("this report is noise, sorry")
-        // are the closures the labelling guide says they are (BENCHMARKS.md,
-        // "An eighteenth session").
-        if signal < t.veto {
-            return unsettled(u);
-        }
-        return u;
     }
-    let (d, pd) = Intent::ALL
-        .iter()
-        .copied()
-        .filter(|i| i.is_decisive() && !by_rules.vetoed.contains(i))
-        .map(|i| (i, prob(i)))
+
+    /// The model's reading as `intent`, with its sentence (else `fallback`).
+    fn reading(&self, intent: Intent, fallback: &str) -> Understanding {
+        Understanding {
+            intent,
+            confidence: round(self.prob(intent)),
+            evidence: model_evidence(self.words, self.model, intent, self.ctx)
+                .unwrap_or_else(|| fallback.to_string()),
+            secondary: self.secondary(intent),
+            basis: Basis::Model,
+            vetoed: self.vetoed.clone(),
+            ..Understanding::nothing()
+        }
+    }
+}
+
+/// A reading a human settles: never confident enough to decide.
+fn unsettled(mut u: Understanding) -> Understanding {
+    u.confidence = round(u.confidence.min(UNSETTLED));
+    u.unsettled = true;
+    u
+}
+
+/// The rules read a decision. Where the model does not see one at all, a
+/// human decides. The robot's own people are read as anyone else: their
+/// status reports ("we retested, the drop is gone") are rarely read as
+/// decisions, and their retractions ("this report is noise, sorry") are the
+/// closures the labelling guide says they are (BENCHMARKS.md, "An
+/// eighteenth session").
+fn rules_decision(mut u: Understanding, w: &Weighing, t: Thresholds) -> Understanding {
+    u.secondary = w.secondary(u.intent);
+    if w.signal() < t.veto {
+        return unsettled(u);
+    }
+    u
+}
+
+/// The rules read no decision; the model may. Its likeliest decision is the
+/// reading when it beats every other intent or decisions weigh
+/// `Thresholds::signal` in all; it decides only as surely as `t` says, and a
+/// closure only in a sentence that is the replier's own unhedged claim.
+fn model_decision(w: &Weighing, by_rules: &Understanding, t: Thresholds) -> Option<Understanding> {
+    let (d, pd) = w
+        .decisions()
+        .map(|i| (i, w.prob(i)))
         .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
         .expect("decisive intents");
-    let (n, pn) = best_other(&p);
-    if pd >= pn || signal >= t.signal {
-        let evidence =
-            model_evidence(words, model, d, ctx).unwrap_or_else(|| by_rules.evidence.clone());
-        let u = Understanding {
-            intent: d,
-            confidence: round(pd),
-            evidence,
-            secondary: secondary(d),
-            basis: Basis::Model,
-            vetoed: by_rules.vetoed.clone(),
-            ..Understanding::nothing()
-        };
-        // A closure the model reads is decided only where its sentence is
-        // the replier's own claim, made without a hedge.
-        let own = || {
-            let e = normalise(&u.evidence);
-            speech::own_throughout(&e) && !classify::hedged(&e)
-        };
-        let decides = if closes(d) {
-            pd >= t.close && own()
-        } else {
-            pd >= t.decide
-        };
-        return if decides { u } else { unsettled(u) };
+    let (_, pn) = best_other(&w.p);
+    if pd < pn && w.signal() < t.signal {
+        return None;
     }
-    // No decision: a request the rules read stands ("can you re-run…"); a
-    // bare question mark is weighed by the model, which has seen how often
-    // it is rhetorical. Else the model's reading of the reply's kind, the
-    // rules' when they read the same.
+    let u = w.reading(d, &by_rules.evidence);
+    let decides = if closes(d) {
+        let e = normalise(&u.evidence);
+        pd >= t.close && speech::own_throughout(&e) && !classify::hedged(&e)
+    } else {
+        pd >= t.decide
+    };
+    Some(if decides { u } else { unsettled(u) })
+}
+
+/// No decision: a request the rules read stands ("can you re-run…"); a
+/// bare question mark is weighed by the model, which has seen how often it
+/// is rhetorical. Else the model's reading of the reply's kind, the rules'
+/// when they read the same.
+fn reply_kind(by_rules: Understanding, w: &Weighing) -> Understanding {
+    let (n, _) = best_other(&w.p);
     let asked = by_rules.intent == Intent::Question && by_rules.basis != Basis::QuestionMark;
     if asked || by_rules.intent == n {
         let mut u = by_rules;
-        u.confidence = round(u.confidence.max(prob(u.intent)));
-        u.secondary = secondary(u.intent);
+        u.confidence = round(u.confidence.max(w.prob(u.intent)));
+        u.secondary = w.secondary(u.intent);
         return u;
     }
-    Understanding {
-        intent: n,
-        confidence: round(pn),
-        evidence: model_evidence(words, model, n, ctx).unwrap_or_else(|| by_rules.evidence.clone()),
-        secondary: secondary(n),
-        basis: Basis::Model,
-        vetoed: by_rules.vetoed,
-        ..Understanding::nothing()
-    }
+    w.reading(n, &by_rules.evidence)
 }
