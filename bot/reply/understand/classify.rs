@@ -471,19 +471,79 @@ pub fn classify_words(words: &str, rules: &Rules) -> Understanding {
 
 /// `classify_words`, noting every rule that fires in `fired` as well: one
 /// scan of the words serves the reading and the model's features.
-fn classify_noting(words: &str, rules: &Rules, mut fired: Option<&mut RuleHits>) -> Understanding {
+fn classify_noting(words: &str, rules: &Rules, fired: Option<&mut RuleHits>) -> Understanding {
     let sents = read_sentences(words);
+    let found = find_hits(&sents, rules, fired);
+    let (vetoed, confirms) = (found.vetoed, found.confirms);
+    let ranked = rank(weigh(found.hits, &sents));
+    let done = |mut u: Understanding| {
+        u.vetoed = vetoed.clone();
+        u.confirms = confirms;
+        u
+    };
+    // A decision read only faintly (hedged, asked) does not make the reply a
+    // decision: the strongest undecided reading wins, the decision stays a
+    // secondary hint.
+    let ranked = match undecided_first(ranked) {
+        Ok(ranked) => ranked,
+        Err(faint) => {
+            let mut u = fallback(&sents);
+            u.secondary = faint
+                .iter()
+                .map(|(i, h)| Secondary {
+                    intent: *i,
+                    confidence: round(h.score),
+                })
+                .collect();
+            return done(u);
+        }
+    };
+    let Some((top, hit)) = ranked.first().cloned() else {
+        return done(fallback(&sents));
+    };
+    let second = ranked.get(1).map(|(i, h)| (*i, h.score));
+    let mut confidence = hit.score;
+    if let Some((other, s)) = second {
+        let pull = if other.is_decisive() && top.is_decisive() {
+            0.4
+        } else {
+            0.15
+        };
+        confidence *= 1.0 - pull * (s / hit.score).min(1.0);
+    }
+    done(Understanding {
+        intent: top,
+        confidence: round(confidence),
+        evidence: hit.evidence,
+        secondary: ranked[1..]
+            .iter()
+            .map(|(i, h)| Secondary {
+                intent: *i,
+                confidence: round(h.score),
+            })
+            .collect(),
+        basis: hit.basis,
+        applied: hit.applied,
+        ..Understanding::nothing()
+    })
+}
+
+/// What the rules found in a reply's sentences.
+struct Found {
+    /// The best hit per intent, the vetoed ones taken out.
+    hits: BTreeMap<Intent, Hit>,
+    /// Intents a rule ruled out ("this is not a fix").
+    vetoed: Vec<Intent>,
+    /// A rule read the regression confirmed.
+    confirms: bool,
+}
+
+/// Scan `sents` with the rules, noting every rule that fires in `fired`.
+fn find_hits(sents: &[String], rules: &Rules, mut fired: Option<&mut RuleHits>) -> Found {
     let mut hits: BTreeMap<Intent, Hit> = BTreeMap::new();
     let mut vetoed: Vec<Intent> = Vec::new();
-    let first_question: Option<String> = sents
-        .iter()
-        .find(|o| {
-            let s = normalise(o);
-            s.ends_with('?') && s.len() > 8
-        })
-        .cloned();
     let mut confirms = false;
-    scan(&sents, rules, |r, w, original| {
+    scan(sents, rules, |r, w, original| {
         if let Some(out) = fired.as_deref_mut() {
             note_hit(out, r, w);
         }
@@ -507,6 +567,16 @@ fn classify_noting(words: &str, rules: &Rules, mut fired: Option<&mut RuleHits>)
     for v in &vetoed {
         hits.remove(v);
     }
+    Found {
+        hits,
+        vetoed,
+        confirms,
+    }
+}
+
+/// The hits' scores, weighed by the reply as a whole; the first real
+/// question is a question read at 0.5 at least.
+fn weigh(mut hits: BTreeMap<Intent, Hit>, sents: &[String]) -> BTreeMap<Intent, Hit> {
     // A long analysis rarely is a verdict: its decisive-sounding sentences
     // count for less.
     let prose: usize = sents.iter().map(String::len).sum();
@@ -521,7 +591,11 @@ fn classify_noting(words: &str, rules: &Rules, mut fired: Option<&mut RuleHits>)
     for h in hits.values_mut() {
         h.score = (h.score + 0.04 * (h.count.saturating_sub(1)) as f64).min(1.0);
     }
-    if let Some(q) = &first_question {
+    let first_question = sents.iter().find(|o| {
+        let s = normalise(o);
+        s.ends_with('?') && s.len() > 8
+    });
+    if let Some(q) = first_question {
         let h = hits.entry(Intent::Question).or_insert(Hit {
             score: 0.0,
             count: 0,
@@ -535,75 +609,40 @@ fn classify_noting(words: &str, rules: &Rules, mut fired: Option<&mut RuleHits>)
             h.basis = Basis::QuestionMark;
         }
     }
-    let mut ranked: Vec<(Intent, Hit)> = hits.into_iter().collect();
-    // Strongest first; on a tie the less consequential intent wins.
+    hits
+}
+
+/// The readings of a reply, strongest first.
+type Ranked = Vec<(Intent, Hit)>;
+
+/// Strongest first; on a tie the less consequential intent wins.
+fn rank(hits: BTreeMap<Intent, Hit>) -> Ranked {
+    let mut ranked: Ranked = hits.into_iter().collect();
     ranked.sort_by(|a, b| {
         b.1.score
             .partial_cmp(&a.1.score)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.0.is_decisive().cmp(&b.0.is_decisive()))
     });
-    // A decision read only faintly (hedged, asked) does not make the reply a
-    // decision: the strongest undecided reading wins, the decision stays a
-    // secondary hint.
-    if ranked
+    ranked
+}
+
+/// A decision on top read under `DECISIVE_FLOOR` gives way to the strongest
+/// undecided reading; with none, the faint readings come back as `Err`.
+fn undecided_first(mut ranked: Ranked) -> Result<Ranked, Ranked> {
+    let faint = ranked
         .first()
-        .is_some_and(|(i, h)| i.is_decisive() && h.score < DECISIVE_FLOOR)
-    {
-        match ranked.iter().position(|(i, _)| !i.is_decisive()) {
-            Some(p) => {
-                let undecided = ranked.remove(p);
-                ranked.insert(0, undecided);
-            }
-            None => {
-                let mut u = fallback(&sents);
-                u.secondary = ranked
-                    .iter()
-                    .map(|(i, h)| Secondary {
-                        intent: *i,
-                        confidence: round(h.score),
-                    })
-                    .collect();
-                u.vetoed = vetoed;
-                u.confirms = confirms;
-                return u;
-            }
+        .is_some_and(|(i, h)| i.is_decisive() && h.score < DECISIVE_FLOOR);
+    if !faint {
+        return Ok(ranked);
+    }
+    match ranked.iter().position(|(i, _)| !i.is_decisive()) {
+        Some(p) => {
+            let undecided = ranked.remove(p);
+            ranked.insert(0, undecided);
+            Ok(ranked)
         }
-    }
-    let Some((top, hit)) = ranked.first().cloned() else {
-        let mut u = fallback(&sents);
-        u.vetoed = vetoed;
-        u.confirms = confirms;
-        return u;
-    };
-    let second = ranked.get(1).map(|(i, h)| (*i, h.score));
-    let mut confidence = hit.score;
-    if let Some((other, s)) = second {
-        let pull = if other.is_decisive() && top.is_decisive() {
-            0.4
-        } else {
-            0.15
-        };
-        confidence *= 1.0 - pull * (s / hit.score).min(1.0);
-    }
-    Understanding {
-        intent: top,
-        confidence: round(confidence),
-        evidence: hit.evidence,
-        secondary: ranked[1..]
-            .iter()
-            .map(|(i, h)| Secondary {
-                intent: *i,
-                confidence: round(h.score),
-            })
-            .collect(),
-        basis: hit.basis,
-        applied: hit.applied,
-        unsettled: false,
-        confirms,
-        vetoed,
-        asks_robot: false,
-        partial: false,
+        None => Err(ranked),
     }
 }
 
