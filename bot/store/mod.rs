@@ -480,144 +480,188 @@ fn open_sled(path: &Path, shown: &str) -> Result<sled::Db, StoreError> {
     })
 }
 
+/// The files of a state directory's database.
+struct DbFiles {
+    db: std::path::PathBuf,
+    marker: std::path::PathBuf,
+    generation: std::path::PathBuf,
+    /// `db`, as errors show it.
+    shown: String,
+}
+
+impl DbFiles {
+    fn in_dir(state_dir: &Path) -> DbFiles {
+        let db = state_dir.join("db");
+        DbFiles {
+            shown: db.display().to_string(),
+            db,
+            marker: state_dir.join(MARKER_FILE),
+            generation: state_dir.join(GENERATION_FILE),
+        }
+    }
+
+    fn corrupt(&self, why: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            path: self.shown.clone(),
+            why: why.into(),
+        }
+    }
+
+    /// Refuse a database directory without sled files, or one missing where
+    /// the marker says one was made; create it where none ever was (`true`).
+    fn check_or_create(
+        &self,
+        state_dir: &Path,
+        marker: Option<&Marker>,
+    ) -> Result<bool, StoreError> {
+        if self.db.exists() {
+            if !self.db.join("conf").exists() && !self.db.join("db").exists() {
+                return Err(self.corrupt("the directory has no sled files"));
+            }
+            return Ok(false);
+        }
+        if let Some(m) = marker {
+            return Err(StoreError::Missing {
+                path: self.shown.clone(),
+                marker: self.marker.display().to_string(),
+                created: m.created.to_rfc3339(),
+            });
+        }
+        create_db(state_dir, &self.db, &self.shown)?;
+        Ok(true)
+    }
+}
+
+/// Open a database just created: the handle that made it may hold its lock
+/// a moment longer.
+fn open_created(at: &DbFiles) -> Result<sled::Db, StoreError> {
+    let mut tries = 0;
+    loop {
+        match open_sled(&at.db, &at.shown) {
+            Err(StoreError::Locked { .. }) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How many writes the database holds as made durable (0 in a new one).
+fn stored_generation(meta: &sled::Tree, at: &DbFiles) -> Result<u64, StoreError> {
+    match meta.get("generation")? {
+        Some(v) => std::str::from_utf8(&v)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| at.corrupt("unreadable generation")),
+        None => Ok(0),
+    }
+}
+
+/// The schema version is one this perfbot reads; a database without one is
+/// new (and gets it), unless it holds data or its marker says it was made
+/// before: then it was damaged or emptied.
+fn check_schema(
+    db: &sled::Db,
+    meta: &sled::Tree,
+    at: &DbFiles,
+    marker: Option<&Marker>,
+) -> Result<(), StoreError> {
+    if let Some(v) = meta.get("schema")? {
+        let found: u32 = std::str::from_utf8(&v)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| at.corrupt("unreadable schema version"))?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                path: at.shown.clone(),
+                found,
+            });
+        }
+        // Older layouts would be migrated here, one version at a time.
+        return Ok(());
+    }
+    let used = db
+        .tree_names()
+        .iter()
+        .any(|n| n.as_ref() != b"__sled__default" && n.as_ref() != b"meta");
+    if used {
+        return Err(at.corrupt("no schema version"));
+    }
+    if let Some(m) = marker {
+        return Err(StoreError::Emptied {
+            path: at.shown.clone(),
+            marker: at.marker.display().to_string(),
+            created: m.created.to_rfc3339(),
+        });
+    }
+    meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
+    Ok(())
+}
+
+/// The database's id: the one it holds, which must be its marker's; a new
+/// one for a new database (or one written before markers existed).
+fn settle_id(
+    meta: &sled::Tree,
+    at: &DbFiles,
+    marker: Option<&Marker>,
+) -> Result<String, StoreError> {
+    let stored = meta
+        .get("id")?
+        .map(|v| String::from_utf8_lossy(&v).into_owned());
+    match (stored, marker) {
+        (Some(id), Some(m)) if id != m.id => Err(at.corrupt(format!(
+            "it is not the database {} was written for (id {id}, the marker says {}): was it replaced?",
+            at.marker.display(),
+            m.id
+        ))),
+        (Some(id), _) => Ok(id),
+        // The schema is there but the id is not: a database from before
+        // markers with a marker? Only a damaged one.
+        (None, Some(m)) => Err(at.corrupt(format!(
+            "it has no id although {} says one was created there on {}",
+            at.marker.display(),
+            m.created.to_rfc3339()
+        ))),
+        (None, None) => {
+            let id = new_db_id(&at.db);
+            meta.insert("id", id.as_bytes())?;
+            Ok(id)
+        }
+    }
+}
+
 impl Store {
-    /// Open (or create) the database in `state_dir/db`.
-    ///
-    /// A new database is created only where none existed: when the marker
-    /// beside it says one was created here, an empty database (emptied,
-    /// truncated or replaced files) is refused, never taken for a new one.
     /// A database was made in `state_dir` (it may hold cases).
     pub fn exists(state_dir: &Path) -> bool {
         state_dir.join("db").exists() || state_dir.join(MARKER_FILE).exists()
     }
 
+    /// Open (or create) the database in `state_dir/db`.
+    ///
+    /// A new database is created only where none existed: when the marker
+    /// beside it says one was created here, an empty database (emptied,
+    /// truncated or replaced files) is refused, never taken for a new one.
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
-        let path = state_dir.join("db");
-        let marker_path = state_dir.join(MARKER_FILE);
-        let shown = path.display().to_string();
-        let marker = read_marker(&marker_path)?;
-        if path.exists() && !path.join("conf").exists() && !path.join("db").exists() {
-            return Err(StoreError::Corrupt {
-                path: shown,
-                why: "the directory has no sled files".into(),
-            });
-        }
-        if !path.exists() {
-            if let Some(m) = &marker {
-                return Err(StoreError::Missing {
-                    path: shown,
-                    marker: marker_path.display().to_string(),
-                    created: m.created.to_rfc3339(),
-                });
-            }
-        }
-        let created = !path.exists();
-        if created {
-            create_db(state_dir, &path, &shown)?;
-        }
-        let generation_path = state_dir.join(GENERATION_FILE);
-        let durable = read_generation(&generation_path)?;
+        let at = DbFiles::in_dir(state_dir);
+        let marker = read_marker(&at.marker)?;
+        let created = at.check_or_create(state_dir, marker.as_ref())?;
+        let durable = read_generation(&at.generation)?;
         let db = if created {
-            // The handle that made it may hold its lock a moment longer.
-            let mut tries = 0;
-            loop {
-                match open_sled(&path, &shown) {
-                    Err(StoreError::Locked { .. }) if tries < 100 => {
-                        tries += 1;
-                        std::thread::sleep(std::time::Duration::from_millis(50));
-                    }
-                    other => break other?,
-                }
-            }
+            open_created(&at)?
         } else {
-            open_sled(&path, &shown)?
+            open_sled(&at.db, &at.shown)?
         };
         let meta = db.open_tree("meta")?;
-        let held: u64 = match meta.get("generation")? {
-            Some(v) => std::str::from_utf8(&v)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| StoreError::Corrupt {
-                    path: shown.clone(),
-                    why: "unreadable generation".into(),
-                })?,
-            None => 0,
-        };
-        let stored_id = meta
-            .get("id")?
-            .map(|v| String::from_utf8_lossy(&v).into_owned());
-        match meta.get("schema")? {
-            Some(v) => {
-                let found: u32 = std::str::from_utf8(&v)
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| StoreError::Corrupt {
-                        path: shown.clone(),
-                        why: "unreadable schema version".into(),
-                    })?;
-                if found > SCHEMA_VERSION {
-                    return Err(StoreError::Newer { path: shown, found });
-                }
-                // Older layouts would be migrated here, one version at a time.
-            }
-            None => {
-                let names = db.tree_names();
-                let used = names
-                    .iter()
-                    .any(|n| n.as_ref() != b"__sled__default" && n.as_ref() != b"meta");
-                if used {
-                    return Err(StoreError::Corrupt {
-                        path: shown,
-                        why: "no schema version".into(),
-                    });
-                }
-                if let Some(m) = &marker {
-                    return Err(StoreError::Emptied {
-                        path: shown,
-                        marker: marker_path.display().to_string(),
-                        created: m.created.to_rfc3339(),
-                    });
-                }
-                meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
-            }
-        }
-        let id = match (stored_id, &marker) {
-            (Some(id), Some(m)) if id != m.id => {
-                return Err(StoreError::Corrupt {
-                    path: shown,
-                    why: format!(
-                        "it is not the database {} was written for (id {id}, the marker says {}): was it replaced?",
-                        marker_path.display(),
-                        m.id
-                    ),
-                })
-            }
-            (Some(id), _) => id,
-            (None, Some(m)) => {
-                // The schema is there but the id is not: a database from
-                // before markers with a marker? Only a damaged one.
-                return Err(StoreError::Corrupt {
-                    path: shown,
-                    why: format!(
-                        "it has no id although {} says one was created there on {}",
-                        marker_path.display(),
-                        m.created.to_rfc3339()
-                    ),
-                });
-            }
-            (None, None) => {
-                // A new database, or one written before markers existed.
-                let id = new_db_id(&path);
-                meta.insert("id", id.as_bytes())?;
-                id
-            }
-        };
+        let held = stored_generation(&meta, &at)?;
+        check_schema(&db, &meta, &at, marker.as_ref())?;
+        let id = settle_id(&meta, &at, marker.as_ref())?;
         db.flush()?;
         if marker.is_none() {
             // Flushed before the marker is written: a crash in between leaves
             // a database with an id and no marker, which the next open adopts.
             write_marker(
-                &marker_path,
+                &at.marker,
                 &Marker {
                     id,
                     created: Utc::now(),
@@ -627,21 +671,16 @@ impl Store {
                 },
             )?;
         }
-        if let Some(d) = durable {
-            if held < d {
-                return Err(StoreError::Corrupt {
-                    path: shown,
-                    why: format!(
-                        "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup",
-                        generation_path.display()
-                    ),
-                });
-            }
+        if let Some(d) = durable.filter(|d| held < *d) {
+            return Err(at.corrupt(format!(
+                "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup",
+                at.generation.display()
+            )));
         }
         Ok(Store {
             generation: std::sync::atomic::AtomicU64::new(held.max(durable.unwrap_or(0))),
             flush_lock: std::sync::Mutex::new(()),
-            generation_path,
+            generation_path: at.generation,
             cases: db.open_tree("cases")?,
             events: db.open_tree("events")?,
             messages: db.open_tree("messages")?,
