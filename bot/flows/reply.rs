@@ -9,7 +9,8 @@ use chrono::{Duration, Utc};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::mail::dkim::Checker;
-use crate::model::case::{Case, CaseId, Cause, Question};
+use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
+use crate::model::ignore::IgnoreRule;
 use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
 use crate::model::{OutboxKind, Reading, ThreadEntry};
@@ -189,16 +190,7 @@ pub fn handle_reply(
             message_id: entry.message_id.as_str(),
             reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
             words: &entry.text,
-            role: match role(
-                from.as_ref(),
-                &entry.from_name,
-                false,
-                &case,
-                &config.reply.trust,
-            ) {
-                Role::Other if posted_patch => Role::Contributor,
-                r => r,
-            },
+            role: sender_role(config, &case, entry, from.as_ref(), posted_patch),
             dkim: verdict.clone(),
             understanding: &u,
             fact: is_fact,
@@ -213,29 +205,11 @@ pub fn handle_reply(
         let plan = policy::plan(&facts, &config.reply);
         let mails = render(config, &case, entry, &plan)?;
         entry.understanding = Some(understanding_record(&u, &plan, verdict.as_ref()));
-        let change = plan.effect.state.map(|new| {
-            let cause = Cause::Message {
-                message_id: entry.message_id.clone(),
-                from: entry.from.clone(),
-                quote: u.evidence.clone(),
-            };
-            (new, cause, plan.effect.note.clone())
-        });
-        let rule = plan
-            .ignore
-            .as_ref()
-            .map(|(what, scope)| crate::model::ignore::IgnoreRule {
-                what: what.clone(),
-                scope: scope.clone(),
-                by: entry.from.clone(),
-                message_id: entry.message_id.clone(),
-                case: case.id.clone(),
-                at: Utc::now(),
-            });
+        let rule = ignore_rule(entry, &case, &plan);
         let reply = Reply {
             note,
             expect: Some(case.state),
-            change,
+            change: state_change(entry, &u, &plan),
             mails: &mails,
             ignore: rule.as_ref(),
             contributor: from.as_ref().filter(|_| posted_patch).map(|a| a.as_str()),
@@ -261,6 +235,49 @@ pub fn handle_reply(
     Err(HandleError::KeptMoving {
         case: case_id.clone(),
         tries: TRIES,
+    })
+}
+
+/// Who the sender is to the case; someone unknown who posts a patch in the
+/// thread is a contributor.
+fn sender_role(
+    config: &Config,
+    case: &Case,
+    entry: &ThreadEntry,
+    from: Option<&Address>,
+    posted_patch: bool,
+) -> Role {
+    match role(from, &entry.from_name, false, case, &config.reply.trust) {
+        Role::Other if posted_patch => Role::Contributor,
+        r => r,
+    }
+}
+
+/// The case's move, caused by this message and its quoted evidence.
+fn state_change(
+    entry: &ThreadEntry,
+    u: &Understanding,
+    plan: &Plan,
+) -> Option<(CaseState, Cause, String)> {
+    plan.effect.state.map(|new| {
+        let cause = Cause::Message {
+            message_id: entry.message_id.clone(),
+            from: entry.from.clone(),
+            quote: u.evidence.clone(),
+        };
+        (new, cause, plan.effect.note.clone())
+    })
+}
+
+/// The `#perfbot ignore` rule the message gave, as the store keeps it.
+fn ignore_rule(entry: &ThreadEntry, case: &Case, plan: &Plan) -> Option<IgnoreRule> {
+    plan.ignore.as_ref().map(|(what, scope)| IgnoreRule {
+        what: what.clone(),
+        scope: scope.clone(),
+        by: entry.from.clone(),
+        message_id: entry.message_id.clone(),
+        case: case.id.clone(),
+        at: Utc::now(),
     })
 }
 
