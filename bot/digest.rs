@@ -9,6 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use crate::model::case::{entered, Case, CaseRecord, CaseState, Cause};
+use crate::model::ThreadEntry;
 use crate::model::{OutboxEntry, OutboxState, Sender};
 
 /// Thresholds, from `[digest]` and `[reminders]`.
@@ -213,109 +214,7 @@ pub fn build(
         read_at_a_glance: Vec::new(),
     };
     for (c, events, thread) in records {
-        *d.by_state.entry(c.state.as_str().to_string()).or_default() += 1;
-        if !c.state.is_closed() {
-            *d.by_subsystem
-                .entry(c.subsystem.clone().unwrap_or_else(|| "-".into()))
-                .or_default() += 1;
-        }
-        let line = CaseLine::new(c, now);
-        if let Some(why) = c.unread.as_ref().filter(|_| !c.state.is_closed()) {
-            d.read_at_a_glance.push(ReadAtAGlance {
-                case: line.clone(),
-                why: why.clone(),
-            });
-        }
-        match (FixStatus::of(c), &c.verified) {
-            (Some(FixStatus::Verified), Some(v)) if v.at >= since => {
-                d.verified_fixes.push(VerifiedFix {
-                    case: line.clone(),
-                    figures: v.figures.clone(),
-                    when: v.at,
-                })
-            }
-            (Some(FixStatus::Unverified), _) => d.unverified_fixes.push(line.clone()),
-            _ => {}
-        }
-        if c.adopted && c.created >= since {
-            let f = followed(c, events, thread, &line);
-            if f.replies == 0 {
-                d.unanswered.push(line.clone());
-            }
-            d.followed
-                .entry(line.subsystem.clone())
-                .or_default()
-                .push(f);
-        }
-        let since_state = entered(events, c.state)
-            .map(|e| e.time)
-            .unwrap_or(c.created);
-        if let Some(q) = c
-            .question
-            .as_ref()
-            .filter(|_| c.state != CaseState::NeedsHuman)
-        {
-            d.needs_human.push(NeedsHuman {
-                case: line.clone(),
-                reason: format!(
-                    "a question for the robot's people, not answered yet; the case stays {}",
-                    c.state
-                ),
-                quote: Some(q.quote.clone()),
-                from: Some(q.from.clone()),
-                message_id: Some(q.message_id.to_string()),
-                since: q.asked,
-            });
-        }
-        match c.state {
-            CaseState::NeedsHuman => {
-                let e = entered(events, c.state);
-                let (who, quote, mid) = e.map(|e| cause_parts(&e.cause)).unwrap_or_default();
-                d.needs_human.push(NeedsHuman {
-                    case: line,
-                    reason: e.map(|e| e.note.clone()).unwrap_or_default(),
-                    quote,
-                    from: (!who.is_empty()).then_some(who),
-                    message_id: mid,
-                    since: since_state,
-                });
-            }
-            CaseState::AwaitingRevert | CaseState::AwaitingFix => {
-                let days = (now - since_state).num_days();
-                if now - since_state > Duration::days(t.awaiting_days) {
-                    d.overdue.push(Overdue {
-                        case: line,
-                        why: format!("{} for {days} days", c.state),
-                        days,
-                    });
-                }
-            }
-            CaseState::Reported | CaseState::Reopened => {
-                let replied = thread.iter().any(|m| m.sender == Sender::Person);
-                let days = (now - since_state).num_days();
-                if !replied && now - since_state > Duration::days(t.no_reply_days) {
-                    d.overdue.push(Overdue {
-                        case: line,
-                        why: format!("no reply for {days} days"),
-                        days,
-                    });
-                }
-            }
-            s if s.is_closed() => {
-                if let Some(e) = entered(events, s).filter(|e| e.time >= since) {
-                    let (who, quote, mid) = cause_parts(&e.cause);
-                    d.recently_closed.push(Closed {
-                        case: line,
-                        when: e.time,
-                        who,
-                        evidence: quote.unwrap_or_else(|| e.note.clone()),
-                        message_id: mid,
-                        fix: FixStatus::of(c),
-                    });
-                }
-            }
-            _ => {}
-        }
+        d.add_case(c, events, thread, t);
     }
     for e in outbox.iter().filter(|e| e.state == OutboxState::Dead) {
         d.dead_mail.push(DeadMail {
@@ -330,6 +229,144 @@ pub fn build(
     d.overdue.sort_by_key(|o| std::cmp::Reverse(o.days));
     d.recently_closed.sort_by_key(|c| std::cmp::Reverse(c.when));
     d
+}
+
+impl Digest {
+    /// Count one case and put it in every section it belongs to.
+    fn add_case(
+        &mut self,
+        c: &Case,
+        events: &[crate::model::case::Event],
+        thread: &[ThreadEntry],
+        t: Thresholds,
+    ) {
+        let (now, since) = (self.generated, self.since);
+        *self
+            .by_state
+            .entry(c.state.as_str().to_string())
+            .or_default() += 1;
+        if !c.state.is_closed() {
+            *self
+                .by_subsystem
+                .entry(c.subsystem.clone().unwrap_or_else(|| "-".into()))
+                .or_default() += 1;
+        }
+        let line = CaseLine::new(c, now);
+        if let Some(why) = c.unread.as_ref().filter(|_| !c.state.is_closed()) {
+            self.read_at_a_glance.push(ReadAtAGlance {
+                case: line.clone(),
+                why: why.clone(),
+            });
+        }
+        match (FixStatus::of(c), &c.verified) {
+            (Some(FixStatus::Verified), Some(v)) if v.at >= since => {
+                self.verified_fixes.push(VerifiedFix {
+                    case: line.clone(),
+                    figures: v.figures.clone(),
+                    when: v.at,
+                })
+            }
+            (Some(FixStatus::Unverified), _) => self.unverified_fixes.push(line.clone()),
+            _ => {}
+        }
+        if c.adopted && c.created >= since {
+            let f = followed(c, events, thread, &line);
+            if f.replies == 0 {
+                self.unanswered.push(line.clone());
+            }
+            self.followed
+                .entry(line.subsystem.clone())
+                .or_default()
+                .push(f);
+        }
+        if let Some(q) = c
+            .question
+            .as_ref()
+            .filter(|_| c.state != CaseState::NeedsHuman)
+        {
+            self.needs_human.push(NeedsHuman {
+                case: line.clone(),
+                reason: format!(
+                    "a question for the robot's people, not answered yet; the case stays {}",
+                    c.state
+                ),
+                quote: Some(q.quote.clone()),
+                from: Some(q.from.clone()),
+                message_id: Some(q.message_id.to_string()),
+                since: q.asked,
+            });
+        }
+        self.add_by_state(c, events, thread, line, t);
+    }
+
+    /// The section a case's state puts it in: with a human, overdue, or
+    /// closed in the period.
+    fn add_by_state(
+        &mut self,
+        c: &Case,
+        events: &[crate::model::case::Event],
+        thread: &[ThreadEntry],
+        line: CaseLine,
+        t: Thresholds,
+    ) {
+        let now = self.generated;
+        let since_state = entered(events, c.state)
+            .map(|e| e.time)
+            .unwrap_or(c.created);
+        let days = (now - since_state).num_days();
+        match c.state {
+            CaseState::NeedsHuman => {
+                let e = entered(events, c.state);
+                let (who, quote, mid) = e.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+                self.needs_human.push(NeedsHuman {
+                    case: line,
+                    reason: e.map(|e| e.note.clone()).unwrap_or_default(),
+                    quote,
+                    from: (!who.is_empty()).then_some(who),
+                    message_id: mid,
+                    since: since_state,
+                });
+            }
+            CaseState::AwaitingRevert | CaseState::AwaitingFix
+                if now - since_state > Duration::days(t.awaiting_days) =>
+            {
+                self.overdue.push(Overdue {
+                    case: line,
+                    why: format!("{} for {days} days", c.state),
+                    days,
+                });
+            }
+            CaseState::Reported | CaseState::Reopened
+                if !thread.iter().any(|m| m.sender == Sender::Person)
+                    && now - since_state > Duration::days(t.no_reply_days) =>
+            {
+                self.overdue.push(Overdue {
+                    case: line,
+                    why: format!("no reply for {days} days"),
+                    days,
+                });
+            }
+            // Open and not overdue: in no section of their own.
+            CaseState::AwaitingRevert
+            | CaseState::AwaitingFix
+            | CaseState::Reported
+            | CaseState::Reopened => {}
+            s if s.is_closed() => {
+                if let Some(e) = entered(events, s).filter(|e| e.time >= self.since) {
+                    let (who, quote, mid) = cause_parts(&e.cause);
+                    self.recently_closed.push(Closed {
+                        case: line,
+                        when: e.time,
+                        who,
+                        evidence: quote.unwrap_or_else(|| e.note.clone()),
+                        message_id: mid,
+                        fix: FixStatus::of(c),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// How a case's thread went: replies, the first one's delay, the words of
