@@ -202,55 +202,11 @@ pub fn prepare_loaded(
     }
     let mut rendered = render(&report.view, &body_tpl, &subject_tpl)?;
     let i = &loaded.input;
-    let bot = &config.file.bot;
-    let from = bot.sender();
-    let to: Vec<String> = if i.recipients.to.is_empty() {
-        i.commit
-            .author
-            .iter()
-            .map(|a| crate::model::ids::mailbox(&a.name, &a.email))
-            .collect()
-    } else {
-        i.recipients.to.clone()
-    };
-    let (to, cc) = if i.recipients.exact {
-        (to, i.recipients.cc.clone())
-    } else {
-        let mut cc: Vec<String> = config.file.report.cc.clone();
-        cc.extend(i.recipients.cc.iter().cloned());
-        if config.file.report.cc_self {
-            cc.push(bot.email.clone());
-        }
-        dedup_recipients(&to, &cc)
-    };
+    let (to, mut cc) = recipients(config, loaded)?;
     let max = config.file.outbound.max_recipients;
-    if to.len() > max {
-        return Err(InputError::field(
-            path,
-            "$.recipients.to",
-            &format!(
-                "{} addresses in To, over outbound.max_recipients ({max}): perfbot never cuts To",
-                to.len()
-            ),
-        )
-        .into());
-    }
     let handover = regzbot_handover(config, i, &report, &to, &cc);
-    let mut cc = cc;
     if handover.is_some() {
-        let tracker = config.file.regzbot.cc.clone();
-        if !cc
-            .iter()
-            .any(|a| bare_address(a).eq_ignore_ascii_case(&tracker))
-        {
-            cc.push(tracker);
-        }
-        // A paragraph of its own, as regzbot reads it.
-        let body = rendered.body.trim_end_matches('\n');
-        rendered.body = format!(
-            "{body}\n\n#regzbot introduced: {}\n",
-            report.view.commit.sha
-        );
+        hand_over(config, &mut cc, &mut rendered, &report.view.commit.sha);
     }
     let own = bare_address(&config.file.bot.email);
     let (to, mut cc, dropped) = apply_policy(
@@ -260,47 +216,16 @@ pub fn prepare_loaded(
         max,
         Some(&own),
     );
-    let mut held_because = noise
+    let noise_hold = noise
         .as_ref()
         .and_then(|(_, why)| why.as_ref())
         .map(|why| format!("noise gate: {why}"));
-    let mut not_before = None;
-    let mut policy_line = None;
-    match list_policy(config, &to, &cc, report.view.subsystem.as_deref()) {
-        None => {}
-        Some(Err(why)) => {
-            policy_line = Some(why.clone());
-            held_because = Some(why);
-        }
-        Some(Ok(p)) => {
-            if p.mail == crate::model::list_policy::MailTo::Author {
-                cc.clear();
-            }
-            if !p.subject_prefix.is_empty() {
-                rendered.subject = format!("{} {}", p.subject_prefix, rendered.subject);
-            }
-            if p.embargo_hours > 0 {
-                not_before = Some(now + chrono::Duration::hours(i64::from(p.embargo_hours)));
-            }
-            policy_line = Some(format!("policy {}", p.describe()));
-        }
-    }
-    let patch_id = i
-        .patch
-        .as_ref()
-        .and_then(|p| MessageId::parse(&p.message_id));
-    // The patch's thread, then the patch: what a reply's References say.
-    let mut references: Vec<MessageId> = i
-        .patch
-        .iter()
-        .flat_map(|p| &p.references)
-        .filter_map(|r| MessageId::parse(r))
-        .filter(|r| Some(r) != patch_id.as_ref())
-        .collect();
-    references.extend(patch_id.clone());
+    let listed = apply_list_policy(config, &to, &mut cc, &mut rendered, &report, now);
+    let held_because = listed.held_because.or(noise_hold);
+    let (patch_id, references) = patch_thread(i);
     let envelope = Envelope {
         attachments: loaded.files.clone(),
-        from,
+        from: config.file.bot.sender(),
         to,
         cc,
         subject: rendered.subject.clone(),
@@ -327,11 +252,131 @@ pub fn prepare_loaded(
         dropped,
         held_because,
         regzbot: handover,
-        not_before,
-        policy: policy_line,
+        not_before: listed.not_before,
+        policy: listed.line,
         base: i.base.sha.clone(),
         baseline,
     })
+}
+
+/// To and Cc of a report: the input's To (else the commit's author), its
+/// Cc with the configured ones unless the input says its list is exact.
+/// More addresses in To than `outbound.max_recipients` is the input's error:
+/// perfbot never cuts To.
+fn recipients(
+    config: &Config,
+    loaded: &LoadedInput,
+) -> Result<(Vec<String>, Vec<String>), QueueError> {
+    let i = &loaded.input;
+    let to: Vec<String> = if i.recipients.to.is_empty() {
+        i.commit
+            .author
+            .iter()
+            .map(|a| crate::model::ids::mailbox(&a.name, &a.email))
+            .collect()
+    } else {
+        i.recipients.to.clone()
+    };
+    let (to, cc) = if i.recipients.exact {
+        (to, i.recipients.cc.clone())
+    } else {
+        let mut cc: Vec<String> = config.file.report.cc.clone();
+        cc.extend(i.recipients.cc.iter().cloned());
+        if config.file.report.cc_self {
+            cc.push(config.file.bot.email.clone());
+        }
+        dedup_recipients(&to, &cc)
+    };
+    let max = config.file.outbound.max_recipients;
+    if to.len() > max {
+        return Err(InputError::field(
+            &loaded.path,
+            "$.recipients.to",
+            &format!(
+                "{} addresses in To, over outbound.max_recipients ({max}): perfbot never cuts To",
+                to.len()
+            ),
+        )
+        .into());
+    }
+    Ok((to, cc))
+}
+
+/// Hand the report to regzbot: its address in Cc, and its
+/// `#regzbot introduced:` line in a paragraph of its own, as regzbot reads it.
+fn hand_over(config: &Config, cc: &mut Vec<String>, rendered: &mut Rendered, sha: &str) {
+    let tracker = config.file.regzbot.cc.clone();
+    if !cc
+        .iter()
+        .any(|a| bare_address(a).eq_ignore_ascii_case(&tracker))
+    {
+        cc.push(tracker);
+    }
+    let body = rendered.body.trim_end_matches('\n');
+    rendered.body = format!("{body}\n\n#regzbot introduced: {sha}\n");
+}
+
+/// What a list's opt-in policy did to a report.
+#[derive(Default)]
+struct Listed {
+    /// The report is held: no policy lets it go to these lists.
+    held_because: Option<String>,
+    /// The policy's embargo.
+    not_before: Option<DateTime<Utc>>,
+    /// The policy that applied, or why none did, for the operators.
+    line: Option<String>,
+}
+
+/// Apply the lists' opt-in policy: hold the report, or mail the author
+/// alone, prefix the Subject, delay it, as the policy says.
+fn apply_list_policy(
+    config: &Config,
+    to: &[String],
+    cc: &mut Vec<String>,
+    rendered: &mut Rendered,
+    report: &Report,
+    now: DateTime<Utc>,
+) -> Listed {
+    match list_policy(config, to, cc, report.view.subsystem.as_deref()) {
+        None => Listed::default(),
+        Some(Err(why)) => Listed {
+            line: Some(why.clone()),
+            held_because: Some(why),
+            not_before: None,
+        },
+        Some(Ok(p)) => {
+            if p.mail == crate::model::list_policy::MailTo::Author {
+                cc.clear();
+            }
+            if !p.subject_prefix.is_empty() {
+                rendered.subject = format!("{} {}", p.subject_prefix, rendered.subject);
+            }
+            Listed {
+                held_because: None,
+                not_before: (p.embargo_hours > 0)
+                    .then(|| now + chrono::Duration::hours(i64::from(p.embargo_hours))),
+                line: Some(format!("policy {}", p.describe())),
+            }
+        }
+    }
+}
+
+/// The patch a report answers, and what its References say: the patch's
+/// thread, then the patch.
+fn patch_thread(i: &crate::input::ReportInput) -> (Option<MessageId>, Vec<MessageId>) {
+    let patch_id = i
+        .patch
+        .as_ref()
+        .and_then(|p| MessageId::parse(&p.message_id));
+    let mut references: Vec<MessageId> = i
+        .patch
+        .iter()
+        .flat_map(|p| &p.references)
+        .filter_map(|r| MessageId::parse(r))
+        .filter(|r| Some(r) != patch_id.as_ref())
+        .collect();
+    references.extend(patch_id.clone());
+    (patch_id, references)
 }
 
 /// Drop opted-out addresses, then cap the count (To is kept, Cc cut from the
