@@ -256,21 +256,12 @@ pub async fn send_due(
     if !dry_run && matches!(transport, Transport::Smtp(_)) {
         confirm_sending(config, store, &mut due_list, &mut s).await?;
     }
-    let sent_times: Vec<DateTime<Utc>> = entries.iter().filter_map(|e| e.sent_at).collect();
-    let (allowed, next_free) = guard::budget(&sent_times, now, o.max_per_hour, o.max_per_day);
-    // Mail other than reports has a share of its own, so that the rest of
-    // the budget is always there for reports.
-    let followup_times: Vec<DateTime<Utc>> = entries
-        .iter()
-        .filter(|e| e.kind != OutboxKind::Report)
-        .filter_map(|e| e.sent_at)
-        .collect();
-    let (followups_allowed, followups_free) = guard::budget(
-        &followup_times,
-        now,
-        o.followups_per_hour.min(o.max_per_hour),
-        o.followups_per_day.min(o.max_per_day),
-    );
+    let Budget {
+        allowed,
+        next_free,
+        followups_allowed,
+        followups_free,
+    } = Budget::of(&entries, o, now);
     let optouts = crate::flows::optout::all(config, store)?;
     let redirect = o.redirect_all_to.clone();
     let self_copy = self_copy(config);
@@ -287,13 +278,7 @@ pub async fn send_due(
             break;
         }
         if started >= allowed {
-            s.deferred = due_list.len() - i;
-            let when = next_free.map_or("later".to_string(), |t| t.to_rfc3339());
-            tracing::warn!(deferred = s.deferred, next = %when, "rate limit reached");
-            s.lines.push(format!(
-                "rate limit ({} per hour, {} per day): {} mail(s) wait until {when}",
-                o.max_per_hour, o.max_per_day, s.deferred
-            ));
+            s.rate_limited(o, due_list.len() - i, next_free);
             break;
         }
         if e.kind != OutboxKind::Report {
@@ -349,16 +334,83 @@ pub async fn send_due(
         finish(config, store, done, &mut in_flight, &mut s)?;
     }
     if followups_deferred > 0 {
-        s.deferred += followups_deferred;
-        let when = followups_free.map_or("later".to_string(), |t| t.to_rfc3339());
-        tracing::warn!(deferred = followups_deferred, next = %when, "follow-up share of the rate limit reached");
-        s.lines.push(format!(
+        s.followups_limited(o, followups_deferred, followups_free);
+    }
+    Ok(s)
+}
+
+impl SendSummary {
+    /// The rate limit held `deferred` mails back until `free`.
+    fn rate_limited(
+        &mut self,
+        o: &crate::config::OutboundSection,
+        deferred: usize,
+        free: Option<DateTime<Utc>>,
+    ) {
+        self.deferred = deferred;
+        let when = free.map_or("later".to_string(), |t| t.to_rfc3339());
+        tracing::warn!(deferred, next = %when, "rate limit reached");
+        self.lines.push(format!(
+            "rate limit ({} per hour, {} per day): {deferred} mail(s) wait until {when}",
+            o.max_per_hour, o.max_per_day
+        ));
+    }
+
+    /// The follow-ups' share of the rate limit held `deferred` mails other
+    /// than reports back until `free`.
+    fn followups_limited(
+        &mut self,
+        o: &crate::config::OutboundSection,
+        deferred: usize,
+        free: Option<DateTime<Utc>>,
+    ) {
+        self.deferred += deferred;
+        let when = free.map_or("later".to_string(), |t| t.to_rfc3339());
+        tracing::warn!(deferred, next = %when, "follow-up share of the rate limit reached");
+        self.lines.push(format!(
             "follow-up rate limit ({} per hour, {} per day; the rest is kept for reports): \
-             {followups_deferred} mail(s) other than reports wait until {when}",
+             {deferred} mail(s) other than reports wait until {when}",
             o.followups_per_hour, o.followups_per_day
         ));
     }
-    Ok(s)
+}
+
+/// How much mail the rate limits let out now, and when more may go.
+struct Budget {
+    allowed: usize,
+    next_free: Option<DateTime<Utc>>,
+    /// Mail other than reports has a share of its own, so that the rest of
+    /// the budget is always there for reports.
+    followups_allowed: usize,
+    followups_free: Option<DateTime<Utc>>,
+}
+
+impl Budget {
+    fn of(
+        entries: &[OutboxEntry],
+        o: &crate::config::OutboundSection,
+        now: DateTime<Utc>,
+    ) -> Budget {
+        let sent_times: Vec<DateTime<Utc>> = entries.iter().filter_map(|e| e.sent_at).collect();
+        let (allowed, next_free) = guard::budget(&sent_times, now, o.max_per_hour, o.max_per_day);
+        let followup_times: Vec<DateTime<Utc>> = entries
+            .iter()
+            .filter(|e| e.kind != OutboxKind::Report)
+            .filter_map(|e| e.sent_at)
+            .collect();
+        let (followups_allowed, followups_free) = guard::budget(
+            &followup_times,
+            now,
+            o.followups_per_hour.min(o.max_per_hour),
+            o.followups_per_day.min(o.max_per_day),
+        );
+        Budget {
+            allowed,
+            next_free,
+            followups_allowed,
+            followups_free,
+        }
+    }
 }
 
 /// The envelope recipients of a mail: its recipients without the opted-out
