@@ -356,13 +356,14 @@ impl Drop for Scratch {
     }
 }
 
-pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
+/// The thread folders given: each one with its `00-report.eml`, or a
+/// folder of them (the corpus), in order.
+fn thread_dirs(given: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for t in &a.threads {
+    for t in given {
         if t.join("00-report.eml").exists() {
             dirs.push(t.clone());
         } else if t.is_dir() {
-            // A folder of thread folders (the corpus).
             let mut inner: Vec<PathBuf> = std::fs::read_dir(t)?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.join("00-report.eml").exists())
@@ -376,6 +377,55 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
             )));
         }
     }
+    Ok(dirs)
+}
+
+/// One replayed thread for people: its final state, against the labels'
+/// decision when there are labels, then each message's reading.
+fn print_replay(r: &crate::flows::robot::Replay, verdict: Option<&crate::app::eval::ThreadRead>) {
+    let against = verdict.map_or(String::new(), |v| {
+        let decision = v
+            .decision
+            .map_or("no decision".to_string(), |d| d.to_string());
+        format!(" ({} against the labels' {decision})", v.outcome.as_str())
+    });
+    let asked = if r.question.is_some() {
+        ", a question to the robot's people open"
+    } else {
+        ""
+    };
+    println!(
+        "== {} → {}{asked}{against}",
+        r.thread,
+        r.final_state.as_deref().unwrap_or("no case")
+    );
+    for s in &r.steps {
+        let reading = match (&s.intent, s.confidence) {
+            (Some(i), Some(c)) => format!(
+                "{i} ({c:.2}, {}) {:?}",
+                s.role.as_deref().unwrap_or("?"),
+                s.evidence
+                    .as_deref()
+                    .unwrap_or("")
+                    .chars()
+                    .take(70)
+                    .collect::<String>()
+            ),
+            // A note without a reading: a report read at a glance.
+            _ => s.evidence.clone().unwrap_or_default(),
+        };
+        println!(
+            "   {:<18} {:<10} {:<16} {}",
+            s.file,
+            s.outcome.split(':').next().unwrap_or(""),
+            s.state.as_deref().unwrap_or("-"),
+            reading
+        );
+    }
+}
+
+pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
+    let dirs = thread_dirs(&a.threads)?;
     let labels = if a.labels.is_empty() {
         Vec::new()
     } else {
@@ -448,49 +498,10 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
                 judged: verdict.as_ref(),
             };
             println!("{}", serde_json::to_string(&j)?);
-            judged.extend(verdict);
-            continue;
-        }
-        let against = verdict.as_ref().map_or(String::new(), |v| {
-            let decision = v
-                .decision
-                .map_or("no decision".to_string(), |d| d.to_string());
-            format!(" ({} against the labels' {decision})", v.outcome.as_str())
-        });
-        judged.extend(verdict);
-        let asked = if r.question.is_some() {
-            ", a question to the robot's people open"
         } else {
-            ""
-        };
-        println!(
-            "== {} → {}{asked}{against}",
-            r.thread,
-            r.final_state.as_deref().unwrap_or("no case")
-        );
-        for s in &r.steps {
-            let reading = match (&s.intent, s.confidence) {
-                (Some(i), Some(c)) => format!(
-                    "{i} ({c:.2}, {}) {:?}",
-                    s.role.as_deref().unwrap_or("?"),
-                    s.evidence
-                        .as_deref()
-                        .unwrap_or("")
-                        .chars()
-                        .take(70)
-                        .collect::<String>()
-                ),
-                // A note without a reading: a report read at a glance.
-                _ => s.evidence.clone().unwrap_or_default(),
-            };
-            println!(
-                "   {:<18} {:<10} {:<16} {}",
-                s.file,
-                s.outcome.split(':').next().unwrap_or(""),
-                s.state.as_deref().unwrap_or("-"),
-                reading
-            );
+            print_replay(&r, verdict.as_ref());
         }
+        judged.extend(verdict);
     }
     if !a.json {
         let summary: Vec<String> = states.iter().map(|(s, n)| format!("{s} {n}")).collect();
