@@ -167,15 +167,37 @@ pub fn features(
     ctx: Context,
 ) -> Features {
     let mut f = Features::new();
-    let mut set = |k: String, v: f64| {
-        f.insert(k, v);
-    };
     // What the rules read, and no more: the words past it are unread by
     // both (`Understanding::partial`), and a reply's length past it costs
     // nothing here.
     let sents = read_sentences(words);
+    let tokens = word_features(&sents, &mut f);
+    rule_features(rules, hits, &mut f);
+    form_features(&sents, body, ctx, &mut f);
+    let bucket = match tokens {
+        0..=15 => "len:tiny",
+        16..=60 => "len:short",
+        61..=200 => "len:medium",
+        _ => "len:long",
+    };
+    f.insert(bucket.into(), 1.0);
+    f.insert(format!("speaker:{}", ctx.speaker.as_str()), 1.0);
+    if ctx.improvement {
+        f.insert("report:improvement".into(), 1.0);
+    }
+    if let Some(q) = quoted {
+        f.insert(format!("quoted:{}", q.as_str()), 1.0);
+    }
+    f.insert("bias".into(), 1.0);
+    f
+}
+
+/// The words of the first `MAX_TOKENS` or so, plain and under a negation,
+/// and the speech acts of the first sentences. Returns how many tokens
+/// (sentence ends included) were read.
+fn word_features(sents: &[String], f: &mut Features) -> usize {
     let mut all: Vec<String> = Vec::new();
-    for s in &sents {
+    for s in sents {
         all.extend(tokens(s));
         all.push("</s>".into());
         if all.len() > MAX_TOKENS {
@@ -192,9 +214,9 @@ pub fn features(
             negated = false;
             continue;
         }
-        set(format!("w:{w}"), wv);
+        f.insert(format!("w:{w}"), wv);
         if negated {
-            set(format!("n:{w}"), wv);
+            f.insert(format!("n:{w}"), wv);
         }
         negated |= speech::is_negator(w);
     }
@@ -205,37 +227,47 @@ pub fn features(
         speech::acts(&normalise(s), &mut acts);
     }
     for a in acts {
-        set(a, 1.0);
+        f.insert(a, 1.0);
     }
-    // What the phrase rules found, with their strength.
-    set(
+    all.len()
+}
+
+/// What the phrase rules read, with their strength, and every rule that
+/// fired, however weakly: the model learns which of them real maintainers
+/// mean.
+fn rule_features(rules: &Understanding, hits: &RuleHits, f: &mut Features) {
+    f.insert(
         format!("rule:{}", rules.intent.as_str()),
         rules.confidence.max(0.1),
     );
     for s in &rules.secondary {
-        set(
+        f.insert(
             format!("rule2:{}", s.intent.as_str()),
             s.confidence.max(0.1),
         );
     }
     if rules.basis.is_rule() && rules.intent.is_decisive() {
-        set("rule:decisive".into(), rules.confidence);
+        f.insert("rule:decisive".into(), rules.confidence);
     }
-    // Every rule that fired, however weakly: the model learns which of them
-    // real maintainers mean.
     for (id, w) in hits {
-        set(format!("hit:{id}"), w.max(0.1));
+        f.insert(format!("hit:{id}"), w.max(0.1));
     }
+}
+
+/// The reply's form: its questions, a patch or diff of its own, kernel
+/// trailers, a commit named with its subject, a `[PATCH` Subject, an
+/// attachment.
+fn form_features(sents: &[String], body: &str, ctx: Context, f: &mut Features) {
     let questions = sents.iter().filter(|s| s.trim_end().ends_with('?')).count();
     if questions > 0 {
-        set("questions".into(), (questions as f64).min(3.0) / 3.0);
+        f.insert("questions".into(), (questions as f64).min(3.0) / 3.0);
     }
     if sents.last().is_some_and(|s| s.trim_end().ends_with('?')) {
-        set("ends:question".into(), 1.0);
+        f.insert("ends:question".into(), 1.0);
     }
     let own_unquoted = unquoted(body);
     if has_diff(&own_unquoted) {
-        set("patch:diff".into(), 1.0);
+        f.insert("patch:diff".into(), 1.0);
     }
     for (k, needle) in [
         ("trailer:fixes", "\nFixes: "),
@@ -247,35 +279,18 @@ pub fn features(
         ("trailer:link", "\nLink: "),
     ] {
         if own_unquoted.contains(needle) {
-            set(k.into(), 1.0);
+            f.insert(k.into(), 1.0);
         }
     }
     if commit_with_subject(&own_unquoted) {
-        set("commit:with-subject".into(), 1.0);
+        f.insert("commit:with-subject".into(), 1.0);
     }
     if ctx.patch_subject {
-        set("subject:patch".into(), 1.0);
+        f.insert("subject:patch".into(), 1.0);
     }
     if ctx.patch_attached {
-        set("patch:attached".into(), 1.0);
+        f.insert("patch:attached".into(), 1.0);
     }
-    let n = all.len();
-    let bucket = match n {
-        0..=15 => "len:tiny",
-        16..=60 => "len:short",
-        61..=200 => "len:medium",
-        _ => "len:long",
-    };
-    set(bucket.into(), 1.0);
-    set(format!("speaker:{}", ctx.speaker.as_str()), 1.0);
-    if ctx.improvement {
-        set("report:improvement".into(), 1.0);
-    }
-    if let Some(q) = quoted {
-        set(format!("quoted:{}", q.as_str()), 1.0);
-    }
-    set("bias".into(), 1.0);
-    f
 }
 
 #[cfg(test)]
