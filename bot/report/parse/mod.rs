@@ -216,31 +216,15 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| err(lines.len().saturating_sub(1), "no comparison table"))?;
         let (tests, in_addition_only) = tests_of(&groups, &block, &extras, appendix)?;
 
-        let signed = headline.change.starts_with('-');
-        let before_2024_11 = Layout::before_blank_sign(h.date.as_deref());
-        // The first "Hello," mails asked for one tag, in the older words.
-        let one_tag = lines.contains(&"If you fix the issue, kindly add following tag");
-        let config_lines = block.kconfig.is_some();
-        let layout = match (modern, config_lines) {
-            (true, false) if tags.link || one_tag => Layout::Lkp2023Apr,
-            (true, true) if signed || (headline.kind != "regression" && before_2024_11) => {
-                Layout::Lkp2024
-            }
-            (true, true) => Layout::with_config_lines(h.date.as_deref()),
-            (true, false) => Layout::without_config_lines(h.date.as_deref()),
-            (false, _) if ending.footer => Layout::Lkp2021,
-            (false, _) if lines.contains(&"-- ") && tags.link => Layout::Lkp2022Nov,
-            (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
-            (false, _) => Layout::Lkp2018,
-        };
-
-        // "To reproduce:" after the first table: the block's place of late 2022.
-        let first_table = self.find(sentence, |l| l.starts_with("=========="));
-        let reproduce_line = self.find(sentence, |l| l == "To reproduce:");
-        let reproduce_at = match (first_table, reproduce_line) {
-            (Some(t), Some(r)) if r > t => ReproduceAt::End,
-            _ => ReproduceAt::Details,
-        };
+        let layout = self.layout(
+            h,
+            modern,
+            &headline,
+            block.kconfig.is_some(),
+            tags.link,
+            ending.footer,
+        );
+        let reproduce_at = self.reproduce_at(sentence);
         let rule = "-".repeat(98) + ">";
         let details_rule = self
             .find(sentence, |l| l.starts_with("Details are as below"))
@@ -297,6 +281,47 @@ impl<'a> Reader<'a> {
             reproduce,
             signoff: ending.signoff,
         })
+    }
+
+    /// Which of the robot's layouts the mail is in: from the sentence's
+    /// wording (`modern`), the headline's sign and kind, whether the test
+    /// block lists kconfig lines, the tags, the footer, and the date.
+    fn layout(
+        &self,
+        h: &Headers,
+        modern: bool,
+        headline: &sections::Headline,
+        config_lines: bool,
+        link: bool,
+        footer: bool,
+    ) -> Layout {
+        let lines = self.lines;
+        let signed = headline.change.starts_with('-');
+        let before_2024_11 = Layout::before_blank_sign(h.date.as_deref());
+        // The first "Hello," mails asked for one tag, in the older words.
+        let one_tag = lines.contains(&"If you fix the issue, kindly add following tag");
+        match (modern, config_lines) {
+            (true, false) if link || one_tag => Layout::Lkp2023Apr,
+            (true, true) if signed || (headline.kind != "regression" && before_2024_11) => {
+                Layout::Lkp2024
+            }
+            (true, true) => Layout::with_config_lines(h.date.as_deref()),
+            (true, false) => Layout::without_config_lines(h.date.as_deref()),
+            (false, _) if footer => Layout::Lkp2021,
+            (false, _) if lines.contains(&"-- ") && link => Layout::Lkp2022Nov,
+            (false, _) if lines.contains(&"-- ") => Layout::Lkp2022,
+            (false, _) => Layout::Lkp2018,
+        }
+    }
+
+    /// "To reproduce:" after the first table: the block's place of late 2022.
+    fn reproduce_at(&self, sentence: usize) -> ReproduceAt {
+        let first_table = self.find(sentence, |l| l.starts_with("=========="));
+        let reproduce_line = self.find(sentence, |l| l == "To reproduce:");
+        match (first_table, reproduce_line) {
+            (Some(t), Some(r)) if r > t => ReproduceAt::End,
+            _ => ReproduceAt::Details,
+        }
     }
 
     /// Rows after the signature, under the robot's line saying so.
