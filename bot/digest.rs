@@ -310,17 +310,16 @@ impl Digest {
         t: Thresholds,
     ) {
         let now = self.generated;
-        let since_state = entered(events, c.state)
-            .map(|e| e.time)
-            .unwrap_or(c.created);
+        // The event that put the case in its state (none for a case never moved).
+        let moved = entered(events, c.state);
+        let since_state = moved.map(|e| e.time).unwrap_or(c.created);
         let days = (now - since_state).num_days();
         match c.state {
             CaseState::NeedsHuman => {
-                let e = entered(events, c.state);
-                let (who, quote, mid) = e.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+                let (who, quote, mid) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
                 self.needs_human.push(NeedsHuman {
                     case: line,
-                    reason: e.map(|e| e.note.clone()).unwrap_or_default(),
+                    reason: moved.map(|e| e.note.clone()).unwrap_or_default(),
                     quote,
                     from: (!who.is_empty()).then_some(who),
                     message_id: mid,
@@ -352,7 +351,7 @@ impl Digest {
             | CaseState::Reported
             | CaseState::Reopened => {}
             s if s.is_closed() => {
-                if let Some(e) = entered(events, s).filter(|e| e.time >= self.since) {
+                if let Some(e) = moved.filter(|e| e.time >= self.since) {
                     let (who, quote, mid) = cause_parts(&e.cause);
                     self.recently_closed.push(Closed {
                         case: line,
