@@ -519,6 +519,30 @@ pub fn read(rows: &[&str], style: PlotStyle) -> Result<ReadPlot, PlotError> {
 /// [`read`], trying the sample counts in `hints` first (the plots of one
 /// bisection mostly share theirs).
 pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<ReadPlot, PlotError> {
+    let grid = grid_of(rows)?;
+    let title = rows[style.title_row()].trim().to_string();
+    let frame = Frame::find(&grid, style)?;
+    let seen = SampleCells::of(&grid, style, &frame);
+    let reading = Reading {
+        grid: &grid,
+        target: &grid.concat(),
+        title: &title,
+        style,
+        range: frame.range,
+    };
+    let mut plot = best_fit(reading, &frame, &seen, &seen.counts_to_try(&frame, hints))
+        .ok_or_else(|| plot_err(TOP_ROW, "no sample count fits the columns"))?;
+    // Keep the range only when the samples would not autoscale to it.
+    let auto = YAxis::new(plot.good.iter().chain(&plot.bad).copied(), None);
+    let (lo, hi, step) = (frame.range.low, frame.range.high, frame.step);
+    if auto.min == lo && auto.max == hi && step.is_none_or(|s| (auto.step - s).abs() <= s * 1e-9) {
+        plot.range = None;
+    }
+    Ok(plot)
+}
+
+/// A plot's rows as cells, each row padded to the full width.
+fn grid_of(rows: &[&str]) -> Result<Vec<Vec<u8>>, PlotError> {
     if rows.len() != HEIGHT {
         return Err(plot_err(
             0,
@@ -528,18 +552,72 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
     if rows.iter().any(|r| r.len() > WIDTH || !r.is_ascii()) {
         return Err(plot_err(0, "plot rows are ASCII of at most 80 characters"));
     }
-    let grid: Vec<Vec<u8>> = rows
+    Ok(rows
         .iter()
         .map(|r| {
             let mut b = r.as_bytes().to_vec();
             b.resize(WIDTH, b' ');
             b
         })
-        .collect();
-    let title = rows[style.title_row()].trim().to_string();
-    let top = &grid[TOP_ROW];
-    let right = style.right_col();
-    let left = if style.points_over_line() {
+        .collect())
+}
+
+/// Where a plot's frame sits and the y axis its labels give.
+struct Frame {
+    left: usize,
+    right: usize,
+    /// The y range labelled on the frame, with the step when it is not the
+    /// one the range itself would get.
+    range: YRange,
+    /// The step between the top two labels, as read.
+    step: Option<f64>,
+    y: YAxis,
+}
+
+impl Frame {
+    fn find(grid: &[Vec<u8>], style: PlotStyle) -> Result<Frame, PlotError> {
+        let top = &grid[TOP_ROW];
+        let right = style.right_col();
+        let left = frame_left(top, style)
+            .filter(|&l| l < right)
+            .ok_or_else(|| plot_err(TOP_ROW, "no frame"))?;
+        // A corner is `+`, unless a sample was drawn over it.
+        let corner = |c: u8| c == b'+' || (style.bad_over_frame() && b"O*".contains(&c));
+        if !corner(top[right]) || !corner(grid[BOTTOM_ROW][left]) {
+            return Err(plot_err(TOP_ROW, "the frame is not where gnuplot puts it"));
+        }
+        let (lo, hi, step) = labels(grid, left)?;
+        let range = YRange {
+            low: lo,
+            high: hi,
+            step: step.filter(|s| (s - tic_step(hi - lo)).abs() > s * 1e-9),
+        };
+        let y = YAxis::new(std::iter::empty(), Some(range));
+        if y.label_width() + style.label_gap() != left {
+            return Err(plot_err(TOP_ROW, "the labels do not match the frame"));
+        }
+        Ok(Frame {
+            left,
+            right,
+            range,
+            step,
+            y,
+        })
+    }
+
+    /// Whether a column is inside the frame, where samples are drawn.
+    fn inside(&self, style: PlotStyle, col: usize) -> bool {
+        if style.bad_over_frame() {
+            (self.left..=self.right).contains(&col)
+        } else {
+            (self.left + 1..self.right).contains(&col)
+        }
+    }
+}
+
+/// The frame's left column, read from its top row.
+fn frame_left(top: &[u8], style: PlotStyle) -> Option<usize> {
+    if style.points_over_line() {
         // gnuplot 4 drew samples over the frame's corner: the frame is the
         // column after the top label and its blank.
         let start = top.iter().position(|&c| c != b' ');
@@ -550,15 +628,11 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
         // exponent has a `+` too, and a sample may sit on the frame's top).
         top.windows(2).position(|w| w == b" +").map(|p| p + 1)
     }
-    .filter(|&l| l < right)
-    .ok_or_else(|| plot_err(TOP_ROW, "no frame"))?;
-    // A corner is `+`, unless a sample was drawn over it.
-    let corner = |c: u8| c == b'+' || (style.bad_over_frame() && b"O*".contains(&c));
-    if !corner(top[right]) || !corner(grid[BOTTOM_ROW][left]) {
-        return Err(plot_err(TOP_ROW, "the frame is not where gnuplot puts it"));
-    }
-    // The range: the labels on the frame's top and bottom rows; the step:
-    // the top two labels'.
+}
+
+/// The range: the labels on the frame's top and bottom rows; the step: the
+/// top two labels'.
+fn labels(grid: &[Vec<u8>], left: usize) -> Result<(f64, f64, Option<f64>), PlotError> {
     let label = |row: usize| -> Option<f64> {
         std::str::from_utf8(&grid[row][..left.saturating_sub(1)])
             .ok()?
@@ -579,92 +653,108 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
         .find_map(label)
         .map(|next| hi - next)
         .filter(|s| *s > 0.0);
-    let range = YRange {
-        low: lo,
-        high: hi,
-        step: step.filter(|s| (s - tic_step(hi - lo)).abs() > s * 1e-9),
-    };
-    let y = YAxis::new(std::iter::empty(), Some(range));
-    if y.label_width() + style.label_gap() != left {
-        return Err(plot_err(TOP_ROW, "the labels do not match the frame"));
-    }
-    let inside = |col: usize| {
-        if style.bad_over_frame() {
-            (left..=right).contains(&col)
-        } else {
-            (left + 1..right).contains(&col)
-        }
-    };
-    let tic_rows: Vec<usize> = y.tics.iter().map(|(v, _)| y.row(*v) as usize).collect();
-    // Cells that show a sample: `O` bad, `+` good (not a tic's `+`).
-    let mut bad_cols = Vec::new();
-    let mut good_cols = Vec::new();
-    for (r, row) in grid.iter().enumerate().take(BOTTOM_ROW + 1).skip(TOP_ROW) {
-        for (col, &ch) in row.iter().enumerate() {
-            if !inside(col) {
-                continue;
-            }
-            let is_tic = col as i64 == left as i64 + style.tic_len() && tic_rows.contains(&r);
-            // A `+` between two others on a diagonal is the line's, not a sample.
-            let at = |dc: i64, dr: i64| {
-                grid.get((r as i64 + dr) as usize)
-                    .and_then(|row| row.get((col as i64 + dc) as usize))
-                    == Some(&b'+')
-            };
-            let diagonal = (at(-1, -1) && at(1, 1)) || (at(-1, 1) && at(1, -1));
-            match ch {
-                b'O' => bad_cols.push(col as i64),
-                // gnuplot 4's points are drawn last: every `*` is a sample.
-                b'*' if style.points_over_line() => good_cols.push(col as i64),
-                b'+' if !style.points_over_line()
-                    && !is_tic
-                    && !diagonal
-                    && col != left
-                    && col != right =>
-                {
-                    good_cols.push(col as i64)
+    Ok((lo, hi, step))
+}
+
+/// The columns of the cells that show a sample.
+struct SampleCells {
+    /// `O`: always a sample.
+    bad: Vec<i64>,
+    /// `+` (not a tic's or the line's) or, for gnuplot 4, `*`.
+    good: Vec<i64>,
+}
+
+impl SampleCells {
+    fn of(grid: &[Vec<u8>], style: PlotStyle, frame: &Frame) -> SampleCells {
+        let (left, right) = (frame.left, frame.right);
+        let y = &frame.y;
+        let tic_rows: Vec<usize> = y.tics.iter().map(|(v, _)| y.row(*v) as usize).collect();
+        let mut seen = SampleCells {
+            bad: Vec::new(),
+            good: Vec::new(),
+        };
+        for (r, row) in grid.iter().enumerate().take(BOTTOM_ROW + 1).skip(TOP_ROW) {
+            for (col, &ch) in row.iter().enumerate() {
+                if !frame.inside(style, col) {
+                    continue;
                 }
-                _ => {}
+                let is_tic = col as i64 == left as i64 + style.tic_len() && tic_rows.contains(&r);
+                // A `+` between two others on a diagonal is the line's, not a sample.
+                let at = |dc: i64, dr: i64| {
+                    grid.get((r as i64 + dr) as usize)
+                        .and_then(|row| row.get((col as i64 + dc) as usize))
+                        == Some(&b'+')
+                };
+                let diagonal = (at(-1, -1) && at(1, 1)) || (at(-1, 1) && at(1, -1));
+                match ch {
+                    b'O' => seen.bad.push(col as i64),
+                    // gnuplot 4's points are drawn last: every `*` is a sample.
+                    b'*' if style.points_over_line() => seen.good.push(col as i64),
+                    b'+' if !style.points_over_line()
+                        && !is_tic
+                        && !diagonal
+                        && col != left
+                        && col != right =>
+                    {
+                        seen.good.push(col as i64)
+                    }
+                    _ => {}
+                }
             }
         }
+        seen
     }
-    let target: Vec<u8> = grid.concat();
-    let mut best: Option<(usize, ReadPlot)> = None;
-    // The sample counts the columns allow, fewest first: past the frame's
-    // width every count fits, so only the first few are tried.
-    // Per count: the cells that would fall between samples, the `O`s among
-    // them (a `+` may be the line's, an `O` is always a sample).
-    let misses: Vec<(usize, usize, usize)> = (1..=400usize)
-        .map(|n| {
-            let x = XAxis::new(n, left, right);
-            let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
-            let off = |seen: &[i64]| seen.iter().filter(|c| !cols.contains(c)).count();
-            (off(&bad_cols), off(&good_cols), n)
-        })
-        .collect();
-    let mut by_all: Vec<(usize, usize)> = misses.iter().map(|&(b, g, n)| (b + g, n)).collect();
-    by_all.sort();
-    // The fewest samples that put every `O` on a sample: a line's `+`s
-    // between samples make the first list miss the right count.
-    let by_bad = misses
-        .iter()
-        .filter(|&&(b, _, _)| b == 0 && bad_cols.len() >= 2)
-        .map(|&(_, _, n)| n)
-        .take(4);
-    let mut counts: Vec<usize> = Vec::new();
-    for n in hints
-        .iter()
-        .copied()
-        .filter(|n| (1..=400).contains(n))
-        .chain(by_all.into_iter().map(|(_, n)| n).take(8))
-        .chain(by_bad)
-    {
-        if !counts.contains(&n) {
-            counts.push(n);
+
+    /// The sample counts to try, in order: the hints, then the counts the
+    /// columns allow, fewest first (past the frame's width every count
+    /// fits, so only the first few are tried).
+    fn counts_to_try(&self, frame: &Frame, hints: &[usize]) -> Vec<usize> {
+        // Per count: the cells that would fall between samples, the `O`s
+        // among them (a `+` may be the line's, an `O` is always a sample).
+        let misses: Vec<(usize, usize, usize)> = (1..=400usize)
+            .map(|n| {
+                let x = XAxis::new(n, frame.left, frame.right);
+                let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
+                let off = |seen: &[i64]| seen.iter().filter(|c| !cols.contains(c)).count();
+                (off(&self.bad), off(&self.good), n)
+            })
+            .collect();
+        let mut by_all: Vec<(usize, usize)> = misses.iter().map(|&(b, g, n)| (b + g, n)).collect();
+        by_all.sort();
+        // The fewest samples that put every `O` on a sample: a line's `+`s
+        // between samples make the first list miss the right count.
+        let by_bad = misses
+            .iter()
+            .filter(|&&(b, _, _)| b == 0 && self.bad.len() >= 2)
+            .map(|&(_, _, n)| n)
+            .take(4);
+        let mut counts: Vec<usize> = Vec::new();
+        for n in hints
+            .iter()
+            .copied()
+            .filter(|n| (1..=400).contains(n))
+            .chain(by_all.into_iter().map(|(_, n)| n).take(8))
+            .chain(by_bad)
+        {
+            if !counts.contains(&n) {
+                counts.push(n);
+            }
         }
+        counts
     }
-    'counts: for n in counts {
-        let x = XAxis::new(n, left, right);
+}
+
+/// The plot that draws closest to the mail's over the sample counts tried,
+/// stopping at the first that draws it exactly.
+fn best_fit(
+    reading: Reading<'_>,
+    frame: &Frame,
+    seen: &SampleCells,
+    counts: &[usize],
+) -> Option<ReadPlot> {
+    let mut best: Option<(usize, ReadPlot)> = None;
+    for &n in counts {
+        let x = XAxis::new(n, frame.left, frame.right);
         let cols: Vec<i64> = (1..=n).map(|i| x.col(i)).collect();
         let last = |seen: &[i64]| -> usize {
             seen.iter()
@@ -673,38 +763,24 @@ pub fn read_with(rows: &[&str], style: PlotStyle, hints: &[usize]) -> Result<Rea
                 .map_or(0, |i| i + 1)
         };
         // A series may end on the right side of the frame, hidden.
-        let (nb, ng) = (last(&bad_cols), last(&good_cols));
+        let (nb, ng) = (last(&seen.bad), last(&seen.good));
         let mut tried = Vec::new();
         for pair in [(nb, n), (n, ng), (nb, ng), (n, n)] {
             if pair.0.max(pair.1) != n || pair == (0, 0) || tried.contains(&pair) {
                 continue;
             }
             tried.push(pair);
-            let reading = Reading {
-                grid: &grid,
-                target: &target,
-                title: &title,
-                style,
-                range,
-            };
             let (score, plot) = fit(reading, &cols, pair.0, pair.1);
-            tracing::debug!(%title, n, ?pair, score, "plot read with this sample count");
+            tracing::debug!(title = %reading.title, n, ?pair, score, "plot read with this sample count");
             if best.as_ref().is_none_or(|(s, _)| score < *s) {
                 best = Some((score, plot));
             }
             if score == 0 {
-                break 'counts;
+                return best.map(|(_, plot)| plot);
             }
         }
     }
-    let (_, mut plot) =
-        best.ok_or_else(|| plot_err(TOP_ROW, "no sample count fits the columns"))?;
-    // Keep the range only when the samples would not autoscale to it.
-    let auto = YAxis::new(plot.good.iter().chain(&plot.bad).copied(), None);
-    if auto.min == lo && auto.max == hi && step.is_none_or(|s| (auto.step - s).abs() <= s * 1e-9) {
-        plot.range = None;
-    }
-    Ok(plot)
+    best.map(|(_, plot)| plot)
 }
 
 /// The rows of the good samples whose dotted line best explains the cells:
@@ -784,8 +860,6 @@ fn good_line(
     out
 }
 
-/// Samples for `nb` bad and `ng` good points at `cols`, searched row by row;
-/// returns the cells that still differ and the plot.
 /// What a plot is read against: the mail's cells (as rows and as one run),
 /// its title, style and y axis.
 #[derive(Clone, Copy)]
@@ -797,6 +871,8 @@ struct Reading<'a> {
     range: YRange,
 }
 
+/// Samples for `nb` bad and `ng` good points at `cols`, searched row by row;
+/// returns the cells that still differ and the plot.
 fn fit(reading: Reading<'_>, cols: &[i64], nb: usize, ng: usize) -> (usize, ReadPlot) {
     let Reading {
         grid,
