@@ -311,117 +311,51 @@ impl Plot<'_> {
         let left = y.label_width() + style.label_gap();
         let right = style.right_col();
         let x = XAxis::new(self.good.len().max(self.bad.len()), left, right);
-        let mut c = Canvas::new(self.style.truncated_lines());
-
-        // Title, centred over the frame.
-        let centre = (left + right) / 2;
-        c.text(
-            centre.saturating_sub(self.title.len() / 2),
-            style.title_row(),
-            self.title,
-        );
-        // Tic labels, right-aligned a blank column left of the frame.
-        for (v, label) in &y.tics {
-            let row = y.row(*v);
-            if (0..HEIGHT as i64).contains(&row) {
-                c.text((left - 1).saturating_sub(label.len()), row as usize, label);
-            }
-        }
-        let frame = |c: &mut Canvas| {
-            let (l, r) = (left as i64, right as i64);
-            let (t, b) = (TOP_ROW as i64, BOTTOM_ROW as i64);
-            c.vector((l, b), (r, b), b'-', b'|', b'+');
-            c.vector((r, b), (r, t), b'-', b'|', b'+');
-            c.vector((r, t), (l, t), b'-', b'|', b'+');
-            c.vector((l, t), (l, b), b'-', b'|', b'+');
-        };
-        let tics = |c: &mut Canvas| {
-            for (v, _) in &y.tics {
-                let row = y.row(*v);
-                let l = left as i64;
-                c.vector((l, row), (l + style.tic_len(), row), b'-', b'|', b'+');
-            }
-        };
-        // A sample outside a range given is not drawn, and a line to it
-        // stops at the frame (gnuplot's `set clip one`); a line between two
-        // such samples is not drawn at all.
-        let inside = |v: f64| v >= y.min && v <= y.max;
-        let good: Vec<(i64, f64)> = self
+        let good = self
             .good
             .iter()
             .enumerate()
             .filter(|(_, v)| v.is_finite())
             .map(|(i, v)| (x.col(i + 1), *v))
             .collect();
-        let bad = |c: &mut Canvas| {
-            for (i, v) in self.bad.iter().enumerate() {
-                if v.is_finite() && inside(*v) {
-                    c.set(x.col(i + 1), y.row(*v), b'O');
-                }
-            }
+        let layers = Layers {
+            plot: self,
+            y,
+            x,
+            left,
+            right,
+            good,
         };
-        let line = |c: &mut Canvas| {
-            // Where the line crosses the frame, as gnuplot's
-            // `clip_line` finds it: on the terminal's integer cells,
-            // the crossing's column cast toward zero.
-            let cut = |v_out: f64, (ca, ra): (i64, i64), (cb, rb): (i64, i64)| {
-                let edge = if v_out < y.min { BOTTOM_ROW } else { TOP_ROW } as i64;
-                // gnuplot's y runs up from the canvas' bottom row.
-                let top = (HEIGHT - 1) as i64;
-                let (ya, yb, ye) = (top - ra, top - rb, top - edge);
-                let col =
-                    (cb as f64 + (ye - yb) as f64 * (cb - ca) as f64 / (yb - ya) as f64) as i64;
-                // A crossing past the frame's left side (the first
-                // sample sits on it) is taken on that side.
-                (col.max(left as i64), edge)
-            };
-            for w in good.windows(2) {
-                let ((c0, v0), (c1, v1)) = (w[0], w[1]);
-                let (p0, p1) = ((c0, y.row(v0)), (c1, y.row(v1)));
-                let (from, to) = match (inside(v0), inside(v1)) {
-                    (true, true) => (p0, p1),
-                    (false, false) => continue,
-                    (true, false) => (p0, cut(v1, p0, p1)),
-                    (false, true) => (cut(v0, p0, p1), p1),
-                };
-                c.vector(from, to, b'.', b':', b'+');
-            }
-        };
-        let points = |c: &mut Canvas| {
-            for &(col, v) in &good {
-                if inside(v) {
-                    c.set(col, y.row(v), style.good_point());
-                }
-            }
-        };
+        let mut c = Canvas::new(style.truncated_lines());
+        layers.labels(&mut c);
         // What is drawn in front of what, by the robot's gnuplot:
         match style {
             // gnuplot 4: the good samples' line, the frame and its tics over
             // it, then every point.
             PlotStyle::Lkp2014 => {
-                line(&mut c);
-                frame(&mut c);
-                tics(&mut c);
-                bad(&mut c);
-                points(&mut c);
+                layers.line(&mut c);
+                layers.frame(&mut c);
+                layers.tics(&mut c);
+                layers.bad(&mut c);
+                layers.points(&mut c);
             }
             // 2019: the good samples' points, their line over them (where
             // it passes over a point, the line shows), the frame and its
             // tics, then the bad samples.
             PlotStyle::Lkp2019 => {
-                points(&mut c);
-                line(&mut c);
-                frame(&mut c);
-                tics(&mut c);
-                bad(&mut c);
+                layers.points(&mut c);
+                layers.line(&mut c);
+                layers.frame(&mut c);
+                layers.tics(&mut c);
+                layers.bad(&mut c);
             }
             // From 2020: the tics, every sample, then the frame.
             PlotStyle::Lkp2020 | PlotStyle::Gnuplot54 => {
-                tics(&mut c);
-                bad(&mut c);
-                points(&mut c);
-                line(&mut c);
-                frame(&mut c);
+                layers.tics(&mut c);
+                layers.bad(&mut c);
+                layers.points(&mut c);
+                layers.line(&mut c);
+                layers.frame(&mut c);
             }
         }
         c
@@ -442,6 +376,121 @@ impl Plot<'_> {
     /// gnuplot's own output: a form feed, then the rows.
     pub fn render_dumb(&self) -> String {
         format!("\u{c}{}", self.text())
+    }
+}
+
+/// What a plot draws, one layer at a time, on its worked-out axes.
+struct Layers<'p> {
+    plot: &'p Plot<'p>,
+    y: &'p YAxis,
+    x: XAxis,
+    left: usize,
+    right: usize,
+    /// The good samples that can be drawn: (column, value).
+    good: Vec<(i64, f64)>,
+}
+
+impl Layers<'_> {
+    /// The title, centred over the frame, and the tic labels, right-aligned
+    /// a blank column left of it.
+    fn labels(&self, c: &mut Canvas) {
+        let title = self.plot.title;
+        let centre = (self.left + self.right) / 2;
+        c.text(
+            centre.saturating_sub(title.len() / 2),
+            self.plot.style.title_row(),
+            title,
+        );
+        for (v, label) in &self.y.tics {
+            let row = self.y.row(*v);
+            if (0..HEIGHT as i64).contains(&row) {
+                c.text(
+                    (self.left - 1).saturating_sub(label.len()),
+                    row as usize,
+                    label,
+                );
+            }
+        }
+    }
+
+    fn frame(&self, c: &mut Canvas) {
+        let (l, r) = (self.left as i64, self.right as i64);
+        let (t, b) = (TOP_ROW as i64, BOTTOM_ROW as i64);
+        c.vector((l, b), (r, b), b'-', b'|', b'+');
+        c.vector((r, b), (r, t), b'-', b'|', b'+');
+        c.vector((r, t), (l, t), b'-', b'|', b'+');
+        c.vector((l, t), (l, b), b'-', b'|', b'+');
+    }
+
+    fn tics(&self, c: &mut Canvas) {
+        let l = self.left as i64;
+        for (v, _) in &self.y.tics {
+            let row = self.y.row(*v);
+            c.vector(
+                (l, row),
+                (l + self.plot.style.tic_len(), row),
+                b'-',
+                b'|',
+                b'+',
+            );
+        }
+    }
+
+    /// A sample outside a range given is not drawn, and a line to it stops
+    /// at the frame (gnuplot's `set clip one`); a line between two such
+    /// samples is not drawn at all.
+    fn inside(&self, v: f64) -> bool {
+        v >= self.y.min && v <= self.y.max
+    }
+
+    fn bad(&self, c: &mut Canvas) {
+        for (i, v) in self.plot.bad.iter().enumerate() {
+            if v.is_finite() && self.inside(*v) {
+                c.set(self.x.col(i + 1), self.y.row(*v), b'O');
+            }
+        }
+    }
+
+    fn points(&self, c: &mut Canvas) {
+        for &(col, v) in &self.good {
+            if self.inside(v) {
+                c.set(col, self.y.row(v), self.plot.style.good_point());
+            }
+        }
+    }
+
+    /// The good samples' line, clipped at the frame.
+    fn line(&self, c: &mut Canvas) {
+        let y = self.y;
+        for w in self.good.windows(2) {
+            let ((c0, v0), (c1, v1)) = (w[0], w[1]);
+            let (p0, p1) = ((c0, y.row(v0)), (c1, y.row(v1)));
+            let (from, to) = match (self.inside(v0), self.inside(v1)) {
+                (true, true) => (p0, p1),
+                (false, false) => continue,
+                (true, false) => (p0, self.cut(v1, p0, p1)),
+                (false, true) => (self.cut(v0, p0, p1), p1),
+            };
+            c.vector(from, to, b'.', b':', b'+');
+        }
+    }
+
+    /// Where the line from `a` to `b` crosses the frame, as gnuplot's
+    /// `clip_line` finds it: on the terminal's integer cells, the crossing's
+    /// column cast toward zero. `v_out` is the value outside the frame.
+    fn cut(&self, v_out: f64, (ca, ra): (i64, i64), (cb, rb): (i64, i64)) -> (i64, i64) {
+        let edge = if v_out < self.y.min {
+            BOTTOM_ROW
+        } else {
+            TOP_ROW
+        } as i64;
+        // gnuplot's y runs up from the canvas' bottom row.
+        let top = (HEIGHT - 1) as i64;
+        let (ya, yb, ye) = (top - ra, top - rb, top - edge);
+        let col = (cb as f64 + (ye - yb) as f64 * (cb - ca) as f64 / (yb - ya) as f64) as i64;
+        // A crossing past the frame's left side (the first sample sits on
+        // it) is taken on that side.
+        (col.max(self.left as i64), edge)
     }
 }
 
