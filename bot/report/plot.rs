@@ -975,38 +975,7 @@ fn fit(reading: Reading<'_>, cols: &[i64], nb: usize, ng: usize) -> (usize, Read
         .filter(|(a, b)| a != b)
         .count()
     };
-    let mut score = render(&bad, &good);
-    // Polishing one sample at a time only pays when the start is close; a
-    // wrong sample count is left for the next count to beat.
-    for _pass in 0..4 {
-        if score == 0 || score > 40 {
-            break;
-        }
-        let before = score;
-        for series in 0..2 {
-            let len = if series == 0 { bad.len() } else { good.len() };
-            for i in 0..len {
-                for r in TOP_ROW..=BOTTOM_ROW {
-                    let s = if series == 0 { &mut bad } else { &mut good };
-                    let old = s[i];
-                    if old == r {
-                        continue;
-                    }
-                    s[i] = r;
-                    let new = render(&bad, &good);
-                    if new < score {
-                        score = new;
-                    } else {
-                        let s = if series == 0 { &mut bad } else { &mut good };
-                        s[i] = old;
-                    }
-                }
-            }
-        }
-        if score >= before {
-            break;
-        }
-    }
+    let score = polish(&mut bad, &mut good, render);
     let shortest = |row: usize| -> f64 {
         let v = value(row);
         (1..17)
@@ -1024,6 +993,48 @@ fn fit(reading: Reading<'_>, cols: &[i64], nb: usize, ng: usize) -> (usize, Read
             exact: score == 0,
         },
     )
+}
+
+/// Moves one sample at a time to the row that draws closest to the mail's,
+/// while that helps; returns the cells that still differ. Polishing only
+/// pays when the start is close: a wrong sample count is left for the next
+/// count to beat.
+fn polish(
+    bad: &mut [usize],
+    good: &mut [usize],
+    render: impl Fn(&[usize], &[usize]) -> usize,
+) -> usize {
+    let mut score = render(bad, good);
+    for _pass in 0..4 {
+        if score == 0 || score > 40 {
+            break;
+        }
+        let before = score;
+        for series in 0..2 {
+            let len = if series == 0 { bad.len() } else { good.len() };
+            for i in 0..len {
+                for r in TOP_ROW..=BOTTOM_ROW {
+                    let s = if series == 0 { &mut *bad } else { &mut *good };
+                    let old = s[i];
+                    if old == r {
+                        continue;
+                    }
+                    s[i] = r;
+                    let new = render(bad, good);
+                    if new < score {
+                        score = new;
+                    } else {
+                        let s = if series == 0 { &mut *bad } else { &mut *good };
+                        s[i] = old;
+                    }
+                }
+            }
+        }
+        if score >= before {
+            break;
+        }
+    }
+    score
 }
 
 #[cfg(test)]
