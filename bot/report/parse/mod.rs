@@ -150,30 +150,8 @@ impl<'a> Reader<'a> {
 
     fn parse(&self, h: &Headers) -> Result<ParsedReport, ParseError> {
         let lines = self.lines;
-        let anchor = self
-            .find(0, |l| {
-                l == "Hello," || l == "Greeting," || l.starts_with("FYI, we noticed")
-            })
-            .ok_or_else(|| {
-                ParseError {
-                    line: 0,
-                    message: "not a kernel test robot report: no \"Hello,\", \"Greeting,\" or \"FYI, we noticed\" line".into(),
-                }
-            })?;
+        let (anchor, sentence) = self.opening()?;
         let preface = sections::trimmed_block(&lines[..anchor]);
-        let sentence = self
-            .find(anchor, |l| {
-                // `kernel test robot noticed …`, or another sender's name
-                // (perfbot's own reports say `perfbot noticed …`).
-                l.starts_with("FYI, we noticed")
-                    || (l.contains(" noticed a") && !l.starts_with('>') && !l.starts_with('|'))
-            })
-            // The robot's build and boot reports say "noticed the following …".
-            .ok_or_else(|| ParseError {
-                line: 0,
-                message: "not a performance report (no \"noticed a N% regression/improvement\")"
-                    .into(),
-            })?;
         if lines[sentence] == SENTENCE_2014 {
             return self.parse_2014(h, sentence);
         }
@@ -194,15 +172,7 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| err(commit.at, "no \"testcase:\" line"))?;
         let (still, align) = sections::tips(lines, commit.at, test_start)?;
         let block = sections::test_block(lines, test_start)?;
-        // "In addition to that": the other tests' machines and headlines.
-        let (extras, box_width) =
-            match self.find(block.end, |l| l.starts_with("In addition to that")) {
-                Some(a) if a < self.find(block.end, |l| l == RULE).unwrap_or(lines.len()) => (
-                    sections::extras(lines, a)?,
-                    sections::padded_box_width(&lines[a..]),
-                ),
-                _ => (Vec::new(), None),
-            };
+        let (extras, box_width) = self.in_addition(block.end)?;
         let tags = sections::tags(lines, &h.message_id);
         let materials_base = sections::materials_base(lines, &h.message_id);
         let reproduce = sections::reproduce(lines, materials_base.is_some());
@@ -281,6 +251,52 @@ impl<'a> Reader<'a> {
             reproduce,
             signoff: ending.signoff,
         })
+    }
+
+    /// The greeting (`Hello,`, `Greeting,`, or 2014's sentence itself) and
+    /// the robot's sentence.
+    fn opening(&self) -> Result<(usize, usize), ParseError> {
+        let anchor = self
+            .find(0, |l| {
+                l == "Hello," || l == "Greeting," || l.starts_with("FYI, we noticed")
+            })
+            .ok_or_else(|| {
+                ParseError {
+                    line: 0,
+                    message: "not a kernel test robot report: no \"Hello,\", \"Greeting,\" or \"FYI, we noticed\" line".into(),
+                }
+            })?;
+        let sentence = self
+            .find(anchor, |l| {
+                // `kernel test robot noticed …`, or another sender's name
+                // (perfbot's own reports say `perfbot noticed …`).
+                l.starts_with("FYI, we noticed")
+                    || (l.contains(" noticed a") && !l.starts_with('>') && !l.starts_with('|'))
+            })
+            // The robot's build and boot reports say "noticed the following …".
+            .ok_or_else(|| ParseError {
+                line: 0,
+                message: "not a performance report (no \"noticed a N% regression/improvement\")"
+                    .into(),
+            })?;
+        Ok((anchor, sentence))
+    }
+
+    /// "In addition to that": the other tests' machines and headlines, and
+    /// the width their box is padded to, when the block comes before the
+    /// rule that opens the details.
+    fn in_addition(
+        &self,
+        from: usize,
+    ) -> Result<(Vec<sections::Extra>, Option<usize>), ParseError> {
+        let lines = self.lines;
+        match self.find(from, |l| l.starts_with("In addition to that")) {
+            Some(a) if a < self.find(from, |l| l == RULE).unwrap_or(lines.len()) => Ok((
+                sections::extras(lines, a)?,
+                sections::padded_box_width(&lines[a..]),
+            )),
+            _ => Ok((Vec::new(), None)),
+        }
     }
 
     /// Which of the robot's layouts the mail is in: from the sentence's
