@@ -253,6 +253,46 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// 2014's table under its test case: the base commit's digits over the
+    /// columns and their rules, then the rows up to a blank line. Returns the
+    /// base commit, the rows and the line after them.
+    fn table_2014(&self, tc: usize) -> Result<(&'a str, Vec<AggregatedRow>, usize), ParseError> {
+        let lines = self.lines;
+        let rule_at = self
+            .find(tc + 1, |l| l.starts_with("---------------"))
+            .ok_or_else(|| {
+                err(
+                    tc,
+                    "no column rule `---------------  ----…` under the test case",
+                )
+            })?;
+        let base_sha = lines[rule_at - 1]
+            .split_whitespace()
+            .next()
+            .filter(|s| s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| {
+                err(
+                    rule_at - 1,
+                    "the columns are titled by their commits' digits",
+                )
+            })?;
+        let mut table = Vec::new();
+        let mut j = rule_at + 1;
+        while j < lines.len() && !lines[j].trim().is_empty() {
+            table.push(rows::row_2014(lines[j]).ok_or_else(|| {
+                err(
+                    j,
+                    "a row is `<mean> ~ N%  <change>%  <mean> ~ N%  TOTAL <metric>`",
+                )
+            })?);
+            j += 1;
+        }
+        if table.is_empty() {
+            return Err(err(rule_at, "the table has no rows"));
+        }
+        Ok((base_sha, table, j))
+    }
+
     /// The greeting (`Hello,`, `Greeting,`, or 2014's sentence itself) and
     /// the robot's sentence.
     fn opening(&self) -> Result<(usize, usize), ParseError> {
@@ -384,39 +424,7 @@ impl<'a> Reader<'a> {
             (Some(t), Some(c), rest) if !t.is_empty() && !c.is_empty() => (t, c, rest),
             _ => return Err(err(tc, "a test case is `<tbox>/<testcase>/<parameters>`")),
         };
-        // The table: two commit titles, their rules, the rows.
-        let rule_at = self
-            .find(tc + 1, |l| l.starts_with("---------------"))
-            .ok_or_else(|| {
-                err(
-                    tc,
-                    "no column rule `---------------  ----…` under the test case",
-                )
-            })?;
-        let base_sha = lines[rule_at - 1]
-            .split_whitespace()
-            .next()
-            .filter(|s| s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| {
-                err(
-                    rule_at - 1,
-                    "the columns are titled by their commits' digits",
-                )
-            })?;
-        let mut table = Vec::new();
-        let mut j = rule_at + 1;
-        while j < lines.len() && !lines[j].trim().is_empty() {
-            table.push(rows::row_2014(lines[j]).ok_or_else(|| {
-                err(
-                    j,
-                    "a row is `<mean> ~ N%  <change>%  <mean> ~ N%  TOTAL <metric>`",
-                )
-            })?);
-            j += 1;
-        }
-        if table.is_empty() {
-            return Err(err(rule_at, "the table has no rows"));
-        }
+        let (base_sha, table, j) = self.table_2014(tc)?;
         let (metric, kind) = headline_2014(&h.subject, &table);
         // The plots, between the table's legend and the plots' own.
         let (read, plot_style) = plots::plots_2014(lines, j);
