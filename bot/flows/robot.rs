@@ -838,29 +838,8 @@ pub fn replay(
     dir: &Path,
     reports: &RobotPeople,
 ) -> Result<Replay, ReplayError> {
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| ReplayError::Read(dir.display().to_string(), e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
-        .collect();
-    files.sort();
-    let report = files
-        .first()
-        .filter(|p| p.file_name().is_some_and(|n| n == "00-report.eml"))
-        .ok_or_else(|| ReplayError::NoReport(dir.display().to_string()))?;
-    let raw =
-        std::fs::read(report).map_err(|e| ReplayError::Read(report.display().to_string(), e))?;
-    // Follow the report's own sender, whatever the config names (its
-    // people, who answer from its address under their own names too, are
-    // the adopted case's).
-    let mut c = config.clone();
-    if let Ok(h) = read_headers(&raw, &report.display().to_string()) {
-        if let Some(a) = crate::model::Address::parse(&h.from_email) {
-            if !c.file.track.senders.contains(&a) {
-                c.file.track.senders.push(a);
-            }
-        }
-    }
+    let files = thread_mails(dir)?;
+    let c = tracking_the_sender(config, &files[0])?;
     let mut ingestor = crate::flows::ingest::Ingestor::new(&c, store)?;
     ingestor.learn_people(reports);
     let mut steps = Vec::new();
@@ -872,8 +851,76 @@ pub fn replay(
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         let outcome = ingestor.ingest(&raw, &shown)?;
+        let mut step = ReplayStep::of(shown, outcome, store, &mut case);
+        if let Some(id) = &case {
+            step.state = store.case(id).ok().map(|c| c.state.as_str().to_string());
+        }
+        steps.push(step);
+    }
+    store.flush()?;
+    // The thread is over: what the scheduler would have done by now with a
+    // case left open on words that may have decided it.
+    if let Some(id) = &case {
+        if let Some(r) = crate::flows::review::run_case(&c, store, id, chrono::Utc::now())? {
+            steps.push(ReplayStep::review(&r));
+        }
+    }
+    let last = case.as_ref().and_then(|id| store.case(id).ok());
+    Ok(Replay {
+        thread: dir.display().to_string(),
+        case: case.map(|c| c.to_string()),
+        steps,
+        final_state: last.as_ref().map(|c| c.state.as_str().to_string()),
+        question: last.and_then(|c| c.question),
+    })
+}
+
+/// A thread folder's mails in name order, `00-report.eml` first.
+fn thread_mails(dir: &Path) -> Result<Vec<std::path::PathBuf>, ReplayError> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| ReplayError::Read(dir.display().to_string(), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    files.sort();
+    if !files
+        .first()
+        .is_some_and(|p| p.file_name().is_some_and(|n| n == "00-report.eml"))
+    {
+        return Err(ReplayError::NoReport(dir.display().to_string()));
+    }
+    Ok(files)
+}
+
+/// The config, following the report's own sender whatever it names (its
+/// people, who answer from its address under their own names too, are the
+/// adopted case's).
+fn tracking_the_sender(config: &Config, report: &Path) -> Result<Config, ReplayError> {
+    let raw =
+        std::fs::read(report).map_err(|e| ReplayError::Read(report.display().to_string(), e))?;
+    let mut c = config.clone();
+    if let Ok(h) = read_headers(&raw, &report.display().to_string()) {
+        if let Some(a) = crate::model::Address::parse(&h.from_email) {
+            if !c.file.track.senders.contains(&a) {
+                c.file.track.senders.push(a);
+            }
+        }
+    }
+    Ok(c)
+}
+
+impl ReplayStep {
+    /// How one ingested mail reads; `case` becomes the thread's case when
+    /// the mail opens or names it.
+    fn of(
+        file: String,
+        outcome: crate::flows::ingest::Outcome,
+        store: &crate::store::Store,
+        case: &mut Option<CaseId>,
+    ) -> ReplayStep {
+        use crate::flows::ingest::Outcome;
         let mut step = ReplayStep {
-            file: shown,
+            file,
             outcome: String::new(),
             from: String::new(),
             intent: None,
@@ -882,7 +929,6 @@ pub fn replay(
             evidence: None,
             state: None,
         };
-        use crate::flows::ingest::Outcome;
         match outcome {
             Outcome::Adopted { case: id } => {
                 step.outcome = "adopted".into();
@@ -892,7 +938,7 @@ pub fn replay(
                     .ok()
                     .and_then(|c| c.unread)
                     .map(|why| format!("read at a glance only: {why}"));
-                case = Some(id);
+                *case = Some(id);
             }
             Outcome::New {
                 case: id,
@@ -924,36 +970,23 @@ pub fn replay(
             Outcome::Held => step.outcome = "held".into(),
             Outcome::Quarantined(why) => step.outcome = format!("quarantined: {why}"),
         }
-        if let Some(id) = &case {
-            step.state = store.case(id).ok().map(|c| c.state.as_str().to_string());
-        }
-        steps.push(step);
+        step
     }
-    store.flush()?;
-    // The thread is over: what the scheduler would have done by now with a
-    // case left open on words that may have decided it.
-    if let Some(id) = &case {
-        if let Some(r) = crate::flows::review::run_case(&c, store, id, chrono::Utc::now())? {
-            steps.push(ReplayStep {
-                file: "(review)".into(),
-                outcome: "review".into(),
-                from: r.from.clone(),
-                intent: Some(r.decision.as_str().to_string()),
-                confidence: Some(r.signal),
-                role: None,
-                evidence: Some(r.evidence.clone()),
-                state: Some(CaseState::NeedsHuman.as_str().to_string()),
-            });
+
+    /// The step the review takes at the thread's end: the case goes to a
+    /// human on words that may have decided it.
+    fn review(r: &crate::flows::review::Review) -> ReplayStep {
+        ReplayStep {
+            file: "(review)".into(),
+            outcome: "review".into(),
+            from: r.from.clone(),
+            intent: Some(r.decision.as_str().to_string()),
+            confidence: Some(r.signal),
+            role: None,
+            evidence: Some(r.evidence.clone()),
+            state: Some(CaseState::NeedsHuman.as_str().to_string()),
         }
     }
-    let last = case.as_ref().and_then(|id| store.case(id).ok());
-    Ok(Replay {
-        thread: dir.display().to_string(),
-        case: case.map(|c| c.to_string()),
-        steps,
-        final_state: last.as_ref().map(|c| c.state.as_str().to_string()),
-        question: last.and_then(|c| c.question),
-    })
 }
 
 /// The recipients of the reports (`00-report.eml`) of thread folders, as a
