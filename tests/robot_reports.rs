@@ -569,6 +569,19 @@ fn replayed_corpus_threads_hold_their_figures() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/labels.jsonl"));
+    // A folder that holds no thread, or a path that is not one, is a usage
+    // error, never "0 threads" and success.
+    let empty = tempfile::tempdir().unwrap();
+    let o = perfbot(&["replay", empty.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no thread folder in it"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = perfbot(&["replay", "no/such/thread"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a thread folder"));
 }
 
 /// `replay --labels --folds 5`: each corpus thread replayed with a model

@@ -368,6 +368,13 @@ fn thread_dirs(given: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.join("00-report.eml").exists())
                 .collect();
+            if inner.is_empty() {
+                // A folder that holds no thread is a mistake, not 0 threads.
+                return Err(Failure::usage(anyhow::anyhow!(
+                    "{}: no thread folder in it (a folder with 00-report.eml)",
+                    t.display()
+                )));
+            }
             inner.sort();
             dirs.extend(inner);
         } else {
