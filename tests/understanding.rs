@@ -499,6 +499,15 @@ fn eval_replies_on_the_command_line() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+    // An empty labels file is nothing to measure, not a score of 0/0.
+    std::fs::write(&bad, "").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["eval-replies"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no labelled replies to evaluate"));
     // So is a weight that is no weight; a good one trains.
     std::fs::copy(
         root().join("tests/fixtures/replies/dev/lkp-reply-004.eml"),

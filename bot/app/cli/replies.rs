@@ -123,6 +123,9 @@ pub struct TrainIntentsArgs {
 
 pub fn eval(config: &Config, a: EvalArgs) -> Result<(), Failure> {
     let items = eval::load(&a.labels).map_err(Failure::usage)?;
+    if items.is_empty() {
+        return Err(Failure::usage(anyhow!("no labelled replies to evaluate")));
+    }
     let extra = eval::load_besides(&a.train_with, &items).map_err(Failure::usage)?;
     if let (Some(k), Some(n)) = (a.folds, a.repeats) {
         return repeated(config, &a, &items, &extra, usize::from(k), u64::from(n));
