@@ -54,6 +54,31 @@ struct Batch {
     base: u64,
 }
 
+/// On a read error: the starts of the whole messages in `data` (each ends
+/// where the next starts), and where the last one, which the damage cut,
+/// starts. `None` when no message is whole.
+fn whole_before_damage(
+    data: &[u8],
+    starts: &[usize],
+    finder: &memchr::memmem::Finder<'_>,
+) -> Option<(Vec<usize>, usize)> {
+    let first = match starts.first() {
+        Some(&s) => s,
+        None => data
+            .starts_with(b"From ")
+            .then_some(0)
+            .or_else(|| finder.find(data).map(|i| i + 1))?,
+    };
+    let mut done = vec![first];
+    let mut at = first;
+    while let Some(i) = finder.find(&data[at + 1..]) {
+        at = at + 1 + i + 1;
+        done.push(at);
+    }
+    let cut = done.pop().expect("one start");
+    (!done.is_empty()).then_some((done, cut))
+}
+
 /// Read `r` on a thread of its own and cut it into batches of whole messages:
 /// the kernel's copy, gzip's inflate and the search for `From ` lines all
 /// happen there, beside the work on the batch before.
@@ -85,29 +110,13 @@ fn reader<R: Read + Send + 'static>(
                 if let Some(e) = failed {
                     // The whole messages before the damage still count; the
                     // one it cut is lost with the rest of the stream.
-                    let first = if starts.is_empty() {
-                        data.starts_with(b"From ")
-                            .then_some(0)
-                            .or_else(|| finder.find(&data).map(|i| i + 1))
-                    } else {
-                        Some(starts[0])
-                    };
-                    if let Some(first) = first {
-                        let mut done = vec![first];
-                        let mut at = first;
-                        while let Some(i) = finder.find(&data[at + 1..]) {
-                            at = at + 1 + i + 1;
-                            done.push(at);
-                        }
-                        let cut = done.pop().expect("one start");
-                        if !done.is_empty() {
-                            data.truncate(cut);
-                            let _ = tx.send(Ok(Batch {
-                                data: std::mem::take(&mut data),
-                                starts: done,
-                                base,
-                            }));
-                        }
+                    if let Some((done, cut)) = whole_before_damage(&data, &starts, &finder) {
+                        data.truncate(cut);
+                        let _ = tx.send(Ok(Batch {
+                            data: std::mem::take(&mut data),
+                            starts: done,
+                            base,
+                        }));
                     }
                     let _ = tx.send(Err(e));
                     return;
@@ -231,6 +240,32 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    /// What a read error leaves: the whole messages before the one it cut.
+    #[test]
+    fn whole_messages_before_damage() {
+        let finder = memchr::memmem::Finder::new(b"\nFrom ");
+        let three = "From a\nx\nFrom b\ny\nFrom c\nz";
+        let (b, c) = (three.find("From b").unwrap(), three.find("From c").unwrap());
+        let table: [(&str, &[usize], Option<(Vec<usize>, usize)>); 6] = [
+            (three, &[], Some((vec![0, b], c))),
+            // Searched already: the starts found count from the first.
+            (three, &[b], Some((vec![b], c))),
+            // Text before the first `From ` line is not mail.
+            ("junk\nFrom a\nx\nFrom b\n", &[], Some((vec![5], 14))),
+            // One message, cut: nothing whole.
+            ("From a\nonly", &[], None),
+            ("no mail here", &[], None),
+            ("", &[], None),
+        ];
+        for (data, starts, want) in table {
+            assert_eq!(
+                whole_before_damage(data.as_bytes(), starts, &finder),
+                want,
+                "{data:?} {starts:?}"
+            );
+        }
     }
 
     #[test]
