@@ -122,20 +122,10 @@ pub fn ingest_repository(
         recovered: retry_unreadable(ing, &repo, &key, &shown, cap)?,
         ..Read::default()
     };
-    // public-inbox writes refs/heads/master; a mirror's HEAD points there.
-    let head = match repo.find_reference("refs/heads/master") {
-        Ok(r) => r
-            .into_fully_peeled_id()
-            .map_err(|e| git(e.to_string()))?
-            .detach(),
-        Err(_) => match repo.head_id() {
-            Ok(id) => id.detach(),
-            // An empty epoch: nothing to read.
-            Err(_) => {
-                read.unreadable = ing.stats.unreadable - before;
-                return Ok(read);
-            }
-        },
+    let Some(head) = head_of(&repo).map_err(git)? else {
+        // An empty epoch: nothing to read.
+        read.unreadable = ing.stats.unreadable - before;
+        return Ok(read);
     };
     let cursor = ing
         .store
@@ -158,17 +148,56 @@ pub fn ingest_repository(
     if read.rescanned {
         tracing::warn!(repository = %shown, "the cursor's commit is not in the history (rewritten?): reading everything again, known Message-IDs are skipped");
     }
-    // The blobs are read (inflated) on reader threads while this one
-    // ingests: reader k takes messages k, k+n, k+2n… into a bounded queue of
-    // its own, and this thread takes from the queues in turn, so messages
-    // stay in commit order and memory stays flat. Loose objects (a file
-    // each, three per message) need more than one reader to keep up.
+    let bytes = ingest_chain(ing, repo_path, &key, &chain, cap, &mut progress)?;
+    ing.store.flush()?;
+    if let Some((last, _)) = chain.last() {
+        ing.store.set_text_cursor(&key, &last.to_string())?;
+    }
+    progress(bytes);
+    read.commits = chain.len();
+    read.unreadable = ing.stats.unreadable - before;
+    Ok(read)
+}
+
+/// The commit to read up to: public-inbox writes `refs/heads/master`, and a
+/// mirror's HEAD points there. `None`: an empty epoch.
+fn head_of(repo: &gix::Repository) -> Result<Option<gix::ObjectId>, String> {
+    match repo.find_reference("refs/heads/master") {
+        Ok(r) => Ok(Some(
+            r.into_fully_peeled_id()
+                .map_err(|e| e.to_string())?
+                .detach(),
+        )),
+        Err(_) => Ok(repo.head_id().ok().map(|id| id.detach())),
+    }
+}
+
+/// Ingest the messages of `chain` (commit, tree), in order, moving the
+/// cursor every `CHECKPOINT` messages; returns the bytes of message data.
+///
+/// The blobs are read (inflated) on reader threads while this one ingests:
+/// reader k takes messages k, k+n, k+2n… into a bounded queue of its own, and
+/// this thread takes from the queues in turn, so messages stay in commit
+/// order and memory stays flat. Loose objects (a file each, three per
+/// message) need more than one reader to keep up.
+fn ingest_chain(
+    ing: &mut Ingestor,
+    repo_path: &Path,
+    key: &str,
+    chain: &[(gix::ObjectId, gix::ObjectId)],
+    cap: usize,
+    progress: &mut impl FnMut(u64),
+) -> Result<u64, PublicInboxError> {
+    let shown = repo_path.display().to_string();
+    let git = |why: String| PublicInboxError::Git {
+        path: shown.clone(),
+        why,
+    };
     let readers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(2, 4);
     let mut bytes = 0u64;
-    let result = std::thread::scope(|scope| -> Result<(), PublicInboxError> {
-        let chain = &chain;
+    std::thread::scope(|scope| -> Result<(), PublicInboxError> {
         let mut queues = Vec::with_capacity(readers);
         for k in 0..readers {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Blob>(64);
@@ -190,26 +219,18 @@ pub fn ingest_repository(
                 }
                 Got::Deleted => {}
                 Got::Unreadable { object, reason } => {
-                    note_unreadable(ing, &shown, &unreadable(&key, &id, object, reason))?;
+                    note_unreadable(ing, &shown, &unreadable(key, &id, object, reason))?;
                 }
             }
             if (n + 1) % CHECKPOINT == 0 {
                 ing.store.flush()?;
-                ing.store.set_text_cursor(&key, &id.to_string())?;
+                ing.store.set_text_cursor(key, &id.to_string())?;
                 progress(bytes);
             }
         }
         Ok(())
-    });
-    result?;
-    ing.store.flush()?;
-    if let Some((last, _)) = chain.last() {
-        ing.store.set_text_cursor(&key, &last.to_string())?;
-    }
-    progress(bytes);
-    read.commits = chain.len();
-    read.unreadable = ing.stats.unreadable - before;
-    Ok(read)
+    })?;
+    Ok(bytes)
 }
 
 /// The commits from the head back to the cursor, oldest first.
