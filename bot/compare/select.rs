@@ -84,21 +84,8 @@ fn changed(
     let failure = rules.is_failure_stat(k);
     let (cols_a, cols_b) = (a.runs(), b.runs());
     if failure {
-        if !rules.failure_sibling_exempt.is_match(k) {
-            let stem = k.rsplit_once('.').map_or(k, |(s, _)| s);
-            let is_fail = ["error", "warn", "fail"]
-                .iter()
-                .any(|s| k.ends_with(&format!(".{s}")));
-            if is_fail && !b.stats.contains_key(&format!("{stem}.pass")) {
-                return false;
-            }
-            if k.ends_with(".pass")
-                && !["error", "warn", "fail"]
-                    .iter()
-                    .any(|s| b.stats.contains_key(&format!("{stem}.{s}")))
-            {
-                return false;
-            }
+        if !rules.failure_sibling_exempt.is_match(k) && lacks_its_sibling(k, b) {
+            return false;
         }
     } else if cols_a < spec.min_runs && cols_b < spec.min_runs {
         return false;
@@ -151,11 +138,33 @@ fn changed(
     }
 
     // Is the change large enough to show?
-    if is_perf_profile {
+    is_perf_profile || large_enough(k, &summary_a, &summary_b, rules)
+}
+
+/// A test's `.error`/`.warn`/`.fail` stat without its `.pass` in the base, or
+/// a `.pass` without any of them: a failure count with nothing to weigh it
+/// against.
+fn lacks_its_sibling(k: &str, b: &Matrix) -> bool {
+    let stem = k.rsplit_once('.').map_or(k, |(s, _)| s);
+    let is_fail = ["error", "warn", "fail"]
+        .iter()
+        .any(|s| k.ends_with(&format!(".{s}")));
+    if is_fail && !b.stats.contains_key(&format!("{stem}.pass")) {
         return true;
     }
-    let max = summary_a.max.max(summary_b.max);
-    let (ma, mb) = (summary_a.median.value, summary_b.median.value);
+    k.ends_with(".pass")
+        && !["error", "warn", "fail"]
+            .iter()
+            .any(|s| b.stats.contains_key(&format!("{stem}.{s}")))
+}
+
+/// Whether a change is large enough to show: the medians' ratio past the
+/// thresholds (a lower one for performance metrics), and a change the
+/// stat's own rules call reasonable.
+fn large_enough(k: &str, a: &Summary, b: &Summary, rules: &SelectionRules) -> bool {
+    let spec = &rules.spec;
+    let max = a.max.max(b.max);
+    let (ma, mb) = (a.median.value, b.median.value);
     let (high, low) = if ma > mb { (ma, mb) } else { (mb, ma) };
     let delta = high - low;
     let ratio = if low > 0.0 {
