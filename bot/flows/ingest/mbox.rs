@@ -248,7 +248,8 @@ mod tests {
         let finder = memchr::memmem::Finder::new(b"\nFrom ");
         let three = "From a\nx\nFrom b\ny\nFrom c\nz";
         let (b, c) = (three.find("From b").unwrap(), three.find("From c").unwrap());
-        let table: [(&str, &[usize], Option<(Vec<usize>, usize)>); 6] = [
+        type Whole = Option<(Vec<usize>, usize)>;
+        let table: [(&str, &[usize], Whole); 6] = [
             (three, &[], Some((vec![0, b], c))),
             // Searched already: the starts found count from the first.
             (three, &[b], Some((vec![b], c))),
