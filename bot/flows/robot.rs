@@ -803,15 +803,69 @@ fn adopted(head: &crate::flows::ingest::parse::Head, a: Adoption) -> Case {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReplayStep {
     pub file: String,
-    /// `adopted`, `reply`, `robot`, `own`, `duplicate`, `unmatched`, `held`, `quarantined`.
-    pub outcome: String,
+    pub outcome: StepOutcome,
     pub from: String,
-    pub intent: Option<String>,
+    pub intent: Option<crate::reply::understand::Intent>,
     pub confidence: Option<f64>,
-    pub role: Option<String>,
+    pub role: Option<crate::reply::policy::trust::Role>,
     pub evidence: Option<String>,
     /// The case's state after this message.
-    pub state: Option<String>,
+    pub state: Option<CaseState>,
+}
+
+/// What became of one message of a replayed thread.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(into = "String")]
+pub enum StepOutcome {
+    /// The report: a case opened for it.
+    Adopted,
+    /// A person's reply.
+    Reply,
+    /// Another robot's mail.
+    Robot,
+    /// perfbot's own mail.
+    Own,
+    Duplicate,
+    /// A report already adopted at a glance, now read in full.
+    ReadInFull,
+    Unmatched,
+    Held,
+    Quarantined(String),
+    /// The review at the thread's end handed the case to a human.
+    Review,
+}
+
+impl StepOutcome {
+    /// The outcome without its detail (a quarantine's reason).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StepOutcome::Adopted => "adopted",
+            StepOutcome::Reply => "reply",
+            StepOutcome::Robot => "robot",
+            StepOutcome::Own => "own",
+            StepOutcome::Duplicate => "duplicate",
+            StepOutcome::ReadInFull => "read in full",
+            StepOutcome::Unmatched => "unmatched",
+            StepOutcome::Held => "held",
+            StepOutcome::Quarantined(_) => "quarantined",
+            StepOutcome::Review => "review",
+        }
+    }
+}
+
+impl std::fmt::Display for StepOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepOutcome::Quarantined(why) => write!(f, "quarantined: {why}"),
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
+
+impl From<StepOutcome> for String {
+    fn from(o: StepOutcome) -> String {
+        o.to_string()
+    }
 }
 
 /// A thread replayed: each message's reading and the case's final state.
@@ -820,7 +874,7 @@ pub struct Replay {
     pub thread: String,
     pub case: Option<String>,
     pub steps: Vec<ReplayStep>,
-    pub final_state: Option<String>,
+    pub final_state: Option<CaseState>,
     /// A question to the robot's people left open beside the final state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<crate::model::case::Question>,
@@ -853,7 +907,7 @@ pub fn replay(
         let outcome = ingestor.ingest(&raw, &shown)?;
         let mut step = ReplayStep::of(shown, outcome, store, &mut case);
         if let Some(id) = &case {
-            step.state = store.case(id).ok().map(|c| c.state.as_str().to_string());
+            step.state = store.case(id).ok().map(|c| c.state);
         }
         steps.push(step);
     }
@@ -870,7 +924,7 @@ pub fn replay(
         thread: dir.display().to_string(),
         case: case.map(|c| c.to_string()),
         steps,
-        final_state: last.as_ref().map(|c| c.state.as_str().to_string()),
+        final_state: last.as_ref().map(|c| c.state),
         question: last.and_then(|c| c.question),
     })
 }
@@ -883,9 +937,9 @@ fn thread_mails(dir: &Path) -> Result<Vec<std::path::PathBuf>, ReplayError> {
         .filter(|p| p.extension().is_some_and(|x| x == "eml"))
         .collect();
     files.sort();
-    if !files
+    if files
         .first()
-        .is_some_and(|p| p.file_name().is_some_and(|n| n == "00-report.eml"))
+        .is_none_or(|p| p.file_name().is_none_or(|n| n != "00-report.eml"))
     {
         return Err(ReplayError::NoReport(dir.display().to_string()));
     }
@@ -921,7 +975,7 @@ impl ReplayStep {
         use crate::flows::ingest::Outcome;
         let mut step = ReplayStep {
             file,
-            outcome: String::new(),
+            outcome: StepOutcome::Held,
             from: String::new(),
             intent: None,
             confidence: None,
@@ -931,7 +985,7 @@ impl ReplayStep {
         };
         match outcome {
             Outcome::Adopted { case: id } => {
-                step.outcome = "adopted".into();
+                step.outcome = StepOutcome::Adopted;
                 // Read at a glance only: say why beside it.
                 step.evidence = store
                     .case(&id)
@@ -948,27 +1002,26 @@ impl ReplayStep {
             } => {
                 step.from = crate::model::ids::display_mailbox(&entry.from_name, &entry.from);
                 step.outcome = match sender {
-                    crate::model::SenderKind::Person => "reply",
-                    crate::model::SenderKind::Own => "own",
-                    crate::model::SenderKind::Bot(_) => "robot",
-                }
-                .into();
+                    crate::model::SenderKind::Person => StepOutcome::Reply,
+                    crate::model::SenderKind::Own => StepOutcome::Own,
+                    crate::model::SenderKind::Bot(_) => StepOutcome::Robot,
+                };
                 if let Some(h) = handled {
-                    step.intent = Some(h.understanding.intent.as_str().to_string());
+                    step.intent = Some(h.understanding.intent);
                     step.confidence = Some(h.understanding.confidence);
-                    step.role = Some(h.role.as_str().to_string());
+                    step.role = Some(h.role);
                     step.evidence = Some(h.understanding.evidence.clone());
                 }
                 case.get_or_insert(id);
             }
-            Outcome::Duplicate => step.outcome = "duplicate".into(),
+            Outcome::Duplicate => step.outcome = StepOutcome::Duplicate,
             Outcome::ReadInFull { case: id } => {
-                step.outcome = "read in full".into();
+                step.outcome = StepOutcome::ReadInFull;
                 case.get_or_insert(id);
             }
-            Outcome::Unmatched => step.outcome = "unmatched".into(),
-            Outcome::Held => step.outcome = "held".into(),
-            Outcome::Quarantined(why) => step.outcome = format!("quarantined: {why}"),
+            Outcome::Unmatched => step.outcome = StepOutcome::Unmatched,
+            Outcome::Held => step.outcome = StepOutcome::Held,
+            Outcome::Quarantined(why) => step.outcome = StepOutcome::Quarantined(why.to_string()),
         }
         step
     }
@@ -978,13 +1031,13 @@ impl ReplayStep {
     fn review(r: &crate::flows::review::Review) -> ReplayStep {
         ReplayStep {
             file: "(review)".into(),
-            outcome: "review".into(),
+            outcome: StepOutcome::Review,
             from: r.from.clone(),
-            intent: Some(r.decision.as_str().to_string()),
+            intent: Some(r.decision),
             confidence: Some(r.signal),
             role: None,
             evidence: Some(r.evidence.clone()),
-            state: Some(CaseState::NeedsHuman.as_str().to_string()),
+            state: Some(CaseState::NeedsHuman),
         }
     }
 }

@@ -404,13 +404,13 @@ fn print_replay(r: &crate::flows::robot::Replay, verdict: Option<&crate::app::ev
     println!(
         "== {} → {}{asked}{against}",
         r.thread,
-        r.final_state.as_deref().unwrap_or("no case")
+        r.final_state.map_or("no case", CaseState::as_str)
     );
     for s in &r.steps {
         let reading = match (&s.intent, s.confidence) {
             (Some(i), Some(c)) => format!(
                 "{i} ({c:.2}, {}) {:?}",
-                s.role.as_deref().unwrap_or("?"),
+                s.role.map_or("?", |r| r.as_str()),
                 s.evidence
                     .as_deref()
                     .unwrap_or("")
@@ -424,8 +424,8 @@ fn print_replay(r: &crate::flows::robot::Replay, verdict: Option<&crate::app::ev
         println!(
             "   {:<18} {:<10} {:<16} {}",
             s.file,
-            s.outcome.split(':').next().unwrap_or(""),
-            s.state.as_deref().unwrap_or("-"),
+            s.outcome.as_str(),
+            s.state.map_or("-", CaseState::as_str),
             reading
         );
     }
@@ -493,10 +493,14 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         let r = crate::flows::robot::replay(&c, store, dir, &reports)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         *states
-            .entry(r.final_state.clone().unwrap_or_else(|| "no case".into()))
+            .entry(
+                r.final_state
+                    .map_or("no case", CaseState::as_str)
+                    .to_string(),
+            )
             .or_default() += 1;
         let verdict = mine.map(|mine| {
-            let state = r.final_state.as_deref().and_then(CaseState::parse);
+            let state = r.final_state;
             crate::app::eval::judge_thread(&r.thread, mine, state)
         });
         if a.json {

@@ -1097,14 +1097,18 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9");
         let r = crate::flows::robot::replay(&config, &store, &dir, &Default::default()).unwrap();
-        assert_eq!(r.final_state.as_deref(), Some("awaiting-revert"));
+        assert_eq!(r.final_state, Some(CaseState::AwaitingRevert));
         let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
         let listing = filtered(&s, &Filter::default()).unwrap();
         let rows = list_rows(&s, &listing.cases).unwrap();
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
         assert!(row.adopted);
-        let replies = r.steps.iter().filter(|s| s.outcome == "reply").count();
+        let replies = r
+            .steps
+            .iter()
+            .filter(|s| s.outcome == crate::flows::robot::StepOutcome::Reply)
+            .count();
         assert_eq!(row.replies, replies);
         // The report: 21 October 2023, 00:17:56 +08:00 (16:17 UTC on the
         // 20th); the first reply: 20 October, 10:23:16 -07:00 (17:23 UTC).
