@@ -92,19 +92,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         }
     }
     for v in &verifications {
-        match verify::record(&store, v)? {
-            Some(c) if v.verified() => {
-                eprintln!("{}: case {} fixed (verified): {}", v.input, c.id, v.figures)
-            }
-            Some(c) => eprintln!(
-                "{}: case {} reopened, the fix did not bring it back: {}",
-                v.input, c.id, v.figures
-            ),
-            None => eprintln!(
-                "{}: case {} moved meanwhile; nothing recorded",
-                v.input, v.case.id
-            ),
-        }
+        say_verified(v, verify::record(&store, v)?.as_ref());
     }
     for p in &mut prepared {
         let created = submit(config, &store, p, now).map_err(queue_failure)?;
@@ -117,42 +105,72 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         for (a, why) in &p.dropped {
             eprintln!("{}: {a} left out: {why}", p.input);
         }
-        match created {
-            Created::New(c) if !matches!(c.state, CaseState::Queued | CaseState::Reported) => {
-                // Series memory or an ignore rule: the outbox says which.
-                let why = store
-                    .outbox_entry(&c.message_id)?
-                    .held_because
-                    .unwrap_or_default();
-                eprintln!(
-                    "case {} is {}, carried over ({why}); its mail is held, `perfbot outbox approve {}` sends it: {}",
-                    c.id, c.state, c.message_id, c.subject
-                )
-            }
-            Created::New(c) if p.held_because.is_some() => {
-                eprintln!(
-                    "case {} queued, mail held ({}); `perfbot outbox approve {}` sends it: {}",
-                    c.id,
-                    p.held_because.as_deref().unwrap_or_default(),
-                    c.message_id,
-                    c.subject
-                )
-            }
-            Created::New(c) if config.file.outbound.moderation => {
-                eprintln!(
-                    "case {} queued, mail held for moderation: {}",
-                    c.id, c.subject
-                )
-            }
-            Created::New(c) => eprintln!("case {} queued: {}", c.id, c.subject),
-            Created::Existing(c) => {
-                eprintln!("case {} exists already ({}): nothing queued", c.id, c.state)
-            }
-        }
+        say_submitted(config, &store, &created, p.held_because.as_deref())?;
     }
     // The file outbox is local and instant: write it at once.
     if config.file.outbound.transport == TransportKind::File {
         send::send_now(config, &store, false)?;
+    }
+    Ok(())
+}
+
+/// What a follow-up comparison of a fix did to its case (`None`: the case
+/// moved meanwhile).
+fn say_verified(v: &verify::Verification, case: Option<&crate::model::case::Case>) {
+    match case {
+        Some(c) if v.verified() => {
+            eprintln!("{}: case {} fixed (verified): {}", v.input, c.id, v.figures)
+        }
+        Some(c) => eprintln!(
+            "{}: case {} reopened, the fix did not bring it back: {}",
+            v.input, c.id, v.figures
+        ),
+        None => eprintln!(
+            "{}: case {} moved meanwhile; nothing recorded",
+            v.input, v.case.id
+        ),
+    }
+}
+
+/// What became of a report submitted: queued, held (and why), or a case
+/// that exists already.
+fn say_submitted(
+    config: &Config,
+    store: &Store,
+    created: &Created,
+    held_because: Option<&str>,
+) -> Result<(), Failure> {
+    match created {
+        Created::New(c) if !matches!(c.state, CaseState::Queued | CaseState::Reported) => {
+            // Series memory or an ignore rule: the outbox says which.
+            let why = store
+                .outbox_entry(&c.message_id)?
+                .held_because
+                .unwrap_or_default();
+            eprintln!(
+                "case {} is {}, carried over ({why}); its mail is held, `perfbot outbox approve {}` sends it: {}",
+                c.id, c.state, c.message_id, c.subject
+            )
+        }
+        Created::New(c) if held_because.is_some() => {
+            eprintln!(
+                "case {} queued, mail held ({}); `perfbot outbox approve {}` sends it: {}",
+                c.id,
+                held_because.unwrap_or_default(),
+                c.message_id,
+                c.subject
+            )
+        }
+        Created::New(c) if config.file.outbound.moderation => {
+            eprintln!(
+                "case {} queued, mail held for moderation: {}",
+                c.id, c.subject
+            )
+        }
+        Created::New(c) => eprintln!("case {} queued: {}", c.id, c.subject),
+        Created::Existing(c) => {
+            eprintln!("case {} exists already ({}): nothing queued", c.id, c.state)
+        }
     }
     Ok(())
 }
