@@ -1,6 +1,6 @@
 //! `perfbot cases`: list, show and decide cases; reply in a case's thread.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use chrono::Utc;
@@ -13,6 +13,7 @@ use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::flows::learn::SettleError;
 use crate::model::case::{CaseState, Cause};
 use crate::model::{Chosen, OutboxKind};
+use crate::store::Store;
 
 #[derive(Subcommand, Debug)]
 pub enum CasesCmd {
@@ -67,108 +68,127 @@ fn state(s: &str) -> Result<CaseState, String> {
 pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
     match c {
-        CasesCmd::List { state, json } => {
-            let list: Vec<_> = store
-                .cases()?
-                .into_iter()
-                .filter(|c| state.is_none_or(|w| c.state == w))
-                .collect();
-            if json {
-                let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else if list.is_empty() {
-                println!(
-                    "no cases{}",
-                    state.map(|s| format!(" in state {s}")).unwrap_or_default()
-                );
-            } else {
-                for c in &list {
-                    let asked = if c.question.is_some() {
-                        "  [a question to the robot's people is open]"
-                    } else {
-                        ""
-                    };
-                    println!("{}  {:<16}  {}{asked}", c.id, c.state, c.subject);
-                }
-            }
-        }
-        CasesCmd::Show { id, json } => {
-            let c = store.find_case(&id)?;
-            let events = store.events(&c.id)?;
-            let timeline = crate::app::view::timeline_of(&store, &c.id)?;
-            if json {
-                let v = CaseDetail::new(&c, &events, &timeline);
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                print!("{}", crate::app::view::show_text(&c, &events, &timeline));
-            }
-        }
+        CasesCmd::List { state, json } => list(&store, state, json),
+        CasesCmd::Show { id, json } => show(&store, &id, json),
         CasesCmd::Set {
             id,
             state,
             reason,
             reply,
-        } => {
-            let c = store.find_case(&id)?;
-            let cause = Cause::Cli {
-                user: who(),
-                reason: reason.clone(),
-            };
-            let by = who();
-            let (c, label) = crate::flows::learn::settle(
-                &store,
-                &c.id,
-                state,
-                cause,
-                &by,
-                &reason,
-                reply.as_deref(),
-            )
-            .map_err(|e| match e {
-                SettleError::Store(e) => {
-                    Failure::from(anyhow::Error::from(e).context("setting the state"))
-                }
-                e => Failure::usage(e),
-            })?;
-            eprintln!("case {} is now {}", c.id, c.state);
-            // The reply that led here, labelled by the decision.
-            if let Some(l) = label {
-                let read = l.perfbot.as_deref().unwrap_or("nothing");
-                let how = match l.chosen {
-                    Chosen::Named => "the reply named",
-                    Chosen::Strongest => "the reply read closest to it",
-                    Chosen::Last => "the last reply; name another with --reply",
-                };
-                eprintln!(
-                    "learned: <{}> is {} ({how}; perfbot had read {read}); `perfbot labels retrain --out FILE` retrains the reader, measured first",
-                    l.message_id, l.label
-                );
-            }
-        }
+        } => set(&store, &id, state, reason, reply.as_deref()),
         CasesCmd::Reply { id, body, parent } => {
-            let c = store.find_case(&id)?;
-            let text = String::from_utf8(read_input(&body)?)
-                .map_err(|_| anyhow!("{}: not UTF-8 text", body.display()))?;
-            let parent = parent.as_deref().map(parse_id).transpose()?;
-            let f = FollowUp {
-                kind: OutboxKind::Note,
-                body: &text,
-                parent: parent.as_ref(),
-                to: Vec::new(),
-                cc: Vec::new(),
-            };
-            let (entry, raw) = prepare_followup(config, &c, &f, Utc::now())?;
-            let cause = Cause::Cli {
-                user: who(),
-                reason: "operator reply".into(),
-            };
-            let note = format!("operator reply <{}> queued", entry.message_id);
-            if store.queue_followup(&entry, &raw, cause, &note)? {
-                eprintln!("queued <{}>: {}", entry.message_id, entry.subject);
-            } else {
-                eprintln!("<{}> is queued already", entry.message_id);
-            }
+            queue_reply(config, &store, &id, &body, parent.as_deref())
         }
+    }
+}
+
+/// `cases list`: every case, or those in one state.
+fn list(store: &Store, state: Option<CaseState>, json: bool) -> Result<(), Failure> {
+    let list: Vec<_> = store
+        .cases()?
+        .into_iter()
+        .filter(|c| state.is_none_or(|w| c.state == w))
+        .collect();
+    if json {
+        let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if list.is_empty() {
+        println!(
+            "no cases{}",
+            state.map(|s| format!(" in state {s}")).unwrap_or_default()
+        );
+    } else {
+        for c in &list {
+            let asked = if c.question.is_some() {
+                "  [a question to the robot's people is open]"
+            } else {
+                ""
+            };
+            println!("{}  {:<16}  {}{asked}", c.id, c.state, c.subject);
+        }
+    }
+    Ok(())
+}
+
+/// `cases show`: a case, its events and its thread's timeline.
+fn show(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
+    let c = store.find_case(id)?;
+    let events = store.events(&c.id)?;
+    let timeline = crate::app::view::timeline_of(store, &c.id)?;
+    if json {
+        let v = CaseDetail::new(&c, &events, &timeline);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", crate::app::view::show_text(&c, &events, &timeline));
+    }
+    Ok(())
+}
+
+/// `cases set`: a human's decision, and the reply it labels learned.
+fn set(
+    store: &Store,
+    id: &str,
+    state: CaseState,
+    reason: String,
+    reply: Option<&str>,
+) -> Result<(), Failure> {
+    let c = store.find_case(id)?;
+    let cause = Cause::Cli {
+        user: who(),
+        reason: reason.clone(),
+    };
+    let by = who();
+    let (c, label) = crate::flows::learn::settle(store, &c.id, state, cause, &by, &reason, reply)
+        .map_err(|e| match e {
+        SettleError::Store(e) => Failure::from(anyhow::Error::from(e).context("setting the state")),
+        e => Failure::usage(e),
+    })?;
+    eprintln!("case {} is now {}", c.id, c.state);
+    // The reply that led here, labelled by the decision.
+    if let Some(l) = label {
+        let read = l.perfbot.as_deref().unwrap_or("nothing");
+        let how = match l.chosen {
+            Chosen::Named => "the reply named",
+            Chosen::Strongest => "the reply read closest to it",
+            Chosen::Last => "the last reply; name another with --reply",
+        };
+        eprintln!(
+            "learned: <{}> is {} ({how}; perfbot had read {read}); `perfbot labels retrain --out FILE` retrains the reader, measured first",
+            l.message_id, l.label
+        );
+    }
+    Ok(())
+}
+
+/// `cases reply`: a mail from the operator queued in the case's thread.
+fn queue_reply(
+    config: &Config,
+    store: &Store,
+    id: &str,
+    body: &Path,
+    parent: Option<&str>,
+) -> Result<(), Failure> {
+    let c = store.find_case(id)?;
+    let text = String::from_utf8(read_input(body)?)
+        .map_err(|_| anyhow!("{}: not UTF-8 text", body.display()))?;
+    let parent = parent.map(parse_id).transpose()?;
+    let f = FollowUp {
+        kind: OutboxKind::Note,
+        body: &text,
+        parent: parent.as_ref(),
+        to: Vec::new(),
+        cc: Vec::new(),
+    };
+    let (entry, raw) = prepare_followup(config, &c, &f, Utc::now())?;
+    let cause = Cause::Cli {
+        user: who(),
+        reason: "operator reply".into(),
+    };
+    let note = format!("operator reply <{}> queued", entry.message_id);
+    if store.queue_followup(&entry, &raw, cause, &note)? {
+        eprintln!("queued <{}>: {}", entry.message_id, entry.subject);
+    } else {
+        eprintln!("<{}> is queued already", entry.message_id);
     }
     Ok(())
 }
