@@ -99,9 +99,23 @@ fn doveadm(args: &[&str], stdin: Option<&[u8]>) {
     );
 }
 
+/// `kill -9` every Dovecot IMAP session process.
+fn kill_imap_sessions() {
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
+        if exe.to_string_lossy().ends_with("/dovecot/imap") {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            Command::new("kill").args(["-9", &pid]).status().unwrap();
+        }
+    }
+}
+
 /// Stop Dovecot, with its live IMAP sessions, and start it again (Postfix
-/// keeps running).
+/// keeps running). The sessions die first, at once, as in a crash: the
+/// master's own shutdown can take longer than a fast fetch, which would
+/// then end before the restart hit it.
 fn restart_dovecot() {
+    kill_imap_sessions();
     let dir = mail_dir();
     let pid: i32 = std::fs::read_to_string(dir.join("run/master.pid"))
         .unwrap()
@@ -113,14 +127,8 @@ fn restart_dovecot() {
     while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < gone {
         std::thread::sleep(Duration::from_millis(20));
     }
-    // IMAP sessions outlive their master: end them too, as a crash would.
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
-        if exe.to_string_lossy().ends_with("/dovecot/imap") {
-            let pid = e.file_name().to_string_lossy().into_owned();
-            Command::new("kill").args(["-9", &pid]).status().unwrap();
-        }
-    }
+    // IMAP sessions outlive their master: end those opened meanwhile too.
+    kill_imap_sessions();
     let st = Command::new("dovecot")
         .arg("-c")
         .arg(dir.join("dovecot.conf"))
@@ -343,12 +351,15 @@ fn server_restart_mid_fetch_loses_and_doubles_nothing() {
     }
     restart_dovecot();
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut new = 0;
-    while new < n && Instant::now() < deadline {
+    let (mut new, mut reconnected) = (0, false);
+    // Until every message is in and the follower has found the session gone
+    // (it may find out only once the fetch is over, in IDLE).
+    while (new < n || !reconnected) && Instant::now() < deadline {
         if let Ok((_, l)) = rx.recv_timeout(Duration::from_millis(200)) {
             if l.starts_with("read ") {
                 new = stat(&l, "new");
             }
+            reconnected |= l.contains("reconnecting");
             lines.push(l);
         }
     }
