@@ -484,30 +484,27 @@ fn eval_replies_on_the_command_line() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
     }
-    // A labels file that names a missing message is a clear input error.
+    // A labels file that names a missing message is a clear input error; an
+    // empty one is nothing to measure, not a score of 0/0.
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("labels.jsonl");
-    std::fs::write(
-        &bad,
-        r#"{"thread": "t", "file": "nope.eml", "message_id": "x@y", "from_role": "author", "label": "other"}"#,
-    )
-    .unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .args(["eval-replies"])
-        .arg(&bad)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
-    // An empty labels file is nothing to measure, not a score of 0/0.
-    std::fs::write(&bad, "").unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .args(["eval-replies"])
-        .arg(&bad)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no labelled replies to evaluate"));
+    for (text, says) in [
+        (
+            r#"{"thread": "t", "file": "nope.eml", "message_id": "x@y", "from_role": "author", "label": "other"}"#,
+            "line 1",
+        ),
+        ("", "no labelled replies to evaluate"),
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .args(["eval-replies"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{text:?}: {err}");
+        assert!(err.contains(says), "{text:?}: {err}");
+    }
     // So is a weight that is no weight; a good one trains.
     std::fs::copy(
         root().join("tests/fixtures/replies/dev/lkp-reply-004.eml"),
