@@ -514,83 +514,14 @@ impl<'a> Reader<'a> {
                 i += 1;
                 continue;
             }
-            // keys/keys: then values/values.
-            let keys = lines
-                .get(i + 1)
-                .and_then(|k| k.strip_suffix(':'))
-                .ok_or_else(|| err(i + 1, "a table starts with the parameter names, `a/b/c:`"))?;
-            let values = lines
-                .get(i + 2)
-                .map(|v| v.trim_start())
-                .ok_or_else(|| err(i + 2, "the parameter values are missing"))?;
-            let keys: Vec<&str> = keys.split('/').collect();
-            let mut vals: Vec<&str> = values.splitn(keys.len(), '/').collect();
-            if vals.len() != keys.len() {
-                // A value with a slash in it: give the rest to the last key.
-                vals.resize(keys.len(), "");
-            }
-            let axes: Vec<(String, String)> = keys
-                .iter()
-                .zip(&vals)
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            // commit: then the commit lines.
-            let c = (i + 3..lines.len())
-                .find(|&j| lines[j].starts_with("commit:"))
-                .ok_or_else(|| err(i + 3, "no \"commit:\" line in the table"))?;
-            let base_line = lines
-                .get(c + 1)
-                .map(|l| l.trim())
-                .ok_or_else(|| err(c + 1, "no base commit line"))?;
-            // `<sha> ("<subject>")`, or a bare release tag (`v6.16-rc4`).
-            let base_subject = match base_line.split_once(" (\"") {
-                Some((_, rest)) => rest.strip_suffix("\")").unwrap_or(rest),
-                None if base_line.starts_with('v') && !base_line.contains(' ') => "",
-                None => return Err(err(c + 1, "a commit line is `<sha> (\"<subject>\")`")),
-            };
-            // The column header: the base's 16 digits.
-            let header = (c + 1..lines.len())
-                .find(|&j| lines[j].starts_with("----------------"))
-                .ok_or_else(|| err(c, "no column rule `---------------- …`"))?;
-            let base_sha = lines[header - 1]
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            let mut rows = Vec::new();
-            let mut j = header + 1;
-            let mut failures = false;
-            while j < lines.len() {
-                let row = lines[j];
-                let t = row.trim();
-                if t.starts_with("%stddev") {
-                    failures = false;
-                } else if t.starts_with("fail:runs") {
-                    failures = true;
-                } else if t.starts_with('\\') || t.starts_with('|') {
-                } else if t.is_empty() {
-                    // A blank line ends the table unless another block follows.
-                    let next = lines.get(j + 1).map(|n| n.trim()).unwrap_or("");
-                    if !(next.starts_with("%stddev") || next.starts_with("fail:runs")) {
-                        break;
-                    }
-                } else if failures {
-                    rows.push(
-                        rows::failure_row(row)
-                            .ok_or_else(|| err(j, "cannot read this failure row"))?,
-                    );
-                } else {
-                    rows.push(
-                        rows::perf_row(row).ok_or_else(|| err(j, "cannot read this table row"))?,
-                    );
-                }
-                j += 1;
-            }
+            let axes = self.axes(i)?;
+            let (base_sha, base_subject, header) = self.base_commit(i + 3)?;
+            let (rows, j) = self.table_rows(header)?;
             let (plots, plot_style) = plots::plots_after(lines, j);
             out.push(Group {
                 axes,
                 base_sha,
-                base_subject: base_subject.to_string(),
+                base_subject,
                 rows,
                 machine: pending_machine.take(),
                 plots,
@@ -599,6 +530,99 @@ impl<'a> Reader<'a> {
             i = j;
         }
         Ok(out)
+    }
+
+    /// A table's parameters under its rule at `rule`: `a/b/c:`, then the
+    /// values `x/y/z`.
+    fn axes(&self, rule: usize) -> Result<Vec<(String, String)>, ParseError> {
+        let lines = self.lines;
+        let keys = lines
+            .get(rule + 1)
+            .and_then(|k| k.strip_suffix(':'))
+            .ok_or_else(|| {
+                err(
+                    rule + 1,
+                    "a table starts with the parameter names, `a/b/c:`",
+                )
+            })?;
+        let values = lines
+            .get(rule + 2)
+            .map(|v| v.trim_start())
+            .ok_or_else(|| err(rule + 2, "the parameter values are missing"))?;
+        let keys: Vec<&str> = keys.split('/').collect();
+        let mut vals: Vec<&str> = values.splitn(keys.len(), '/').collect();
+        if vals.len() != keys.len() {
+            // A value with a slash in it: give the rest to the last key.
+            vals.resize(keys.len(), "");
+        }
+        Ok(keys
+            .iter()
+            .zip(&vals)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
+    }
+
+    /// The `commit:` block from `from` on: the base's sha (its column
+    /// header's digits) and subject, and the line of the column rule.
+    fn base_commit(&self, from: usize) -> Result<(String, String, usize), ParseError> {
+        let lines = self.lines;
+        let c = (from..lines.len())
+            .find(|&j| lines[j].starts_with("commit:"))
+            .ok_or_else(|| err(from, "no \"commit:\" line in the table"))?;
+        let base_line = lines
+            .get(c + 1)
+            .map(|l| l.trim())
+            .ok_or_else(|| err(c + 1, "no base commit line"))?;
+        // `<sha> ("<subject>")`, or a bare release tag (`v6.16-rc4`).
+        let base_subject = match base_line.split_once(" (\"") {
+            Some((_, rest)) => rest.strip_suffix("\")").unwrap_or(rest),
+            None if base_line.starts_with('v') && !base_line.contains(' ') => "",
+            None => return Err(err(c + 1, "a commit line is `<sha> (\"<subject>\")`")),
+        };
+        // The column header: the base's 16 digits.
+        let header = (c + 1..lines.len())
+            .find(|&j| lines[j].starts_with("----------------"))
+            .ok_or_else(|| err(c, "no column rule `---------------- …`"))?;
+        let base_sha = lines[header - 1]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        Ok((base_sha, base_subject.to_string(), header))
+    }
+
+    /// The rows under the column rule at `header`, `%stddev` and `fail:runs`
+    /// blocks alike, to the blank line that ends the table; returns them
+    /// and that line.
+    fn table_rows(&self, header: usize) -> Result<(Vec<AggregatedRow>, usize), ParseError> {
+        let lines = self.lines;
+        let mut rows = Vec::new();
+        let mut j = header + 1;
+        let mut failures = false;
+        while j < lines.len() {
+            let row = lines[j];
+            let t = row.trim();
+            if t.starts_with("%stddev") {
+                failures = false;
+            } else if t.starts_with("fail:runs") {
+                failures = true;
+            } else if t.starts_with('\\') || t.starts_with('|') {
+            } else if t.is_empty() {
+                // A blank line ends the table unless another block follows.
+                let next = lines.get(j + 1).map(|n| n.trim()).unwrap_or("");
+                if !(next.starts_with("%stddev") || next.starts_with("fail:runs")) {
+                    break;
+                }
+            } else if failures {
+                rows.push(
+                    rows::failure_row(row).ok_or_else(|| err(j, "cannot read this failure row"))?,
+                );
+            } else {
+                rows.push(rows::perf_row(row).ok_or_else(|| err(j, "cannot read this table row"))?);
+            }
+            j += 1;
+        }
+        Ok((rows, j))
     }
 }
 
