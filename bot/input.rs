@@ -824,8 +824,17 @@ impl LoadedInput {
     }
 
     /// Where the commit is: a tree or a patch (exactly one); where else it
-    /// still regresses.
+    /// still regresses; and the style's spacing and remarks and the
+    /// attachments' names.
     fn validate_origin(&self) -> Result<(), InputError> {
+        self.validate_style()?;
+        self.validate_tree()?;
+        self.validate_attachments()?;
+        self.validate_patch()?;
+        self.validate_tips()
+    }
+
+    fn validate_style(&self) -> Result<(), InputError> {
         let p = &self.path;
         let i = &self.input;
         // A layout's spacing, not a way to pad a mail with blank pages.
@@ -853,6 +862,13 @@ impl LoadedInput {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Either a tree or a patch, and the tree's names one line each.
+    fn validate_tree(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
         if i.tree.is_none() && i.patch.is_none() {
             return Err(InputError::field(
                 p,
@@ -874,6 +890,12 @@ impl LoadedInput {
             one_line(p, "$.tree.branch", &t.branch, MAX_NAME)?;
             one_line(p, "$.tree.url", &t.url, MAX_URL)?;
         }
+        Ok(())
+    }
+
+    fn validate_attachments(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
         for (n, a) in i.attachments.iter().enumerate() {
             let at = match a {
                 AttachmentSpec::Name(_) => format!("$.attachments[{n}]"),
@@ -889,6 +911,12 @@ impl LoadedInput {
                 ));
             }
         }
+        Ok(())
+    }
+
+    fn validate_patch(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
         if let Some(patch) = &i.patch {
             one_line(p, "$.patch.subject", &patch.subject, MAX_SUBJECT)?;
             for (f, v) in [
@@ -908,6 +936,13 @@ impl LoadedInput {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The trees the regression is still on (`still_regression_on`).
+    fn validate_tips(&self) -> Result<(), InputError> {
+        let p = &self.path;
+        let i = &self.input;
         for (n, s) in i.still_regression_on.iter().enumerate() {
             one_line(
                 p,
