@@ -432,6 +432,48 @@ fn bad_input_is_an_input_error_naming_the_field() {
             "params",
         ),
         (
+            "no-origin.json",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("tree");
+            }),
+            "give either \"tree\" (url, branch) or \"patch\"",
+        ),
+        (
+            "tree-and-patch.json",
+            Box::new(|v| {
+                v["patch"] = serde_json::json!({"subject": "x", "message_id": "p@x.example"});
+            }),
+            "not both",
+        ),
+        (
+            "patch-id.json",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("tree");
+                v["patch"] = serde_json::json!({"subject": "x", "message_id": "no id"});
+            }),
+            "$.patch.message_id: not a Message-ID",
+        ),
+        (
+            "crlf-patch-subject.json",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("tree");
+                v["patch"] = serde_json::json!({"subject": "x\nBcc: y@evil.example", "message_id": "p@x.example"});
+            }),
+            "$.patch.subject",
+        ),
+        (
+            "crlf-tip.json",
+            Box::new(|v| {
+                v["still_regression_on"] = serde_json::json!([{"ref": "v6.1\nX: y", "sha": "abc"}]);
+            }),
+            "$.still_regression_on[0].ref",
+        ),
+        (
+            "blank-pages.json",
+            Box::new(|v| v["style"]["spacing"] = serde_json::json!({"tags": 200})),
+            "$.style.spacing.tags: 200 blank lines",
+        ),
+        (
             "many-to.json",
             Box::new(|v| {
                 let to: Vec<String> = (0..10_000).map(|i| format!("a{i}@x.example")).collect();
