@@ -110,24 +110,8 @@ pub fn run(
     for a in due(&records, &outbox, now, r) {
         match a {
             Action::Stale { case, days } => {
-                let note = format!("no activity for {days} days");
-                if !dry_run {
-                    let Some(seen) = records.iter().map(|(c, _, _)| c).find(|c| c.id == case)
-                    else {
-                        continue;
-                    };
-                    let cause = Cause::System {
-                        what: "reminders".into(),
-                    };
-                    // A reply that moved the case since it was read wins.
-                    if store
-                        .set_state_if(seen, CaseState::Stale, cause, &note)?
-                        .is_none()
-                    {
-                        continue;
-                    }
-                }
-                lines.push(format!("case {case}: {note}: stale"));
+                let seen = records.iter().map(|(c, _, _)| c).find(|c| c.id == case);
+                lines.extend(mark_stale(store, &case, seen, days, dry_run)?);
             }
             Action::Ping {
                 case,
@@ -145,40 +129,81 @@ pub fn run(
                         "no reply"
                     }
                 ));
-                if dry_run {
-                    continue;
+                if !dry_run {
+                    let mail = ReminderMail {
+                        awaiting_revert,
+                        decided_on: since.format("%Y-%m-%d").to_string(),
+                        reported_on: c.created.format("%Y-%m-%d").to_string(),
+                        nth,
+                        max: r.max_pings,
+                        signature: &config.file.report.signature,
+                    };
+                    queue_ping(config, store, &c, &mail, now)?;
                 }
-                let mail = ReminderMail {
-                    awaiting_revert,
-                    decided_on: since.format("%Y-%m-%d").to_string(),
-                    reported_on: c.created.format("%Y-%m-%d").to_string(),
-                    nth,
-                    max: r.max_pings,
-                    signature: &config.file.report.signature,
-                };
-                let body = config.render_template(&r.template, &mail)?;
-                // The ping's place in the series makes it a distinct mail.
-                let body = format!("{body}\n(reminder {nth} of {})\n", r.max_pings);
-                let f = FollowUp {
-                    kind: OutboxKind::Reminder,
-                    body: &body,
-                    parent: None,
-                    to: Vec::new(),
-                    cc: Vec::new(),
-                };
-                let (entry, raw) = prepare_followup(config, &c, &f, now)?;
-                store.queue_followup(
-                    &entry,
-                    &raw,
-                    Cause::System {
-                        what: "reminders".into(),
-                    },
-                    &format!("reminder {nth} queued"),
-                )?;
             }
         }
     }
     Ok(lines)
+}
+
+/// Mark a case stale (`seen`: the case as read with the records), unless a
+/// reply moved it since it was read. Returns the line saying so, if it was
+/// (or would be, with `dry_run`).
+fn mark_stale(
+    store: &Store,
+    case: &crate::model::case::CaseId,
+    seen: Option<&crate::model::case::Case>,
+    days: i64,
+    dry_run: bool,
+) -> anyhow::Result<Option<String>> {
+    let note = format!("no activity for {days} days");
+    if !dry_run {
+        let Some(seen) = seen else {
+            return Ok(None);
+        };
+        let cause = Cause::System {
+            what: "reminders".into(),
+        };
+        // A reply that moved the case since it was read wins.
+        if store
+            .set_state_if(seen, CaseState::Stale, cause, &note)?
+            .is_none()
+        {
+            return Ok(None);
+        }
+    }
+    Ok(Some(format!("case {case}: {note}: stale")))
+}
+
+/// Queue one reminder in the case's thread.
+fn queue_ping(
+    config: &Config,
+    store: &Store,
+    c: &crate::model::case::Case,
+    mail: &ReminderMail<'_>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let r = &config.file.reminders;
+    let body = config.render_template(&r.template, mail)?;
+    // The ping's place in the series makes it a distinct mail.
+    let body = format!("{body}\n(reminder {} of {})\n", mail.nth, r.max_pings);
+    let f = FollowUp {
+        kind: OutboxKind::Reminder,
+        body: &body,
+        parent: None,
+        to: Vec::new(),
+        cc: Vec::new(),
+    };
+    let (entry, raw) = prepare_followup(config, c, &f, now)?;
+    store.queue_followup(
+        &entry,
+        &raw,
+        Cause::System {
+            what: "reminders".into(),
+        },
+        &format!("reminder {} queued", mail.nth),
+    )?;
+    Ok(())
 }
 
 /// What the reminder's template is given (`templates/reminder.hbs`).
@@ -223,6 +248,43 @@ mod tests {
             refused: vec![],
             held_because: None,
         }
+    }
+
+    /// `run` on a real store: a case quiet past `stale_days` is marked
+    /// stale once, a dry run only says so, and a stale case is left alone.
+    #[test]
+    fn a_quiet_case_goes_stale_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = Config::parse(
+            "[reminders]\nenabled = true\n",
+            "test",
+            tmp.path().to_path_buf(),
+        )
+        .unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let c = case(CaseState::Investigating, Utc::now());
+        let e = OutboxEntry::queued(
+            c.message_id.clone(),
+            c.id.clone(),
+            OutboxKind::Report,
+            c.subject.clone(),
+            vec!["lkml@example.test".into()],
+            Utc::now(),
+        );
+        let cause = Cause::Report {
+            input: "in.json".into(),
+        };
+        store
+            .create_case(&c, cause, &e, b"Subject: x\r\n\r\nbody\r\n")
+            .unwrap();
+        let later = Utc::now() + Duration::days(100);
+        let said = |dry_run| run(&config, &store, later, dry_run).unwrap();
+        let stale = vec![format!("case {}: no activity for 100 days: stale", c.id)];
+        assert_eq!(said(true), stale);
+        assert_eq!(store.case(&c.id).unwrap().state, CaseState::Investigating);
+        assert_eq!(said(false), stale);
+        assert_eq!(store.case(&c.id).unwrap().state, CaseState::Stale);
+        assert_eq!(said(false), Vec::<String>::new());
     }
 
     #[test]
