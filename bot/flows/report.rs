@@ -467,10 +467,36 @@ pub fn queue(
     p: &Prepared,
     now: DateTime<Utc>,
 ) -> Result<Created, QueueError> {
+    let case = case_of(p, now);
+    let mut entry = outbox_entry_of(config, p, now);
+    // A later version of a series whose regression was accepted, or a
+    // metric someone said to ignore: the decision is carried over, and the
+    // mail is held instead of sent.
+    let carried = carried_decision(store, &case)?;
+    if let Some(c) = &carried {
+        entry.state = OutboxState::Held;
+        entry.held_because = Some(format!("{}; approve to mail anyway", c.held_because));
+    }
+    let created = store.create_case(
+        &case,
+        Cause::Report {
+            input: p.input.clone(),
+        },
+        &entry,
+        &p.raw,
+    )?;
+    if let (Created::New(new), Some(c)) = (&created, carried) {
+        let new = store.set_state(&new.id, c.state, Cause::System { what: c.why }, &c.note)?;
+        return Ok(Created::New(new));
+    }
+    Ok(created)
+}
+
+/// The case a prepared report opens: its facts, queued.
+fn case_of(p: &Prepared, now: DateTime<Utc>) -> Case {
     let r = &p.report;
-    let id = CaseId::from_key(&r.case_key);
-    let case = Case {
-        id: id.clone(),
+    Case {
+        id: CaseId::from_key(&r.case_key),
         key: r.case_key.clone(),
         state: CaseState::Queued,
         subject: p.rendered.subject.clone(),
@@ -499,7 +525,12 @@ pub fn queue(
         unread: None,
         created: now,
         updated: now,
-    };
+    }
+}
+
+/// The report's mail as the outbox queues it: each address once, held for
+/// moderation or for the reason the report gave, not before its time.
+fn outbox_entry_of(config: &Config, p: &Prepared, now: DateTime<Utc>) -> OutboxEntry {
     // The envelope names each address once, in To and Cc alike.
     let mut seen = std::collections::HashSet::new();
     let recipients = p
@@ -512,7 +543,7 @@ pub fn queue(
         .collect();
     let mut entry = OutboxEntry::queued(
         p.envelope.message_id.clone(),
-        id,
+        CaseId::from_key(&p.report.case_key),
         crate::model::OutboxKind::Report,
         p.rendered.subject.clone(),
         recipients,
@@ -530,27 +561,7 @@ pub fn queue(
     if let Some(t) = p.not_before {
         entry.next_attempt_at = t;
     }
-    // A later version of a series whose regression was accepted, or a
-    // metric someone said to ignore: the decision is carried over, and the
-    // mail is held instead of sent.
-    let carried = carried_decision(store, &case)?;
-    if let Some(c) = &carried {
-        entry.state = OutboxState::Held;
-        entry.held_because = Some(format!("{}; approve to mail anyway", c.held_because));
-    }
-    let created = store.create_case(
-        &case,
-        Cause::Report {
-            input: p.input.clone(),
-        },
-        &entry,
-        &p.raw,
-    )?;
-    if let (Created::New(new), Some(c)) = (&created, carried) {
-        let new = store.set_state(&new.id, c.state, Cause::System { what: c.why }, &c.note)?;
-        return Ok(Created::New(new));
-    }
-    Ok(created)
+    entry
 }
 
 /// A decision a new case takes over instead of being mailed.
