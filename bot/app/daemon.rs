@@ -80,68 +80,14 @@ async fn delivery_loop(s: Arc<Shared>) {
 /// `done/` or `failed/` (with a `.error` file saying why).
 fn drain_spool(s: &Shared) -> usize {
     let dir = s.config.spool_dir();
-    let rd = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::error!(spool = %dir.display(), error = %e, "cannot read the spool directory");
-            }
-            return 0;
-        }
-    };
-    // `*.d`: a snapshot `perfbot report` made (its input and the files it
-    // names); `.json`: an input an operator dropped; `.ref`: a pointer an
-    // older perfbot wrote. Hidden names are snapshots still being made.
-    let mut files: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json" || e == "ref")
-                || (p.is_dir() && p.extension().is_some_and(|e| e == "d"))
-        })
-        .collect();
-    files.sort();
     let mut n = 0;
-    for f in files {
-        let now = Utc::now();
-        // `.ref`: a pointer to an input elsewhere (written by `perfbot report`).
-        let input = if f.extension().is_some_and(|e| e == "ref") {
-            match std::fs::read_to_string(&f) {
-                Ok(p) => PathBuf::from(p.trim()),
-                Err(e) => {
-                    // Said, and moved aside: never skipped again and again.
-                    tracing::warn!(file = %f.display(), error = %e, "spooled pointer unreadable: moved to failed/");
-                    let failed = dir.join("failed");
-                    let name = f.file_name().unwrap_or_default().to_owned();
-                    move_to(&f, &failed, &name);
-                    let _ = std::fs::write(
-                        failed.join(format!("{}.error", name.to_string_lossy())),
-                        format!("not a readable pointer file: {e}"),
-                    );
-                    continue;
-                }
-            }
-        } else if f.is_dir() {
-            f.join(crate::flows::spool::INPUT)
-        } else {
-            f.clone()
+    for f in spooled(&dir) {
+        let Some(input) = spooled_input(&f, &dir) else {
+            continue;
         };
         // One bad file must not stop the ones after it, even by a bug.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let loaded = LoadedInput::load(&input).map_err(|e| e.to_string())?;
-            // A follow-up comparison of a fix verifies its case instead.
-            if let Some(v) = verify::find(&s.config, &s.store, &loaded).map_err(|e| e.to_string())? {
-                let c = verify::record(&s.store, &v).map_err(|e| e.to_string())?;
-                tracing::info!(case = %v.case.id, verified = v.verified(), recorded = c.is_some(), figures = %v.figures, input = %f.display(), "follow-up comparison from the spool");
-                return Ok(crate::store::Created::Existing(v.case));
-            }
-            prepare_loaded(&s.config, &loaded, None, false, now)
-                .and_then(|mut p| submit(&s.config, &s.store, &mut p, now))
-                .map_err(|e| e.to_string())
+            take_spooled(s, &input, &f, Utc::now())
         }))
         .unwrap_or_else(|_| Err("perfbot failed on this input (a bug: please report it)".into()));
         let name = f.file_name().unwrap_or_default().to_owned();
@@ -156,9 +102,7 @@ fn drain_spool(s: &Shared) -> usize {
             }
             Err(e) => {
                 tracing::warn!(input = %f.display(), error = %e, "spooled report refused");
-                let failed = dir.join("failed");
-                move_to(&f, &failed, &name);
-                let _ = std::fs::write(failed.join(format!("{}.error", name.to_string_lossy())), e);
+                move_to_failed(&f, &dir, &e);
             }
         }
     }
@@ -167,6 +111,85 @@ fn drain_spool(s: &Shared) -> usize {
         s.wake.notify_one();
     }
     n
+}
+
+/// What waits in the spool, in name order. `*.d`: a snapshot `perfbot
+/// report` made (its input and the files it names); `.json`: an input an
+/// operator dropped; `.ref`: a pointer an older perfbot wrote. Hidden names
+/// are snapshots still being made.
+fn spooled(dir: &Path) -> Vec<PathBuf> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::error!(spool = %dir.display(), error = %e, "cannot read the spool directory");
+            }
+            return Vec::new();
+        }
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json" || e == "ref")
+                || (p.is_dir() && p.extension().is_some_and(|e| e == "d"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The input a spooled file stands for. A `.ref` pointer that cannot be
+/// read is said and moved aside (never skipped again and again): `None`.
+fn spooled_input(f: &Path, dir: &Path) -> Option<PathBuf> {
+    if f.extension().is_some_and(|e| e == "ref") {
+        match std::fs::read_to_string(f) {
+            Ok(p) => Some(PathBuf::from(p.trim())),
+            Err(e) => {
+                tracing::warn!(file = %f.display(), error = %e, "spooled pointer unreadable: moved to failed/");
+                move_to_failed(f, dir, &format!("not a readable pointer file: {e}"));
+                None
+            }
+        }
+    } else if f.is_dir() {
+        Some(f.join(crate::flows::spool::INPUT))
+    } else {
+        Some(f.to_path_buf())
+    }
+}
+
+/// Report a spooled input, or verify its case when it is a follow-up
+/// comparison of a fix.
+fn take_spooled(
+    s: &Shared,
+    input: &Path,
+    f: &Path,
+    now: chrono::DateTime<Utc>,
+) -> Result<crate::store::Created, String> {
+    let loaded = LoadedInput::load(input).map_err(|e| e.to_string())?;
+    if let Some(v) = verify::find(&s.config, &s.store, &loaded).map_err(|e| e.to_string())? {
+        let c = verify::record(&s.store, &v).map_err(|e| e.to_string())?;
+        tracing::info!(case = %v.case.id, verified = v.verified(), recorded = c.is_some(), figures = %v.figures, input = %f.display(), "follow-up comparison from the spool");
+        return Ok(crate::store::Created::Existing(v.case));
+    }
+    prepare_loaded(&s.config, &loaded, None, false, now)
+        .and_then(|mut p| submit(&s.config, &s.store, &mut p, now))
+        .map_err(|e| e.to_string())
+}
+
+/// Move a spooled file to `failed/`, with why beside it (`NAME.error`).
+fn move_to_failed(f: &Path, dir: &Path, why: &str) {
+    let failed = dir.join("failed");
+    let name = f.file_name().unwrap_or_default().to_owned();
+    move_to(f, &failed, &name);
+    let _ = std::fs::write(
+        failed.join(format!("{}.error", name.to_string_lossy())),
+        why,
+    );
 }
 
 fn move_to(f: &Path, dir: &Path, name: &std::ffi::OsStr) {
