@@ -263,20 +263,7 @@ mod tests {
         .unwrap();
         let store = Store::open(&tmp.path().join("state")).unwrap();
         let c = case(CaseState::Investigating, Utc::now());
-        let e = OutboxEntry::queued(
-            c.message_id.clone(),
-            c.id.clone(),
-            OutboxKind::Report,
-            c.subject.clone(),
-            vec!["lkml@example.test".into()],
-            Utc::now(),
-        );
-        let cause = Cause::Report {
-            input: "in.json".into(),
-        };
-        store
-            .create_case(&c, cause, &e, b"Subject: x\r\n\r\nbody\r\n")
-            .unwrap();
+        store.create_sample(&c);
         let later = Utc::now() + Duration::days(100);
         let said = |dry_run| run(&config, &store, later, dry_run).unwrap();
         let stale = vec![format!("case {}: no activity for 100 days: stale", c.id)];

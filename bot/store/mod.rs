@@ -1057,9 +1057,30 @@ pub fn daemon_running(state_dir: &Path) -> bool {
 }
 
 #[cfg(test)]
+impl Store {
+    /// For tests of the layers above: record `c` as `create_case` does for a
+    /// report, with a queued mail to one list; returns the mail's entry.
+    pub(crate) fn create_sample(&self, c: &Case) -> OutboxEntry {
+        let e = OutboxEntry::queued(
+            c.message_id.clone(),
+            c.id.clone(),
+            crate::model::OutboxKind::Report,
+            c.subject.clone(),
+            vec!["lkml@example.test".into()],
+            Utc::now(),
+        );
+        let cause = Cause::Report {
+            input: "in.json".into(),
+        };
+        self.create_case(c, cause, &e, b"Subject: x\r\n\r\nbody\r\n")
+            .expect("a sample case is created");
+        e
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::OutboxKind;
 
     /// A job that read a case moves it only while it is as read: a move made
     /// since (a reply's) wins, and nothing is written over it.
@@ -1144,19 +1165,7 @@ mod tests {
 
     fn queued_case(s: &Store) -> (Case, OutboxEntry) {
         let c = Case::sample("0123456789ab", CaseState::Queued, Utc::now());
-        let e = OutboxEntry::queued(
-            c.message_id.clone(),
-            c.id.clone(),
-            OutboxKind::Report,
-            c.subject.clone(),
-            vec!["lkml@example.test".into()],
-            Utc::now(),
-        );
-        let cause = Cause::Report {
-            input: "in.json".into(),
-        };
-        s.create_case(&c, cause, &e, b"Subject: x\r\n\r\nbody\r\n")
-            .unwrap();
+        let e = s.create_sample(&c);
         (c, e)
     }
 
