@@ -476,8 +476,8 @@ fn classify_noting(words: &str, rules: &Rules, fired: Option<&mut RuleHits>) -> 
     let found = find_hits(&sents, rules, fired);
     let (vetoed, confirms) = (found.vetoed, found.confirms);
     let ranked = rank(weigh(found.hits, &sents));
-    let done = |mut u: Understanding| {
-        u.vetoed = vetoed.clone();
+    let done = move |mut u: Understanding| {
+        u.vetoed = vetoed;
         u.confirms = confirms;
         u
     };
@@ -488,13 +488,7 @@ fn classify_noting(words: &str, rules: &Rules, fired: Option<&mut RuleHits>) -> 
         Ok(ranked) => ranked,
         Err(faint) => {
             let mut u = fallback(&sents);
-            u.secondary = faint
-                .iter()
-                .map(|(i, h)| Secondary {
-                    intent: *i,
-                    confidence: round(h.score),
-                })
-                .collect();
+            u.secondary = secondaries(&faint);
             return done(u);
         }
     };
@@ -515,17 +509,22 @@ fn classify_noting(words: &str, rules: &Rules, fired: Option<&mut RuleHits>) -> 
         intent: top,
         confidence: round(confidence),
         evidence: hit.evidence,
-        secondary: ranked[1..]
-            .iter()
-            .map(|(i, h)| Secondary {
-                intent: *i,
-                confidence: round(h.score),
-            })
-            .collect(),
+        secondary: secondaries(&ranked[1..]),
         basis: hit.basis,
         applied: hit.applied,
         ..Understanding::nothing()
     })
+}
+
+/// Readings kept beside the one chosen, as their scores.
+fn secondaries(ranked: &[(Intent, Hit)]) -> Vec<Secondary> {
+    ranked
+        .iter()
+        .map(|(i, h)| Secondary {
+            intent: *i,
+            confidence: round(h.score),
+        })
+        .collect()
 }
 
 /// What the rules found in a reply's sentences.
