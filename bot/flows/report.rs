@@ -468,7 +468,7 @@ pub fn queue(
     now: DateTime<Utc>,
 ) -> Result<Created, QueueError> {
     let case = case_of(p, now);
-    let mut entry = outbox_entry_of(config, p, now);
+    let mut entry = outbox_entry_of(config, p, &case.id, now);
     // A later version of a series whose regression was accepted, or a
     // metric someone said to ignore: the decision is carried over, and the
     // mail is held instead of sent.
@@ -530,7 +530,7 @@ fn case_of(p: &Prepared, now: DateTime<Utc>) -> Case {
 
 /// The report's mail as the outbox queues it: each address once, held for
 /// moderation or for the reason the report gave, not before its time.
-fn outbox_entry_of(config: &Config, p: &Prepared, now: DateTime<Utc>) -> OutboxEntry {
+fn outbox_entry_of(config: &Config, p: &Prepared, id: &CaseId, now: DateTime<Utc>) -> OutboxEntry {
     // The envelope names each address once, in To and Cc alike.
     let mut seen = std::collections::HashSet::new();
     let recipients = p
@@ -543,7 +543,7 @@ fn outbox_entry_of(config: &Config, p: &Prepared, now: DateTime<Utc>) -> OutboxE
         .collect();
     let mut entry = OutboxEntry::queued(
         p.envelope.message_id.clone(),
-        CaseId::from_key(&p.report.case_key),
+        id.clone(),
         crate::model::OutboxKind::Report,
         p.rendered.subject.clone(),
         recipients,
