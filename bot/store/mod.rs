@@ -634,7 +634,8 @@ fn settle_id(
 impl Store {
     /// A database was made in `state_dir` (it may hold cases).
     pub fn exists(state_dir: &Path) -> bool {
-        state_dir.join("db").exists() || state_dir.join(MARKER_FILE).exists()
+        let at = DbFiles::in_dir(state_dir);
+        at.db.exists() || at.marker.exists()
     }
 
     /// Open (or create) the database in `state_dir/db`.
