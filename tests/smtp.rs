@@ -414,6 +414,42 @@ fn rate_limit_holds_and_emergency_stop_halts() {
 }
 
 #[test]
+fn a_dry_run_says_what_would_go_and_changes_nothing() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), &smtp_url(), "", "");
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    // Every recipient of the second mail opted out after it was queued.
+    let gone = report(&cfg, tmp.path(), "bob@example.test", &[]);
+    ok(&perfbot(&cfg, &["optout", "add", "bob@example.test"]));
+    let err = stderr(&perfbot(&cfg, &["send", "--dry-run"]));
+    assert!(
+        err.contains(&format!("would send {id} (report, case "))
+            && err.contains("to alice@example.test"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("dead {gone} (report): no recipient left")),
+        "{err}"
+    );
+    assert!(err.contains("would send 1"), "{err}");
+    // Nothing moved: both still queued, nothing on the server.
+    for m in [&id, &gone] {
+        let e = state_of(&cfg, m);
+        assert_eq!(e["state"], "queued", "{e}");
+        assert_eq!(e["attempts"], 0, "{e}");
+    }
+    assert_eq!(copies("alice", &id).len(), 0);
+    // The real run sends the one and buries the other.
+    let err = stderr(&perfbot(&cfg, &["send"]));
+    assert!(err.contains("sent 1, failed 0, dead 1"), "{err}");
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+    assert_eq!(state_of(&cfg, &gone)["state"], "dead");
+}
+
+#[test]
 fn moderation_holds_until_approved() {
     if !mail_server() {
         return;

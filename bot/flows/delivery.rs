@@ -245,68 +245,105 @@ pub async fn send_due(
         return Ok(s);
     }
     if let Some(reason) = guard::stop_reason(config) {
-        tracing::warn!(due = due_list.len(), %reason, "emergency stop: nothing sent");
-        s.lines.push(format!(
-            "emergency stop, {} due mail(s) stay queued: {reason}",
-            due_list.len()
-        ));
-        s.stopped = Some(reason);
+        s.emergency_stop(reason, due_list.len());
         return Ok(s);
     }
     if !dry_run && matches!(transport, Transport::Smtp(_)) {
         confirm_sending(config, store, &mut due_list, &mut s).await?;
     }
-    let Budget {
-        allowed,
-        next_free,
-        followups_allowed,
-        followups_free,
-    } = Budget::of(&entries, o, now);
-    let optouts = crate::flows::optout::all(config, store)?;
-    let redirect = o.redirect_all_to.clone();
-    let self_copy = self_copy(config);
-
-    let mut tasks = JoinSet::new();
-    // What each task is sending, so that a task that panics is still recorded.
-    let mut in_flight: HashMap<tokio::task::Id, OutboxEntry> = HashMap::new();
-    let transport = Arc::new(transport.clone());
-    let mut started = 0usize;
+    let budget = Budget::of(&entries, o, now);
+    let mut run = Run::new(config, store, transport, dry_run)?;
     let mut followups_started = 0usize;
     let mut followups_deferred = 0usize;
-    for (i, mut e) in due_list.iter().cloned().enumerate() {
+    for (i, e) in due_list.iter().cloned().enumerate() {
         if s.operator_error.is_some() {
             break;
         }
-        if started >= allowed {
-            s.rate_limited(o, due_list.len() - i, next_free);
+        if run.started >= budget.allowed {
+            s.rate_limited(o, due_list.len() - i, budget.next_free);
             break;
         }
         if e.kind != OutboxKind::Report {
-            if followups_started >= followups_allowed {
+            if followups_started >= budget.followups_allowed {
                 followups_deferred += 1;
                 continue;
             }
             followups_started += 1;
         }
-        let to = envelope(&e, &optouts, redirect.as_ref(), self_copy.as_ref());
+        run.start(e, &mut s).await?;
+    }
+    run.drain(&mut s).await?;
+    if followups_deferred > 0 {
+        s.followups_limited(o, followups_deferred, budget.followups_free);
+    }
+    Ok(s)
+}
+
+/// One run of deliveries: what every mail in it needs, and the mails in
+/// flight.
+struct Run<'a> {
+    config: &'a Config,
+    store: &'a Store,
+    transport: Arc<Transport>,
+    dry_run: bool,
+    optouts: OptOuts,
+    redirect: Option<Address>,
+    self_copy: Option<Address>,
+    tasks: JoinSet<Sent>,
+    /// What each task is sending, so that a task that panics is still recorded.
+    in_flight: HashMap<tokio::task::Id, OutboxEntry>,
+    /// Mails handed to the transport (or that would be, in a dry run).
+    started: usize,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        config: &'a Config,
+        store: &'a Store,
+        transport: &Transport,
+        dry_run: bool,
+    ) -> Result<Run<'a>, StoreError> {
+        Ok(Run {
+            config,
+            store,
+            transport: Arc::new(transport.clone()),
+            dry_run,
+            optouts: crate::flows::optout::all(config, store)?,
+            redirect: config.file.outbound.redirect_all_to.clone(),
+            self_copy: self_copy(config),
+            tasks: JoinSet::new(),
+            in_flight: HashMap::new(),
+            started: 0,
+        })
+    }
+
+    /// Hand one mail to the transport (or bury it when nobody may get it, or
+    /// say that it would go, in a dry run).
+    async fn start(&mut self, mut e: OutboxEntry, s: &mut SendSummary) -> Result<(), StoreError> {
+        let to = envelope(
+            &e,
+            &self.optouts,
+            self.redirect.as_ref(),
+            self.self_copy.as_ref(),
+        );
         if to.is_empty() {
-            if !dry_run {
-                bury_unaddressed(store, &mut e)?;
+            if !self.dry_run {
+                bury_unaddressed(self.store, &mut e)?;
             }
             s.dead += 1;
             s.lines.push(format!(
                 "dead {} ({}): no recipient left",
                 e.message_id, e.kind
             ));
-            continue;
+            return Ok(());
         }
-        if dry_run {
+        if self.dry_run {
             s.would_send += 1;
             s.lines.push(would_send(&e, &to));
-            started += 1;
-            continue;
+            self.started += 1;
+            return Ok(());
         }
-        let raw = message_bytes(store, &e, &optouts, redirect.as_ref())?;
+        let raw = message_bytes(self.store, &e, &self.optouts, self.redirect.as_ref())?;
         if e.state == OutboxState::Sending {
             tracing::warn!(message_id = %e.message_id, case = %e.case_id,
                 "was being sent when perfbot stopped; sending again under the same Message-ID");
@@ -315,31 +352,42 @@ pub async fn send_due(
         // Durably "sending" before the first byte goes out.
         e.state = OutboxState::Sending;
         e.attempts += 1;
-        store.put_outbox_entry(&e)?;
-        started += 1;
-        let t = transport.clone();
-        let handle = tasks.spawn(async move {
+        self.store.put_outbox_entry(&e)?;
+        self.started += 1;
+        let t = self.transport.clone();
+        let handle = self.tasks.spawn(async move {
             let r = t.send(&e, &to, &raw).await;
             (e, r)
         });
-        in_flight.insert(handle.id(), before);
+        self.in_flight.insert(handle.id(), before);
         // Bounded concurrency: as many in flight as pooled connections.
-        if tasks.len() >= o.concurrency {
-            if let Some(done) = tasks.join_next_with_id().await {
-                finish(config, store, done, &mut in_flight, &mut s)?;
+        if self.tasks.len() >= self.config.file.outbound.concurrency {
+            if let Some(done) = self.tasks.join_next_with_id().await {
+                finish(self.config, self.store, done, &mut self.in_flight, s)?;
             }
         }
+        Ok(())
     }
-    while let Some(done) = tasks.join_next_with_id().await {
-        finish(config, store, done, &mut in_flight, &mut s)?;
+
+    /// Wait for the mails still in flight and record each.
+    async fn drain(&mut self, s: &mut SendSummary) -> Result<(), StoreError> {
+        while let Some(done) = self.tasks.join_next_with_id().await {
+            finish(self.config, self.store, done, &mut self.in_flight, s)?;
+        }
+        Ok(())
     }
-    if followups_deferred > 0 {
-        s.followups_limited(o, followups_deferred, followups_free);
-    }
-    Ok(s)
 }
 
 impl SendSummary {
+    /// The emergency stop is set: the `due` mails stay queued.
+    fn emergency_stop(&mut self, reason: String, due: usize) {
+        tracing::warn!(due, %reason, "emergency stop: nothing sent");
+        self.lines.push(format!(
+            "emergency stop, {due} due mail(s) stay queued: {reason}"
+        ));
+        self.stopped = Some(reason);
+    }
+
     /// The rate limit held `deferred` mails back until `free`.
     fn rate_limited(
         &mut self,
