@@ -2,11 +2,12 @@
 //! the outbox), and the quarantine of messages that could not be read.
 
 use chrono::Utc;
+use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
 use sled::Transactional;
 
 use super::{
     abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
-    tx_err, Store, StoreError,
+    tx_err, Abort, Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
@@ -49,6 +50,60 @@ pub struct QueuedMail {
     pub raw: Vec<u8>,
     pub cause: Cause,
     pub note: String,
+}
+
+impl Reply<'_> {
+    /// What the reply changes in its case besides a move: a contributor who
+    /// joins, the open question. True when the case changed.
+    fn note_on(&self, c: &mut Case) -> bool {
+        let joined = self
+            .contributor
+            .filter(|a| !c.contributors.iter().any(|k| k.eq_ignore_ascii_case(a)));
+        if let Some(a) = joined {
+            c.contributors.push(a.to_string());
+        }
+        let question_changed = match &self.question {
+            QuestionChange::Keep => false,
+            QuestionChange::Ask(q) => {
+                c.question = Some(q.clone());
+                true
+            }
+            QuestionChange::Answered => c.question.take().is_some(),
+        };
+        joined.is_some() || question_changed
+    }
+}
+
+/// Where a reply's follow-up mails go, inside the reply's transaction.
+struct MailTrees<'t> {
+    outbox: &'t TransactionalTree,
+    outbox_raw: &'t TransactionalTree,
+    messages: &'t TransactionalTree,
+    events: &'t TransactionalTree,
+}
+
+impl MailTrees<'_> {
+    /// Queue one mail of case `c` with its timeline event at `seq`; a mail
+    /// queued already (the same Message-ID) is left as it is.
+    fn put(
+        &self,
+        case: &CaseId,
+        c: &Case,
+        m: &QueuedMail,
+        seq: u64,
+    ) -> ConflictableTransactionResult<(), Abort> {
+        let id = m.entry.message_id.as_str();
+        if self.outbox.get(id)?.is_some() {
+            return Ok(());
+        }
+        self.outbox.insert(id, encode(&m.entry))?;
+        self.outbox_raw.insert(id, m.raw.as_slice())?;
+        self.messages
+            .insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
+        let ev = note_event(c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
+        self.events.insert(event_key(case, seq), encode(&ev))?;
+        Ok(())
+    }
 }
 
 /// What `Store::record_reply` did.
@@ -151,40 +206,25 @@ impl Store {
                     };
                     let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
                     events.insert(event_key(case, seq), encode(&ev))?;
-                    let joined = reply
-                        .contributor
-                        .filter(|a| !c.contributors.iter().any(|k| k.eq_ignore_ascii_case(a)));
-                    if let Some(a) = joined {
-                        c.contributors.push(a.to_string());
-                    }
-                    let question_changed = match &reply.question {
-                        QuestionChange::Keep => false,
-                        QuestionChange::Ask(q) => {
-                            c.question = Some(q.clone());
-                            true
-                        }
-                        QuestionChange::Answered => c.question.take().is_some(),
-                    };
+                    let noted = reply.note_on(&mut c);
                     if let Some((new, cause, note)) = &reply.change {
                         let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
                         events.insert(event_key(case, change_seq), encode(&ev))?;
                     }
-                    if joined.is_some() || reply.change.is_some() || question_changed {
+                    if noted || reply.change.is_some() {
                         cases.insert(case.as_str(), encode(&c))?;
                     }
                     if let Some(rule) = reply.ignore {
                         ignores.insert(rule.key().as_bytes(), encode(rule))?;
                     }
+                    let queue = MailTrees {
+                        outbox,
+                        outbox_raw,
+                        messages,
+                        events,
+                    };
                     for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
-                        let id = m.entry.message_id.as_str();
-                        if outbox.get(id)?.is_some() {
-                            continue;
-                        }
-                        outbox.insert(id, encode(&m.entry))?;
-                        outbox_raw.insert(id, m.raw.as_slice())?;
-                        messages.insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
-                        let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
-                        events.insert(event_key(case, *mseq), encode(&ev))?;
+                        queue.put(case, &c, m, *mseq)?;
                     }
                     Ok(Recorded::New)
                 },
