@@ -1,6 +1,7 @@
 //! `perfbot parse-report` and `perfbot roundtrip`: the kernel test robot's
 //! mails read back into report inputs, and written again to compare.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -452,18 +453,10 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
     // lists would know them: whom the robot copies on them is its people.
     let reports = crate::flows::robot::report_recipients(&dirs);
     if !a.json && config.file.track.learn_people {
-        for (org, n, people) in reports.robots() {
-            if !people.is_empty() {
-                let people: Vec<&str> = people.iter().map(|p| p.as_str()).collect();
-                println!(
-                    "the robot's people at {org}, from {n} of its reports: {}",
-                    people.join(", ")
-                );
-            }
-        }
+        say_the_robots_people(&reports);
     }
     let mut judged: Vec<crate::app::eval::ThreadRead> = Vec::new();
-    let mut states: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut states: BTreeMap<String, usize> = BTreeMap::new();
     // A kept state is opened once for every thread: a database just
     // closed can still be locked by its last flush when opened again.
     let kept = match &a.state {
@@ -471,27 +464,9 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         None => None,
     };
     for (n, dir) in dirs.iter().enumerate() {
-        let (state_dir, _scratch) = match &a.state {
-            Some(s) => (s.clone(), None),
-            None => {
-                let s =
-                    std::env::temp_dir().join(format!("perfbot-replay-{}-{n}", std::process::id()));
-                (s.clone(), Some(Scratch(s)))
-            }
-        };
         let mine = dir.canonicalize().ok().and_then(|d| labelled.get(&d));
-        let mut c = folds.as_ref().map_or(config, |f| f.of(mine)).clone();
-        c.file.bot.state_dir = state_dir.clone();
-        let scratch_store;
-        let store = match &kept {
-            Some(s) => s,
-            None => {
-                scratch_store = crate::store::Store::open(&state_dir)?;
-                &scratch_store
-            }
-        };
-        let r = crate::flows::robot::replay(&c, store, dir, &reports)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let c = folds.as_ref().map_or(config, |f| f.of(mine));
+        let r = replay_thread(c, kept.as_ref().zip(a.state.as_deref()), n, dir, &reports)?;
         *states
             .entry(
                 r.final_state
@@ -499,10 +474,8 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
                     .to_string(),
             )
             .or_default() += 1;
-        let verdict = mine.map(|mine| {
-            let state = r.final_state;
-            crate::app::eval::judge_thread(&r.thread, mine, state)
-        });
+        let verdict =
+            mine.map(|mine| crate::app::eval::judge_thread(&r.thread, mine, r.final_state));
         if a.json {
             let j = Judged {
                 replay: &r,
@@ -522,4 +495,46 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Whom each robot copies on its reports, as `replay` learnt it.
+fn say_the_robots_people(reports: &crate::reply::policy::people::RobotPeople) {
+    for (org, n, people) in reports.robots() {
+        if !people.is_empty() {
+            let people: Vec<&str> = people.iter().map(|p| p.as_str()).collect();
+            println!(
+                "the robot's people at {org}, from {n} of its reports: {}",
+                people.join(", ")
+            );
+        }
+    }
+}
+
+/// Replay the `n`th thread folder into the `kept` store (and its state
+/// directory), or into a scratch one of its own, removed afterwards.
+fn replay_thread(
+    config: &Config,
+    kept: Option<(&crate::store::Store, &std::path::Path)>,
+    n: usize,
+    dir: &std::path::Path,
+    reports: &crate::reply::policy::people::RobotPeople,
+) -> Result<crate::flows::robot::Replay, Failure> {
+    let (state_dir, _scratch) = match kept {
+        Some((_, s)) => (s.to_path_buf(), None),
+        None => {
+            let s = std::env::temp_dir().join(format!("perfbot-replay-{}-{n}", std::process::id()));
+            (s.clone(), Some(Scratch(s)))
+        }
+    };
+    let mut c = config.clone();
+    c.file.bot.state_dir = state_dir.clone();
+    let scratch_store;
+    let store = match kept {
+        Some((s, _)) => s,
+        None => {
+            scratch_store = crate::store::Store::open(&state_dir)?;
+            &scratch_store
+        }
+    };
+    Ok(crate::flows::robot::replay(&c, store, dir, reports).map_err(|e| anyhow::anyhow!("{e}"))?)
 }
