@@ -739,6 +739,81 @@ fn newcomer_stumbles() {
 /// bounded size and number: anything else is an input error naming the
 /// entry, and nothing is read from it (a FIFO would block, /dev/zero never
 /// ends, /proc/self/environ holds the secrets).
+/// Each outbox command refuses a mail in a state it cannot act on, says
+/// why, and changes nothing; in the right state it acts.
+#[test]
+fn outbox_moderation_refuses_what_it_cannot_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace(
+            "transport = \"file\"",
+            "transport = \"file\"\nmoderation = true",
+        ),
+    )
+    .unwrap();
+    ok(&perfbot(
+        &cfg,
+        &["report", "examples/seed002-xfs-fio-falloc-2022.json"],
+    ));
+    let state = || {
+        let o = perfbot(&cfg, &["outbox", "list", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let e = &v.as_array().unwrap()[0];
+        (
+            e["message_id"].as_str().unwrap().to_string(),
+            e["state"].as_str().unwrap().to_string(),
+        )
+    };
+    let (id, held) = state();
+    assert_eq!(held, "held");
+    let refused = |args: &[&str], why: &str, now: &str| {
+        let o = perfbot(&cfg, args);
+        assert_eq!(code(&o), 1, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+        assert_eq!(state().1, now, "{args:?} changed nothing");
+    };
+    refused(
+        &["outbox", "retry", &id],
+        &format!("<{id}> is held, not failed or dead"),
+        "held",
+    );
+    ok(&perfbot(
+        &cfg,
+        &["outbox", "drop", &id, "--reason", "bogus"],
+    ));
+    assert_eq!(state().1, "dead");
+    refused(
+        &["outbox", "approve", &id],
+        &format!("<{id}> is dead, not held"),
+        "dead",
+    );
+    ok(&perfbot(&cfg, &["outbox", "retry", &id]));
+    assert_eq!(state().1, "queued");
+    ok(&perfbot(&cfg, &["send"]));
+    assert_eq!(state().1, "sent");
+    assert_eq!(outbox_files(tmp.path()), 1);
+    refused(
+        &["outbox", "drop", &id, "--reason", "late"],
+        &format!("<{id}> is sent: too late to drop"),
+        "sent",
+    );
+    refused(
+        &["outbox", "retry", &id],
+        &format!("<{id}> is sent, not failed or dead"),
+        "sent",
+    );
+    let o = perfbot(&cfg, &["outbox", "show", "nobody@nowhere"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no outbox message nobody@nowhere"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn attachments_are_regular_files_inside_the_inputs_folder() {
     let tmp = tempfile::tempdir().unwrap();

@@ -8,6 +8,7 @@ use super::{open_store, parse_id, who, Failure};
 use crate::config::Config;
 use crate::model::case::Cause;
 use crate::model::OutboxState;
+use crate::store::Store;
 
 #[derive(Subcommand, Debug)]
 pub enum OutboxCmd {
@@ -50,92 +51,114 @@ fn state(s: &str) -> Result<OutboxState, String> {
 
 pub fn run(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
-    let cli = |reason: &str| Cause::Cli {
+    match c {
+        OutboxCmd::List { state, json } => list(&store, state, json),
+        OutboxCmd::Show { message_id, status } => show(&store, &message_id, status),
+        OutboxCmd::Approve { message_id } => approve(&store, &message_id),
+        OutboxCmd::Drop { message_id, reason } => drop_mail(&store, &message_id, &reason),
+        OutboxCmd::Retry { message_id } => retry(&store, &message_id),
+    }
+}
+
+/// An operator's action on the outbox, for the case's timeline.
+fn cli(reason: &str) -> Cause {
+    Cause::Cli {
         user: who(),
         reason: reason.to_string(),
-    };
-    match c {
-        OutboxCmd::List { state, json } => {
-            let list: Vec<_> = store
-                .outbox_entries()?
-                .into_iter()
-                .filter(|e| state.is_none_or(|s| e.state == s))
-                .collect();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
-            } else if list.is_empty() {
-                println!("no mail in the outbox");
-            } else {
-                for e in &list {
-                    println!(
-                        "{:<7} {:<10} {}  <{}>  {}{}",
-                        e.state.as_str(),
-                        e.kind,
-                        e.case_id,
-                        e.message_id,
-                        e.subject,
-                        e.last_error
-                            .as_ref()
-                            .map(|r| format!("\n        last error: {r}"))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-        }
-        OutboxCmd::Show { message_id, status } => {
-            let id = parse_id(&message_id)?;
-            if status {
-                let e = store.outbox_entry(&id)?;
-                println!("{}", serde_json::to_string_pretty(&e)?);
-            } else {
-                use std::io::Write;
-                std::io::stdout().write_all(&store.outbox_raw(&id)?)?;
-            }
-        }
-        OutboxCmd::Approve { message_id } => {
-            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
-            if e.state != OutboxState::Held {
-                return Err(anyhow!("<{}> is {}, not held", e.message_id, e.state.as_str()).into());
-            }
-            e.state = OutboxState::Queued;
-            e.next_attempt_at = Utc::now();
-            let note = format!("{} <{}> approved for sending", e.kind, e.message_id);
-            store.outbox_transition(&e, None, cli("approved"), &note)?;
-            eprintln!("<{}> approved; `perfbot send` delivers it", e.message_id);
-        }
-        OutboxCmd::Drop { message_id, reason } => {
-            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
-            if matches!(e.state, OutboxState::Sent | OutboxState::Sending) {
-                return Err(anyhow!(
-                    "<{}> is {}: too late to drop",
-                    e.message_id,
-                    e.state.as_str()
-                )
-                .into());
-            }
-            e.state = OutboxState::Dead;
-            e.last_error = Some(format!("dropped by {}: {reason}", who()));
-            let note = format!("{} <{}> dropped", e.kind, e.message_id);
-            store.outbox_transition(&e, None, cli(&reason), &note)?;
-            eprintln!("<{}> dropped", e.message_id);
-        }
-        OutboxCmd::Retry { message_id } => {
-            let mut e = store.outbox_entry(&parse_id(&message_id)?)?;
-            if !matches!(e.state, OutboxState::Failed | OutboxState::Dead) {
-                return Err(anyhow!(
-                    "<{}> is {}, not failed or dead",
-                    e.message_id,
-                    e.state.as_str()
-                )
-                .into());
-            }
-            e.state = OutboxState::Queued;
-            e.attempts = 0;
-            e.next_attempt_at = Utc::now();
-            let note = format!("{} <{}> queued again", e.kind, e.message_id);
-            store.outbox_transition(&e, None, cli("retry"), &note)?;
-            eprintln!("<{}> queued again", e.message_id);
+    }
+}
+
+fn list(store: &Store, state: Option<OutboxState>, json: bool) -> Result<(), Failure> {
+    let list: Vec<_> = store
+        .outbox_entries()?
+        .into_iter()
+        .filter(|e| state.is_none_or(|s| e.state == s))
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else if list.is_empty() {
+        println!("no mail in the outbox");
+    } else {
+        for e in &list {
+            println!(
+                "{:<7} {:<10} {}  <{}>  {}{}",
+                e.state.as_str(),
+                e.kind,
+                e.case_id,
+                e.message_id,
+                e.subject,
+                e.last_error
+                    .as_ref()
+                    .map(|r| format!("\n        last error: {r}"))
+                    .unwrap_or_default()
+            );
         }
     }
+    Ok(())
+}
+
+/// The mail as it is sent, or (`status`) its delivery record.
+fn show(store: &Store, message_id: &str, status: bool) -> Result<(), Failure> {
+    let id = parse_id(message_id)?;
+    if status {
+        let e = store.outbox_entry(&id)?;
+        println!("{}", serde_json::to_string_pretty(&e)?);
+    } else {
+        use std::io::Write;
+        std::io::stdout().write_all(&store.outbox_raw(&id)?)?;
+    }
+    Ok(())
+}
+
+/// Release a mail held by moderation.
+fn approve(store: &Store, message_id: &str) -> Result<(), Failure> {
+    let mut e = store.outbox_entry(&parse_id(message_id)?)?;
+    if e.state != OutboxState::Held {
+        return Err(anyhow!("<{}> is {}, not held", e.message_id, e.state.as_str()).into());
+    }
+    e.state = OutboxState::Queued;
+    e.next_attempt_at = Utc::now();
+    let note = format!("{} <{}> approved for sending", e.kind, e.message_id);
+    store.outbox_transition(&e, None, cli("approved"), &note)?;
+    eprintln!("<{}> approved; `perfbot send` delivers it", e.message_id);
+    Ok(())
+}
+
+/// Never send a mail (kept, as dead), unless it has left already.
+fn drop_mail(store: &Store, message_id: &str, reason: &str) -> Result<(), Failure> {
+    let mut e = store.outbox_entry(&parse_id(message_id)?)?;
+    if matches!(e.state, OutboxState::Sent | OutboxState::Sending) {
+        return Err(anyhow!(
+            "<{}> is {}: too late to drop",
+            e.message_id,
+            e.state.as_str()
+        )
+        .into());
+    }
+    e.state = OutboxState::Dead;
+    e.last_error = Some(format!("dropped by {}: {reason}", who()));
+    let note = format!("{} <{}> dropped", e.kind, e.message_id);
+    store.outbox_transition(&e, None, cli(reason), &note)?;
+    eprintln!("<{}> dropped", e.message_id);
+    Ok(())
+}
+
+/// A failed or dead mail again, under the same Message-ID.
+fn retry(store: &Store, message_id: &str) -> Result<(), Failure> {
+    let mut e = store.outbox_entry(&parse_id(message_id)?)?;
+    if !matches!(e.state, OutboxState::Failed | OutboxState::Dead) {
+        return Err(anyhow!(
+            "<{}> is {}, not failed or dead",
+            e.message_id,
+            e.state.as_str()
+        )
+        .into());
+    }
+    e.state = OutboxState::Queued;
+    e.attempts = 0;
+    e.next_attempt_at = Utc::now();
+    let note = format!("{} <{}> queued again", e.kind, e.message_id);
+    store.outbox_transition(&e, None, cli("retry"), &note)?;
+    eprintln!("<{}> queued again", e.message_id);
     Ok(())
 }
