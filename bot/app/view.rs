@@ -197,6 +197,22 @@ fn cause_text(c: &Cause) -> String {
 }
 
 pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> String {
+    let mut out = case_head(c);
+    if !timeline.is_empty() {
+        out.push_str("thread:\n");
+        for t in timeline {
+            out.push_str(&thread_item(t));
+        }
+    }
+    out.push_str("history:\n");
+    for e in events {
+        out.push_str(&history_line(e));
+    }
+    out
+}
+
+/// The case's own lines, above its thread and history.
+fn case_head(c: &Case) -> String {
     let mut out = String::new();
     out.push_str(&format!("case {}  [{}]\n", c.id, c.state));
     out.push_str(&format!("subject:    {}\n", c.subject));
@@ -231,59 +247,61 @@ pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> Strin
             q.quote
         ));
     }
-    if !timeline.is_empty() {
-        out.push_str("thread:\n");
-        for t in timeline {
-            out.push_str(&format!(
-                "  {}  {}  <{}>\n      {}\n",
-                t.time.format("%Y-%m-%d %H:%M"),
-                t.from,
-                t.message_id,
-                t.subject
-            ));
-            if let Some(u) = &t.understanding {
-                out.push_str(&format!(
-                    "      understood: {} ({})\n",
-                    u.intent, u.confidence
-                ));
-            }
-            if let Some(cut) = &t.limited {
-                out.push_str(&format!("      (read in part: {cut})\n"));
-            }
-            if !t.patches.is_empty() {
-                out.push_str(&format!("      (attached: {})\n", t.patches.join(", ")));
-            }
-            if t.sender != Origin::Perfbot {
-                for l in t.text.lines().take(12) {
-                    out.push_str(&format!("      | {l}\n"));
-                }
-                if t.sender != Origin::Person {
-                    out.push_str(&format!(
-                        "      ({} mail: recorded, not acted on)\n",
-                        t.sender.as_str()
-                    ));
-                }
-            } else {
-                out.push_str(&format!("      {}\n", t.text));
-            }
-        }
-    }
-    out.push_str("history:\n");
-    for e in events {
-        let change = match e.old {
-            Some(o) if o != e.new => format!("{o} -> {}", e.new),
-            Some(_) => format!("{} (unchanged)", e.new),
-            None => format!("-> {}", e.new),
-        };
+    out
+}
+
+/// One mail of the case's thread: when, from whom, how it was read, and
+/// the first lines of a person's words.
+fn thread_item(t: &TimelineItem) -> String {
+    let mut out = format!(
+        "  {}  {}  <{}>\n      {}\n",
+        t.time.format("%Y-%m-%d %H:%M"),
+        t.from,
+        t.message_id,
+        t.subject
+    );
+    if let Some(u) = &t.understanding {
         out.push_str(&format!(
-            "  {}  {:<32} {}: {}\n",
-            e.time.format("%Y-%m-%d %H:%M:%S"),
-            change,
-            e.note,
-            cause_text(&e.cause)
+            "      understood: {} ({})\n",
+            u.intent, u.confidence
         ));
     }
+    if let Some(cut) = &t.limited {
+        out.push_str(&format!("      (read in part: {cut})\n"));
+    }
+    if !t.patches.is_empty() {
+        out.push_str(&format!("      (attached: {})\n", t.patches.join(", ")));
+    }
+    if t.sender != Origin::Perfbot {
+        for l in t.text.lines().take(12) {
+            out.push_str(&format!("      | {l}\n"));
+        }
+        if t.sender != Origin::Person {
+            out.push_str(&format!(
+                "      ({} mail: recorded, not acted on)\n",
+                t.sender.as_str()
+            ));
+        }
+    } else {
+        out.push_str(&format!("      {}\n", t.text));
+    }
     out
+}
+
+/// One event of the case's history: its move and why.
+fn history_line(e: &Event) -> String {
+    let change = match e.old {
+        Some(o) if o != e.new => format!("{o} -> {}", e.new),
+        Some(_) => format!("{} (unchanged)", e.new),
+        None => format!("-> {}", e.new),
+    };
+    format!(
+        "  {}  {:<32} {}: {}\n",
+        e.time.format("%Y-%m-%d %H:%M:%S"),
+        change,
+        e.note,
+        cause_text(&e.cause)
+    )
 }
 
 #[cfg(test)]
