@@ -137,67 +137,72 @@ fn row_for(
     complete: &[std::borrow::Cow<'_, Matrix>],
     rules: &SelectionRules,
 ) -> Row {
-    if rules.is_failure_stat(stat) {
-        let fails: Vec<f64> = columns
-            .iter()
-            .map(|c| match c.matrix.stats.get(stat) {
-                Some(Series::Numbers(v)) => {
-                    // lkp sums with Ruby's Array#sum, as it does for means.
-                    let values: Vec<f64> = v.iter().map(|s| s.value).collect();
-                    ruby_sum(&values).max(0.0)
-                }
-                _ => 0.0,
-            })
-            .collect();
-        let runs: Vec<usize> = columns.iter().map(|c| c.matrix.runs()).collect();
-        // Each column's rate against its own run count (lkp divides by the
-        // previous column's, an off-by-one perfbot does not copy).
-        let rate = |i: usize| {
-            if runs[i] == 0 {
-                0.0
-            } else {
-                fails[i] / runs[i] as f64
-            }
-        };
-        let changes = (1..columns.len())
-            .map(|i| 100.0 * (rate(i) - rate(0)))
-            .collect();
-        return Row {
-            name: stat.to_string(),
-            cells: Cells::Failure {
-                fails,
-                runs,
-                changes,
-            },
-        };
+    let cells = if rules.is_failure_stat(stat) {
+        failure_cells(stat, columns)
+    } else {
+        perf_cells(stat, complete, rules.is_absolute_change(stat))
+    };
+    Row {
+        name: stat.to_string(),
+        cells,
     }
-    let mut cells = Vec::with_capacity(complete.len());
-    for m in complete.iter() {
-        let values: Vec<f64> = match m.stats.get(stat) {
-            Some(Series::Numbers(v)) => v.iter().map(|s| s.value).collect(),
-            _ => Vec::new(),
-        };
-        let avg = if values.is_empty() {
+}
+
+/// A failure stat's cells: how many runs failed in each column, and the
+/// change of its rate against the base.
+fn failure_cells(stat: &str, columns: &[Column]) -> Cells {
+    let fails: Vec<f64> = columns
+        .iter()
+        .map(|c| match c.matrix.stats.get(stat) {
+            Some(Series::Numbers(v)) => {
+                // lkp sums with Ruby's Array#sum, as it does for means.
+                let values: Vec<f64> = v.iter().map(|s| s.value).collect();
+                ruby_sum(&values).max(0.0)
+            }
+            _ => 0.0,
+        })
+        .collect();
+    let runs: Vec<usize> = columns.iter().map(|c| c.matrix.runs()).collect();
+    // Each column's rate against its own run count (lkp divides by the
+    // previous column's, an off-by-one perfbot does not copy).
+    let rate = |i: usize| {
+        if runs[i] == 0 {
             0.0
         } else {
-            mean(&values)
-        };
-        let sd = if values.len() > 1 {
-            stddev(&values)
-        } else {
-            -1.0
-        };
-        let spread = if avg != 0.0 { 100.0 * sd / avg } else { sd };
-        cells.push(PerfCell { mean: avg, spread });
+            fails[i] / runs[i] as f64
+        }
+    };
+    let changes = (1..columns.len())
+        .map(|i| 100.0 * (rate(i) - rate(0)))
+        .collect();
+    Cells::Failure {
+        fails,
+        runs,
+        changes,
     }
-    let absolute = rules.is_absolute_change(stat);
+}
+
+/// A performance stat's cells: each column's mean and %stddev, and its
+/// change against the base (in percent, or `absolute`ly).
+fn perf_cells(stat: &str, complete: &[std::borrow::Cow<'_, Matrix>], absolute: bool) -> Cells {
+    fn series<'m>(m: &'m Matrix, stat: &str) -> Option<&'m [matrix::Sample]> {
+        match m.stats.get(stat) {
+            Some(Series::Numbers(v)) => Some(v),
+            _ => None,
+        }
+    }
+    let cells: Vec<PerfCell> = complete
+        .iter()
+        .map(|m| {
+            let values: Vec<f64> =
+                series(m, stat).map_or_else(Vec::new, |v| v.iter().map(|s| s.value).collect());
+            perf_cell(&values)
+        })
+        .collect();
     let avg0 = cells[0].mean;
     let exact_means: Vec<Option<Decimal>> = complete
         .iter()
-        .map(|m| match m.stats.get(stat) {
-            Some(Series::Numbers(v)) => exact_mean(v),
-            _ => None,
-        })
+        .map(|m| series(m, stat).and_then(exact_mean))
         .collect();
     let changes = cells[1..]
         .iter()
@@ -213,10 +218,20 @@ fn row_for(
             exact: exact_change(exact_means[0], *exact, absolute),
         })
         .collect();
-    Row {
-        name: stat.to_string(),
-        cells: Cells::Perf { cells, changes },
-    }
+    Cells::Perf { cells, changes }
+}
+
+/// The mean and %stddev of one column's values (lkp's: 0 for none, a
+/// spread of -1 for one, the spread absolute where the mean is 0).
+fn perf_cell(values: &[f64]) -> PerfCell {
+    let avg = if values.is_empty() { 0.0 } else { mean(values) };
+    let sd = if values.len() > 1 {
+        stddev(values)
+    } else {
+        -1.0
+    };
+    let spread = if avg != 0.0 { 100.0 * sd / avg } else { sd };
+    PerfCell { mean: avg, spread }
 }
 
 /// Select the changed stats of `columns` (the first is the base) and compute
