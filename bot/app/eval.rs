@@ -134,71 +134,100 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
                 why,
             };
             let v: Line = serde_json::from_str(l).map_err(|e| err(e.to_string()))?;
-            let intent =
-                |s: &str| Intent::parse(s).ok_or_else(|| err(format!("unknown label {s:?}")));
-            let label = intent(&v.label)?;
-            if !weighs(v.weight) {
-                return Err(err(format!("weight {} is not in (0, 100]", v.weight)));
+            let checked = Checked::of(v, dir).map_err(err)?;
+            if seen.insert(checked.message_id.clone()) {
+                out.push(checked.read()?);
             }
-            let alt = v
-                .alt_labels
-                .iter()
-                .map(|a| intent(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            let (thread, path) = match &v.thread {
-                Some(t) => (t.clone(), dir.join(t).join(&v.file)),
-                None => (
-                    v.thread_key.clone().unwrap_or_else(|| v.file.clone()),
-                    dir.join(&v.file),
-                ),
-            };
-            if !path.exists() {
-                return Err(err(format!("{} does not exist", path.display())));
-            }
-            // Replies known without a Message-ID are keyed by their file.
-            let message_id = v.message_id.clone().unwrap_or_else(|| v.file.clone());
-            if !seen.insert(message_id.clone()) {
-                continue;
-            }
-            // The mail is read once: its body and what the reading needs of
-            // its headers and attachments.
-            let raw = std::fs::read(&path).map_err(|e| EvalError::File {
-                file: path.display().to_string(),
-                why: e.to_string(),
-            })?;
-            let mail = crate::flows::ingest::parse::parse(&raw, &Default::default()).ok();
-            let patch_subject = mail.as_ref().is_some_and(|m| {
-                crate::reply::understand::features::is_patch_subject(&m.head.subject)
-            });
-            let patch_attached = mail.as_ref().is_some_and(|m| !m.patches.is_empty());
-            let (text, date, from) = match mail {
-                Some(m) => (m.text, m.head.date, m.head.from),
-                None => (crate::flows::ingest::parse::body_text(&raw), None, None),
-            };
-            out.push(Labelled {
-                thread: normalise_thread(&thread),
-                message_id,
-                path,
-                role: role_of(&v.from_role),
-                role_label: v.from_role,
-                label,
-                alt,
-                evidence: v.label_evidence,
-                report_kind: if v.report_kind.is_empty() {
-                    "regression".into()
-                } else {
-                    v.report_kind
-                },
-                patch_subject,
-                patch_attached,
-                date,
-                from,
-                text,
-                weight: v.weight,
-            });
         }
     }
     Ok(out)
+}
+
+/// A labels line whose labels are intents, whose weight is one a label may
+/// carry and whose mail is there.
+struct Checked {
+    line: Line,
+    label: Intent,
+    alt: Vec<Intent>,
+    thread: String,
+    path: PathBuf,
+    message_id: String,
+}
+
+impl Checked {
+    /// Check the line `v` of a labels file in `dir`.
+    fn of(v: Line, dir: &Path) -> Result<Checked, String> {
+        let intent = |s: &str| Intent::parse(s).ok_or_else(|| format!("unknown label {s:?}"));
+        let label = intent(&v.label)?;
+        if !weighs(v.weight) {
+            return Err(format!("weight {} is not in (0, 100]", v.weight));
+        }
+        let alt = v
+            .alt_labels
+            .iter()
+            .map(|a| intent(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (thread, path) = match &v.thread {
+            Some(t) => (t.clone(), dir.join(t).join(&v.file)),
+            None => (
+                v.thread_key.clone().unwrap_or_else(|| v.file.clone()),
+                dir.join(&v.file),
+            ),
+        };
+        if !path.exists() {
+            return Err(format!("{} does not exist", path.display()));
+        }
+        // Replies known without a Message-ID are keyed by their file.
+        let message_id = v.message_id.clone().unwrap_or_else(|| v.file.clone());
+        Ok(Checked {
+            line: v,
+            label,
+            alt,
+            thread,
+            path,
+            message_id,
+        })
+    }
+
+    /// The labelled reply: the mail is read once, its body and what the
+    /// reading needs of its headers and attachments.
+    fn read(self) -> Result<Labelled, EvalError> {
+        let raw = std::fs::read(&self.path).map_err(|e| EvalError::File {
+            file: self.path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        let mail = crate::flows::ingest::parse::parse(&raw, &Default::default()).ok();
+        let patch_subject = mail
+            .as_ref()
+            .is_some_and(|m| crate::reply::understand::features::is_patch_subject(&m.head.subject));
+        let patch_attached = mail.as_ref().is_some_and(|m| !m.patches.is_empty());
+        let (text, date, from) = match mail {
+            Some(m) => (m.text, m.head.date, m.head.from),
+            None => (crate::flows::ingest::parse::body_text(&raw), None, None),
+        };
+        let v = self.line;
+        Ok(Labelled {
+            thread: normalise_thread(&self.thread),
+            message_id: self.message_id,
+            path: self.path,
+            role: role_of(&v.from_role),
+            role_label: v.from_role,
+            label: self.label,
+            alt: self.alt,
+            evidence: v.label_evidence,
+            report_kind: if v.report_kind.is_empty() {
+                "regression".into()
+            } else {
+                v.report_kind
+            },
+            patch_subject,
+            patch_attached,
+            date,
+            from,
+            text,
+            weight: v.weight,
+        })
+    }
 }
 
 /// More labelled replies to train on beside `items` (`--train-with`): those
@@ -1265,6 +1294,69 @@ mod tests {
 
     /// The separation of decision scores from quiet ones: AUC with ties at
     /// half, and the decisions above the score that 15% of the quiet pass.
+    /// A labels file's bad line is an error naming the file, the line and
+    /// what is wrong with it; a reply labelled twice counts once.
+    #[test]
+    fn labels_files_are_checked_line_by_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.eml"), "Subject: x\n\nI'll revert it.\n").unwrap();
+        let ok = r#"{"file": "a.eml", "from_role": "author", "label": "will-revert"}"#;
+        let table = [
+            (ok.to_string(), Ok(1)),
+            (format!("{ok}\n\n{ok}"), Ok(1)),
+            ("{".into(), Err("line 1: EOF while parsing")),
+            (
+                ok.replace("will-revert", "revert-maybe"),
+                Err("line 1: unknown label \"revert-maybe\""),
+            ),
+            (
+                ok.replace(r#""label""#, r#""alt_labels": ["nope"], "label""#),
+                Err("line 1: unknown label \"nope\""),
+            ),
+            (
+                format!(
+                    "{ok}\n{}",
+                    ok.replace(r#""label""#, r#""weight": 0, "label""#)
+                ),
+                Err("line 2: weight 0 is not in (0, 100]"),
+            ),
+            (
+                ok.replace("a.eml", "gone.eml"),
+                Err("line 1: {dir}/gone.eml does not exist"),
+            ),
+            (
+                ok.replace(r#""from_role": "author", "#, ""),
+                Err("line 1: missing field `from_role`"),
+            ),
+        ];
+        let labels = tmp.path().join("labels.jsonl");
+        for (text, want) in table {
+            std::fs::write(&labels, &text).unwrap();
+            let got = load(std::slice::from_ref(&labels));
+            match (got, want) {
+                (Ok(items), Ok(n)) => {
+                    assert_eq!(items.len(), n, "{text}");
+                    assert_eq!(items[0].label, Intent::WillRevert);
+                    assert_eq!(items[0].role, Role::Author);
+                }
+                (Err(e), Err(why)) => {
+                    let why = why.replace("{dir}", &tmp.path().display().to_string());
+                    let e = e.to_string();
+                    assert!(
+                        e.starts_with(&format!("{}: {why}", labels.display())),
+                        "{text}: {e}"
+                    );
+                }
+                (got, want) => panic!("{text}: {got:?}, want {want:?}"),
+            }
+        }
+        let missing = tmp.path().join("none.jsonl");
+        let e = load(std::slice::from_ref(&missing))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with(&format!("{}: ", missing.display())), "{e}");
+    }
+
     #[test]
     fn separation_of_decisions_from_quiet_replies() {
         // Twenty quiet replies at 0.05, 0.10, … 1.00: 15% is three of them,
