@@ -81,56 +81,10 @@ fn fits_8bit(bytes: &[u8]) -> bool {
 
 /// The complete RFC 5322 message.
 pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
-    let mut b = Message::builder()
-        .from(mailbox(&env.from)?)
-        .subject(env.subject.clone())
-        .message_id(Some(env.message_id.bracketed()))
-        .date(env.date);
-    // Callers decide whether an address in To may stay in Cc (a mail read
-    // back keeps it, as its sender had it); within one header, once.
-    let once = |list: &[String]| -> Vec<String> {
-        let mut seen = std::collections::HashSet::new();
-        list.iter()
-            .filter(|a| seen.insert(bare_address(a)))
-            .map(|a| a.trim().to_string())
-            .collect()
-    };
-    let (to, cc) = (once(&env.to), once(&env.cc));
-    let mut tos = Mailboxes::new();
-    for a in &to {
-        tos.push(mailbox(a)?);
-    }
-    b = b.mailbox(lettre::message::header::To::from(tos));
-    if !cc.is_empty() {
-        let mut ccs = Mailboxes::new();
-        for a in &cc {
-            ccs.push(mailbox(a)?);
-        }
-        b = b.mailbox(lettre::message::header::Cc::from(ccs));
-    }
-    if let Some(irt) = &env.in_reply_to {
-        b = b.in_reply_to(irt.bracketed());
-    }
-    if !env.references.is_empty() {
-        let refs: Vec<String> = env.references.iter().map(MessageId::bracketed).collect();
-        b = b.references(refs.join(" "));
-    }
-    for (name, value) in &env.extra {
-        let name = HeaderName::new_from_ascii(name.clone())
-            .map_err(|e| BuildError::Build(e.to_string()))?;
-        b = b.raw_header(HeaderValue::new(name, value.replace(['\r', '\n'], " ")));
-    }
+    let b = headed(env)?;
     let ct = ContentType::parse(&format!("text/plain; charset=\"{}\"", env.charset.as_str()))
         .map_err(|e| BuildError::Build(e.to_string()))?;
-    let bytes = encode_body(body, env.charset);
-    // 8bit like the robot (the bytes are already in the declared charset, which
-    // lettre cannot check), unless a line is too long for 8bit or holds a NUL.
-    let body = if fits_8bit(&bytes) {
-        Body::dangerous_pre_encoded(bytes, ContentTransferEncoding::EightBit)
-    } else {
-        Body::new_with_encoding(bytes, ContentTransferEncoding::QuotedPrintable)
-            .map_err(|_| BuildError::Build("body cannot be encoded".into()))?
-    };
+    let body = text_body(body, env.charset)?;
     if !env.attachments.is_empty() {
         let text = SinglePart::builder()
             .header(ct)
@@ -138,16 +92,7 @@ pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
             .body(body);
         let mut parts = MultiPart::mixed().singlepart(text);
         for (name, bytes) in &env.attachments {
-            // Text files go as the robot sends them (text/plain, us-ascii);
-            // anything else as bytes. lettre picks the transfer encoding.
-            let ascii_text = !bytes.contains(&0) && bytes.is_ascii();
-            let ct = if ascii_text {
-                ContentType::parse("text/plain; charset=us-ascii")
-            } else {
-                ContentType::parse("application/octet-stream")
-            }
-            .map_err(|e| BuildError::Build(e.to_string()))?;
-            parts = parts.singlepart(Attachment::new(name.clone()).body(bytes.clone(), ct));
+            parts = parts.singlepart(attachment(name, bytes)?);
         }
         let msg = b
             .multipart(parts)
@@ -163,4 +108,71 @@ pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
         .body(body)
         .map_err(|e| BuildError::Build(e.to_string()))?;
     Ok(msg.formatted())
+}
+
+/// The message's headers: From, Subject, Message-ID, Date, the addresses,
+/// the threading and the extra headers.
+fn headed(env: &Envelope) -> Result<lettre::message::MessageBuilder, BuildError> {
+    let mut b = Message::builder()
+        .from(mailbox(&env.from)?)
+        .subject(env.subject.clone())
+        .message_id(Some(env.message_id.bracketed()))
+        .date(env.date);
+    // Callers decide whether an address in To may stay in Cc (a mail read
+    // back keeps it, as its sender had it); within one header, once.
+    let once = |list: &[String]| -> Result<Mailboxes, BuildError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut boxes = Mailboxes::new();
+        for a in list.iter().filter(|a| seen.insert(bare_address(a))) {
+            boxes.push(mailbox(a.trim())?);
+        }
+        Ok(boxes)
+    };
+    b = b.mailbox(lettre::message::header::To::from(once(&env.to)?));
+    let cc = once(&env.cc)?;
+    if cc.iter().next().is_some() {
+        b = b.mailbox(lettre::message::header::Cc::from(cc));
+    }
+    if let Some(irt) = &env.in_reply_to {
+        b = b.in_reply_to(irt.bracketed());
+    }
+    if !env.references.is_empty() {
+        let refs: Vec<String> = env.references.iter().map(MessageId::bracketed).collect();
+        b = b.references(refs.join(" "));
+    }
+    for (name, value) in &env.extra {
+        let name = HeaderName::new_from_ascii(name.clone())
+            .map_err(|e| BuildError::Build(e.to_string()))?;
+        b = b.raw_header(HeaderValue::new(name, value.replace(['\r', '\n'], " ")));
+    }
+    Ok(b)
+}
+
+/// The text in `charset`: 8bit like the robot (the bytes are already in the
+/// declared charset, which lettre cannot check), unless a line is too long
+/// for 8bit or holds a NUL.
+fn text_body(text: &str, charset: Charset) -> Result<Body, BuildError> {
+    let bytes = encode_body(text, charset);
+    if fits_8bit(&bytes) {
+        Ok(Body::dangerous_pre_encoded(
+            bytes,
+            ContentTransferEncoding::EightBit,
+        ))
+    } else {
+        Body::new_with_encoding(bytes, ContentTransferEncoding::QuotedPrintable)
+            .map_err(|_| BuildError::Build("body cannot be encoded".into()))
+    }
+}
+
+/// An attached file: text files as the robot sends them (text/plain,
+/// us-ascii); anything else as bytes. lettre picks the transfer encoding.
+fn attachment(name: &str, bytes: &[u8]) -> Result<SinglePart, BuildError> {
+    let ascii_text = !bytes.contains(&0) && bytes.is_ascii();
+    let ct = if ascii_text {
+        ContentType::parse("text/plain; charset=us-ascii")
+    } else {
+        ContentType::parse("application/octet-stream")
+    }
+    .map_err(|e| BuildError::Build(e.to_string()))?;
+    Ok(Attachment::new(name.to_string()).body(bytes.to_vec(), ct))
 }
