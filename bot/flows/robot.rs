@@ -478,8 +478,40 @@ pub fn render_back(
     parsed: &ParsedReport,
     file: &str,
 ) -> Result<Back, RobotError> {
+    let c = as_the_sender(config, h, parsed);
+    let loaded = LoadedInput::from_input(parsed.input.clone(), Path::new(file)).map_err(|e| {
+        RobotError::Input {
+            file: file.into(),
+            why: e.to_string(),
+        }
+    })?;
+    // Built and addressed once, as `report` would send it (its own checks
+    // and caps).
+    let layout = Some(parsed.layout.name());
+    let p = crate::flows::report::prepare_loaded(&c, &loaded, layout, true, chrono::Utc::now())
+        .map_err(|e| RobotError::Render {
+            file: file.into(),
+            why: e.to_string(),
+        })?;
+    let original_id = h.message_id.trim_matches(['<', '>']);
+    let body = p
+        .rendered
+        .body
+        .replace(&p.report.view.message_id, original_id);
+    let (subject, shape) = subject_back(h, p.rendered.subject, &p.report.view);
+    let headers = header_differences(h, &p.envelope);
+    Ok(Back {
+        body,
+        subject,
+        shape,
+        headers,
+    })
+}
+
+/// `config` as the original's sender had it: its name and address (its
+/// Reported-by, else its From), and the links and closing lines it read.
+fn as_the_sender(config: &Config, h: &Headers, parsed: &ParsedReport) -> Config {
     let mut c = config.clone();
-    // The original's sender: its Reported-by, else its From.
     let (name, email) = parsed
         .reported_by
         .clone()
@@ -514,45 +546,25 @@ pub fn render_back(
     c.file.noise.enabled = false;
     c.file.regzbot.enabled = false;
     c.file.lists.policy_file = std::path::PathBuf::new();
-    let loaded = LoadedInput::from_input(parsed.input.clone(), Path::new(file)).map_err(|e| {
-        RobotError::Input {
-            file: file.into(),
-            why: e.to_string(),
-        }
-    })?;
-    // Built and addressed once, as `report` would send it (its own checks
-    // and caps).
-    let layout = Some(parsed.layout.name());
-    let p = crate::flows::report::prepare_loaded(&c, &loaded, layout, true, chrono::Utc::now())
-        .map_err(|e| RobotError::Render {
-            file: file.into(),
-            why: e.to_string(),
-        })?;
-    let original_id = h.message_id.trim_matches(['<', '>']);
-    let body = p
-        .rendered
-        .body
-        .replace(&p.report.view.message_id, original_id);
-    // The layout's Subject, or the mail's shape of it where that differs.
-    let mut subject = p.rendered.subject;
-    let mut shape = None;
-    if subject != h.subject {
-        let view = serde_json::to_value(&p.report.view).expect("the view serialises");
-        let t = crate::report::subject::shape(&h.subject, &view);
-        if let Ok(s) = crate::templates::plain().render_template(&t, &view) {
-            if s == h.subject {
-                subject = s;
-                shape = Some(t);
-            }
-        }
+    c
+}
+
+/// The layout's Subject (`rendered`), or the mail's shape of it where that
+/// differs and the shape renders the mail's Subject back (with the shape).
+fn subject_back(
+    h: &Headers,
+    rendered: String,
+    view: &crate::report::build::ReportView,
+) -> (String, Option<String>) {
+    if rendered == h.subject {
+        return (rendered, None);
     }
-    let headers = header_differences(h, &p.envelope);
-    Ok(Back {
-        body,
-        subject,
-        shape,
-        headers,
-    })
+    let view = serde_json::to_value(view).expect("the view serialises");
+    let t = crate::report::subject::shape(&h.subject, &view);
+    match crate::templates::plain().render_template(&t, &view) {
+        Ok(s) if s == h.subject => (s, Some(t)),
+        _ => (rendered, None),
+    }
 }
 
 /// A header that came back other than the mail has it.
