@@ -1054,7 +1054,8 @@ fn trust_policy(
 }
 
 impl ConfigFile {
-    /// What serde cannot say: ranges, single lines, combinations.
+    /// What serde cannot say: ranges, single lines, combinations. Section
+    /// by section; the first problem is the error.
     fn validate(&self) -> Result<(), String> {
         let bot = &self.bot;
         if Address::parse(&bot.email).is_none() || bot.email.contains(['<', '>']) {
@@ -1063,12 +1064,7 @@ impl ConfigFile {
         if bot.name.contains(['\r', '\n']) {
             return Err("bot.name must be one line".into());
         }
-        let o = &self.outbound;
-        if o.max_attempts == 0 || o.concurrency == 0 || o.max_recipients == 0 {
-            return Err(
-                "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
-            );
-        }
+        self.outbound.validate()?;
         if self.inbound.max_text_bytes < MIN_TEXT_BYTES {
             return Err(format!(
                 "inbound.max_text_bytes ({}) must be at least {MIN_TEXT_BYTES}: less would not \
@@ -1091,25 +1087,24 @@ impl ConfigFile {
                     .into(),
             );
         }
-        for (what, share, all) in [
-            ("hour", o.followups_per_hour, o.max_per_hour),
-            ("day", o.followups_per_day, o.max_per_day),
-        ] {
-            if all > 0 && (share == 0 || share >= all) {
-                return Err(format!(
-                    "outbound.followups_per_{what} ({share}) must be at least 1 and under \
-                     outbound.max_per_{what} ({all}): the rest is kept for reports"
-                ));
-            }
-        }
         if self.inbound.source == InboundSource::Imap {
             crate::model::url::ServerUrl::imap(&self.imap.url)
                 .map_err(|e| format!("imap.url: {e}"))?;
         }
-        if o.transport == TransportKind::Smtp {
+        if self.outbound.transport == TransportKind::Smtp {
             crate::model::url::ServerUrl::smtp(&self.smtp.url)
                 .map_err(|e| format!("smtp.url: {e}"))?;
         }
+        self.validate_periods()?;
+        let signal = self.review.min_signal;
+        if !(signal > 0.0 && signal <= 1.0) {
+            return Err(format!("review.min_signal ({signal}) must be in (0, 1]"));
+        }
+        self.trust.validate()
+    }
+
+    /// Every period in days is one the digest can show.
+    fn validate_periods(&self) -> Result<(), String> {
         let max_days = crate::digest::MAX_DAYS;
         for (name, v) in [
             ("digest.awaiting_days", self.digest.awaiting_days),
@@ -1130,11 +1125,31 @@ impl ConfigFile {
                 return Err(format!("{name} must be between 0 and {max_days} days"));
             }
         }
-        let signal = self.review.min_signal;
-        if !(signal > 0.0 && signal <= 1.0) {
-            return Err(format!("review.min_signal ({signal}) must be in (0, 1]"));
+        Ok(())
+    }
+}
+
+impl OutboundSection {
+    /// Counts of at least one, and the follow-ups' share of each rate limit
+    /// under the whole, so that some is always kept for reports.
+    fn validate(&self) -> Result<(), String> {
+        if self.max_attempts == 0 || self.concurrency == 0 || self.max_recipients == 0 {
+            return Err(
+                "outbound.max_attempts, concurrency and max_recipients must be at least 1".into(),
+            );
         }
-        self.trust.validate()
+        for (what, share, all) in [
+            ("hour", self.followups_per_hour, self.max_per_hour),
+            ("day", self.followups_per_day, self.max_per_day),
+        ] {
+            if all > 0 && (share == 0 || share >= all) {
+                return Err(format!(
+                    "outbound.followups_per_{what} ({share}) must be at least 1 and under \
+                     outbound.max_per_{what} ({all}): the rest is kept for reports"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -1311,6 +1326,28 @@ mod tests {
             ("bot", "email = \"nobody\"", "bot.email"),
             ("bot", "name = \"a\\nb\"", "bot.name must be one line"),
             ("outbound", "concurrency = 0", "at least 1"),
+            (
+                "outbound",
+                "followups_per_hour = 0",
+                "outbound.followups_per_hour (0) must be at least 1 and under outbound.max_per_hour",
+            ),
+            (
+                "outbound",
+                "max_per_day = 5",
+                "outbound.followups_per_day (200) must be at least 1 and under outbound.max_per_day (5)",
+            ),
+            ("noise", "level = 1.0", "noise.level (1) must be in [0.5, 1)"),
+            ("noise", "resamples = 0", "noise.resamples (0) in 1..=1000000"),
+            (
+                "track",
+                "names = [\"kernel test robot\"]",
+                "track.names without track.senders",
+            ),
+            (
+                "digest",
+                "every_hours = 99999999",
+                "digest.every_hours / 24 must be between 0 and",
+            ),
             ("trust", "dkim_keys = { x = \"y\" }", "trust.dkim_keys"),
             ("reminders", "stale_days = 99999999", "reminders.stale_days"),
             ("review", "quiet_days = -1", "review.quiet_days"),
@@ -1337,6 +1374,32 @@ mod tests {
         for (section, line, want) in table {
             let e = rejected(section, line);
             assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");
+        }
+        // A server's URL is checked where it is used.
+        for (text, want) in [
+            (
+                "[outbound]\ntransport = \"smtp\"\n[smtp]\nurl = \"http://mail.example.org\"",
+                "smtp.url: ",
+            ),
+            (
+                "[inbound]\nsource = \"imap\"\n[imap]\nurl = \"pop3://mail.example.org\"",
+                "imap.url: ",
+            ),
+        ] {
+            let e = Config::parse(text, "config.toml", PathBuf::from("."))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{text}: {e:?} lacks {want:?}");
+        }
+        for ok in [
+            "[smtp]\nurl = \"http://mail.example.org\"",
+            "[imap]\nurl = \"pop3://mail.example.org\"",
+        ] {
+            assert!(
+                Config::parse(ok, "config.toml", PathBuf::from(".")).is_ok(),
+                "{ok}"
+            );
         }
         // A mailmap with a line that is not one: the file and the line.
         let dir = tempfile::tempdir().unwrap();
