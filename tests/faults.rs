@@ -686,6 +686,11 @@ fn newcomer_stumbles() {
         String::from_utf8_lossy(&o.stdout).trim(),
         "no mail in the outbox"
     );
+    let o = perfbot(&cfg, &["quarantine", "list"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "nothing quarantined"
+    );
     // `compare` on a report input says what it wants instead.
     let o = perfbot(
         &cfg,

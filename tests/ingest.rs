@@ -281,6 +281,26 @@ fn mbox_matching_bots_own_mail_and_quarantine() {
         &["quarantine", "show", &q[0]["hash"].as_str().unwrap()[..12]],
     );
     assert!(o.stdout.starts_with(b"From: x@y.org"));
+    // As text: when, which, how big, why, from where.
+    let o = perfbot(&cfg, &["quarantine", "list"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let hash = &q[0]["hash"].as_str().unwrap()[..16];
+    let (first, second) = text.trim_end().split_once('\n').unwrap();
+    assert!(
+        first.contains(&format!("  {hash}  ")) && first.contains("MIME parts"),
+        "{text}"
+    );
+    assert!(
+        second.starts_with("    ") && second.ends_with(" <deep@x>"),
+        "{text}"
+    );
+    let o = perfbot(&cfg, &["quarantine", "show", "ffffffffffff"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no quarantined message ffffffffffff"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     // Overlapping files (the same list again, gzip this time): nothing new.
     let gz = tmp.path().join("list.mbox.gz");
