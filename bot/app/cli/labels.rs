@@ -195,6 +195,12 @@ fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Resu
     } else {
         print!("{}", retrain::render(&m));
     }
+    say_written(&out, &refused, write)
+}
+
+/// What became of the retrained weights at `out`: written as the measure
+/// allows, written against it (`--force`), or refused (exit 3).
+fn say_written(out: &std::path::Path, refused: &[String], write: bool) -> Result<(), Failure> {
     match (refused.is_empty(), write) {
         (true, _) => eprintln!(
             "{} written; to use it: [reply] model = {:?}",
@@ -206,15 +212,13 @@ fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Resu
             out.display(),
             refused.join("; ")
         ),
-        (false, false) => {
-            return Err(Failure {
-                code: 3,
-                error: anyhow::anyhow!(
+        (false, false) => return Err(Failure {
+            code: 3,
+            error: anyhow::anyhow!(
                 "the retrained reader is refused: {}; nothing written (--force writes it anyway)",
                 refused.join("; ")
             ),
-            })
-        }
+        }),
     }
     Ok(())
 }
