@@ -212,13 +212,15 @@ fn say_written(out: &std::path::Path, refused: &[String], write: bool) -> Result
             out.display(),
             refused.join("; ")
         ),
-        (false, false) => return Err(Failure {
-            code: 3,
-            error: anyhow::anyhow!(
+        (false, false) => {
+            return Err(Failure {
+                code: 3,
+                error: anyhow::anyhow!(
                 "the retrained reader is refused: {}; nothing written (--force writes it anyway)",
                 refused.join("; ")
             ),
-        }),
+            })
+        }
     }
     Ok(())
 }

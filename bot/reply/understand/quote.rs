@@ -75,46 +75,23 @@ pub fn own_words(body: &str) -> String {
     let lines: Vec<&str> = body.lines().collect();
     let mut keep: Vec<&str> = Vec::with_capacity(lines.len());
     let mut quoted_since = false;
-    let mut i = 0;
-    while i < lines.len() {
-        let l = lines[i];
+    for (i, l) in lines.iter().enumerate() {
         let t = l.trim_end();
         // Quoted lines first: the bulk of a long reply, and cheap to skip.
         if is_quote(t) || is_name_tag(t) {
             quoted_since = true;
-            i += 1;
             continue;
         }
-        // The signature: "-- " (and the common mangled "--") to the end.
-        if t == "--" || l == "-- " {
+        if ends_own_words(&lines, i) {
             break;
         }
-        if ORIGINAL.is_match(t) || FOOTER.is_match(t) {
-            break;
-        }
-        // An Outlook header block (From: … then Sent:/To:/Subject:) starts the
-        // original of a top-posted reply.
-        if HEADER_LINE.is_match(t)
-            && lines[i + 1..]
-                .iter()
-                .take(4)
-                .filter(|n| HEADER_LINE.is_match(n))
-                .count()
-                >= 2
-        {
-            break;
-        }
-        // Attribution: a line (or the end of a wrapped one) introducing a quote;
-        // one that ends in "wrote:" is never the replier's words, quote or not.
-        let says = t.ends_with("wrote:") || t.ends_with("writes:") || t.ends_with("schrieb:");
-        if (ATTRIBUTION.is_match(t) || names_an_address(t)) && (says || next_is_quote(&lines, i)) {
+        if is_attribution(&lines, i) {
             // A wrapped attribution: drop its first half too.
             if keep.last().is_some_and(|p| {
                 !p.trim().is_empty() && p.trim_start().to_lowercase().starts_with("on ")
             }) {
                 keep.pop();
             }
-            i += 1;
             continue;
         }
         if !t.trim().is_empty() {
@@ -127,10 +104,41 @@ pub fn own_words(body: &str) -> String {
             quoted_since = false;
         }
         keep.push(t);
-        i += 1;
     }
     strip_signoff(&mut keep);
-    // Collapse runs of blank lines; trim.
+    paragraphs(&keep)
+}
+
+/// Whether line `i` ends the replier's words: the signature ("-- ", and
+/// the common mangled "--"), a quoted original or a list footer, or an
+/// Outlook header block (From: … then Sent:/To:/Subject:) that starts the
+/// original of a top-posted reply.
+fn ends_own_words(lines: &[&str], i: usize) -> bool {
+    let (l, t) = (lines[i], lines[i].trim_end());
+    t == "--"
+        || l == "-- "
+        || ORIGINAL.is_match(t)
+        || FOOTER.is_match(t)
+        || (HEADER_LINE.is_match(t)
+            && lines[i + 1..]
+                .iter()
+                .take(4)
+                .filter(|n| HEADER_LINE.is_match(n))
+                .count()
+                >= 2)
+}
+
+/// Whether line `i` is an attribution: a line (or the end of a wrapped
+/// one) introducing a quote; one that ends in "wrote:" is never the
+/// replier's words, quote or not.
+fn is_attribution(lines: &[&str], i: usize) -> bool {
+    let t = lines[i].trim_end();
+    let says = t.ends_with("wrote:") || t.ends_with("writes:") || t.ends_with("schrieb:");
+    (ATTRIBUTION.is_match(t) || names_an_address(t)) && (says || next_is_quote(lines, i))
+}
+
+/// The kept lines with runs of blank lines collapsed to one, trimmed.
+fn paragraphs(keep: &[&str]) -> String {
     let mut out = String::new();
     let mut blank = true;
     for l in keep {
