@@ -167,28 +167,8 @@ async fn confirm_sending(
     if ids.is_empty() {
         return Ok(());
     }
-    let account = match crate::flows::ingest::imap_source::account(config) {
-        Ok(a) => a,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox");
-            return Ok(());
-        }
-    };
-    let mailbox = config.file.imap.mailbox.clone();
-    let found = tokio::task::spawn_blocking(move || {
-        crate::mail::imap::find_message_ids(&account, &mailbox, &ids)
-    })
-    .await;
-    let found = match found {
-        Ok(Ok(f)) => f,
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox; sending it again");
-            return Ok(());
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "looking for interrupted mail failed; sending it again");
-            return Ok(());
-        }
+    let Some(found) = in_own_mailbox(config, ids).await else {
+        return Ok(());
     };
     let now = Utc::now();
     for e in due.iter_mut().filter(|e| found.contains(&e.message_id)) {
@@ -218,6 +198,37 @@ async fn confirm_sending(
     }
     due.retain(|e| e.state != OutboxState::Sent);
     Ok(())
+}
+
+/// Which of `ids` perfbot's own mailbox holds; `None` when it cannot be
+/// searched (said in the log: the mails are then sent again).
+async fn in_own_mailbox(
+    config: &Config,
+    ids: Vec<crate::model::MessageId>,
+) -> Option<Vec<crate::model::MessageId>> {
+    let account = match crate::flows::ingest::imap_source::account(config) {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox");
+            return None;
+        }
+    };
+    let mailbox = config.file.imap.mailbox.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        crate::mail::imap::find_message_ids(&account, &mailbox, &ids)
+    })
+    .await;
+    match found {
+        Ok(Ok(f)) => Some(f),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "cannot look for interrupted mail in the own mailbox; sending it again");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "looking for interrupted mail failed; sending it again");
+            None
+        }
+    }
 }
 
 /// The address perfbot sends itself a copy of every mail at (envelope only),
