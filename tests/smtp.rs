@@ -284,6 +284,123 @@ fn cutting_proxy() -> u16 {
     port
 }
 
+/// A TCP proxy to the SMTP server that passes everything, but withholds
+/// the server's answers once the client has sent a message's end of data on
+/// the first connection: the server has the mail, its sender never hears so.
+fn withholding_proxy() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let first = Arc::new(AtomicBool::new(true));
+    std::thread::spawn(move || {
+        for client in l.incoming() {
+            let Ok(client) = client else { continue };
+            let server = TcpStream::connect(("127.0.0.1", SMTP_PORT)).unwrap();
+            let hold = first.swap(false, Ordering::SeqCst);
+            let held = Arc::new(AtomicBool::new(false));
+            let (mut c_r, mut s_w) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut s_r, mut c_w) = (server, client);
+            let held_out = held.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = s_r.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if held_out.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    if c_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = c_r.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    // Held before the end of data reaches the server, so
+                    // that its answer is never passed on.
+                    let data_at = seen.windows(6).position(|w| w == b"DATA\r\n");
+                    if hold
+                        && data_at.is_some_and(|d| seen[d..].windows(5).any(|w| w == b"\r\n.\r\n"))
+                    {
+                        held.store(true, Ordering::SeqCst);
+                    }
+                    if s_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// perfbot killed after the server took a mail but before it heard so: the
+/// mail stays "sending". With its own copy in its IMAP mailbox, the next
+/// run finds it there and marks it sent instead of sending it again.
+#[test]
+fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
+    if !mail_server() {
+        return;
+    }
+    let port = withholding_proxy();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(
+        tmp.path(),
+        &format!("smtp://127.0.0.1:{port}?tls=none"),
+        "",
+        "",
+    );
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("cc_self = false", "cc_self = true");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[inbound]\nsource = \"imap\"\n\n[imap]\nurl = \"imap://127.0.0.1:{IMAP_PORT}\"\nuser = \"bot@example.test\"\nca_file = {:?}\n",
+            ca_file()
+        ),
+    )
+    .unwrap();
+    let env = [("PERFBOT_IMAP_PASSWORD", "secret")];
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("send")
+        .envs(env)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server took it (its copy is in perfbot's own mailbox); perfbot
+    // still waits for the answer the proxy holds back (for up to the
+    // config's 10 s).
+    assert_eq!(wait_copies("bot", &id, 1).len(), 1);
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    assert_eq!(state_of(&cfg, &id)["state"], "sending");
+
+    let err = stderr(&perfbot_env(&cfg, &["send"], &env));
+    assert!(
+        err.contains(&format!(
+            "report <{id}> was interrupted while sending and found in the own mailbox: marked sent"
+        )) && err.contains("found already delivered 1"),
+        "{err}"
+    );
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "sent", "{e}");
+    assert_eq!(e["attempts"], 1, "{e}");
+    // Sent once: one copy each, nothing more after a while.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(copies("alice", &id).len(), 1);
+    assert_eq!(copies("bot", &id).len(), 1);
+}
+
 #[test]
 fn connection_dropped_during_data_is_retried_with_the_same_message_id() {
     if !mail_server() {
