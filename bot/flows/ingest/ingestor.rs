@@ -704,19 +704,7 @@ impl<'a> Ingestor<'a> {
             None => self.lookup_body(raw, &head),
         };
         let Some((case, how)) = found else {
-            if let Some(o) = self.adopt(raw, &head, source)? {
-                if matches!(o, Outcome::Adopted { .. }) {
-                    // Replies that came before their report.
-                    self.release_held()?;
-                }
-                return Ok(o);
-            }
-            let answers = !head.in_reply_to.is_empty() || !head.references.is_empty();
-            if answers && self.may_answer_a_later_report(&head.subject) {
-                return self.hold(raw, &head, source);
-            }
-            self.stats.unmatched += 1;
-            return Ok(Outcome::Unmatched);
+            return self.no_case_thread(raw, &head, source);
         };
         self.stats.matched += 1;
         let msg = match parse(raw, &self.limits) {
@@ -730,14 +718,7 @@ impl<'a> Ingestor<'a> {
             self.stats.limited += 1;
             tracing::warn!(%source, message_id = %head.message_id, limit = %why, "message limited");
         }
-        let mut sender = classify(&head, &self.identity);
-        if matches!(sender, SenderKind::Bot(_))
-            && self.typed_by_the_robots_people(&case, &head, &msg)?
-        {
-            tracing::info!(case = %case, message_id = %head.message_id, %source,
-                "mail under the robot's name without its template: read as its people's");
-            sender = SenderKind::Person;
-        }
+        let sender = self.sender_of(&case, &head, &msg, source)?;
         let mut entry = thread_entry(&head, &msg, &sender, how, source);
         let Kept::Recorded(handled) = self.record(&case, &mut entry, &msg, raw, &sender)? else {
             self.stats.duplicates += 1;
@@ -762,6 +743,49 @@ impl<'a> Ingestor<'a> {
             sender,
             handled,
         })
+    }
+
+    /// A message of no case's thread: a followed robot's report to adopt,
+    /// a reply held for a report not read yet, or unmatched.
+    fn no_case_thread(
+        &mut self,
+        raw: &[u8],
+        head: &Head,
+        source: &str,
+    ) -> Result<Outcome, StoreError> {
+        if let Some(o) = self.adopt(raw, head, source)? {
+            if matches!(o, Outcome::Adopted { .. }) {
+                // Replies that came before their report.
+                self.release_held()?;
+            }
+            return Ok(o);
+        }
+        let answers = !head.in_reply_to.is_empty() || !head.references.is_empty();
+        if answers && self.may_answer_a_later_report(&head.subject) {
+            return self.hold(raw, head, source);
+        }
+        self.stats.unmatched += 1;
+        Ok(Outcome::Unmatched)
+    }
+
+    /// Who sent a message of `case`'s thread: a bot, a person, or the
+    /// robot's people typing under its name (read as a person's).
+    fn sender_of(
+        &self,
+        case: &CaseId,
+        head: &Head,
+        msg: &super::parse::Inbound,
+        source: &str,
+    ) -> Result<SenderKind, StoreError> {
+        let sender = classify(head, &self.identity);
+        if matches!(sender, SenderKind::Bot(_))
+            && self.typed_by_the_robots_people(case, head, msg)?
+        {
+            tracing::info!(case = %case, message_id = %head.message_id, %source,
+                "mail under the robot's name without its template: read as its people's");
+            return Ok(SenderKind::Person);
+        }
+        Ok(sender)
     }
 
     /// A mail under the robot's name that one of its people typed by hand
