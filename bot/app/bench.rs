@@ -1,5 +1,6 @@
 //! `perfbot bench`: throughput figures on synthetic data (see BENCHMARKS.md).
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::compare::matrix::Matrix;
@@ -556,9 +557,6 @@ pub fn classify(config: &Config, iterations: usize) -> String {
 /// agent would); time until the daemon has applied them all (IMAP IDLE wakes
 /// it), then its CPU use over ten idle seconds.
 pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
-    use crate::flows::report::{prepare, queue};
-    use crate::store::Store;
-    use chrono::Utc;
     use std::time::Duration;
 
     let mail_dir = std::path::PathBuf::from(
@@ -575,6 +573,70 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         .local_addr()?
         .port();
     let domain = format!("bench{}.perfbot.test", std::process::id());
+    let cfg_path = daemon_config(config, &scratch, &mail_dir, port, &domain)?;
+    let parents = ten_reported_cases(&Config::load(Some(&cfg_path))?, &domain)?;
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .arg("--config")
+        .arg(&cfg_path)
+        .arg("run")
+        .env("PERFBOT_IMAP_PASSWORD", "secret")
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let health = Health { port };
+    // Up, and caught up with what the mailbox held before.
+    health
+        .wait(&|_| true, 30)
+        .ok_or_else(|| anyhow::anyhow!("the daemon did not come up"))?;
+    std::thread::sleep(Duration::from_secs(3));
+    let handled_now = || {
+        health
+            .get()
+            .map(|v| v["replies_handled"].as_u64().unwrap_or(0))
+            .unwrap_or(0)
+    };
+    let before = handled_now();
+    let files = write_replies(&maildir, count, &parents)?;
+    // Delivered at once: timed from the first rename into new/.
+    let t0 = Instant::now();
+    for f in &files {
+        std::fs::rename(maildir.with_file_name("tmp").join(f), maildir.join(f))?;
+    }
+    let target = before + count as u64;
+    let done = health.wait(
+        &|v| v["replies_handled"].as_u64().unwrap_or(0) >= target,
+        120,
+    );
+    let took = t0.elapsed().as_secs_f64();
+    // Idle CPU over ten seconds.
+    std::thread::sleep(Duration::from_secs(2));
+    let (c0, i0) = (cpu_ticks(child.id()), Instant::now());
+    std::thread::sleep(Duration::from_secs(10));
+    let cpu = (cpu_ticks(child.id()) - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let handled = done
+        .as_ref()
+        .and_then(|v| v["replies_handled"].as_u64())
+        .map_or(0, |n| n - before);
+    Ok(format!(
+        "daemon: {count} replies dropped at once into the bot's mailbox\n\
+         applied {handled} in {took:.2} s (IMAP IDLE wake-up, fetch, parse, classify, record)\n\
+         idle CPU afterwards: {cpu:.2}% of one core over 10 s\n"
+    ))
+}
+
+/// The daemon's config: file outbox, the test server's IMAP mailbox of
+/// `bot`, the dashboard on `port`.
+fn daemon_config(
+    config: &Config,
+    scratch: &Path,
+    mail_dir: &Path,
+    port: u16,
+    domain: &str,
+) -> anyhow::Result<PathBuf> {
     let cfg_path = scratch.join("config.toml");
     let text = format!(
         "[bot]\nstate_dir = {state:?}\nemail = \"bot@example.test\"\nmessage_id_domain = \"{domain}\"\n\
@@ -590,61 +652,34 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         ca = mail_dir.join("ca.pem"),
     );
     std::fs::write(&cfg_path, text)?;
-    let cfg = Config::load(Some(&cfg_path))?;
+    Ok(cfg_path)
+}
+
+/// Ten cases reported from the xfs example; their reports' Message-IDs.
+fn ten_reported_cases(cfg: &Config, domain: &str) -> anyhow::Result<Vec<String>> {
+    use crate::flows::report::{prepare, queue};
+    let store = crate::store::Store::open(&cfg.state_dir())?;
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed002-xfs-fio-falloc-2022.json");
+    let now = chrono::Utc::now();
+    let base = prepare(cfg, &example, None, false, now)?;
     let mut parents = Vec::new();
-    {
-        let store = Store::open(&cfg.state_dir())?;
-        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("examples/seed002-xfs-fio-falloc-2022.json");
-        let now = Utc::now();
-        let base = prepare(&cfg, &example, None, false, now)?;
-        for i in 0..10 {
-            let mut p = base.clone();
-            p.report.case_key = format!("{i:012x}{:052x}", std::process::id());
-            p.envelope.message_id =
-                crate::model::MessageId::parse(&format!("case{i}@{domain}")).expect("valid");
-            parents.push(p.envelope.message_id.to_string());
-            queue(&cfg, &store, &p, now)?;
-        }
+    for i in 0..10 {
+        let mut p = base.clone();
+        p.report.case_key = format!("{i:012x}{:052x}", std::process::id());
+        p.envelope.message_id =
+            crate::model::MessageId::parse(&format!("case{i}@{domain}")).expect("valid");
+        parents.push(p.envelope.message_id.to_string());
+        queue(cfg, &store, &p, now)?;
     }
-    let mut child = std::process::Command::new(std::env::current_exe()?)
-        .arg("--config")
-        .arg(&cfg_path)
-        .arg("run")
-        .env("PERFBOT_IMAP_PASSWORD", "secret")
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let health = || -> Option<serde_json::Value> {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-        write!(
-            s,
-            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        )
-        .ok()?;
-        let mut out = String::new();
-        s.read_to_string(&mut out).ok()?;
-        serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
-    };
-    let wait = |f: &dyn Fn(&serde_json::Value) -> bool, secs: u64| -> Option<serde_json::Value> {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < end {
-            if let Some(v) = health().filter(|v| f(v)) {
-                return Some(v);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        None
-    };
-    // Up, and caught up with what the mailbox held before.
-    wait(&|_| true, 30).ok_or_else(|| anyhow::anyhow!("the daemon did not come up"))?;
-    std::thread::sleep(Duration::from_secs(3));
-    let before = health()
-        .map(|v| v["replies_handled"].as_u64().unwrap_or(0))
-        .unwrap_or(0);
-    // Written to tmp/ then renamed into new/, as a delivery agent does.
+    Ok(parents)
+}
+
+/// `count` replies to the `parents`, written to the maildir's tmp/ (then
+/// renamed into new/, as a delivery agent does); their file names.
+fn write_replies(maildir: &Path, count: usize, parents: &[String]) -> anyhow::Result<Vec<String>> {
     let tmp = maildir.with_file_name("tmp");
-    let stamp = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let stamp = chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default();
     let mut files = Vec::new();
     for i in 0..count {
         let name = format!("{stamp}.{i}.perfbot-bench");
@@ -659,45 +694,51 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         .args(["-R", "mail:mail"])
         .arg(&tmp)
         .status();
-    let t0 = Instant::now();
-    for f in &files {
-        std::fs::rename(tmp.join(f), maildir.join(f))?;
+    Ok(files)
+}
+
+/// The daemon's `/healthz`, on `port`.
+struct Health {
+    port: u16,
+}
+
+impl Health {
+    fn get(&self) -> Option<serde_json::Value> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        write!(
+            s,
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
     }
-    let target = before + count as u64;
-    let done = wait(
-        &|v| v["replies_handled"].as_u64().unwrap_or(0) >= target,
-        120,
-    );
-    let took = t0.elapsed().as_secs_f64();
-    // Idle CPU over ten seconds.
-    let ticks = || -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/stat", child.id()))
-            .ok()
-            .and_then(|s| {
-                let rest = s.rsplit_once(')')?.1.to_string();
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0)
-    };
-    std::thread::sleep(Duration::from_secs(2));
-    let (c0, i0) = (ticks(), Instant::now());
-    std::thread::sleep(Duration::from_secs(10));
-    let cpu = (ticks() - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&scratch);
-    let handled = done
-        .as_ref()
-        .and_then(|v| v["replies_handled"].as_u64())
-        .map_or(0, |n| n - before);
-    Ok(format!(
-        "daemon: {count} replies dropped at once into the bot's mailbox\n\
-         applied {handled} in {took:.2} s (IMAP IDLE wake-up, fetch, parse, classify, record)\n\
-         idle CPU afterwards: {cpu:.2}% of one core over 10 s\n"
-    ))
+
+    /// The health once `f` holds of it, within `secs`.
+    fn wait(&self, f: &dyn Fn(&serde_json::Value) -> bool, secs: u64) -> Option<serde_json::Value> {
+        let end = Instant::now() + std::time::Duration::from_secs(secs);
+        while Instant::now() < end {
+            if let Some(v) = self.get().filter(|v| f(v)) {
+                return Some(v);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        None
+    }
+}
+
+/// The CPU time process `pid` used so far, in clock ticks (user + system).
+fn cpu_ticks(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1.to_string();
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0)
 }
 
 /// The noise gate's interval for `metrics` metrics of `runs` samples each
