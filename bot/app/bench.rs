@@ -203,7 +203,69 @@ pub fn write_synthetic_mbox(
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     let mut written = 0u64;
-    let words = [
+    for i in 0..messages {
+        let m = synthetic_message(&mut rng, i, parents);
+        out.write_all(m.as_bytes())?;
+        written += m.len() as u64;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+/// The `i`th message of the synthetic mbox, in its mbox "From " line.
+fn synthetic_message(rng: &mut Rng, i: usize, parents: &[String]) -> String {
+    let reply = !parents.is_empty() && rng.next() < 0.01;
+    let kind = rng.next();
+    // Sizes: mostly short mails, some long patches.
+    let body_len = if rng.next() < 0.15 {
+        8_000 + (rng.next() * 52_000.0) as usize
+    } else {
+        500 + (rng.next() * 4_000.0) as usize
+    };
+    let mut m = String::with_capacity(body_len + 2048);
+    m.push_str(&format!(
+        "From list-owner@vger.example Mon Jan  1 00:00:{:02} 2024\n",
+        i % 60
+    ));
+    for hop in 0..4 {
+        m.push_str(&format!(
+            "Received: from mx{hop}.vger.example (mx{hop}.vger.example [10.0.{hop}.{}])\n\tby lists.example with ESMTP id {i:x}{hop}\n\tfor <linux-kernel@vger.example>; Mon, 1 Jan 2024 00:00:00 +0000\n",
+            i % 250
+        ));
+    }
+    m.push_str(&format!(
+        "From: Developer {} <dev{}@kernel.example>\nTo: linux-kernel@vger.example\nDate: Mon, 1 Jan 2024 00:{:02}:00 +0000\nMessage-ID: <bench.{i}@kernel.example>\nList-Id: <linux-kernel.vger.example>\nMIME-Version: 1.0\n",
+        i % 977,
+        i % 977,
+        i % 60
+    ));
+    if reply {
+        let p = &parents[i % parents.len()];
+        m.push_str(&format!(
+            "Subject: Re: [xfs] regression report {i}\nIn-Reply-To: <{p}>\nReferences: <{p}>\n"
+        ));
+    } else if i > 0 && rng.next() < 0.6 {
+        // Replies in other threads (their roots are not in this file, so
+        // the 1% of replies to perfbot's cases stay 1%).
+        m.push_str(&format!(
+            "Subject: Re: [PATCH v{}] mm: change {i}\nIn-Reply-To: <patch.{}@kernel.example>\nReferences: <patch.{}@kernel.example> <patch.{}@kernel.example>\n",
+            i % 5,
+            i / 3,
+            i / 9,
+            i / 3
+        ));
+    } else {
+        m.push_str(&format!("Subject: [PATCH v{}] mm: change {i}\n", i % 5));
+    }
+    let body = synthetic_text(rng, body_len);
+    synthetic_body(&mut m, kind, reply, &body);
+    m.push('\n');
+    m
+}
+
+/// About `bytes` of kernel-ish words in lines of some 70 columns.
+fn synthetic_text(rng: &mut Rng, bytes: usize) -> String {
+    const WORDS: [&str; 18] = [
         "the",
         "page",
         "cache",
@@ -223,110 +285,53 @@ pub fn write_synthetic_mbox(
         "fix",
         "test",
     ];
-    let text = |rng: &mut Rng, bytes: usize| {
-        let mut s = String::with_capacity(bytes + 80);
-        let mut col = 0;
-        while s.len() < bytes {
-            let w = words[(rng.next() * words.len() as f64) as usize % words.len()];
-            s.push_str(w);
-            col += w.len() + 1;
-            if col > 70 {
-                s.push('\n');
-                col = 0;
-            } else {
-                s.push(' ');
-            }
-        }
-        s.push('\n');
-        s
-    };
-    for i in 0..messages {
-        let reply = !parents.is_empty() && rng.next() < 0.01;
-        let kind = rng.next();
-        // Sizes: mostly short mails, some long patches.
-        let body_len = if rng.next() < 0.15 {
-            8_000 + (rng.next() * 52_000.0) as usize
+    let mut s = String::with_capacity(bytes + 80);
+    let mut col = 0;
+    while s.len() < bytes {
+        let w = WORDS[(rng.next() * WORDS.len() as f64) as usize % WORDS.len()];
+        s.push_str(w);
+        col += w.len() + 1;
+        if col > 70 {
+            s.push('\n');
+            col = 0;
         } else {
-            500 + (rng.next() * 4_000.0) as usize
-        };
-        let mut m = String::with_capacity(body_len + 2048);
-        m.push_str(&format!(
-            "From list-owner@vger.example Mon Jan  1 00:00:{:02} 2024\n",
-            i % 60
-        ));
-        for hop in 0..4 {
-            m.push_str(&format!(
-                "Received: from mx{hop}.vger.example (mx{hop}.vger.example [10.0.{hop}.{}])\n\tby lists.example with ESMTP id {i:x}{hop}\n\tfor <linux-kernel@vger.example>; Mon, 1 Jan 2024 00:00:00 +0000\n",
-                i % 250
-            ));
+            s.push(' ');
         }
-        m.push_str(&format!(
-            "From: Developer {} <dev{}@kernel.example>\nTo: linux-kernel@vger.example\nDate: Mon, 1 Jan 2024 00:{:02}:00 +0000\nMessage-ID: <bench.{i}@kernel.example>\nList-Id: <linux-kernel.vger.example>\nMIME-Version: 1.0\n",
-            i % 977,
-            i % 977,
-            i % 60
-        ));
-        if reply {
-            let p = &parents[i % parents.len()];
-            m.push_str(&format!(
-                "Subject: Re: [xfs] regression report {i}\nIn-Reply-To: <{p}>\nReferences: <{p}>\n"
-            ));
-        } else if i > 0 && rng.next() < 0.6 {
-            // Replies in other threads (their roots are not in this file, so
-            // the 1% of replies to perfbot's cases stay 1%).
-            m.push_str(&format!(
-                "Subject: Re: [PATCH v{}] mm: change {i}\nIn-Reply-To: <patch.{}@kernel.example>\nReferences: <patch.{}@kernel.example> <patch.{}@kernel.example>\n",
-                i % 5,
-                i / 3,
-                i / 9,
-                i / 3
-            ));
-        } else {
-            m.push_str(&format!("Subject: [PATCH v{}] mm: change {i}\n", i % 5));
-        }
-        let body = text(&mut rng, body_len);
-        if reply || kind < 0.70 {
-            m.push_str("Content-Type: text/plain; charset=us-ascii\n\n");
-            if reply {
-                m.push_str("On Mon, Jan 1, 2024, kernel test robot wrote:\n> regression\n\nThis is not a regression.\n");
-            }
-            m.push_str(&body);
-        } else if kind < 0.80 {
-            m.push_str("Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\n");
-            m.push_str(&body.replace("the", "th=E9"));
-        } else if kind < 0.90 {
-            m.push_str("Content-Type: multipart/mixed; boundary=\"bnd\"\n\n--bnd\nContent-Type: text/plain\n\nsee attached\n--bnd\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n");
-            let raw = body.as_bytes();
-            for chunk in raw.chunks(57) {
-                let mut line = String::new();
-                for c in chunk.chunks(3) {
-                    let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
-                    const T: &[u8] =
-                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-                    line.push(T[(b[0] >> 2) as usize] as char);
-                    line.push(T[(((b[0] & 3) << 4) | (b[1] >> 4)) as usize] as char);
-                    line.push(T[(((b[1] & 15) << 2) | (b[2] >> 6)) as usize] as char);
-                    line.push(T[(b[2] & 63) as usize] as char);
-                }
-                m.push_str(&line);
-                m.push('\n');
-            }
-            m.push_str("--bnd--\n");
-        } else if kind < 0.95 {
-            m.push_str("Content-Type: text/html; charset=utf-8\n\n<html><body><p>");
-            m.push_str(&body);
-            m.push_str("</p></body></html>\n");
-        } else {
-            m.push_str("Content-Type: multipart/alternative; boundary=\"alt\"\n\n--alt\nContent-Type: text/plain\n\n");
-            m.push_str(&body);
-            m.push_str("--alt\nContent-Type: text/html\n\n<p>html</p>\n--alt--\n");
-        }
-        m.push('\n');
-        out.write_all(m.as_bytes())?;
-        written += m.len() as u64;
     }
-    out.flush()?;
-    Ok(written)
+    s.push('\n');
+    s
+}
+
+/// The Content-Type and body of a synthetic message, by `kind` (a draw in
+/// [0, 1)): plain (always for a `reply`), quoted-printable ISO-8859-1, a
+/// base64 attachment, HTML only, or multipart/alternative.
+fn synthetic_body(m: &mut String, kind: f64, reply: bool, body: &str) {
+    if reply || kind < 0.70 {
+        m.push_str("Content-Type: text/plain; charset=us-ascii\n\n");
+        if reply {
+            m.push_str("On Mon, Jan 1, 2024, kernel test robot wrote:\n> regression\n\nThis is not a regression.\n");
+        }
+        m.push_str(body);
+    } else if kind < 0.80 {
+        m.push_str("Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\n");
+        m.push_str(&body.replace("the", "th=E9"));
+    } else if kind < 0.90 {
+        m.push_str("Content-Type: multipart/mixed; boundary=\"bnd\"\n\n--bnd\nContent-Type: text/plain\n\nsee attached\n--bnd\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n");
+        use base64::Engine;
+        for chunk in body.as_bytes().chunks(57) {
+            m.push_str(&base64::engine::general_purpose::STANDARD.encode(chunk));
+            m.push('\n');
+        }
+        m.push_str("--bnd--\n");
+    } else if kind < 0.95 {
+        m.push_str("Content-Type: text/html; charset=utf-8\n\n<html><body><p>");
+        m.push_str(body);
+        m.push_str("</p></body></html>\n");
+    } else {
+        m.push_str("Content-Type: multipart/alternative; boundary=\"alt\"\n\n--alt\nContent-Type: text/plain\n\n");
+        m.push_str(body);
+        m.push_str("--alt\nContent-Type: text/html\n\n<p>html</p>\n--alt--\n");
+    }
 }
 
 /// Ingest a synthetic `messages`-message mbox into a scratch state directory
