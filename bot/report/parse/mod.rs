@@ -253,6 +253,38 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// 2014's `test case: <tbox>/<testcase>/<parameters>` line at `tc`, as
+    /// a test without its table: the path's parameters are one value
+    /// (`PATH_PARAMS`), and the machine is named only by its tbox.
+    fn test_case_2014(&self, tc: usize) -> Result<Test, ParseError> {
+        let mut path = self.lines[tc]["test case: ".len()..].splitn(3, '/');
+        let (tbox, testcase, rest) = match (path.next(), path.next(), path.next()) {
+            (Some(t), Some(c), rest) if !t.is_empty() && !c.is_empty() => (t, c, rest),
+            _ => return Err(err(tc, "a test case is `<tbox>/<testcase>/<parameters>`")),
+        };
+        let mut params = Map::new();
+        if let Some(rest) = rest {
+            params.insert(PATH_PARAMS.into(), Value::String(rest.into()));
+        }
+        Ok(Test {
+            testcase: testcase.into(),
+            description: None,
+            url: None,
+            machine: Some(tbox.into()),
+            tbox_group: tbox.into(),
+            params,
+            kconfig: None,
+            compiler: None,
+            rootfs: None,
+            samples: None,
+            aggregated: None,
+            bisect: None,
+            keep_order: true,
+            appendix: Vec::new(),
+            headline: None,
+        })
+    }
+
     /// 2014's table under its test case: the base commit's digits over the
     /// columns and their rules, then the rows up to a blank line. Returns the
     /// base commit, the rows and the line after them.
@@ -419,38 +451,14 @@ impl<'a> Reader<'a> {
         let tc = self
             .find(c, |l| l.starts_with("test case: "))
             .ok_or_else(|| err(c, "no `test case: <tbox>/<testcase>/<parameters>` line"))?;
-        let mut path = lines[tc]["test case: ".len()..].splitn(3, '/');
-        let (tbox, testcase, rest) = match (path.next(), path.next(), path.next()) {
-            (Some(t), Some(c), rest) if !t.is_empty() && !c.is_empty() => (t, c, rest),
-            _ => return Err(err(tc, "a test case is `<tbox>/<testcase>/<parameters>`")),
-        };
+        let mut test = self.test_case_2014(tc)?;
         let (base_sha, table, j) = self.table_2014(tc)?;
         let (metric, kind) = headline_2014(&h.subject, &table);
         // The plots, between the table's legend and the plots' own.
         let (read, plot_style) = plots::plots_2014(lines, j);
         let bisect = (!read.is_empty()).then(|| plots::bisect_of(&table, &read));
-        let mut params = Map::new();
-        if let Some(rest) = rest {
-            params.insert(PATH_PARAMS.into(), Value::String(rest.into()));
-        }
-        let test = Test {
-            testcase: testcase.into(),
-            description: None,
-            url: None,
-            // The mail names the machine only by its tbox.
-            machine: Some(tbox.into()),
-            tbox_group: tbox.into(),
-            params,
-            kconfig: None,
-            compiler: None,
-            rootfs: None,
-            samples: None,
-            aggregated: Some(table),
-            bisect,
-            keep_order: true,
-            appendix: Vec::new(),
-            headline: None,
-        };
+        test.aggregated = Some(table);
+        test.bisect = bisect;
         let input = ReportInput {
             date: h.date.clone(),
             commit: commit_of(h, sha, subject),
