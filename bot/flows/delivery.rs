@@ -597,72 +597,92 @@ fn system(what: &str) -> Cause {
 fn record(
     config: &Config,
     store: &Store,
-    mut e: OutboxEntry,
+    e: OutboxEntry,
     r: Result<Delivered, SendError>,
     s: &mut SendSummary,
 ) -> Result<(), StoreError> {
-    let o = &config.file.outbound;
     match r {
-        Ok(Delivered { reply, refused }) => {
-            let now = Utc::now();
-            e.state = OutboxState::Sent;
-            e.sent_at = Some(now);
-            e.last_error = None;
-            e.server_reply = Some(reply.clone());
-            e.refused = refused
-                .iter()
-                .map(|r| format!("{}: {}", r.address, r.why))
-                .collect();
-            let reply = if refused.is_empty() {
-                reply
-            } else {
-                let who: Vec<String> = refused.iter().map(|r| r.address.to_string()).collect();
-                format!(
-                    "{reply}; refused by the server, left out: {}",
-                    who.join(", ")
-                )
-            };
-            let advance =
-                (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
-            store.outbox_transition(
-                &e,
-                advance,
-                system("delivery"),
-                &format!("{} <{}> sent: {reply}", e.kind, e.message_id),
-            )?;
-            tracing::info!(case = %e.case_id, message_id = %e.message_id, kind = %e.kind, %reply, "sent");
-            s.sent += 1;
-            s.lines
-                .push(format!("sent {} ({}): {reply}", e.message_id, e.kind));
-        }
-        Err(err) => {
-            let give_up = matches!(err, SendError::Permanent(_) | SendError::Operator(_))
-                || e.attempts >= o.max_attempts;
-            e.last_error = Some(err.to_string());
-            let note = if give_up {
-                e.state = OutboxState::Dead;
-                s.dead += 1;
-                format!(
-                    "{} <{}> dead after {} attempt(s): {err}",
-                    e.kind, e.message_id, e.attempts
-                )
-            } else {
-                e.state = OutboxState::Failed;
-                e.next_attempt_at =
-                    Utc::now() + guard::backoff(e.attempts, o.retry_base_secs, o.retry_max_secs);
-                s.failed += 1;
-                format!(
-                    "{} <{}> attempt {} failed, next at {}: {err}",
-                    e.kind,
-                    e.message_id,
-                    e.attempts,
-                    e.next_attempt_at.to_rfc3339()
-                )
-            };
-            tracing::warn!(case = %e.case_id, message_id = %e.message_id, attempts = e.attempts, error = %err, "{}", if give_up { "gave up" } else { "will retry" });
-            store.outbox_transition(&e, None, system("delivery"), &note)?;
-            s.lines.push(note);
-        }
+        Ok(d) => record_sent(store, e, d, s),
+        Err(err) => record_failure(config, store, e, err, s),
     }
+}
+
+/// The server took the mail (perhaps refusing some recipients): sent, and
+/// a report's case is reported.
+fn record_sent(
+    store: &Store,
+    mut e: OutboxEntry,
+    Delivered { reply, refused }: Delivered,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    let now = Utc::now();
+    e.state = OutboxState::Sent;
+    e.sent_at = Some(now);
+    e.last_error = None;
+    e.server_reply = Some(reply.clone());
+    e.refused = refused
+        .iter()
+        .map(|r| format!("{}: {}", r.address, r.why))
+        .collect();
+    let reply = if refused.is_empty() {
+        reply
+    } else {
+        let who: Vec<String> = refused.iter().map(|r| r.address.to_string()).collect();
+        format!(
+            "{reply}; refused by the server, left out: {}",
+            who.join(", ")
+        )
+    };
+    let advance =
+        (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
+    store.outbox_transition(
+        &e,
+        advance,
+        system("delivery"),
+        &format!("{} <{}> sent: {reply}", e.kind, e.message_id),
+    )?;
+    tracing::info!(case = %e.case_id, message_id = %e.message_id, kind = %e.kind, %reply, "sent");
+    s.sent += 1;
+    s.lines
+        .push(format!("sent {} ({}): {reply}", e.message_id, e.kind));
+    Ok(())
+}
+
+/// The mail did not go: to be tried again after a backoff, or dead when
+/// the failure is permanent or its attempts are spent.
+fn record_failure(
+    config: &Config,
+    store: &Store,
+    mut e: OutboxEntry,
+    err: SendError,
+    s: &mut SendSummary,
+) -> Result<(), StoreError> {
+    let o = &config.file.outbound;
+    let give_up = matches!(err, SendError::Permanent(_) | SendError::Operator(_))
+        || e.attempts >= o.max_attempts;
+    e.last_error = Some(err.to_string());
+    let note = if give_up {
+        e.state = OutboxState::Dead;
+        s.dead += 1;
+        format!(
+            "{} <{}> dead after {} attempt(s): {err}",
+            e.kind, e.message_id, e.attempts
+        )
+    } else {
+        e.state = OutboxState::Failed;
+        e.next_attempt_at =
+            Utc::now() + guard::backoff(e.attempts, o.retry_base_secs, o.retry_max_secs);
+        s.failed += 1;
+        format!(
+            "{} <{}> attempt {} failed, next at {}: {err}",
+            e.kind,
+            e.message_id,
+            e.attempts,
+            e.next_attempt_at.to_rfc3339()
+        )
+    };
+    tracing::warn!(case = %e.case_id, message_id = %e.message_id, attempts = e.attempts, error = %err, "{}", if give_up { "gave up" } else { "will retry" });
+    store.outbox_transition(&e, None, system("delivery"), &note)?;
+    s.lines.push(note);
     Ok(())
 }
