@@ -691,6 +691,17 @@ fn newcomer_stumbles() {
         String::from_utf8_lossy(&o.stdout).trim(),
         "nothing quarantined"
     );
+    // An empty digest and nothing to remind say so, rather than print
+    // headings over nothing.
+    let o = perfbot(&cfg, &["digest"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("\n0 cases: none\nOpen by subsystem: none\n"),
+        "{text}"
+    );
+    let o = perfbot(&cfg, &["remind"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim(), "no reminder due, no case gone stale");
     // `compare` on a report input says what it wants instead.
     let o = perfbot(
         &cfg,

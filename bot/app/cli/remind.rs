@@ -15,7 +15,11 @@ pub struct RemindArgs {
 
 pub fn run(config: &Config, a: RemindArgs) -> Result<(), Failure> {
     let store = open_store(config)?;
-    for l in crate::flows::remind::run(config, &store, Utc::now(), a.dry_run)? {
+    let lines = crate::flows::remind::run(config, &store, Utc::now(), a.dry_run)?;
+    if lines.is_empty() {
+        eprintln!("no reminder due, no case gone stale");
+    }
+    for l in lines {
         eprintln!("{l}");
     }
     Ok(())
