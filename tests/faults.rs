@@ -702,6 +702,20 @@ fn newcomer_stumbles() {
     let o = perfbot(&cfg, &["remind"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim(), "no reminder due, no case gone stale");
+    // A state that is none names the ones there are.
+    for args in [
+        &["cases", "list", "--state", "closed"][..],
+        &["cases", "set", "abc", "closed", "--reason", "x"][..],
+    ] {
+        let o = perfbot(&cfg, args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(
+            stderr(&o).contains("unknown state \"closed\": one of queued, reported,")
+                && stderr(&o).contains("not-a-regression"),
+            "{}",
+            stderr(&o)
+        );
+    }
     // `compare` on a report input says what it wants instead.
     let o = perfbot(
         &cfg,

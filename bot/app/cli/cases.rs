@@ -62,7 +62,10 @@ impl CasesCmd {
 }
 
 fn state(s: &str) -> Result<CaseState, String> {
-    CaseState::parse(s).ok_or_else(|| format!("unknown state {s:?}"))
+    CaseState::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = CaseState::ALL.iter().map(|c| c.as_str()).collect();
+        format!("unknown state {s:?}: one of {}", all.join(", "))
+    })
 }
 
 pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
