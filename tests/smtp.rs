@@ -232,46 +232,66 @@ fn bounded_attempts_end_dead_with_the_reason() {
     assert_eq!(wait_copies("alice", &id, 1).len(), 1);
 }
 
-/// A TCP relay in front of the real server that cuts the first connection in
-/// the middle of the message body (after DATA), like a network failure.
-fn cutting_proxy() -> u16 {
+/// What a proxy does with the bytes a client just sent, given all it sent
+/// on the connection so far.
+enum Pass {
+    On,
+    /// Cut the connection both ways, like a network failure.
+    Cut,
+    /// Pass them on, but withhold the server's answers from here on.
+    Withhold,
+}
+
+/// A TCP relay in front of the real SMTP server; on the first connection
+/// only, `watch` decides what becomes of each read from the client.
+fn smtp_proxy(watch: impl Fn(&[u8]) -> Pass + Send + Sync + 'static) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let cut_done = Arc::new(AtomicBool::new(false));
+    let watch = Arc::new(watch);
+    let first = Arc::new(AtomicBool::new(true));
     std::thread::spawn(move || {
         for client in l.incoming() {
             let Ok(client) = client else { continue };
             let server = TcpStream::connect(("127.0.0.1", SMTP_PORT)).unwrap();
-            let cut = !cut_done.swap(true, Ordering::SeqCst);
+            let watched = first.swap(false, Ordering::SeqCst);
+            let withheld = Arc::new(AtomicBool::new(false));
             let (mut c_r, mut s_w) = (client.try_clone().unwrap(), server.try_clone().unwrap());
             let (mut s_r, mut c_w) = (server, client);
+            let answers_withheld = withheld.clone();
             std::thread::spawn(move || {
                 let mut buf = [0u8; 4096];
                 while let Ok(n) = s_r.read(&mut buf) {
-                    if n == 0 || c_w.write_all(&buf[..n]).is_err() {
+                    if n == 0 {
+                        break;
+                    }
+                    if answers_withheld.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    if c_w.write_all(&buf[..n]).is_err() {
                         break;
                     }
                 }
                 let _ = c_w.shutdown(Shutdown::Both);
             });
+            let watch = watch.clone();
             std::thread::spawn(move || {
                 let mut seen = Vec::new();
-                let mut after_data = 0usize;
-                let mut buf = [0u8; 512];
+                let mut buf = [0u8; 4096];
                 while let Ok(n) = c_r.read(&mut buf) {
                     if n == 0 {
                         break;
                     }
                     seen.extend_from_slice(&buf[..n]);
-                    let in_data = seen.windows(6).any(|w| w == b"DATA\r\n");
-                    if cut && in_data {
-                        after_data += n;
-                        // Part of the body has gone through: cut both ways.
-                        if after_data > 600 {
+                    match if watched { watch(&seen) } else { Pass::On } {
+                        Pass::On => {}
+                        Pass::Cut => {
                             let _ = s_w.shutdown(Shutdown::Both);
                             let _ = c_r.shutdown(Shutdown::Both);
                             break;
                         }
+                        // Before the bytes reach the server, so that its
+                        // answer to them is never passed on.
+                        Pass::Withhold => withheld.store(true, Ordering::SeqCst),
                     }
                     if s_w.write_all(&buf[..n]).is_err() {
                         break;
@@ -284,60 +304,37 @@ fn cutting_proxy() -> u16 {
     port
 }
 
-/// A TCP proxy to the SMTP server that passes everything, but withholds
-/// the server's answers once the client has sent a message's end of data on
-/// the first connection: the server has the mail, its sender never hears so.
+/// Where the message body starts in what a client sent (after `DATA`).
+fn body_at(seen: &[u8]) -> Option<usize> {
+    seen.windows(6)
+        .position(|w| w == b"DATA\r\n")
+        .map(|d| d + 6)
+}
+
+/// A relay that cuts the first connection in the middle of the message
+/// body (after DATA), like a network failure.
+fn cutting_proxy() -> u16 {
+    smtp_proxy(|seen| match body_at(seen) {
+        // Part of the body has gone through: cut both ways.
+        Some(b) if seen.len() - b > 600 => Pass::Cut,
+        _ => Pass::On,
+    })
+}
+
+/// A relay that passes everything, but withholds the server's answers once
+/// the client has sent the message's end of data on the first connection:
+/// the server has the mail, its sender never hears so.
 fn withholding_proxy() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let first = Arc::new(AtomicBool::new(true));
-    std::thread::spawn(move || {
-        for client in l.incoming() {
-            let Ok(client) = client else { continue };
-            let server = TcpStream::connect(("127.0.0.1", SMTP_PORT)).unwrap();
-            let hold = first.swap(false, Ordering::SeqCst);
-            let held = Arc::new(AtomicBool::new(false));
-            let (mut c_r, mut s_w) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let (mut s_r, mut c_w) = (server, client);
-            let held_out = held.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = s_r.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    if held_out.load(Ordering::SeqCst) {
-                        continue;
-                    }
-                    if c_w.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-            std::thread::spawn(move || {
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = c_r.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    seen.extend_from_slice(&buf[..n]);
-                    // Held before the end of data reaches the server, so
-                    // that its answer is never passed on.
-                    let data_at = seen.windows(6).position(|w| w == b"DATA\r\n");
-                    if hold
-                        && data_at.is_some_and(|d| seen[d..].windows(5).any(|w| w == b"\r\n.\r\n"))
-                    {
-                        held.store(true, Ordering::SeqCst);
-                    }
-                    if s_w.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
+    smtp_proxy(|seen| match body_at(seen) {
+        Some(b) if seen[b..].windows(5).any(|w| w == b"\r\n.\r\n") => Pass::Withhold,
+        _ => Pass::On,
+    })
+}
+
+/// A test's config sending through the proxy on `port`, without TLS, so
+/// that the proxy can see where DATA starts.
+fn through_proxy(dir: &Path, port: u16) -> std::path::PathBuf {
+    config(dir, &format!("smtp://127.0.0.1:{port}?tls=none"), "", "")
 }
 
 /// perfbot killed after the server took a mail but before it heard so: the
@@ -350,12 +347,7 @@ fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
     }
     let port = withholding_proxy();
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = config(
-        tmp.path(),
-        &format!("smtp://127.0.0.1:{port}?tls=none"),
-        "",
-        "",
-    );
+    let cfg = through_proxy(tmp.path(), port);
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
         .replace("cc_self = false", "cc_self = true");
@@ -408,13 +400,7 @@ fn connection_dropped_during_data_is_retried_with_the_same_message_id() {
     }
     let port = cutting_proxy();
     let tmp = tempfile::tempdir().unwrap();
-    // No TLS through the proxy, so that it can see where DATA starts.
-    let cfg = config(
-        tmp.path(),
-        &format!("smtp://127.0.0.1:{port}?tls=none"),
-        "",
-        "",
-    );
+    let cfg = through_proxy(tmp.path(), port);
     let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
     let err = stderr(&perfbot(&cfg, &["send"]));
     assert!(err.contains("failed 1"), "{err}");
