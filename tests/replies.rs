@@ -1243,6 +1243,20 @@ fn operators_settling_cases_teach_the_reader() {
     assert!(l[0]["text"].as_str().unwrap().contains("lose sleep"));
     assert_eq!(l[0]["chosen"], "strongest");
     let agreed = usize::from(l[0]["perfbot"] == "not-a-regression");
+    // As text: the label, whether perfbot read the same, who and why.
+    let o = run(&cfg, &["labels", "list"], None);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let mark = if agreed == 1 { "=" } else { "≠" };
+    assert!(
+        text.contains(&format!(
+            "  case {}  not-a-regression {mark} perfbot {}  <teach1@x>  by ",
+            c.id,
+            l[0]["perfbot"].as_str().unwrap_or("-")
+        )) && text
+            .trim_end()
+            .ends_with(": Dave says it is compiler noise"),
+        "{text}"
+    );
     let o = run(&cfg, &["digest", "--format", "json"], None);
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(d["settled_by_humans"], 1);

@@ -8,6 +8,7 @@ use super::{open_store, who, Failure};
 use crate::config::Config;
 use crate::flows::learn::SettleError;
 use crate::reply::understand::Intent;
+use crate::store::Store;
 
 #[derive(Subcommand, Debug)]
 pub enum LabelsCmd {
@@ -73,74 +74,82 @@ fn intent(s: &str) -> Result<Intent, String> {
 pub fn run(config: &Config, c: LabelsCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
     match c {
-        LabelsCmd::List { json } => {
-            let labels = store.labels()?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&labels)?);
-            } else if labels.is_empty() {
-                println!("no reply settled by an operator yet");
-            } else {
-                for l in &labels {
-                    let read = l.perfbot.as_deref().unwrap_or("-");
-                    let mark = if read == l.label { "=" } else { "≠" };
-                    println!(
-                        "{}  case {}  {} {mark} perfbot {read}  <{}>  by {}: {}",
-                        l.time.format("%Y-%m-%d %H:%M"),
-                        l.case_id,
-                        l.label,
-                        l.message_id,
-                        l.by,
-                        l.reason
-                    );
-                }
-            }
-        }
+        LabelsCmd::List { json } => list(&store, json),
         LabelsCmd::Set {
             message_id,
             intent,
             reason,
-        } => {
-            let l = crate::flows::learn::label_reply(
-                &store,
-                &message_id,
-                None,
-                intent,
-                &who(),
-                &reason,
-            )
-            .map_err(|e| match e {
-                SettleError::Store(e) => Failure::from(e),
-                e => Failure::usage(e),
-            })?;
-            let read = l.perfbot.as_deref().unwrap_or("nothing");
-            eprintln!(
-                "learned: <{}> is {} (case {}; perfbot had read {read})",
-                l.message_id, l.label, l.case_id
-            );
-        }
-        LabelsCmd::Drop { message_id } => {
-            let id = super::parse_id(&message_id)?;
-            if !store.drop_label(id.as_str())? {
-                return Err(Failure::usage(anyhow::anyhow!("no label for <{id}>")));
-            }
-            eprintln!("label of <{id}> dropped");
-        }
-        LabelsCmd::Retrain(a) => retrain(config, &store, a)?,
-        LabelsCmd::Export { dir } => {
-            let n = crate::flows::learn::export(&store, &dir)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
-            eprintln!(
-                "{n} labelled replies written to {}; retrain with `perfbot train-intents <shipped labels.jsonl…> {}` (or `perfbot labels retrain`, measured first)",
-                dir.display(),
-                dir.join("labels.jsonl").display()
-            );
-        }
+        } => set(&store, &message_id, intent, &reason),
+        LabelsCmd::Drop { message_id } => drop_label(&store, &message_id),
+        LabelsCmd::Retrain(a) => retrain(config, &store, a),
+        LabelsCmd::Export { dir } => export(&store, &dir),
+    }
+}
+
+/// The replies operators settled, each with what perfbot had read.
+fn list(store: &Store, json: bool) -> Result<(), Failure> {
+    let labels = store.labels()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&labels)?);
+        return Ok(());
+    }
+    if labels.is_empty() {
+        println!("no reply settled by an operator yet");
+    }
+    for l in &labels {
+        let read = l.perfbot.as_deref().unwrap_or("-");
+        let mark = if read == l.label { "=" } else { "≠" };
+        println!(
+            "{}  case {}  {} {mark} perfbot {read}  <{}>  by {}: {}",
+            l.time.format("%Y-%m-%d %H:%M"),
+            l.case_id,
+            l.label,
+            l.message_id,
+            l.by,
+            l.reason
+        );
     }
     Ok(())
 }
 
+/// Label one reply, its case left as it is.
+fn set(store: &Store, message_id: &str, intent: Intent, reason: &str) -> Result<(), Failure> {
+    let l = crate::flows::learn::label_reply(store, message_id, None, intent, &who(), reason)
+        .map_err(|e| match e {
+            SettleError::Store(e) => Failure::from(e),
+            e => Failure::usage(e),
+        })?;
+    let read = l.perfbot.as_deref().unwrap_or("nothing");
+    eprintln!(
+        "learned: <{}> is {} (case {}; perfbot had read {read})",
+        l.message_id, l.label, l.case_id
+    );
+    Ok(())
+}
+
+fn drop_label(store: &Store, message_id: &str) -> Result<(), Failure> {
+    let id = super::parse_id(message_id)?;
+    if !store.drop_label(id.as_str())? {
+        return Err(Failure::usage(anyhow::anyhow!("no label for <{id}>")));
+    }
+    eprintln!("label of <{id}> dropped");
+    Ok(())
+}
+
+/// The labelled replies as a labels file and its mails, in `dir`.
+fn export(store: &Store, dir: &std::path::Path) -> Result<(), Failure> {
+    let n = crate::flows::learn::export(store, dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    eprintln!(
+        "{n} labelled replies written to {}; retrain with `perfbot train-intents <shipped labels.jsonl…> {}` (or `perfbot labels retrain`, measured first)",
+        dir.display(),
+        dir.join("labels.jsonl").display()
+    );
+    Ok(())
+}
+
 /// `labels retrain`: measure, then write the weights if the measure allows.
-fn retrain(config: &Config, store: &crate::store::Store, a: RetrainArgs) -> Result<(), Failure> {
+fn retrain(config: &Config, store: &Store, a: RetrainArgs) -> Result<(), Failure> {
     use crate::app::{eval, retrain};
     let RetrainArgs {
         out,
