@@ -343,28 +343,14 @@ pub fn ingest(
 ) -> anyhow::Result<String> {
     use crate::flows::ingest::sources::ingest_mbox;
     use crate::flows::ingest::Ingestor;
-    use crate::flows::report::{prepare, queue};
     use crate::store::Store;
-    use chrono::Utc;
 
     let scratch = tempfile_dir()?;
     let mut config = config.clone();
     config.file.bot.state_dir = scratch.join("state");
     config.file.outbound.outbox_dir = scratch.join("outbox");
     let store = Store::open(&config.state_dir())?;
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/seed002-xfs-fio-falloc-2022.json");
-    let now = Utc::now();
-    let base = prepare(&config, &example, None, false, now)?;
-    let mut parents = Vec::new();
-    for i in 0..10 {
-        let mut p = base.clone();
-        p.report.case_key = format!("{i:012x}{:052x}", 7);
-        p.envelope.message_id =
-            crate::model::MessageId::parse(&format!("bench.case{i}@perfbot")).expect("valid");
-        parents.push(p.envelope.message_id.to_string());
-        queue(&config, &store, &p, now)?;
-    }
+    let parents = ten_reported_cases(&config, &store, 7, |i| format!("bench.case{i}@perfbot"))?;
     // `--mbox PATH`: kept there (and reused when it exists), so that other
     // tools can be timed on the very same file.
     let path = keep.map_or_else(|| scratch.join("lkml.mbox"), std::path::Path::to_path_buf);
@@ -579,7 +565,14 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         .port();
     let domain = format!("bench{}.perfbot.test", std::process::id());
     let cfg_path = daemon_config(config, &scratch, &mail_dir, port, &domain)?;
-    let parents = ten_reported_cases(&Config::load(Some(&cfg_path))?, &domain)?;
+    let parents = {
+        let cfg = Config::load(Some(&cfg_path))?;
+        // Closed again before the daemon opens it.
+        let store = crate::store::Store::open(&cfg.state_dir())?;
+        ten_reported_cases(&cfg, &store, std::process::id().into(), |i| {
+            format!("case{i}@{domain}")
+        })?
+    };
     let mut child = std::process::Command::new(std::env::current_exe()?)
         .arg("--config")
         .arg(&cfg_path)
@@ -660,10 +653,16 @@ fn daemon_config(
     Ok(cfg_path)
 }
 
-/// Ten cases reported from the xfs example; their reports' Message-IDs.
-fn ten_reported_cases(cfg: &Config, domain: &str) -> anyhow::Result<Vec<String>> {
+/// Ten cases reported from the xfs example in `store`, the `i`th under the
+/// Message-ID `id(i)` (case keys told apart by `tag`); their reports'
+/// Message-IDs.
+fn ten_reported_cases(
+    cfg: &Config,
+    store: &crate::store::Store,
+    tag: u64,
+    id: impl Fn(usize) -> String,
+) -> anyhow::Result<Vec<String>> {
     use crate::flows::report::{prepare, queue};
-    let store = crate::store::Store::open(&cfg.state_dir())?;
     let example =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed002-xfs-fio-falloc-2022.json");
     let now = chrono::Utc::now();
@@ -671,11 +670,11 @@ fn ten_reported_cases(cfg: &Config, domain: &str) -> anyhow::Result<Vec<String>>
     let mut parents = Vec::new();
     for i in 0..10 {
         let mut p = base.clone();
-        p.report.case_key = format!("{i:012x}{:052x}", std::process::id());
-        p.envelope.message_id =
-            crate::model::MessageId::parse(&format!("case{i}@{domain}")).expect("valid");
+        // The case id is the key's first 12 digits: make those differ.
+        p.report.case_key = format!("{i:012x}{tag:052x}");
+        p.envelope.message_id = crate::model::MessageId::parse(&id(i)).expect("valid");
         parents.push(p.envelope.message_id.to_string());
-        queue(cfg, &store, &p, now)?;
+        queue(cfg, store, &p, now)?;
     }
     Ok(parents)
 }
