@@ -178,11 +178,9 @@ async fn confirm_sending(
             "interrupted while sending; a copy is in perfbot's own mailbox, so the server took it"
                 .into(),
         );
-        let advance =
-            (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
         store.outbox_transition(
             e,
-            advance,
+            reported(e),
             system("delivery"),
             &format!(
                 "{} <{}> found in the own mailbox after an interruption: sent, not sent again",
@@ -589,6 +587,12 @@ fn finish(
     }
 }
 
+/// A report that left moves its case from queued to reported; other mail
+/// moves no case.
+fn reported(e: &OutboxEntry) -> Option<(CaseState, CaseState)> {
+    (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported))
+}
+
 fn system(what: &str) -> Cause {
     Cause::System { what: what.into() }
 }
@@ -633,11 +637,9 @@ fn record_sent(
             who.join(", ")
         )
     };
-    let advance =
-        (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported));
     store.outbox_transition(
         &e,
-        advance,
+        reported(&e),
         system("delivery"),
         &format!("{} <{}> sent: {reply}", e.kind, e.message_id),
     )?;
