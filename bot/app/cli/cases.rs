@@ -6,12 +6,12 @@ use anyhow::anyhow;
 use chrono::Utc;
 use clap::Subcommand;
 
-use super::{open_store, parse_id, read_input, who, Failure};
+use super::{by_operator, open_store, parse_id, read_input, who, Failure};
 use crate::app::view::{CaseDetail, CaseSummary};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::flows::learn::SettleError;
-use crate::model::case::{CaseState, Cause};
+use crate::model::case::CaseState;
 use crate::model::{Chosen, OutboxKind};
 use crate::store::Store;
 
@@ -136,13 +136,17 @@ fn set(
     reply: Option<&str>,
 ) -> Result<(), Failure> {
     let c = store.find_case(id)?;
-    let cause = Cause::Cli {
-        user: who(),
-        reason: reason.clone(),
-    };
     let by = who();
-    let (c, label) = crate::flows::learn::settle(store, &c.id, state, cause, &by, &reason, reply)
-        .map_err(|e| match e {
+    let (c, label) = crate::flows::learn::settle(
+        store,
+        &c.id,
+        state,
+        by_operator(&reason),
+        &by,
+        &reason,
+        reply,
+    )
+    .map_err(|e| match e {
         SettleError::Store(e) => Failure::from(anyhow::Error::from(e).context("setting the state")),
         e => Failure::usage(e),
     })?;
@@ -183,12 +187,8 @@ fn queue_reply(
         cc: Vec::new(),
     };
     let (entry, raw) = prepare_followup(config, &c, &f, Utc::now())?;
-    let cause = Cause::Cli {
-        user: who(),
-        reason: "operator reply".into(),
-    };
     let note = format!("operator reply <{}> queued", entry.message_id);
-    if store.queue_followup(&entry, &raw, cause, &note)? {
+    if store.queue_followup(&entry, &raw, by_operator("operator reply"), &note)? {
         eprintln!("queued <{}>: {}", entry.message_id, entry.subject);
     } else {
         eprintln!("<{}> is queued already", entry.message_id);

@@ -232,6 +232,14 @@ fn who() -> String {
     std::env::var("USER").unwrap_or_else(|_| "operator".into())
 }
 
+/// An operator's action at the command line, for the case's timeline.
+fn by_operator(reason: &str) -> crate::model::case::Cause {
+    crate::model::case::Cause::Cli {
+        user: who(),
+        reason: reason.to_string(),
+    }
+}
+
 fn parse_id(s: &str) -> Result<MessageId, Failure> {
     MessageId::parse(s).ok_or_else(|| Failure::usage(anyhow!("not a Message-ID: {s:?}")))
 }

@@ -4,9 +4,8 @@ use anyhow::anyhow;
 use chrono::Utc;
 use clap::Subcommand;
 
-use super::{open_store, parse_id, who, Failure};
+use super::{by_operator, open_store, parse_id, who, Failure};
 use crate::config::Config;
-use crate::model::case::Cause;
 use crate::model::OutboxState;
 use crate::store::Store;
 
@@ -57,14 +56,6 @@ pub fn run(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
         OutboxCmd::Approve { message_id } => approve(&store, &message_id),
         OutboxCmd::Drop { message_id, reason } => drop_mail(&store, &message_id, &reason),
         OutboxCmd::Retry { message_id } => retry(&store, &message_id),
-    }
-}
-
-/// An operator's action on the outbox, for the case's timeline.
-fn cli(reason: &str) -> Cause {
-    Cause::Cli {
-        user: who(),
-        reason: reason.to_string(),
     }
 }
 
@@ -119,7 +110,7 @@ fn approve(store: &Store, message_id: &str) -> Result<(), Failure> {
     e.state = OutboxState::Queued;
     e.next_attempt_at = Utc::now();
     let note = format!("{} <{}> approved for sending", e.kind, e.message_id);
-    store.outbox_transition(&e, None, cli("approved"), &note)?;
+    store.outbox_transition(&e, None, by_operator("approved"), &note)?;
     eprintln!("<{}> approved; `perfbot send` delivers it", e.message_id);
     Ok(())
 }
@@ -138,7 +129,7 @@ fn drop_mail(store: &Store, message_id: &str, reason: &str) -> Result<(), Failur
     e.state = OutboxState::Dead;
     e.last_error = Some(format!("dropped by {}: {reason}", who()));
     let note = format!("{} <{}> dropped", e.kind, e.message_id);
-    store.outbox_transition(&e, None, cli(reason), &note)?;
+    store.outbox_transition(&e, None, by_operator(reason), &note)?;
     eprintln!("<{}> dropped", e.message_id);
     Ok(())
 }
@@ -158,7 +149,7 @@ fn retry(store: &Store, message_id: &str) -> Result<(), Failure> {
     e.attempts = 0;
     e.next_attempt_at = Utc::now();
     let note = format!("{} <{}> queued again", e.kind, e.message_id);
-    store.outbox_transition(&e, None, cli("retry"), &note)?;
+    store.outbox_transition(&e, None, by_operator("retry"), &note)?;
     eprintln!("<{}> queued again", e.message_id);
     Ok(())
 }
