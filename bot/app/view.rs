@@ -350,12 +350,7 @@ mod tests {
                 },
                 "report from x.json",
             ),
-            (
-                Cause::System {
-                    what: "reminder".into(),
-                },
-                "reminder",
-            ),
+            (Cause::system("reminder"), "reminder"),
         ];
         for (cause, want) in table {
             assert_eq!(cause_line(&cause), want, "{cause:?}");

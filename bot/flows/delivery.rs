@@ -181,7 +181,7 @@ async fn confirm_sending(
         store.outbox_transition(
             e,
             reported(e),
-            system("delivery"),
+            Cause::system("delivery"),
             &format!(
                 "{} <{}> found in the own mailbox after an interruption: sent, not sent again",
                 e.kind, e.message_id
@@ -500,7 +500,7 @@ fn bury_unaddressed(store: &Store, e: &mut OutboxEntry) -> Result<(), StoreError
     store.outbox_transition(
         e,
         None,
-        system("outbox"),
+        Cause::system("outbox"),
         &format!("mail <{}> not sent: no recipient left", e.message_id),
     )
 }
@@ -560,7 +560,7 @@ fn finish(
                     store.outbox_transition(
                         &back,
                         None,
-                        system("delivery"),
+                        Cause::system("delivery"),
                         &format!("{} <{}> not sent, kept: {why}", back.kind, back.message_id),
                     )?;
                     if s.operator_error.is_none() {
@@ -591,10 +591,6 @@ fn finish(
 /// moves no case.
 fn reported(e: &OutboxEntry) -> Option<(CaseState, CaseState)> {
     (e.kind == OutboxKind::Report).then_some((CaseState::Queued, CaseState::Reported))
-}
-
-fn system(what: &str) -> Cause {
-    Cause::System { what: what.into() }
 }
 
 /// Write down what the transport said about one mail.
@@ -640,7 +636,7 @@ fn record_sent(
     store.outbox_transition(
         &e,
         reported(&e),
-        system("delivery"),
+        Cause::system("delivery"),
         &format!("{} <{}> sent: {reply}", e.kind, e.message_id),
     )?;
     tracing::info!(case = %e.case_id, message_id = %e.message_id, kind = %e.kind, %reply, "sent");
@@ -684,7 +680,7 @@ fn record_failure(
         )
     };
     tracing::warn!(case = %e.case_id, message_id = %e.message_id, attempts = e.attempts, error = %err, "{}", if give_up { "gave up" } else { "will retry" });
-    store.outbox_transition(&e, None, system("delivery"), &note)?;
+    store.outbox_transition(&e, None, Cause::system("delivery"), &note)?;
     s.lines.push(note);
     Ok(())
 }

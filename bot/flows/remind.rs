@@ -161,9 +161,7 @@ fn mark_stale(
         let Some(seen) = seen else {
             return Ok(None);
         };
-        let cause = Cause::System {
-            what: "reminders".into(),
-        };
+        let cause = Cause::system("reminders");
         // A reply that moved the case since it was read wins.
         if store
             .set_state_if(seen, CaseState::Stale, cause, &note)?
@@ -198,9 +196,7 @@ fn queue_ping(
     store.queue_followup(
         &entry,
         &raw,
-        Cause::System {
-            what: "reminders".into(),
-        },
+        Cause::system("reminders"),
         &format!("reminder {} queued", mail.nth),
     )?;
     Ok(())

@@ -488,9 +488,7 @@ fn render(
         out.push(QueuedMail {
             entry: oe,
             raw,
-            cause: Cause::System {
-                what: format!("{} for <{}>", p.kind().as_str(), entry.message_id),
-            },
+            cause: Cause::system(format!("{} for <{}>", p.kind().as_str(), entry.message_id)),
             note: p.note.clone(),
         });
     }

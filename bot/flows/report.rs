@@ -486,7 +486,7 @@ pub fn queue(
         &p.raw,
     )?;
     if let (Created::New(new), Some(c)) = (&created, carried) {
-        let new = store.set_state(&new.id, c.state, Cause::System { what: c.why }, &c.note)?;
+        let new = store.set_state(&new.id, c.state, Cause::system(c.why), &c.note)?;
         return Ok(Created::New(new));
     }
     Ok(created)

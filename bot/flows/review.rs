@@ -215,9 +215,7 @@ pub fn run_case(
 fn apply(store: &Store, review: &Review, dry_run: bool) -> Result<Option<String>, StoreError> {
     let note = review.note();
     if !dry_run {
-        let cause = Cause::System {
-            what: REVIEW.into(),
-        };
+        let cause = Cause::system(REVIEW);
         let moved = store.set_state_if(&review.case, CaseState::NeedsHuman, cause, &note)?;
         if moved.is_none() {
             return Ok(None);

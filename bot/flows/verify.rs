@@ -171,9 +171,7 @@ pub fn record(store: &Store, v: &Verification) -> Result<Option<Case>, StoreErro
     let c = store.set_state(
         &v.case.id,
         CaseState::Reopened,
-        Cause::System {
-            what: format!("follow-up comparison {}", v.input),
-        },
+        Cause::system(format!("follow-up comparison {}", v.input)),
         &format!(
             "the fix did not bring it back: with {}, {}",
             v.commit, v.figures

@@ -278,6 +278,13 @@ pub enum Cause {
     System { what: String },
 }
 
+impl Cause {
+    /// perfbot itself did it, for `what` reason.
+    pub fn system(what: impl Into<String>) -> Cause {
+        Cause::System { what: what.into() }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub time: DateTime<Utc>,

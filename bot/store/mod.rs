@@ -920,9 +920,7 @@ impl Store {
                 return None;
             }
             c.verified = Some(v.clone());
-            let cause = Cause::System {
-                what: format!("follow-up comparison {}", v.input),
-            };
+            let cause = Cause::system(format!("follow-up comparison {}", v.input));
             Some((
                 cause,
                 format!("fix verified with {}: {}", v.commit, v.figures),
@@ -952,9 +950,7 @@ impl Store {
             c.verdict = full.verdict.clone();
             c.author = full.author.clone();
             c.base = full.base.clone();
-            let cause = Cause::System {
-                what: format!("a whole copy of the report from {source}"),
-            };
+            let cause = Cause::system(format!("a whole copy of the report from {source}"));
             Some((
                 cause,
                 format!("the report read in full (it was read at a glance: {why})"),
@@ -1090,9 +1086,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(tmp.path()).unwrap();
         let c = Case::sample("0123456789ab", CaseState::Investigating, Utc::now());
-        let system = || Cause::System {
-            what: "review".into(),
-        };
+        let system = || Cause::system("review");
         store.adopt_case(&c, system()).unwrap();
         let seen = store.case(&c.id).unwrap();
         let reply = Cause::Message {

@@ -967,9 +967,7 @@ mod tests {
         xfs.message_id = crate::model::MessageId::parse("other@x").unwrap();
         xfs.adopted = true;
         for c in [&mm, &xfs] {
-            let cause = Cause::System {
-                what: "test".into(),
-            };
+            let cause = Cause::system("test");
             store.adopt_case(c, cause).unwrap();
         }
         let config = Arc::new(Config::load(None).unwrap());
@@ -1024,9 +1022,7 @@ mod tests {
         let mut quiet = Case::sample("cccccccccccc", CaseState::AwaitingFix, now);
         quiet.message_id = crate::model::MessageId::parse("c@x").unwrap();
         for c in [&human, &asked, &quiet] {
-            let cause = Cause::System {
-                what: "test".into(),
-            };
+            let cause = Cause::system("test");
             store.adopt_case(c, cause).unwrap();
         }
         let config = Arc::new(Config::load(None).unwrap());
@@ -1052,9 +1048,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(&tmp.path().join("state")).unwrap();
         let c = Case::sample("cccccccccccc", CaseState::Reported, Utc::now());
-        let cause = Cause::System {
-            what: "test".into(),
-        };
+        let cause = Cause::system("test");
         store.adopt_case(&c, cause).unwrap();
         for i in 0..250 {
             let mut e =

@@ -555,9 +555,10 @@ impl<'a> Ingestor<'a> {
             case.robot_people = speakers(robot, &learnt, &t.people);
         }
         let id = case.id.clone();
-        let cause = crate::model::case::Cause::System {
-            what: format!("adopted the robot's report <{}>", head.message_id),
-        };
+        let cause = crate::model::case::Cause::system(format!(
+            "adopted the robot's report <{}>",
+            head.message_id
+        ));
         self.store.adopt_case(&case, cause)?;
         self.known.insert(head.message_id.clone(), id.clone());
         self.subjects.add(&case);
