@@ -2,11 +2,12 @@
 //! when it is queued, so every retry sends the same message.
 
 use chrono::Utc;
+use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
 use sled::Transactional;
 
 use super::{
-    abort, decode, decode_all, encode, event_key, move_case, no_case, note_event, tx_err, Store,
-    StoreError,
+    abort, decode, decode_all, encode, event_key, move_case, no_case, note_event, tx_err, Abort,
+    Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::model::{MessageId, MessageRef, OutboxEntry};
@@ -134,31 +135,55 @@ impl Store {
             &self.events,
         )
             .transaction(|(outbox, outbox_raw, messages, cases, events)| {
-                if outbox.get(e.message_id.as_str())?.is_some() {
-                    return Ok(false);
-                }
                 let v = cases
                     .get(e.case_id.as_str())?
                     .ok_or_else(|| no_case(&e.case_id))?;
                 let c: Case = serde_json::from_slice(&v).map_err(abort)?;
-                outbox.insert(e.message_id.as_str(), encode(e))?;
-                outbox_raw.insert(e.message_id.as_str(), raw)?;
-                messages.insert(
-                    e.message_id.as_str(),
-                    encode(&MessageRef::ours(&e.case_id, e.kind)),
-                )?;
-                let ev = Event {
-                    time: e.queued_at,
-                    cause: cause.clone(),
-                    old: Some(c.state),
-                    new: c.state,
-                    note: note.to_string(),
+                let ev = note_event(&c, cause.clone(), note.to_string(), e.queued_at);
+                let queue = MailTrees {
+                    outbox,
+                    outbox_raw,
+                    messages,
+                    events,
                 };
-                events.insert(event_key(&e.case_id, seq), encode(&ev))?;
-                Ok(true)
+                queue.put(&e.case_id, e, raw, &ev, seq)
             })
             .map_err(tx_err)?;
 
         Ok(created)
+    }
+}
+
+/// Where a queued mail goes, inside a transaction of the caller's (a
+/// follow-up alone, or a reply's with everything it does).
+pub(super) struct MailTrees<'t> {
+    pub outbox: &'t TransactionalTree,
+    pub outbox_raw: &'t TransactionalTree,
+    pub messages: &'t TransactionalTree,
+    pub events: &'t TransactionalTree,
+}
+
+impl MailTrees<'_> {
+    /// Queue mail `e` of `case` (its bytes `raw`) with its timeline event
+    /// `ev` at `seq`. A mail queued already (the same Message-ID) is left as
+    /// it is: `false`.
+    pub fn put(
+        &self,
+        case: &CaseId,
+        e: &OutboxEntry,
+        raw: &[u8],
+        ev: &Event,
+        seq: u64,
+    ) -> ConflictableTransactionResult<bool, Abort> {
+        let id = e.message_id.as_str();
+        if self.outbox.get(id)?.is_some() {
+            return Ok(false);
+        }
+        self.outbox.insert(id, encode(e))?;
+        self.outbox_raw.insert(id, raw)?;
+        self.messages
+            .insert(id, encode(&MessageRef::ours(case, e.kind)))?;
+        self.events.insert(event_key(case, seq), encode(ev))?;
+        Ok(true)
     }
 }

@@ -2,12 +2,12 @@
 //! the outbox), and the quarantine of messages that could not be read.
 
 use chrono::Utc;
-use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
 use sled::Transactional;
 
+use super::outbox::MailTrees;
 use super::{
     abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
-    tx_err, Abort, Store, StoreError,
+    tx_err, Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
@@ -71,38 +71,6 @@ impl Reply<'_> {
             QuestionChange::Answered => c.question.take().is_some(),
         };
         joined.is_some() || question_changed
-    }
-}
-
-/// Where a reply's follow-up mails go, inside the reply's transaction.
-struct MailTrees<'t> {
-    outbox: &'t TransactionalTree,
-    outbox_raw: &'t TransactionalTree,
-    messages: &'t TransactionalTree,
-    events: &'t TransactionalTree,
-}
-
-impl MailTrees<'_> {
-    /// Queue one mail of case `c` with its timeline event at `seq`; a mail
-    /// queued already (the same Message-ID) is left as it is.
-    fn put(
-        &self,
-        case: &CaseId,
-        c: &Case,
-        m: &QueuedMail,
-        seq: u64,
-    ) -> ConflictableTransactionResult<(), Abort> {
-        let id = m.entry.message_id.as_str();
-        if self.outbox.get(id)?.is_some() {
-            return Ok(());
-        }
-        self.outbox.insert(id, encode(&m.entry))?;
-        self.outbox_raw.insert(id, m.raw.as_slice())?;
-        self.messages
-            .insert(id, encode(&MessageRef::ours(case, m.entry.kind)))?;
-        let ev = note_event(c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
-        self.events.insert(event_key(case, seq), encode(&ev))?;
-        Ok(())
     }
 }
 
@@ -224,7 +192,8 @@ impl Store {
                         events,
                     };
                     for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
-                        queue.put(case, &c, m, *mseq)?;
+                        let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
+                        queue.put(case, &m.entry, &m.raw, &ev, *mseq)?;
                     }
                     Ok(Recorded::New)
                 },
