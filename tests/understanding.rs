@@ -676,3 +676,34 @@ fn the_guides_examples_as_shipped() {
     // unsure readings).
     assert!(n(DecidedRight) >= 110, "{tally:?}");
 }
+
+/// A reply with no words of its own (empty, blank, all quote) is read as
+/// nothing, with no other readings: the model's prior is no one's words.
+/// A patch attached to it is still a fix offered (what the reply said
+/// before, "other", stays as its other reading).
+#[test]
+fn a_reply_without_words_of_its_own_carries_no_readings() {
+    let model = perfbot::reply::understand::model::builtin();
+    for (body, attached, want) in [
+        ("", false, Intent::Other),
+        ("  \n\n\t\n", false, Intent::Other),
+        (
+            "On Mon, Jan 1, A wrote:\n> we noticed a -5% regression\n> of will-it-scale\n",
+            false,
+            Intent::Other,
+        ),
+        ("-- \nsignature 123\n", false, Intent::Other),
+        ("", true, Intent::FixPosted),
+    ] {
+        let ctx = Context {
+            speaker: Speaker::Author,
+            patch_attached: attached,
+            ..Context::default()
+        };
+        let u = read(body, &own_words(body), ctx, Rules::builtin(), model);
+        assert_eq!(u.intent, want, "{body:?}: {u:?}");
+        if !attached {
+            assert!(u.secondary.is_empty(), "{body:?}: {u:?}");
+        }
+    }
+}

@@ -197,7 +197,10 @@ fn read_inner(
 ) -> Understanding {
     let (by_rules, hits) = understand_noting(body, words, rules);
     let by_rules = offered_patch(by_rules, body, ctx);
-    let Some(model) = model else {
+    // A reply with no words of its own (all quote, or empty) gives the
+    // model nothing to read: its probabilities would be the prior, shown
+    // as readings ("also not-a-regression") nobody wrote.
+    let Some(model) = model.filter(|_| words.chars().any(char::is_alphabetic)) else {
         return by_rules;
     };
     // An explicit command says it all; so does a fact.
