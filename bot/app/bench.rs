@@ -553,12 +553,12 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
     let mail_dir = std::path::PathBuf::from(
         std::env::var("MAIL_TEST_DIR").unwrap_or_else(|_| "/tmp/mailtest".into()),
     );
-    let maildir = mail_dir.join("mail/example.test/bot/Maildir/new");
     anyhow::ensure!(
-        maildir.exists(),
+        mail_dir.join("mail").is_dir(),
         "{} not found: start the test mail server (.ci/mailserver/start-mail.sh) first",
-        maildir.display()
+        mail_dir.join("mail").display()
     );
+    let maildir = bot_maildir(&mail_dir)?;
     let scratch = tempfile_dir()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -677,6 +677,21 @@ fn ten_reported_cases(
         queue(cfg, store, &p, now)?;
     }
     Ok(parents)
+}
+
+/// The bot's maildir on the test mail server, its `new/`. Dovecot makes it
+/// on the first delivery or login, so a server that has had neither has
+/// none yet: it is made here as Dovecot would (owned by `mail`).
+fn bot_maildir(mail_dir: &Path) -> anyhow::Result<PathBuf> {
+    let root = mail_dir.join("mail/example.test/bot/Maildir");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(root.join(sub))?;
+    }
+    let _ = std::process::Command::new("chown")
+        .args(["-R", "mail:mail"])
+        .arg(mail_dir.join("mail/example.test"))
+        .status();
+    Ok(root.join("new"))
 }
 
 /// `count` replies to the `parents`, written to the maildir's tmp/ (then
