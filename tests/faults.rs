@@ -716,6 +716,14 @@ fn newcomer_stumbles() {
             stderr(&o)
         );
     }
+    let o = perfbot(&cfg, &["outbox", "list", "--state", "closed"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o)
+            .contains("unknown state \"closed\": one of queued, sending, sent, failed, dead, held"),
+        "{}",
+        stderr(&o)
+    );
     // `compare` on a report input says what it wants instead.
     let o = perfbot(
         &cfg,

@@ -33,17 +33,17 @@ impl OutboxState {
         }
     }
 
+    pub const ALL: [OutboxState; 6] = [
+        OutboxState::Queued,
+        OutboxState::Sending,
+        OutboxState::Sent,
+        OutboxState::Failed,
+        OutboxState::Dead,
+        OutboxState::Held,
+    ];
+
     pub fn parse(s: &str) -> Option<OutboxState> {
-        [
-            OutboxState::Queued,
-            OutboxState::Sending,
-            OutboxState::Sent,
-            OutboxState::Failed,
-            OutboxState::Dead,
-            OutboxState::Held,
-        ]
-        .into_iter()
-        .find(|x| x.as_str() == s)
+        OutboxState::ALL.into_iter().find(|x| x.as_str() == s)
     }
 }
 

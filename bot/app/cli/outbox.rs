@@ -44,8 +44,10 @@ impl OutboxCmd {
 }
 
 fn state(s: &str) -> Result<OutboxState, String> {
-    OutboxState::parse(s)
-        .ok_or_else(|| format!("unknown state {s:?}: queued, sending, sent, failed, dead or held"))
+    OutboxState::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = OutboxState::ALL.iter().map(|o| o.as_str()).collect();
+        format!("unknown state {s:?}: one of {}", all.join(", "))
+    })
 }
 
 pub fn run(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
