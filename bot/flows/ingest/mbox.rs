@@ -54,29 +54,126 @@ struct Batch {
     base: u64,
 }
 
-/// On a read error: the starts of the whole messages in `data` (each ends
-/// where the next starts), and where the last one, which the damage cut,
-/// starts. `None` when no message is whole.
-fn whole_before_damage(
-    data: &[u8],
-    starts: &[usize],
-    finder: &memchr::memmem::Finder<'_>,
-) -> Option<(Vec<usize>, usize)> {
-    let first = match starts.first() {
-        Some(&s) => s,
-        None => data
-            .starts_with(b"From ")
-            .then_some(0)
-            .or_else(|| finder.find(data).map(|i| i + 1))?,
-    };
-    let mut done = vec![first];
-    let mut at = first;
-    while let Some(i) = finder.find(&data[at + 1..]) {
-        at = at + 1 + i + 1;
-        done.push(at);
+/// What the reader thread holds between reads: bytes read and not yet
+/// handed on, and the message starts found in them.
+struct Splitter {
+    finder: memchr::memmem::Finder<'static>,
+    data: Vec<u8>,
+    /// Stream offset of `data[0]`.
+    base: u64,
+    /// How far `data` was searched for boundaries already.
+    searched: usize,
+    /// Start of each message found in `data` (the last one may be cut).
+    starts: Vec<usize>,
+}
+
+impl Splitter {
+    fn new() -> Splitter {
+        Splitter {
+            finder: memchr::memmem::Finder::new(b"\nFrom "),
+            data: Vec::with_capacity(2 * CHUNK),
+            base: 0,
+            searched: 0,
+            starts: Vec::new(),
+        }
     }
-    let cut = done.pop().expect("one start");
-    (!done.is_empty()).then_some((done, cut))
+
+    /// Find the first `From ` line: anything before it is not mail. False
+    /// while there is none yet; then only a few bytes are kept, for a
+    /// boundary may straddle reads.
+    fn first_start(&mut self) -> bool {
+        match (
+            self.data.starts_with(b"From "),
+            self.finder.find(&self.data),
+        ) {
+            (true, _) => self.starts.push(0),
+            (false, Some(i)) => self.starts.push(i + 1),
+            (false, None) => {
+                let keep = self.data.len().min(6);
+                self.base += (self.data.len() - keep) as u64;
+                self.data.drain(..self.data.len() - keep);
+                return false;
+            }
+        }
+        self.searched = self.starts[0];
+        true
+    }
+
+    /// Find the starts in what was read since the last search.
+    fn scan(&mut self, eof: bool) {
+        while let Some(i) = self.finder.find(&self.data[self.searched + 1..]) {
+            let at = self.searched + 1 + i + 1;
+            self.starts.push(at);
+            self.searched = at;
+        }
+        if !eof {
+            // Search again from a little before the end next time: a
+            // boundary may straddle this read and the next.
+            self.searched = self
+                .data
+                .len()
+                .saturating_sub(6)
+                .max(*self.starts.last().expect("one start"));
+        }
+    }
+
+    /// The whole messages as a batch; the last one, complete only at the
+    /// end of the stream, is kept in `next` (a buffer given back), which
+    /// becomes `data`.
+    fn batch(&mut self, eof: bool, mut next: Vec<u8>) -> Batch {
+        let cut = if eof {
+            self.data.len()
+        } else {
+            *self.starts.last().expect("checked")
+        };
+        next.clear();
+        next.reserve(2 * CHUNK);
+        next.extend_from_slice(&self.data[cut..]);
+        self.data.truncate(cut);
+        let mut done = std::mem::take(&mut self.starts);
+        if !eof {
+            done.pop();
+            self.starts.push(0);
+            self.searched -= cut;
+        }
+        let batch = Batch {
+            data: std::mem::replace(&mut self.data, next),
+            starts: done,
+            base: self.base,
+        };
+        self.base += cut as u64;
+        batch
+    }
+
+    /// On a read error: the whole messages in `data` (each ends where the
+    /// next starts) as a batch; the one the damage cut is lost with the rest
+    /// of the stream. `None` when no message is whole.
+    fn before_damage(&mut self) -> Option<Batch> {
+        let first = match self.starts.first() {
+            Some(&s) => s,
+            None => self
+                .data
+                .starts_with(b"From ")
+                .then_some(0)
+                .or_else(|| self.finder.find(&self.data).map(|i| i + 1))?,
+        };
+        let mut done = vec![first];
+        let mut at = first;
+        while let Some(i) = self.finder.find(&self.data[at + 1..]) {
+            at = at + 1 + i + 1;
+            done.push(at);
+        }
+        let cut = done.pop().expect("one start");
+        if done.is_empty() {
+            return None;
+        }
+        self.data.truncate(cut);
+        Some(Batch {
+            data: std::mem::take(&mut self.data),
+            starts: done,
+            base: self.base,
+        })
+    }
 }
 
 /// Read `r` on a thread of its own and cut it into batches of whole messages:
@@ -93,91 +190,32 @@ fn reader<R: Read + Send + 'static>(
     std::thread::Builder::new()
         .name("mbox-read".into())
         .spawn(move || {
-            let finder = memchr::memmem::Finder::new(b"\nFrom ");
-            let mut data: Vec<u8> = Vec::with_capacity(2 * CHUNK);
-            let mut base = 0u64;
-            // How far `data` was searched for boundaries already.
-            let mut searched = 0usize;
-            let mut starts: Vec<usize> = Vec::new();
+            let mut s = Splitter::new();
             loop {
                 // `read_to_end` fills spare capacity without zeroing it first;
                 // on an error, what it read before is in `data`.
-                let (eof, failed) = match (&mut r).take(CHUNK as u64).read_to_end(&mut data) {
-                    Ok(0) => (true, None),
-                    Ok(_) => (false, None),
-                    Err(e) => (false, Some(e)),
-                };
-                if let Some(e) = failed {
-                    // The whole messages before the damage still count; the
-                    // one it cut is lost with the rest of the stream.
-                    if let Some((done, cut)) = whole_before_damage(&data, &starts, &finder) {
-                        data.truncate(cut);
-                        let _ = tx.send(Ok(Batch {
-                            data: std::mem::take(&mut data),
-                            starts: done,
-                            base,
-                        }));
-                    }
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-                if starts.is_empty() {
-                    // Anything before the first `From ` line is not mail.
-                    match (data.starts_with(b"From "), finder.find(&data)) {
-                        (true, _) => starts.push(0),
-                        (false, Some(i)) => starts.push(i + 1),
-                        (false, None) => {
-                            if eof {
-                                return;
-                            }
-                            // Keep a few bytes: a boundary may straddle reads.
-                            let keep = data.len().min(6);
-                            base += (data.len() - keep) as u64;
-                            data.drain(..data.len() - keep);
-                            continue;
+                let eof = match (&mut r).take(CHUNK as u64).read_to_end(&mut s.data) {
+                    Ok(n) => n == 0,
+                    Err(e) => {
+                        // The whole messages before the damage still count.
+                        if let Some(b) = s.before_damage() {
+                            let _ = tx.send(Ok(b));
                         }
+                        let _ = tx.send(Err(e));
+                        return;
                     }
-                    searched = starts[0];
-                }
-                while let Some(i) = finder.find(&data[searched + 1..]) {
-                    let at = searched + 1 + i + 1;
-                    starts.push(at);
-                    searched = at;
-                }
-                if !eof {
-                    // Search again from a little before the end next time: a
-                    // boundary may straddle this read and the next.
-                    searched = data
-                        .len()
-                        .saturating_sub(6)
-                        .max(*starts.last().expect("one start"));
-                    if starts.len() < 2 {
-                        continue; // one message larger than a chunk: read on
+                };
+                if s.starts.is_empty() && !s.first_start() {
+                    if eof {
+                        return;
                     }
+                    continue;
                 }
-                // The last message is complete only at the end of the stream.
-                let cut = if eof {
-                    data.len()
-                } else {
-                    *starts.last().expect("checked")
-                };
-                let mut next = free.try_recv().unwrap_or_default();
-                next.clear();
-                next.reserve(2 * CHUNK);
-                next.extend_from_slice(&data[cut..]);
-                data.truncate(cut);
-                let mut done = std::mem::take(&mut starts);
-                if !eof {
-                    done.pop();
-                    starts.push(0);
-                    searched -= cut;
+                s.scan(eof);
+                if !eof && s.starts.len() < 2 {
+                    continue; // one message larger than a chunk: read on
                 }
-                let batch = Batch {
-                    data: std::mem::replace(&mut data, next),
-                    starts: done,
-                    base,
-                };
-                base += cut as u64;
+                let batch = s.batch(eof, free.try_recv().unwrap_or_default());
                 if tx.send(Ok(batch)).is_err() || eof {
                     return;
                 }
@@ -245,7 +283,6 @@ mod tests {
     /// What a read error leaves: the whole messages before the one it cut.
     #[test]
     fn whole_messages_before_damage() {
-        let finder = memchr::memmem::Finder::new(b"\nFrom ");
         let three = "From a\nx\nFrom b\ny\nFrom c\nz";
         let (b, c) = (three.find("From b").unwrap(), three.find("From c").unwrap());
         type Whole = Option<(Vec<usize>, usize)>;
@@ -261,11 +298,12 @@ mod tests {
             ("", &[], None),
         ];
         for (data, starts, want) in table {
-            assert_eq!(
-                whole_before_damage(data.as_bytes(), starts, &finder),
-                want,
-                "{data:?} {starts:?}"
-            );
+            let mut s = Splitter::new();
+            s.data.extend_from_slice(data.as_bytes());
+            s.starts.extend_from_slice(starts);
+            // The batch is the whole messages, cut where the damaged one starts.
+            let got = s.before_damage().map(|b| (b.starts, b.data.len()));
+            assert_eq!(got, want, "{data:?} {starts:?}");
         }
     }
 
