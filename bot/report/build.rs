@@ -783,6 +783,41 @@ fn still_regression_lines(i: &crate::input::ReportInput, left: bool) -> Vec<Stri
         .collect()
 }
 
+/// Each test's table rows; aggregated rows stay in the order given when the
+/// test says so.
+fn rows_of_tests(setup: &Setup, input: &LoadedInput, modern: bool) -> Vec<Vec<Row>> {
+    input
+        .data
+        .iter()
+        .zip(&input.input.tests)
+        .map(|(d, t)| {
+            let mut rows = test_rows(setup.selection, d, !modern);
+            if t.keep_order {
+                if let (Some(agg), TestData::Aggregated(_)) = (&t.aggregated, d) {
+                    in_given_order(&mut rows, agg);
+                }
+            }
+            rows
+        })
+        .collect()
+}
+
+/// "In addition to that…": the other tests' changes found in the details,
+/// then those the input gives without data; none when there are none.
+fn in_addition(
+    mut blocks: Vec<(String, Option<String>, Vec<String>)>,
+    i: &crate::input::ReportInput,
+) -> Option<String> {
+    blocks.extend(i.in_addition_only.iter().map(|o| {
+        (
+            format!("{}: {} {} {}", o.testcase, o.metric, o.change, o.kind),
+            o.machine.clone(),
+            o.params.clone(),
+        )
+    }));
+    (!blocks.is_empty()).then(|| in_addition_table(&blocks, i.style.in_addition_width))
+}
+
 /// Build the report of `input` with template `template` (for its row order).
 pub fn build(
     setup: &Setup,
@@ -795,20 +830,7 @@ pub fn build(
     // A template of the operator's own is written as perfbot's classic.
     let layout = Layout::of_template(template).unwrap_or(Layout::Classic);
     let modern = layout.is_modern();
-    let mut all_rows: Vec<Vec<Row>> = input
-        .data
-        .iter()
-        .zip(&i.tests)
-        .map(|(d, t)| {
-            let mut rows = test_rows(setup.selection, d, !modern);
-            if t.keep_order {
-                if let (Some(agg), TestData::Aggregated(_)) = (&t.aggregated, d) {
-                    in_given_order(&mut rows, agg);
-                }
-            }
-            rows
-        })
-        .collect();
+    let mut all_rows = rows_of_tests(setup, input, modern);
     let (analysis, headline) = choose_headline(setup, input, &all_rows[0], force)?;
     if r.headline_first {
         if let Some(pos) = all_rows[0]
@@ -874,17 +896,7 @@ pub fn build(
             },
         ),
         test: TestView::new(&i.tests[0]),
-        in_addition: {
-            let mut blocks = details.in_addition;
-            blocks.extend(i.in_addition_only.iter().map(|o| {
-                (
-                    format!("{}: {} {} {}", o.testcase, o.metric, o.change, o.kind),
-                    o.machine.clone(),
-                    o.params.clone(),
-                )
-            }));
-            (!blocks.is_empty()).then(|| in_addition_table(&blocks, i.style.in_addition_width))
-        },
+        in_addition: in_addition(details.in_addition, i),
         details: details.text,
         closes_url: format!("{archive}/{message_id}"),
         archive_tag: i.style.archive_tag,
