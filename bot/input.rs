@@ -1367,6 +1367,64 @@ impl Matrix {
     }
 }
 
+/// A case file's `common_axes`, sorted by name as `ncompare` prints them,
+/// whatever the file's order.
+fn common_axes(
+    obj: &serde_json::Map<String, Value>,
+    path: &Path,
+) -> Result<Vec<(String, String)>, InputError> {
+    match obj.get("common_axes") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => {
+            let mut axes: Vec<(String, String)> =
+                m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect();
+            crate::compare::case_file::sort_axes(&mut axes);
+            Ok(axes)
+        }
+        Some(_) => Err(InputError::field(
+            path,
+            "$.common_axes",
+            "must be an object",
+        )),
+    }
+}
+
+/// The axis the columns differ in (`commit` unless the file says).
+fn compare_axis(obj: &serde_json::Map<String, Value>, path: &Path) -> Result<String, InputError> {
+    match obj.get("compare_axis_key") {
+        None => Ok("commit".to_string()),
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        Some(_) => Err(InputError::field(
+            path,
+            "$.compare_axis_key",
+            "must be a non-empty string",
+        )),
+    }
+}
+
+/// One column at `at`: its value of `axis` (or its commit) and its matrix,
+/// inline or a path beside the case file.
+fn column(c: &Value, at: &str, axis: &str, path: &Path) -> Result<Column, InputError> {
+    let id = c
+        .get(axis)
+        .or_else(|| c.get("commit"))
+        .map(axis_text)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| InputError::field(path, at, &format!("missing {axis:?}")))?;
+    let matrix = match c.get("matrix") {
+        Some(Value::String(p)) => Matrix::load(&path.parent().unwrap_or(Path::new(".")).join(p))?,
+        Some(m @ Value::Object(_)) => Matrix::from_json(m, path, &format!("{at}.matrix"))?,
+        _ => {
+            return Err(InputError::field(
+                path,
+                &format!("{at}.matrix"),
+                "missing: a matrix.json path or an inline matrix",
+            ))
+        }
+    };
+    Ok(Column::new(id, matrix))
+}
+
 impl CaseFile {
     pub fn load(path: &Path) -> Result<CaseFile, InputError> {
         let text = read_input(path)?;
@@ -1383,34 +1441,8 @@ impl CaseFile {
                  matrix.json files with --commit for each",
             ));
         }
-        let common_axes = match obj.get("common_axes") {
-            None | Some(Value::Null) => Vec::new(),
-            // Sorted by name, as `ncompare` prints them, whatever the file's order.
-            Some(Value::Object(m)) => {
-                let mut axes: Vec<(String, String)> =
-                    m.iter().map(|(k, v)| (k.clone(), axis_text(v))).collect();
-                crate::compare::case_file::sort_axes(&mut axes);
-                axes
-            }
-            Some(_) => {
-                return Err(InputError::field(
-                    path,
-                    "$.common_axes",
-                    "must be an object",
-                ))
-            }
-        };
-        let axis = match obj.get("compare_axis_key") {
-            None => "commit".to_string(),
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(_) => {
-                return Err(InputError::field(
-                    path,
-                    "$.compare_axis_key",
-                    "must be a non-empty string",
-                ))
-            }
-        };
+        let common_axes = common_axes(obj, path)?;
+        let axis = compare_axis(obj, path)?;
         let cols = obj
             .get("columns")
             .and_then(Value::as_array)
@@ -1422,32 +1454,11 @@ impl CaseFile {
                 "at least two columns are needed (the base first)",
             ));
         }
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut columns = Vec::new();
-        for (i, c) in cols.iter().enumerate() {
-            let at = format!("$.columns[{i}]");
-            let id = c
-                .get(&axis)
-                .or_else(|| c.get("commit"))
-                .map(axis_text)
-                .filter(|s| !s.is_empty())
-                .ok_or_else(|| InputError::field(path, &at, &format!("missing {axis:?}")))?;
-            let matrix = match c.get("matrix") {
-                Some(Value::String(p)) => {
-                    let mp = dir.join(p);
-                    Matrix::load(&mp)?
-                }
-                Some(m @ Value::Object(_)) => Matrix::from_json(m, path, &format!("{at}.matrix"))?,
-                _ => {
-                    return Err(InputError::field(
-                        path,
-                        &format!("{at}.matrix"),
-                        "missing: a matrix.json path or an inline matrix",
-                    ))
-                }
-            };
-            columns.push(Column::new(id, matrix));
-        }
+        let columns = cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| column(c, &format!("$.columns[{i}]"), &axis, path))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(CaseFile {
             path: path.to_path_buf(),
             common_axes,

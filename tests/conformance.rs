@@ -141,3 +141,57 @@ commit:
 ";
     assert_eq!(out, want);
 }
+
+/// A case file that cannot be read says where: its path and the JSON path
+/// of the field, and what was expected there.
+#[test]
+fn a_bad_case_file_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.json"),
+        r#"{"x.y": [1, 2, 3], "stats_source": ["/r/a/0", "/r/a/1", "/r/a/2"]}"#,
+    )
+    .unwrap();
+    let good = serde_json::json!({
+        "common_axes": {"testcase": "t"},
+        "columns": [{"commit": "aaa", "matrix": "a.json"}, {"commit": "bbb", "matrix": "a.json"}]});
+    type Edit = fn(&mut serde_json::Value);
+    let table: [(Edit, &str); 7] = [
+        (|_| {}, ""),
+        (
+            |v| v["common_axes"] = "t".into(),
+            "$.common_axes: must be an object",
+        ),
+        (
+            |v| v["compare_axis_key"] = "".into(),
+            "$.compare_axis_key: must be a non-empty string",
+        ),
+        (
+            |v| v["columns"].as_array_mut().unwrap().truncate(1),
+            "$.columns: at least two columns",
+        ),
+        (
+            |v| v["columns"][1]["commit"] = "".into(),
+            "$.columns[1]: missing \"commit\"",
+        ),
+        (
+            |v| v["columns"][0]["matrix"] = 3.into(),
+            "$.columns[0].matrix: missing: a matrix.json path",
+        ),
+        (|v| v["columns"][1]["matrix"] = "b.json".into(), "b.json"),
+    ];
+    for (edit, want) in table {
+        let mut v = good.clone();
+        edit(&mut v);
+        let path = dir.path().join("case.json");
+        std::fs::write(&path, v.to_string()).unwrap();
+        match CaseFile::load(&path) {
+            Ok(_) => assert_eq!(want, "", "{v}"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(!want.is_empty() && e.contains(want), "{v}: {e}");
+                assert!(e.contains("case.json") || e.contains("b.json"), "{e}");
+            }
+        }
+    }
+}
