@@ -806,6 +806,41 @@ pub fn understand_noting(body: &str, words: &str, rules: &Rules) -> (Understandi
     (u, fired)
 }
 
+/// A short reply that only agrees ("yes", "right") with a decision quoted
+/// right above it makes the decision its own, less surely; so does a yes to
+/// a question that asked for one.
+fn agreeing(body: &str, words: &str, u: &Understanding, rules: &Rules) -> Option<Understanding> {
+    let q = quoted_before_reply(body)?;
+    let mut proposal = classify_words(&q, rules);
+    if !proposal.intent.is_decisive() {
+        // "Is this the same as last week's?" — "Yes, it's the same."
+        // A yes to a question asserts what the question asked.
+        if let Some(claim) = asked_claim(&q) {
+            proposal = classify_words(&claim, rules);
+        }
+    }
+    if !proposal.intent.is_decisive() {
+        return None;
+    }
+    let own = words.lines().next().unwrap_or("").trim().to_string();
+    Some(Understanding {
+        intent: proposal.intent,
+        confidence: round((proposal.confidence * 0.85).min(0.8)),
+        evidence: format!("{own} (agreeing with: \"{}\")", proposal.evidence),
+        secondary: vec![Secondary {
+            intent: u.intent,
+            confidence: u.confidence,
+        }],
+        basis: Basis::Agreement {
+            id: match proposal.basis {
+                Basis::Rule { id } => Some(id),
+                _ => None,
+            },
+        },
+        ..Understanding::nothing()
+    })
+}
+
 fn understand_into(
     body: &str,
     words: &str,
@@ -826,14 +861,9 @@ fn understand_into(
             intent: cmd.intent(),
             confidence: 1.0,
             evidence: line,
-            secondary: Vec::new(),
             applied: matches!(cmd, super::command::Command::Fixed(_)),
             basis: Basis::Command { command: cmd },
-            unsettled: false,
-            confirms: false,
-            vetoed: Vec::new(),
-            asks_robot: false,
-            partial: false,
+            ..Understanding::nothing()
         };
     }
     let mut u = classify_noting(words, rules, fired);
@@ -845,39 +875,8 @@ fn understand_into(
     }
     let short = words.len() < 200;
     if short && !u.intent.is_decisive() && only_agrees(words, &u) {
-        if let Some(q) = quoted_before_reply(body) {
-            let mut proposal = classify_words(&q, rules);
-            if !proposal.intent.is_decisive() {
-                // "Is this the same as last week's?" — "Yes, it's the same."
-                // A yes to a question asserts what the question asked.
-                if let Some(claim) = asked_claim(&q) {
-                    proposal = classify_words(&claim, rules);
-                }
-            }
-            if proposal.intent.is_decisive() {
-                let own = words.lines().next().unwrap_or("").trim().to_string();
-                return Understanding {
-                    intent: proposal.intent,
-                    confidence: round((proposal.confidence * 0.85).min(0.8)),
-                    evidence: format!("{own} (agreeing with: \"{}\")", proposal.evidence),
-                    secondary: vec![Secondary {
-                        intent: u.intent,
-                        confidence: u.confidence,
-                    }],
-                    basis: Basis::Agreement {
-                        id: match proposal.basis {
-                            Basis::Rule { id } => Some(id),
-                            _ => None,
-                        },
-                    },
-                    applied: false,
-                    unsettled: false,
-                    confirms: false,
-                    vetoed: Vec::new(),
-                    asks_robot: false,
-                    partial: false,
-                };
-            }
+        if let Some(agreed) = agreeing(body, words, &u, rules) {
+            return agreed;
         }
     }
     if u.intent == Intent::Other
