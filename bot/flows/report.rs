@@ -172,6 +172,36 @@ pub fn prepare(
     prepare_loaded(config, &LoadedInput::load(path)?, template, force, now)
 }
 
+/// The report's envelope: from the bot to `to`/`cc`, under the report's
+/// Message-ID, in the patch's thread when it reports on a patch, with the
+/// case's id in `X-Perfbot-Case`.
+fn envelope(
+    config: &Config,
+    loaded: &LoadedInput,
+    report: &Report,
+    subject: &str,
+    (to, cc): (Vec<String>, Vec<String>),
+    date: DateTime<Utc>,
+) -> Envelope {
+    let (patch_id, references) = patch_thread(&loaded.input);
+    Envelope {
+        attachments: loaded.files.clone(),
+        from: config.file.bot.sender(),
+        to,
+        cc,
+        subject: subject.to_string(),
+        message_id: MessageId::parse(&report.view.message_id).expect("perfbot makes valid ids"),
+        in_reply_to: patch_id,
+        references,
+        date: SystemTime::from(date),
+        charset: config.file.report.charset,
+        extra: vec![(
+            "X-Perfbot-Case".into(),
+            CaseId::from_key(&report.case_key).to_string(),
+        )],
+    }
+}
+
 /// `prepare`, for an input loaded already.
 pub fn prepare_loaded(
     config: &Config,
@@ -222,23 +252,7 @@ pub fn prepare_loaded(
         .map(|why| format!("noise gate: {why}"));
     let listed = apply_list_policy(config, &to, &mut cc, &mut rendered, &report, now);
     let held_because = listed.held_because.or(noise_hold);
-    let (patch_id, references) = patch_thread(i);
-    let envelope = Envelope {
-        attachments: loaded.files.clone(),
-        from: config.file.bot.sender(),
-        to,
-        cc,
-        subject: rendered.subject.clone(),
-        message_id: MessageId::parse(&report.view.message_id).expect("perfbot makes valid ids"),
-        in_reply_to: patch_id.clone(),
-        references,
-        date: SystemTime::from(date),
-        charset: config.file.report.charset,
-        extra: vec![(
-            "X-Perfbot-Case".into(),
-            CaseId::from_key(&report.case_key).to_string(),
-        )],
-    };
+    let envelope = envelope(config, loaded, &report, &rendered.subject, (to, cc), date);
     let raw = message::build(&envelope, &rendered.body)?;
     let baseline = headline.map(|(b, _)| b).unwrap_or_default();
     Ok(Prepared {
