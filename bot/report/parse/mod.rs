@@ -637,6 +637,51 @@ impl<'a> Reader<'a> {
 /// The tests of the details, one per group, and the tests the "In
 /// addition" box names without a table in the mail. The first test's block
 /// gives its machine, description and parameters in job order.
+/// Test `n`'s machine: the first test's own line; the others' from the
+/// `***` line above their table, else from the "In addition" box (none where
+/// it has no machine row, 2026), else (the same machine) the first test's.
+fn machine_of(
+    n: usize,
+    g: &Group,
+    block: &sections::TestBlock,
+    extras: &[Extra],
+    testcase: &str,
+) -> Option<String> {
+    let first_machine = Some(block.machine.clone().unwrap_or_default());
+    if n == 0 {
+        first_machine
+    } else if let Some(m) = &g.machine {
+        Some(m.1.clone())
+    } else if let Some(e) = extras.iter().find(|e| e.testcase == testcase) {
+        (!e.machine.is_empty()).then(|| e.machine.clone())
+    } else {
+        first_machine
+    }
+}
+
+/// A later test's headline, from its line in the "In addition" box. Tests
+/// of one testcase on one machine are boxed in table order: the first line
+/// not yet given a table (`with_table` notes which are).
+fn boxed_headline(
+    extras: &[Extra],
+    with_table: &mut [bool],
+    testcase: &str,
+    machine: Option<&str>,
+) -> Option<HeadlineChoice> {
+    let same = |e: &Extra| {
+        e.testcase == testcase && machine.map_or(e.machine.is_empty(), |m| e.machine == m)
+    };
+    let unused = (0..extras.len()).find(|&k| !with_table[k] && same(&extras[k]));
+    let k = unused.or_else(|| extras.iter().position(same))?;
+    with_table[k] = true;
+    let e = &extras[k];
+    // A box line without a change names no headline.
+    Some(HeadlineChoice {
+        metric: e.metric.clone(),
+        kind: (!e.metric.is_empty()).then(|| e.kind.clone()),
+    })
+}
+
 fn tests_of(
     groups: &[Group],
     block: &sections::TestBlock,
@@ -647,44 +692,15 @@ fn tests_of(
     let mut with_table = vec![false; extras.len()];
     for (n, g) in groups.iter().enumerate() {
         let testcase = g.axis("testcase");
-        // The machine: the first test's own line; the others' from the
-        // `***` line above their table, else from the "In addition" box
-        // (none where it has no machine row, 2026), else (the same
-        // machine) the first test's.
-        let first_machine = Some(block.machine.clone().unwrap_or_default());
-        let machine = if n == 0 {
-            first_machine
-        } else if let Some(m) = &g.machine {
-            Some(m.1.clone())
-        } else if let Some(e) = extras.iter().find(|e| e.testcase == testcase) {
-            (!e.machine.is_empty()).then(|| e.machine.clone())
-        } else {
-            first_machine
-        };
+        let machine = machine_of(n, g, block, extras, &testcase);
         if g.rows.is_empty() {
             return Err(err(0, format!("the table of test {} has no rows", n + 1)));
         }
-        let mut headline = None;
-        if n > 0 {
-            // Tests of one testcase on one machine are boxed in table
-            // order: the first one not yet given a table.
-            let same = |e: &Extra| {
-                e.testcase == testcase
-                    && machine
-                        .as_ref()
-                        .map_or(e.machine.is_empty(), |m| e.machine == *m)
-            };
-            let unused = (0..extras.len()).find(|&k| !with_table[k] && same(&extras[k]));
-            if let Some(k) = unused.or_else(|| extras.iter().position(same)) {
-                let e = &extras[k];
-                // A box line without a change names no headline.
-                headline = Some(HeadlineChoice {
-                    metric: e.metric.clone(),
-                    kind: (!e.metric.is_empty()).then(|| e.kind.clone()),
-                });
-                with_table[k] = true;
-            }
-        }
+        let headline = if n > 0 {
+            boxed_headline(extras, &mut with_table, &testcase, machine.as_deref())
+        } else {
+            None
+        };
         tests.push(Test {
             testcase,
             description: block.description.clone().filter(|_| n == 0),
