@@ -610,6 +610,43 @@ struct Details {
     bisect: Vec<BisectSeries>,
 }
 
+/// The table's two commit lines, base first: the abbreviated sha and the
+/// subject (the base's may have none). The robot's tables named a patch by
+/// its subject without the `[PATCH v3 4/4] ` prefix until 2026.
+fn commit_lines(i: &crate::input::ReportInput, layout: Layout) -> Vec<String> {
+    let subject = |s: &str| -> String {
+        match s.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+            Some((_, rest)) if layout.drops_patch_prefix() => rest.to_string(),
+            _ => s.to_string(),
+        }
+    };
+    let base = if i.base.subject.is_empty() {
+        sha10(&i.base.sha)
+    } else {
+        format!("{} (\"{}\")", sha10(&i.base.sha), subject(&i.base.subject))
+    };
+    vec![
+        base,
+        format!(
+            "{} (\"{}\")",
+            sha10(&i.commit.sha),
+            subject(&i.commit.subject)
+        ),
+    ]
+}
+
+/// The headline of a test after the first: the metric its "In addition"
+/// line names (none for a line without a change), else its own biggest
+/// change.
+fn other_headline(setup: &Setup, t: &Test, rows: &[Row]) -> Option<Headline> {
+    match &t.headline {
+        Some(m) => (!m.metric.is_empty())
+            .then(|| forced(rows, setup.directions, &m.metric))
+            .flatten(),
+        None => analyse(rows, setup.directions, setup.report.min_change_percent).headline,
+    }
+}
+
 impl Details {
     fn build(
         setup: &Setup,
@@ -619,41 +656,13 @@ impl Details {
         layout: Layout,
     ) -> Details {
         let i = &input.input;
-        // The robot's tables named a patch by its subject without the
-        // `[PATCH v3 4/4] ` prefix until 2026.
-        let subject = |s: &str| -> String {
-            match s.strip_prefix('[').and_then(|r| r.split_once("] ")) {
-                Some((_, rest)) if layout.drops_patch_prefix() => rest.to_string(),
-                _ => s.to_string(),
-            }
-        };
-        let line = |sha: &str, s: &str| {
-            if s.is_empty() {
-                sha10(sha)
-            } else {
-                format!("{} (\"{}\")", sha10(sha), subject(s))
-            }
-        };
-        let commit_lines = vec![
-            line(&i.base.sha, &i.base.subject),
-            format!(
-                "{} (\"{}\")",
-                sha10(&i.commit.sha),
-                subject(&i.commit.subject)
-            ),
-        ];
+        let commit_lines = commit_lines(i, layout);
         let mut d = Details::default();
         for (n, (t, rows)) in i.tests.iter().zip(all_rows).enumerate() {
             let test_headline = if n == 0 {
                 Some(headline.clone())
-            } else if let Some(m) = &t.headline {
-                // An empty metric: the box names the test without a change.
-                (!m.metric.is_empty())
-                    .then(|| crate::compare::headline::forced(rows, setup.directions, &m.metric))
-                    .flatten()
             } else {
-                let r = setup.report;
-                analyse(rows, setup.directions, r.min_change_percent).headline
+                other_headline(setup, t, rows)
             };
             if n > 0 {
                 d.separator(t, test_headline.as_ref(), layout, i.date.as_deref());
