@@ -1016,6 +1016,11 @@ fn digest_in_three_formats_and_mailed_to_the_operators() {
     );
     let text = String::from_utf8(run(&cfg, &["digest"], None).stdout).unwrap();
     assert!(text.contains("== Closed recently (1)"), "{text}");
+    // One case is one case; counts are listed, not ended, with separators.
+    assert!(
+        text.contains("\n1 case: not-a-regression 1\nOpen by subsystem: none\n"),
+        "{text}"
+    );
     assert!(
         text.contains("by dchinner@xfs.example: \"This is not a regression.\""),
         "{text}"
@@ -1024,6 +1029,7 @@ fn digest_in_three_formats_and_mailed_to_the_operators() {
         serde_json::from_slice(&run(&cfg, &["digest", "--format", "json"], None).stdout).unwrap();
     assert_eq!(json["recently_closed"][0]["case"]["id"], c.id.as_str());
     let html = String::from_utf8(run(&cfg, &["digest", "--format", "html"], None).stdout).unwrap();
+    assert!(html.contains(">1 case: <span>"), "{html}");
     assert!(
         html.contains("<q class=\"evidence\">This is not a regression.</q>"),
         "{html}"
