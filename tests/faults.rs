@@ -731,6 +731,23 @@ fn newcomer_stumbles() {
     );
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("case.json"), "{}", stderr(&o));
+    // Inputs are reported all or none; the refusal says none was queued.
+    let o = perfbot(
+        &cfg,
+        &[
+            "report",
+            "examples/seed004-f2fs-aim7-improvement.json",
+            "examples/seed000-xfs-fio-randwrite-2018.json",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("perfbot: none of the 2 inputs was queued: no reportable"),
+        "{}",
+        stderr(&o)
+    );
+    let o = perfbot(&cfg, &["cases", "list"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "no cases");
     // `report --print | head` ends quietly.
     let sh = format!(
         "{:?} --config {:?} report --print examples/seed002-xfs-fio-falloc-2022.json | head -1",

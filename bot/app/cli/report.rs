@@ -48,9 +48,19 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     // Everything is prepared (and so validated) before anything is recorded.
     // An input with nothing to report may still be a follow-up comparison
     // of a fix: the cases decide, once the store is open.
+    // One input refused, none queued: the error says so when there were more.
+    let none_queued = |e: QueueError| {
+        let mut f = queue_failure(e);
+        if a.inputs.len() > 1 && !a.print {
+            f.error = f
+                .error
+                .context(format!("none of the {} inputs was queued", a.inputs.len()));
+        }
+        f
+    };
     let mut checked = Vec::new();
     for input in &a.inputs {
-        let loaded = LoadedInput::load(input).map_err(|e| queue_failure(e.into()))?;
+        let loaded = LoadedInput::load(input).map_err(|e| none_queued(e.into()))?;
         match prepare_loaded(config, &loaded, a.template.as_deref(), a.force, now) {
             Ok(p) => checked.push((loaded, Ok(p))),
             Err(e @ QueueError::Report(ReportError::NothingToReport { .. }))
@@ -58,7 +68,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
             {
                 checked.push((loaded, Err(e)))
             }
-            Err(e) => return Err(queue_failure(e)),
+            Err(e) => return Err(none_queued(e)),
         }
     }
     if a.print {
@@ -88,7 +98,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         match (verify::find(config, &store, &loaded)?, p) {
             (Some(v), _) => verifications.push(v),
             (None, Ok(p)) => prepared.push(p),
-            (None, Err(e)) => return Err(queue_failure(e)),
+            (None, Err(e)) => return Err(none_queued(e)),
         }
     }
     for v in &verifications {
