@@ -122,6 +122,7 @@ fn a_damaged_database_is_never_taken_for_a_new_one() {
         }),
         ("removed", |db| std::fs::remove_dir_all(db).unwrap()),
     ];
+    let mut afresh = Vec::new();
     for cases in [1u32, 30] {
         for (what, damage) in damages {
             let tmp = tempfile::tempdir().unwrap();
@@ -155,8 +156,58 @@ fn a_damaged_database_is_never_taken_for_a_new_one() {
                 cases as usize,
                 "{what}: a report went out again"
             );
+            // The refusal's own way to start afresh works, at the first try.
+            if let Some(paths) = to_move_aside(&err) {
+                let aside = tmp.path().join("aside");
+                std::fs::create_dir_all(&aside).unwrap();
+                for (n, p) in paths.iter().enumerate() {
+                    std::fs::rename(p, aside.join(n.to_string())).unwrap();
+                }
+                let o = perfbot(&cfg, &["cases", "list"]);
+                assert_eq!(code(&o), 0, "{what}: {err} → {}", stderr(&o));
+                assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "no cases");
+                afresh.push(*what);
+            }
         }
     }
+    // At least the removed database's refusal says how to start afresh.
+    assert!(afresh.contains(&"removed"), "{afresh:?}");
+}
+
+/// The files a refusal says to move aside to start a new database:
+/// "(or move A, B and C aside to start a new, empty database)".
+fn to_move_aside(err: &str) -> Option<Vec<PathBuf>> {
+    let (_, rest) = err.split_once("(or move ")?;
+    let (list, _) = rest.split_once(" aside to start a new")?;
+    let list = list.replace(" and ", ", ");
+    Some(list.split(", ").map(PathBuf::from).collect())
+}
+
+/// A state directory whose database and marker were removed, but not its
+/// generation file, is not taken for a new one either; moving that file
+/// aside starts afresh, and nothing was half made meanwhile.
+#[test]
+fn a_database_gone_with_its_marker_is_still_known_by_its_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let input = input_with(tmp.path(), "in.json", |_| {});
+    ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
+    let state = tmp.path().join("state");
+    std::fs::remove_dir_all(state.join("db")).unwrap();
+    std::fs::remove_file(state.join("db.marker")).unwrap();
+    let o = perfbot(&cfg, &["cases", "list"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("db.generation says one made"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!state.join("db").exists() && !state.join("db.marker").exists());
+    for p in to_move_aside(&stderr(&o)).expect("a way to start afresh") {
+        std::fs::rename(&p, tmp.path().join("generation.aside")).unwrap();
+    }
+    let o = perfbot(&cfg, &["cases", "list"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
 
 /// `kill -9` while the very first command makes the database, at instants

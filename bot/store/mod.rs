@@ -32,16 +32,24 @@ pub enum StoreError {
     Sled(#[from] sled::Error),
     #[error("state database {path} was written by a newer perfbot (schema {found}, this one knows {SCHEMA_VERSION}); refusing to touch it")]
     Newer { path: String, found: u32 },
-    #[error("state database {path} is missing, but {marker} says one was created there on {created}; restore db/ from a backup (or move {marker} aside to start a new, empty database)")]
+    #[error("state database {path} is missing, but {marker} says one was created there on {created}; restore db/ from a backup (or move {marker} and {generation} aside to start a new, empty database)")]
     Missing {
         path: String,
         marker: String,
+        generation: String,
         created: String,
     },
-    #[error("state database {path} is empty or damaged, but {marker} says a database was created there on {created}; perfbot will not start afresh on top of it. Restore db/ from a backup (or move db/ and {marker} aside to start a new, empty database)")]
+    #[error("state database {path} is missing, but {generation} says one made {writes} writes durable there; restore db/ and its marker from a backup (or move {generation} aside to start a new, empty database)")]
+    MissingSinceWrites {
+        path: String,
+        generation: String,
+        writes: u64,
+    },
+    #[error("state database {path} is empty or damaged, but {marker} says a database was created there on {created}; perfbot will not start afresh on top of it. Restore db/ from a backup (or move {path}, {marker} and {generation} aside to start a new, empty database)")]
     Emptied {
         path: String,
         marker: String,
+        generation: String,
         created: String,
     },
     #[error("state database {path} is not a perfbot database or is damaged: {why}")]
@@ -508,11 +516,13 @@ impl DbFiles {
     }
 
     /// Refuse a database directory without sled files, or one missing where
-    /// the marker says one was made; create it where none ever was (`true`).
+    /// the marker or the generation file says one was made; create it where
+    /// none ever was (`true`).
     fn check_or_create(
         &self,
         state_dir: &Path,
         marker: Option<&Marker>,
+        durable: Option<u64>,
     ) -> Result<bool, StoreError> {
         if self.db.exists() {
             if !self.db.join("conf").exists() && !self.db.join("db").exists() {
@@ -524,7 +534,15 @@ impl DbFiles {
             return Err(StoreError::Missing {
                 path: self.shown.clone(),
                 marker: self.marker.display().to_string(),
+                generation: self.generation.display().to_string(),
                 created: m.created.to_rfc3339(),
+            });
+        }
+        if let Some(writes) = durable.filter(|&n| n > 0) {
+            return Err(StoreError::MissingSinceWrites {
+                path: self.shown.clone(),
+                generation: self.generation.display().to_string(),
+                writes,
             });
         }
         create_db(state_dir, &self.db, &self.shown)?;
@@ -559,14 +577,14 @@ fn stored_generation(meta: &sled::Tree, at: &DbFiles) -> Result<u64, StoreError>
 }
 
 /// The schema version is one this perfbot reads; a database without one is
-/// new (and gets it), unless it holds data or its marker says it was made
-/// before: then it was damaged or emptied.
+/// new (`true`: it gets one once every check passed), unless it holds data
+/// or its marker says it was made before: then it was damaged or emptied.
 fn check_schema(
     db: &sled::Db,
     meta: &sled::Tree,
     at: &DbFiles,
     marker: Option<&Marker>,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     if let Some(v) = meta.get("schema")? {
         let found: u32 = std::str::from_utf8(&v)
             .ok()
@@ -579,7 +597,7 @@ fn check_schema(
             });
         }
         // Older layouts would be migrated here, one version at a time.
-        return Ok(());
+        return Ok(false);
     }
     let used = db
         .tree_names()
@@ -592,20 +610,20 @@ fn check_schema(
         return Err(StoreError::Emptied {
             path: at.shown.clone(),
             marker: at.marker.display().to_string(),
+            generation: at.generation.display().to_string(),
             created: m.created.to_rfc3339(),
         });
     }
-    meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
-    Ok(())
+    Ok(true)
 }
 
-/// The database's id: the one it holds, which must be its marker's; a new
-/// one for a new database (or one written before markers existed).
-fn settle_id(
+/// The database's id: the one it holds, which must be its marker's; none
+/// yet in a new database (or one written before markers existed).
+fn stored_id(
     meta: &sled::Tree,
     at: &DbFiles,
     marker: Option<&Marker>,
-) -> Result<String, StoreError> {
+) -> Result<Option<String>, StoreError> {
     let stored = meta
         .get("id")?
         .map(|v| String::from_utf8_lossy(&v).into_owned());
@@ -615,7 +633,7 @@ fn settle_id(
             at.marker.display(),
             m.id
         ))),
-        (Some(id), _) => Ok(id),
+        (Some(id), _) => Ok(Some(id)),
         // The schema is there but the id is not: a database from before
         // markers with a marker? Only a damaged one.
         (None, Some(m)) => Err(at.corrupt(format!(
@@ -623,11 +641,7 @@ fn settle_id(
             at.marker.display(),
             m.created.to_rfc3339()
         ))),
-        (None, None) => {
-            let id = new_db_id(&at.db);
-            meta.insert("id", id.as_bytes())?;
-            Ok(id)
-        }
+        (None, None) => Ok(None),
     }
 }
 
@@ -646,8 +660,8 @@ impl Store {
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
         let at = DbFiles::in_dir(state_dir);
         let marker = read_marker(&at.marker)?;
-        let created = at.check_or_create(state_dir, marker.as_ref())?;
         let durable = read_generation(&at.generation)?;
+        let created = at.check_or_create(state_dir, marker.as_ref(), durable)?;
         let db = if created {
             open_created(&at)?
         } else {
@@ -655,8 +669,30 @@ impl Store {
         };
         let meta = db.open_tree("meta")?;
         let held = stored_generation(&meta, &at)?;
-        check_schema(&db, &meta, &at, marker.as_ref())?;
-        let id = settle_id(&meta, &at, marker.as_ref())?;
+        // Every refusal comes before anything is written (a schema, an id,
+        // a marker): a refused database stays as it was found.
+        let fresh = check_schema(&db, &meta, &at, marker.as_ref())?;
+        let id = stored_id(&meta, &at, marker.as_ref())?;
+        if let Some(d) = durable.filter(|d| held < *d) {
+            return Err(at.corrupt(format!(
+                "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup (or move {}, {} and {} aside to start a new, empty database)",
+                at.generation.display(),
+                at.shown,
+                at.marker.display(),
+                at.generation.display()
+            )));
+        }
+        if fresh {
+            meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
+        }
+        let id = match id {
+            Some(id) => id,
+            None => {
+                let id = new_db_id(&at.db);
+                meta.insert("id", id.as_bytes())?;
+                id
+            }
+        };
         db.flush()?;
         if marker.is_none() {
             // Flushed before the marker is written: a crash in between leaves
@@ -671,12 +707,6 @@ impl Store {
                         .into(),
                 },
             )?;
-        }
-        if let Some(d) = durable.filter(|d| held < *d) {
-            return Err(at.corrupt(format!(
-                "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup",
-                at.generation.display()
-            )));
         }
         Ok(Store {
             generation: std::sync::atomic::AtomicU64::new(held.max(durable.unwrap_or(0))),
