@@ -1136,6 +1136,7 @@ mod tests {
             html.contains("<td class=\"first-reply\">1 h</td>"),
             "{html}"
         );
+        assert!(html.contains("<p class=\"counts\">1 case:"), "{html}");
         let shown = handlebars::html_escape(&evidence);
         assert!(html.contains(&shown), "{html}");
         // The case page says whose replies are read as the robot's: here
