@@ -799,6 +799,22 @@ fn newcomer_stumbles() {
     );
     let o = perfbot(&cfg, &["cases", "list"]);
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "no cases");
+    // One mail given as an mbox is no mbox: said, not read as nothing.
+    let o = perfbot(
+        &cfg,
+        &[
+            "ingest",
+            "--mbox",
+            "tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("not an mbox, nothing read (one message is read with `ingest --stdin`)"),
+        "{}",
+        stderr(&o)
+    );
     // `report --print | head` ends quietly.
     let sh = format!(
         "{:?} --config {:?} report --print examples/seed002-xfs-fio-falloc-2022.json | head -1",

@@ -207,6 +207,13 @@ fn reader<R: Read + Send + 'static>(
                 };
                 if s.starts.is_empty() && !s.first_start() {
                     if eof {
+                        // No message: an empty batch says how far the
+                        // stream went, all of it before any `From ` line.
+                        let _ = tx.send(Ok(Batch {
+                            base: s.base + s.data.len() as u64,
+                            data: Vec::new(),
+                            starts: Vec::new(),
+                        }));
                         return;
                     }
                     continue;
@@ -226,14 +233,18 @@ fn reader<R: Read + Send + 'static>(
 }
 
 /// Call `f` with every message of the mbox read from `r`, in order. Stops at
-/// the first error of `f` (returned as is) or of the reader.
+/// the first error of `f` (returned as is) or of the reader. Returns how many
+/// bytes came before the first `From ` line: not mail, so not read (all of
+/// the stream when it has no `From ` line at all).
 pub fn for_each<R: Read + Send + 'static, E: From<std::io::Error>>(
     r: R,
     mut f: impl FnMut(MboxMessage<'_>) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<u64, E> {
     let (give_back, free) = std::sync::mpsc::channel();
+    let mut before_first = None;
     for batch in reader(r, free) {
         let b = batch?;
+        before_first.get_or_insert(b.base + b.starts.first().copied().unwrap_or(0) as u64);
         for (k, &start) in b.starts.iter().enumerate() {
             let end = b.starts.get(k + 1).copied().unwrap_or(b.data.len());
             let m = &b.data[start..end];
@@ -246,7 +257,7 @@ pub fn for_each<R: Read + Send + 'static, E: From<std::io::Error>>(
         }
         let _ = give_back.send(b.data);
     }
-    Ok(())
+    Ok(before_first.unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -254,6 +265,11 @@ mod tests {
     use super::*;
 
     fn split(data: &[u8], chunk_reader: bool) -> Vec<(Vec<u8>, u64)> {
+        split_noting(data, chunk_reader).0
+    }
+
+    /// The messages, and the bytes before the first one.
+    fn split_noting(data: &[u8], chunk_reader: bool) -> (Vec<(Vec<u8>, u64)>, u64) {
         let mut out = Vec::new();
         let r: Box<dyn Read + Send> = if chunk_reader {
             // One byte per read: every boundary falls across reads.
@@ -272,12 +288,44 @@ mod tests {
         } else {
             Box::new(std::io::Cursor::new(data.to_vec()))
         };
-        for_each::<_, std::io::Error>(r, |m| {
+        let before = for_each::<_, std::io::Error>(r, |m| {
             out.push((unquote(m.raw).into_owned(), m.offset));
             Ok(())
         })
         .unwrap();
-        out
+        (out, before)
+    }
+
+    /// What comes before the first `From ` line is counted, never read as
+    /// mail: a file with no `From ` line is all of it.
+    #[test]
+    fn bytes_before_the_first_message() {
+        let long = "not mail\n".repeat(100_000);
+        for (data, messages, before) in [
+            ("", 0, 0),
+            ("From a\nx\n", 1, 0),
+            ("junk\nFrom a\nx\nFrom b\ny\n", 2, 5),
+            ("root:x:0:0:root:/root:/bin/bash\n", 0, 32),
+            ("Subject: one message\n\nno From line\n", 0, 35),
+            (long.as_str(), 0, long.len() as u64),
+        ] {
+            for slow in [false, true] {
+                if slow && data.len() > 1000 {
+                    continue;
+                }
+                let (got, skipped) = split_noting(data.as_bytes(), slow);
+                assert_eq!(
+                    (got.len(), skipped),
+                    (messages, before),
+                    "{slow} {:.40}",
+                    data
+                );
+            }
+        }
+        let mut big = long.clone();
+        big.push_str("From a\nx\n");
+        let (got, skipped) = split_noting(big.as_bytes(), false);
+        assert_eq!((got.len(), skipped), (1, long.len() as u64));
     }
 
     /// What a read error leaves: the whole messages before the one it cut.

@@ -188,7 +188,21 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     // What was read is kept, whatever stopped the reading.
     ing.store.flush()?;
     match result {
-        Ok(()) => Ok(()),
+        // A file with no `From ` line is no mbox: nothing in it was read.
+        Ok(skipped) if n == 0 && skipped > 0 => Err(err(format!(
+            "no `From ` line in its {skipped} bytes{}: not an mbox, nothing read \
+             (one message is read with `ingest --stdin`)",
+            if gz { " (decompressed)" } else { "" }
+        ))),
+        Ok(skipped) => {
+            if skipped > 0 {
+                tracing::warn!(
+                    source = %shown,
+                    "the {skipped} bytes before its first `From ` line are no message: not read"
+                );
+            }
+            Ok(())
+        }
         Err(SourceError::Read { why, .. }) => Err(err(format!(
             "read error after {n} message(s), near byte {}{}: {why} (the messages before it are kept)",
             decoded.load(std::sync::atomic::Ordering::Relaxed).max(last_end),
