@@ -815,6 +815,18 @@ fn newcomer_stumbles() {
         "{}",
         stderr(&o)
     );
+    // A folder that is no maildir is said to be none, and left as it was.
+    let folder = tmp.path().join("mails");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("one.eml"), "Subject: x\n\ny\n").unwrap();
+    let o = perfbot(&cfg, &["ingest", "--maildir", folder.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a maildir: no new/ or cur/ in it"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 1);
     // `report --print | head` ends quietly.
     let sh = format!(
         "{:?} --config {:?} report --print examples/seed002-xfs-fio-falloc-2022.json | head -1",

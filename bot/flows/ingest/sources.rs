@@ -67,7 +67,8 @@ pub fn read_configured(
             inbox.follow(ing, every, stop, |ing, _| after(ing));
         }
         (InboundSource::Maildir, Reading::Once) => {
-            ingest_maildir(ing, &config.maildir())?;
+            // perfbot's own maildir: made on first use.
+            ingest_maildir_with(ing, &config.maildir(), true)?;
             after(ing);
         }
         (InboundSource::Maildir, Reading::Until(stop)) => {
@@ -217,7 +218,16 @@ const CHECKPOINT: usize = 10_000;
 
 /// Ingest a maildir: `new/` first, each message then moved to `cur/` marked
 /// seen (as a mail reader does); `cur/` messages are read too (and deduplicated).
+/// It must be one already: a directory given by mistake (a maildir's
+/// parent, a folder of .eml files) is refused, not made a maildir and read
+/// as empty.
 pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError> {
+    if !dir.join("new").is_dir() && !dir.join("cur").is_dir() {
+        return Err(SourceError::Read {
+            path: dir.display().to_string(),
+            why: "not a maildir: no new/ or cur/ in it".into(),
+        });
+    }
     ingest_maildir_with(ing, dir, true)
 }
 
