@@ -767,6 +767,16 @@ fn newcomer_stumbles() {
             stderr(&o)
         );
     }
+    // A human decision needs its reason, as on the dashboard.
+    for args in [
+        &["cases", "set", "abc", "fixed", "--reason", "  "][..],
+        &["labels", "set", "<a@b>", "other", "--reason", ""][..],
+        &["outbox", "drop", "<a@b>", "--reason", " "][..],
+    ] {
+        let o = perfbot(&cfg, args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(stderr(&o).contains("a reason is needed"), "{}", stderr(&o));
+    }
     let o = perfbot(&cfg, &["outbox", "list", "--state", "closed"]);
     assert_eq!(code(&o), 2);
     assert!(

@@ -35,7 +35,7 @@ pub enum CasesCmd {
         id: String,
         #[arg(value_parser = state)]
         state: CaseState,
-        #[arg(long)]
+        #[arg(long, value_parser = super::reason)]
         reason: String,
         /// The reply the decision rests on, labelled by it (default: the
         /// reply whose reading carried the decision most strongly, else the

@@ -27,7 +27,7 @@ pub enum LabelsCmd {
         message_id: String,
         #[arg(value_parser = intent)]
         intent: Intent,
-        #[arg(long)]
+        #[arg(long, value_parser = super::reason)]
         reason: String,
     },
     /// Forget a reply's label

@@ -233,6 +233,16 @@ fn who() -> String {
 }
 
 /// An operator's action at the command line, for the case's timeline.
+/// `--reason` of a human decision: the words the history and the digest
+/// show for it, so never blank (as the dashboard asks too).
+fn reason(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("a reason is needed: what the decision rests on".into());
+    }
+    Ok(s.to_string())
+}
+
 fn by_operator(reason: &str) -> crate::model::case::Cause {
     crate::model::case::Cause::Cli {
         user: who(),

@@ -30,7 +30,7 @@ pub enum OutboxCmd {
     /// Never send this mail (it stays listed as dead, with the reason)
     Drop {
         message_id: String,
-        #[arg(long)]
+        #[arg(long, value_parser = super::reason)]
         reason: String,
     },
     /// Try a failed or dead mail again now, under the same Message-ID
