@@ -508,6 +508,21 @@ impl DbFiles {
         }
     }
 
+    /// A database holding fewer flushes (`held`) than its generation file
+    /// says were made durable has lost writes.
+    fn check_durable(&self, held: u64, durable: Option<u64>) -> Result<(), StoreError> {
+        match durable.filter(|d| held < *d) {
+            Some(d) => Err(self.corrupt(format!(
+                "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup (or move {}, {} and {} aside to start a new, empty database)",
+                self.generation.display(),
+                self.shown,
+                self.marker.display(),
+                self.generation.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn corrupt(&self, why: impl Into<String>) -> StoreError {
         StoreError::Corrupt {
             path: self.shown.clone(),
@@ -548,6 +563,45 @@ impl DbFiles {
         create_db(state_dir, &self.db, &self.shown)?;
         Ok(true)
     }
+}
+
+/// What a database that passed every check still lacks: its schema (when
+/// new), its id, and the marker beside it.
+fn settle(
+    db: &sled::Db,
+    meta: &sled::Tree,
+    at: &DbFiles,
+    fresh: bool,
+    id: Option<String>,
+    unmarked: bool,
+) -> Result<(), StoreError> {
+    if fresh {
+        meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
+    }
+    let id = match id {
+        Some(id) => id,
+        None => {
+            let id = new_db_id(&at.db);
+            meta.insert("id", id.as_bytes())?;
+            id
+        }
+    };
+    db.flush()?;
+    if unmarked {
+        // Flushed before the marker is written: a crash in between leaves
+        // a database with an id and no marker, which the next open adopts.
+        write_marker(
+            &at.marker,
+            &Marker {
+                id,
+                created: Utc::now(),
+                note: "Written by perfbot when it created db/. Keep it with db/: \
+                    without it perfbot cannot tell a damaged database from a new one."
+                    .into(),
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// Open a database just created: the handle that made it may hold its lock
@@ -673,41 +727,8 @@ impl Store {
         // a marker): a refused database stays as it was found.
         let fresh = check_schema(&db, &meta, &at, marker.as_ref())?;
         let id = stored_id(&meta, &at, marker.as_ref())?;
-        if let Some(d) = durable.filter(|d| held < *d) {
-            return Err(at.corrupt(format!(
-                "it lost writes: it holds generation {held}, but {} says {d} were made durable (a truncated or restored file?); restore db/ from a backup (or move {}, {} and {} aside to start a new, empty database)",
-                at.generation.display(),
-                at.shown,
-                at.marker.display(),
-                at.generation.display()
-            )));
-        }
-        if fresh {
-            meta.insert("schema", SCHEMA_VERSION.to_string().as_bytes())?;
-        }
-        let id = match id {
-            Some(id) => id,
-            None => {
-                let id = new_db_id(&at.db);
-                meta.insert("id", id.as_bytes())?;
-                id
-            }
-        };
-        db.flush()?;
-        if marker.is_none() {
-            // Flushed before the marker is written: a crash in between leaves
-            // a database with an id and no marker, which the next open adopts.
-            write_marker(
-                &at.marker,
-                &Marker {
-                    id,
-                    created: Utc::now(),
-                    note: "Written by perfbot when it created db/. Keep it with db/: \
-                        without it perfbot cannot tell a damaged database from a new one."
-                        .into(),
-                },
-            )?;
-        }
+        at.check_durable(held, durable)?;
+        settle(&db, &meta, &at, fresh, id, marker.is_none())?;
         Ok(Store {
             generation: std::sync::atomic::AtomicU64::new(held.max(durable.unwrap_or(0))),
             flush_lock: std::sync::Mutex::new(()),
