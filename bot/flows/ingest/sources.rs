@@ -188,6 +188,25 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     pb.finish_and_clear();
     // What was read is kept, whatever stopped the reading.
     ing.store.flush()?;
+    let at = decoded
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .max(last_end);
+    mbox_outcome(result, &shown, gz, n, at)
+}
+
+/// What the reading of an mbox came to, after `n` messages up to byte `at`
+/// (of the decompressed data for gzip).
+fn mbox_outcome(
+    result: Result<u64, SourceError>,
+    shown: &str,
+    gz: bool,
+    n: usize,
+    at: u64,
+) -> Result<(), SourceError> {
+    let err = |why: String| SourceError::Read {
+        path: shown.to_string(),
+        why,
+    };
     match result {
         // A file with no `From ` line is no mbox: nothing in it was read.
         Ok(skipped) if n == 0 && skipped > 0 => Err(err(format!(
@@ -205,8 +224,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
             Ok(())
         }
         Err(SourceError::Read { why, .. }) => Err(err(format!(
-            "read error after {n} message(s), near byte {}{}: {why} (the messages before it are kept)",
-            decoded.load(std::sync::atomic::Ordering::Relaxed).max(last_end),
+            "read error after {n} message(s), near byte {at}{}: {why} (the messages before it are kept)",
             if gz { " of the decompressed data" } else { "" }
         ))),
         Err(e) => Err(e),
