@@ -634,9 +634,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The tests of the details, one per group, and the tests the "In
-/// addition" box names without a table in the mail. The first test's block
-/// gives its machine, description and parameters in job order.
 /// Test `n`'s machine: the first test's own line; the others' from the
 /// `***` line above their table, else from the "In addition" box (none where
 /// it has no machine row, 2026), else (the same machine) the first test's.
@@ -682,6 +679,9 @@ fn boxed_headline(
     })
 }
 
+/// The tests of the details, one per group, and the tests the "In
+/// addition" box names without a table in the mail. The first test's block
+/// gives its machine, description and parameters in job order.
 fn tests_of(
     groups: &[Group],
     block: &sections::TestBlock,
