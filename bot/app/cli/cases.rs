@@ -62,10 +62,8 @@ impl CasesCmd {
 }
 
 fn state(s: &str) -> Result<CaseState, String> {
-    CaseState::parse(s).ok_or_else(|| {
-        let all: Vec<&str> = CaseState::ALL.iter().map(|c| c.as_str()).collect();
-        format!("unknown state {s:?}: one of {}", all.join(", "))
-    })
+    CaseState::parse(s)
+        .ok_or_else(|| super::unknown_state(s, CaseState::ALL.iter().map(|c| c.as_str())))
 }
 
 pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {

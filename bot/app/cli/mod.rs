@@ -232,7 +232,12 @@ fn who() -> String {
     std::env::var("USER").unwrap_or_else(|_| "operator".into())
 }
 
-/// An operator's action at the command line, for the case's timeline.
+/// A state on the command line that is none: the ones there are.
+fn unknown_state<'a>(s: &str, all: impl IntoIterator<Item = &'a str>) -> String {
+    let all: Vec<&str> = all.into_iter().collect();
+    format!("unknown state {s:?}: one of {}", all.join(", "))
+}
+
 /// `--reason` of a human decision: the words the history and the digest
 /// show for it, so never blank (as the dashboard asks too).
 fn reason(s: &str) -> Result<String, String> {
@@ -243,6 +248,7 @@ fn reason(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// An operator's action at the command line, for the case's timeline.
 fn by_operator(reason: &str) -> crate::model::case::Cause {
     crate::model::case::Cause::Cli {
         user: who(),

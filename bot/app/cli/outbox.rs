@@ -44,10 +44,8 @@ impl OutboxCmd {
 }
 
 fn state(s: &str) -> Result<OutboxState, String> {
-    OutboxState::parse(s).ok_or_else(|| {
-        let all: Vec<&str> = OutboxState::ALL.iter().map(|o| o.as_str()).collect();
-        format!("unknown state {s:?}: one of {}", all.join(", "))
-    })
+    OutboxState::parse(s)
+        .ok_or_else(|| super::unknown_state(s, OutboxState::ALL.iter().map(|o| o.as_str())))
 }
 
 pub fn run(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
