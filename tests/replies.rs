@@ -211,7 +211,7 @@ fn a_question_escalates_to_the_operators() {
     assert!(raw.contains("In-Reply-To: <q1@x>"), "{raw}");
     // The signature stands apart from the instructions.
     assert!(
-        raw.contains("with a #perfbot command.\r\n\r\n--\r\n"),
+        raw.contains("with a #perfbot command.\r\n\r\n-- \r\n"),
         "{raw}"
     );
 }
@@ -497,14 +497,25 @@ fn reminders_ping_in_thread_at_most_max_times() {
         outbox(&cfg).iter().all(|e| e["kind"] != "reminder"),
         "dry run queues nothing"
     );
+    let pings = || -> Vec<_> {
+        outbox(&cfg)
+            .into_iter()
+            .filter(|e| e["kind"] == "reminder")
+            .collect()
+    };
+    run(&cfg, &["remind"], None);
+    run(&cfg, &["remind"], None);
+    assert_eq!(
+        pings().len(),
+        1,
+        "the next ping waits for the first to leave"
+    );
     for _ in 0..3 {
+        run(&cfg, &["send"], None);
         std::thread::sleep(std::time::Duration::from_millis(20));
         run(&cfg, &["remind"], None);
     }
-    let pings: Vec<_> = outbox(&cfg)
-        .into_iter()
-        .filter(|e| e["kind"] == "reminder")
-        .collect();
+    let pings = pings();
     assert_eq!(pings.len(), 2, "at most max_pings");
     let raw = raw_of(&cfg, pings[0]["message_id"].as_str().unwrap());
     assert!(
@@ -521,7 +532,8 @@ fn reminders_ping_in_thread_at_most_max_times() {
         )),
         "{raw}"
     );
-    assert!(raw.contains("(reminder 1 of 2)"), "{raw}");
+    // …above the signature, whose separator mail readers know ("-- ").
+    assert!(raw.contains("(reminder 1 of 2)\r\n\r\n-- \r\n"), "{raw}");
     // A reply stops the pings.
     ingest(
         &cfg,

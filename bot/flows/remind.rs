@@ -66,7 +66,9 @@ pub fn due(
             });
             continue;
         }
-        if pings.len() as u32 >= r.max_pings {
+        // A ping that has not left yet (held, failing) would reach the
+        // thread together with the next one: one at a time.
+        if pings.len() as u32 >= r.max_pings || pings.iter().any(|p| p.state.pending()) {
             continue;
         }
         let (wait, awaiting_revert) = match c.state {
@@ -183,8 +185,15 @@ fn queue_ping(
 ) -> anyhow::Result<()> {
     let r = &config.file.reminders;
     let body = config.render_template(&r.template, mail)?;
-    // The ping's place in the series makes it a distinct mail.
-    let body = format!("{body}\n(reminder {} of {})\n", mail.nth, r.max_pings);
+    // The ping's place in the series makes it a distinct mail, and tells
+    // the thread how many more may come; the shipped template says it
+    // above the signature, a template of one's own gets it at the end.
+    let place = format!("(reminder {} of {})", mail.nth, r.max_pings);
+    let body = if body.contains(&place) {
+        body
+    } else {
+        format!("{body}\n{place}\n")
+    };
     let f = FollowUp {
         kind: OutboxKind::Reminder,
         body: &body,
@@ -227,18 +236,18 @@ mod tests {
         Case::sample("aaaaaaaaaaaa", state, created)
     }
 
-    fn ping(at: DateTime<Utc>) -> OutboxEntry {
+    fn ping((at, state): (DateTime<Utc>, OutboxState)) -> OutboxEntry {
         OutboxEntry {
             message_id: MessageId::parse(&format!("p{}@x", at.timestamp())).unwrap(),
             case_id: CaseId::parse("aaaaaaaaaaaa").unwrap(),
             kind: OutboxKind::Reminder,
             subject: String::new(),
-            state: OutboxState::Sent,
+            state,
             recipients: vec![],
             attempts: 1,
             queued_at: at,
             next_attempt_at: at,
-            sent_at: Some(at),
+            sent_at: (state == OutboxState::Sent).then_some(at),
             last_error: None,
             server_reply: None,
             refused: vec![],
@@ -275,14 +284,28 @@ mod tests {
         let now = Utc::now();
         let r = RemindersSection::default(); // 7 days, 14 for reverts, 2 pings, stale 90
         let d = |n| now - Duration::days(n);
-        // (state, created days ago, pings days ago, a question to the
-        // robot's people open) -> expected
-        let cases: &[(CaseState, i64, &[i64], bool, &str)] = &[
+        use OutboxState::{Dead, Failed, Held, Queued, Sent};
+        // (state, created days ago, pings (days ago, state), a question to
+        // the robot's people open) -> expected
+        type Pings<'a> = &'a [(i64, OutboxState)];
+        let cases: &[(CaseState, i64, Pings, bool, &str)] = &[
             (CaseState::Reported, 3, &[], false, "none"),
             (CaseState::Reported, 8, &[], false, "ping 1"),
-            (CaseState::Reported, 20, &[10], false, "ping 2"),
-            (CaseState::Reported, 20, &[3], false, "none"),
-            (CaseState::Reported, 40, &[30, 20], false, "none"),
+            (CaseState::Reported, 20, &[(10, Sent)], false, "ping 2"),
+            (CaseState::Reported, 20, &[(3, Sent)], false, "none"),
+            (
+                CaseState::Reported,
+                40,
+                &[(30, Sent), (20, Sent)],
+                false,
+                "none",
+            ),
+            // The first ping has not left: the second waits for it.
+            (CaseState::Reported, 20, &[(10, Queued)], false, "none"),
+            (CaseState::Reported, 20, &[(10, Held)], false, "none"),
+            (CaseState::Reported, 20, &[(10, Failed)], false, "none"),
+            // One an operator dropped counts, and blocks nothing.
+            (CaseState::Reported, 20, &[(10, Dead)], false, "ping 2"),
             (CaseState::AwaitingRevert, 10, &[], false, "none"),
             (CaseState::AwaitingRevert, 15, &[], false, "ping 1"),
             (CaseState::Investigating, 30, &[], false, "none"),
@@ -303,7 +326,7 @@ mod tests {
                 });
             }
             let rec = vec![(c, vec![], vec![])];
-            let ob: Vec<OutboxEntry> = pings.iter().map(|p| ping(d(*p))).collect();
+            let ob: Vec<OutboxEntry> = pings.iter().map(|(p, s)| ping((d(*p), *s))).collect();
             let got = match due(&rec, &ob, now, &r).first() {
                 None => "none".to_string(),
                 Some(Action::Ping { nth, .. }) => format!("ping {nth}"),

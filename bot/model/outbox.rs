@@ -45,6 +45,11 @@ impl OutboxState {
     pub fn parse(s: &str) -> Option<OutboxState> {
         OutboxState::ALL.into_iter().find(|x| x.as_str() == s)
     }
+
+    /// Still to leave: queued, held, being handed over or failing for now.
+    pub fn pending(self) -> bool {
+        !matches!(self, OutboxState::Sent | OutboxState::Dead)
+    }
 }
 
 /// What a mail perfbot sends is (its outbox record's `kind`).
