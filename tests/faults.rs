@@ -818,11 +818,19 @@ fn newcomer_stumbles() {
             1,
             "not a maildir: no new/ or cur/ in it",
         ),
+        // A digest to send with nobody to get it is refused before it is
+        // printed, so none is taken for queued.
+        (
+            &["digest", "--send"],
+            1,
+            "nobody gets the digest: set digest.to or trust.operators",
+        ),
     ];
     for &(args, want, words) in table {
         let o = perfbot(&cfg, args);
         assert_eq!(code(&o), want, "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(words), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?} printed before refusing");
     }
     let o = perfbot(&cfg, &["cases", "list"]);
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "no cases");

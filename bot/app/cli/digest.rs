@@ -35,6 +35,11 @@ fn since(s: &str) -> Result<chrono::Duration, String> {
 }
 
 pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
+    // Refused before anything is printed, so the digest on the screen is
+    // never taken for one that was queued.
+    if a.send && config.digest_to().is_empty() {
+        return Err(anyhow!("nobody gets the digest: set digest.to or trust.operators").into());
+    }
     let store = open_store(config)?;
     let now = Utc::now();
     let d = digest::from_store(&store, now, now - a.since, config.digest_thresholds())?;
@@ -52,13 +57,8 @@ pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
         }
     }
     if a.send {
-        match digest::queue_mail(config, &store, &d)? {
-            Some(id) => eprintln!("digest queued as <{id}>; `perfbot send` delivers it"),
-            None => {
-                return Err(
-                    anyhow!("nobody gets the digest: set digest.to or trust.operators").into(),
-                )
-            }
+        if let Some(id) = digest::queue_mail(config, &store, &d)? {
+            eprintln!("digest queued as <{id}>; `perfbot send` delivers it");
         }
     }
     Ok(())
