@@ -211,11 +211,22 @@ pub fn render_named(
     render_plain(name, &text(dir, name)?, data)
 }
 
+// `{{when t}}`: an RFC 3339 time as people read it, "2026-12-04 09:55
+// UTC" (`seconds=true` adds them); anything else as it is.
+handlebars::handlebars_helper!(
+    when: |t: str, {seconds: bool = false}| {
+        let shape = if seconds { "%Y-%m-%d %H:%M:%S UTC" } else { "%Y-%m-%d %H:%M UTC" };
+        chrono::DateTime::parse_from_rfc3339(t)
+            .map_or_else(|_| t.to_string(), |d| d.with_timezone(&chrono::Utc).format(shape).to_string())
+    }
+);
+
 /// The dashboard's registry (HTML-escaped): `layout`, `list`, `case`,
 /// `digest`, each from `dir` when there, else built in.
 pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
     let mut hb = Handlebars::new();
     hb.set_strict_mode(false);
+    hb.register_helper("when", Box::new(when));
     for page in ["layout", "list", "case", "digest"] {
         let p = dir.join(format!("{page}.hbs"));
         let text = std::fs::read_to_string(&p).unwrap_or_else(|_| {
@@ -235,6 +246,37 @@ pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn when_shows_times_as_people_read_them() {
+        let hb = web(Path::new("/nonexistent-perfbot-templates")).unwrap();
+        let cases = [
+            (
+                "{{when t}}",
+                "2026-12-04T09:55:17.651076153Z",
+                "2026-12-04 09:55 UTC",
+            ),
+            (
+                "{{when t seconds=true}}",
+                "2026-12-04T09:55:17.6Z",
+                "2026-12-04 09:55:17 UTC",
+            ),
+            // Another zone is shown in UTC, as the rest of the page.
+            (
+                "{{when t}}",
+                "2026-12-04T11:55:17+02:00",
+                "2026-12-04 09:55 UTC",
+            ),
+            // Not a time: as it is (escaped).
+            ("{{when t}}", "yesterday <b>", "yesterday &lt;b&gt;"),
+        ];
+        for (template, t, want) in cases {
+            let got = hb
+                .render_template(template, &serde_json::json!({ "t": t }))
+                .unwrap();
+            assert_eq!(got, want, "{template} of {t}");
+        }
+    }
 
     #[test]
     fn lookup() {

@@ -1656,6 +1656,19 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     assert!(page.contains("id=\"settle\""), "{page}");
     let out = http_post(port, &path, &form("wrong"));
     assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    // A page (not a dead end of plain text) says what was wrong, and leads
+    // back to the case.
+    assert!(
+        out.contains("<p class=\"error\">wrong operator token</p>"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("<a href=\"/case/{id}\">Back to the case</a>")),
+        "{out}"
+    );
+    let out = http_post(port, "/case/%3Cb%3E/settle", &form("wrong"));
+    assert!(out.contains("<a href=\"/\">Back to the cases</a>"), "{out}");
+    assert!(!out.contains("<b>"), "{out}");
     let state = || {
         let v: serde_json::Value =
             serde_json::from_str(&http_get(port, &format!("/api/cases/{id}")).unwrap()).unwrap();
@@ -1677,7 +1690,7 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     );
     assert!(out.starts_with("HTTP/1.1 400"), "{out}");
     assert!(
-        out.contains("<elsewhere@x> is not a person's reply"),
+        out.contains("&lt;elsewhere@x&gt; is not a person&#x27;s reply"),
         "{out}"
     );
     assert_ne!(state(), "not-a-regression");

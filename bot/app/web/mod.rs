@@ -522,18 +522,38 @@ async fn settle(
     Path(id): Path<String>,
     axum::Form(f): axum::Form<SettleForm>,
 ) -> Response {
-    back_to_case(&id, settle_case(&s, &id, &f))
+    back_to_case(&s, &id, settle_case(&s, &id, &f))
 }
 
-/// After an operator's form: back to the case page, or the error.
-fn back_to_case(id: &str, done: Result<(), WebError>) -> Response {
+/// After an operator's form: back to the case page, or a page saying what
+/// was wrong with a way back (a browser shows plain text as a dead end).
+fn back_to_case(s: &AppState, id: &str, done: Result<(), WebError>) -> Response {
     match done {
         Ok(()) => (
             StatusCode::SEE_OTHER,
             [(header::LOCATION, format!("/case/{id}"))],
         )
             .into_response(),
-        Err(e) => e.into_response(),
+        Err(WebError(code, why)) => {
+            let back = match crate::model::case::CaseId::parse(id) {
+                Some(id) => format!("<a href=\"/case/{id}\">Back to the case</a>"),
+                None => "<a href=\"/\">Back to the cases</a>".to_string(),
+            };
+            let content = format!(
+                "<h1>Not done</h1>\n<p class=\"error\">{}</p>\n<p>Nothing was changed. {back}</p>\n",
+                handlebars::html_escape(&why),
+            );
+            match s.hb.render(
+                "layout",
+                &Layout {
+                    title: "Not done",
+                    content,
+                },
+            ) {
+                Ok(html) => (code, Html(html)).into_response(),
+                Err(_) => error(code, &why),
+            }
+        }
     }
 }
 
@@ -632,7 +652,7 @@ async fn label(
     Path(id): Path<String>,
     axum::Form(f): axum::Form<LabelForm>,
 ) -> Response {
-    back_to_case(&id, label_reply(&s, &id, &f))
+    back_to_case(&s, &id, label_reply(&s, &id, &f))
 }
 
 fn label_reply(s: &AppState, id: &str, f: &LabelForm) -> Result<(), WebError> {
