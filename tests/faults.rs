@@ -1202,6 +1202,7 @@ fn list_policies_decide_where_reports_go() {
         out.contains("held, not sent: muted: no list policy"),
         "{out}"
     );
+    assert_eq!(out.matches("no list policy").count(), 1, "said once: {out}");
     // Muted explicitly.
     let cfg = policy("[[list]]\nlist = \"linux-xfs@vger.kernel.example\"\n");
     let (_, out, _) = check(&cfg);
@@ -1217,8 +1218,17 @@ fn list_policies_decide_where_reports_go() {
     );
     let (_, out, _) = check(&cfg);
     assert!(out.contains("Subject: [perfbot] [xfs]"), "{out}");
-    assert!(out.contains("Cc: \n") || out.contains("Cc: \r\n"), "{out}");
-    assert!(out.contains("sent after"), "{out}");
+    assert!(out.contains("\n  Cc: (nobody)\n"), "{out}");
+    assert!(
+        out.starts_with("1 list policy (checked):\n  linux-xfs@vger.kernel.example: open, mail author, embargo 12 h, subject prefix \"[perfbot]\", consent"),
+        "{out}"
+    );
+    // The time as people read it.
+    let after = out.split("sent after ").nth(1).unwrap_or_default();
+    assert!(
+        after.len() > 20 && after.as_bytes()[10] == b' ' && after[16..].starts_with(" UTC\n"),
+        "{out}"
+    );
     assert!(
         out.contains("consent <yes@xfs.example> of 2026-11-01"),
         "{out}"

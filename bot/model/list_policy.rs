@@ -16,6 +16,16 @@ pub enum MailTo {
     List,
 }
 
+impl MailTo {
+    /// As the policy file spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailTo::Author => "author",
+            MailTo::List => "list",
+        }
+    }
+}
+
 /// Who said yes, and when.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,13 +133,17 @@ impl ListPolicy {
             .as_ref()
             .map(|c| format!("consent {} of {}", c.message_id, c.date))
             .unwrap_or_else(|| "no consent".into());
+        let prefix = if self.subject_prefix.is_empty() {
+            "no subject prefix".to_string()
+        } else {
+            format!("subject prefix {:?}", self.subject_prefix)
+        };
         format!(
-            "{}: {}, mail {:?}, embargo {} h, prefix {:?}, {consent}",
+            "{}: {}, mail {}, embargo {} h, {prefix}, {consent}",
             self.name(),
             if self.muted { "muted" } else { "open" },
-            self.mail,
+            self.mail.as_str(),
             self.embargo_hours,
-            self.subject_prefix
         )
     }
 

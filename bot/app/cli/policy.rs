@@ -21,7 +21,12 @@ pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {
     match &config.lists {
         None => println!("no lists.policy_file: reports go where their inputs say"),
         Some(p) => {
-            println!("{} list policies (checked):", p.lists.len());
+            let noun = if p.lists.len() == 1 {
+                "policy"
+            } else {
+                "policies"
+            };
+            println!("{} list {noun} (checked):", p.lists.len());
             for l in &p.lists {
                 println!("  {}", l.describe());
             }
@@ -33,13 +38,22 @@ pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {
         println!("{}:", input.display());
         println!("  Subject: {}", p.envelope.subject);
         println!("  To: {}", p.envelope.to.join(", "));
-        println!("  Cc: {}", p.envelope.cc.join(", "));
-        if let Some(line) = &p.policy {
+        if p.envelope.cc.is_empty() {
+            println!("  Cc: (nobody)");
+        } else {
+            println!("  Cc: {}", p.envelope.cc.join(", "));
+        }
+        // A policy that holds the report says why once, on the held line.
+        if let Some(line) = p
+            .policy
+            .as_ref()
+            .filter(|l| p.held_because.as_ref() != Some(*l))
+        {
             println!("  {line}");
         }
         match (&p.held_because, p.not_before) {
             (Some(why), _) => println!("  held, not sent: {why}"),
-            (None, Some(t)) => println!("  sent after {}", t.to_rfc3339()),
+            (None, Some(t)) => println!("  sent after {}", t.format("%Y-%m-%d %H:%M UTC")),
             (None, None) => println!("  sent at once"),
         }
         if let Some(why) = &p.regzbot {
