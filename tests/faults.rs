@@ -877,10 +877,6 @@ fn newcomer_stumbles() {
     );
 }
 
-/// A report's attachments are regular files inside the input's folder, of
-/// bounded size and number: anything else is an input error naming the
-/// entry, and nothing is read from it (a FIFO would block, /dev/zero never
-/// ends, /proc/self/environ holds the secrets).
 /// Each outbox command refuses a mail in a state it cannot act on, says
 /// why, and changes nothing; in the right state it acts.
 #[test]
@@ -947,6 +943,28 @@ fn outbox_moderation_refuses_what_it_cannot_do() {
         &format!("<{id}> is sent, not failed or dead"),
         "sent",
     );
+    // Its delivery record in words, with the history that names it; as
+    // stored with --json.
+    let o = perfbot(&cfg, &["outbox", "show", &id, "--status"]);
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with(&format!("<{id}>  report of case ")),
+        "{text}"
+    );
+    assert!(text.contains(": sent\nsubject:    [xfs]"), "{text}");
+    let history = text.split("\nhistory:\n").nth(1).unwrap_or_default();
+    for step in [
+        "dropped: ",
+        "(command line): bogus",
+        "queued again",
+        "sent: ",
+    ] {
+        assert!(history.contains(step), "{step}: {text}");
+    }
+    let o = perfbot(&cfg, &["outbox", "show", &id, "--status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["state"], "sent");
     let o = perfbot(&cfg, &["outbox", "show", "nobody@nowhere"]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(
@@ -956,6 +974,10 @@ fn outbox_moderation_refuses_what_it_cannot_do() {
     );
 }
 
+/// A report's attachments are regular files inside the input's folder, of
+/// bounded size and number: anything else is an input error naming the
+/// entry, and nothing is read from it (a FIFO would block, /dev/zero never
+/// ends, /proc/self/environ holds the secrets).
 #[test]
 fn attachments_are_regular_files_inside_the_inputs_folder() {
     let tmp = tempfile::tempdir().unwrap();

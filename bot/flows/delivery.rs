@@ -405,7 +405,7 @@ impl SendSummary {
         free: Option<DateTime<Utc>>,
     ) {
         self.deferred = deferred;
-        let when = free.map_or("later".to_string(), |t| t.to_rfc3339());
+        let when = free.map_or("later".to_string(), crate::model::shown_time);
         tracing::warn!(deferred, next = %when, "rate limit reached");
         self.lines.push(format!(
             "rate limit ({} per hour, {} per day): {deferred} mail(s) wait until {when}",
@@ -422,7 +422,7 @@ impl SendSummary {
         free: Option<DateTime<Utc>>,
     ) {
         self.deferred += deferred;
-        let when = free.map_or("later".to_string(), |t| t.to_rfc3339());
+        let when = free.map_or("later".to_string(), crate::model::shown_time);
         tracing::warn!(deferred, next = %when, "follow-up share of the rate limit reached");
         self.lines.push(format!(
             "follow-up rate limit ({} per hour, {} per day; the rest is kept for reports): \
@@ -676,7 +676,7 @@ fn record_failure(
             e.kind,
             e.message_id,
             e.attempts,
-            e.next_attempt_at.to_rfc3339()
+            crate::model::shown_time(e.next_attempt_at)
         )
     };
     tracing::warn!(case = %e.case_id, message_id = %e.message_id, attempts = e.attempts, error = %err, "{}", if give_up { "gave up" } else { "will retry" });

@@ -27,3 +27,9 @@ pub use thread::{
     Chosen, Held, MatchedBy, OperatorLabel, Quarantined, Reading, Sender, SenderKind, ThreadEntry,
     Unreadable,
 };
+
+/// A time in a line for people ("2026-12-05 10:20:31 UTC"), not the
+/// nanoseconds of RFC 3339 that JSON and the logs keep.
+pub fn shown_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}

@@ -79,7 +79,7 @@ pub fn run(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
                 println!(
                     "{}\t{} by {}: {}",
                     o.address,
-                    o.added.to_rfc3339(),
+                    crate::model::shown_time(o.added),
                     o.by,
                     o.reason
                 );

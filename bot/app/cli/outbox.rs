@@ -6,7 +6,7 @@ use clap::Subcommand;
 
 use super::{by_operator, open_store, parse_id, who, Failure};
 use crate::config::Config;
-use crate::model::OutboxState;
+use crate::model::{OutboxEntry, OutboxState};
 use crate::store::Store;
 
 #[derive(Subcommand, Debug)]
@@ -24,6 +24,9 @@ pub enum OutboxCmd {
         /// Delivery state and history instead of the message
         #[arg(long)]
         status: bool,
+        /// With --status: the delivery record as JSON
+        #[arg(long, requires = "status")]
+        json: bool,
     },
     /// Release a held (moderated) mail for sending
     Approve { message_id: String },
@@ -52,7 +55,11 @@ pub fn run(config: &Config, c: OutboxCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
     match c {
         OutboxCmd::List { state, json } => list(&store, state, json),
-        OutboxCmd::Show { message_id, status } => show(&store, &message_id, status),
+        OutboxCmd::Show {
+            message_id,
+            status,
+            json,
+        } => show(&store, &message_id, status, json),
         OutboxCmd::Approve { message_id } => approve(&store, &message_id),
         OutboxCmd::Drop { message_id, reason } => drop_mail(&store, &message_id, &reason),
         OutboxCmd::Retry { message_id } => retry(&store, &message_id),
@@ -88,17 +95,70 @@ fn list(store: &Store, state: Option<OutboxState>, json: bool) -> Result<(), Fai
     Ok(())
 }
 
-/// The mail as it is sent, or (`status`) its delivery record.
-fn show(store: &Store, message_id: &str, status: bool) -> Result<(), Failure> {
+/// The mail as it is sent, or (`status`) its delivery record, in words
+/// with its history or (`json`) as stored.
+fn show(store: &Store, message_id: &str, status: bool, json: bool) -> Result<(), Failure> {
     let id = parse_id(message_id)?;
     if status {
         let e = store.outbox_entry(&id)?;
-        println!("{}", serde_json::to_string_pretty(&e)?);
+        if json {
+            println!("{}", serde_json::to_string_pretty(&e)?);
+        } else {
+            let events = store.events(&e.case_id)?;
+            print!("{}", status_text(&e, &events));
+        }
     } else {
         use std::io::Write;
         std::io::stdout().write_all(&store.outbox_raw(&id)?)?;
     }
     Ok(())
+}
+
+/// A mail's delivery record in words, with the case events that name it.
+fn status_text(e: &OutboxEntry, events: &[crate::model::Event]) -> String {
+    use crate::model::shown_time;
+    use std::fmt::Write;
+    let mut out = format!(
+        "<{}>  {} of case {}: {}\n",
+        e.message_id,
+        e.kind,
+        e.case_id,
+        e.state.as_str()
+    );
+    let mut line = |k: &str, v: &str| {
+        let _ = writeln!(out, "{k:<12}{v}");
+    };
+    line("subject:", &e.subject);
+    line("recipients:", &e.recipients.join(", "));
+    line("attempts:", &e.attempts.to_string());
+    line("queued:", &shown_time(e.queued_at));
+    match e.sent_at {
+        Some(t) => line("sent:", &shown_time(t)),
+        None if e.state.pending() => line("next try:", &shown_time(e.next_attempt_at)),
+        None => {}
+    }
+    for (k, v) in [
+        ("server:", &e.server_reply),
+        ("last error:", &e.last_error),
+        ("held:", &e.held_because),
+    ] {
+        if let Some(v) = v {
+            line(k, v);
+        }
+    }
+    for r in &e.refused {
+        line("refused:", r);
+    }
+    let named = format!("<{}>", e.message_id);
+    let mine: Vec<_> = events.iter().filter(|v| v.note.contains(&named)).collect();
+    if !mine.is_empty() {
+        out.push_str("history:\n");
+        for v in mine {
+            let why = crate::app::view::cause_line(&v.cause);
+            let _ = writeln!(out, "  {}  {}: {why}", shown_time(v.time), v.note);
+        }
+    }
+    out
 }
 
 /// Release a mail held by moderation.
