@@ -677,6 +677,26 @@ fn followups_are_threaded_under_the_report() {
         &["cases", "reply", &case, "--body", body.to_str().unwrap()],
     ));
     assert!(err.contains("already"), "{err}");
+    // An empty body, or a parent outside the thread, queues nothing.
+    let empty = tmp.path().join("empty.txt");
+    std::fs::write(&empty, " \n").unwrap();
+    let refused = [
+        (
+            vec!["--body", empty.to_str().unwrap()],
+            "the body is empty, nothing queued",
+        ),
+        (
+            vec!["--body", body.to_str().unwrap(), "--parent", "elsewhere@x"],
+            "<elsewhere@x> is not in case",
+        ),
+    ];
+    for (more, why) in refused {
+        let mut args = vec!["cases", "reply", &case];
+        args.extend(more);
+        let o = perfbot(&cfg, &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
     ok(&perfbot(&cfg, &["send"]));
     let notes: Vec<_> = outbox(&cfg)
         .into_iter()

@@ -176,7 +176,22 @@ fn queue_reply(
     let c = store.find_case(id)?;
     let text = String::from_utf8(read_input(body)?)
         .map_err(|_| anyhow!("{}: not UTF-8 text", body.display()))?;
+    // An empty mail to a list is noise, and usually a wrong path or pipe.
+    if text.trim().is_empty() {
+        return Err(anyhow!("{}: the body is empty, nothing queued", body.display()).into());
+    }
     let parent = parent.map(parse_id).transpose()?;
+    // An answer to a message outside the thread would thread elsewhere.
+    if let Some(p) = &parent {
+        if *p != c.message_id && store.message_case(p)?.as_ref() != Some(&c.id) {
+            return Err(anyhow!(
+                "<{p}> is not in case {}'s thread (`perfbot cases show {}` lists it), nothing queued",
+                c.id,
+                c.id
+            )
+            .into());
+        }
+    }
     let f = FollowUp {
         kind: OutboxKind::Note,
         body: &text,
