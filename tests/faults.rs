@@ -818,6 +818,25 @@ fn newcomer_stumbles() {
             1,
             "not a maildir: no new/ or cur/ in it",
         ),
+        // An id that names nothing is bad input (2), as every unknown name
+        // is; an empty one names nothing, not the only case there is.
+        (&["cases", "show", "nosuch"], 2, "no case nosuch"),
+        (
+            &["outbox", "show", "nobody@nowhere"],
+            2,
+            "no outbox message",
+        ),
+        (
+            &["quarantine", "show", "ffff"],
+            2,
+            "no quarantined message ffff",
+        ),
+        (&["quarantine", "show", " "], 2, "a hash is needed"),
+        (
+            &["cases", "set", "", "fixed", "--reason", "x"],
+            2,
+            "(an empty id)",
+        ),
         // A digest to send with nobody to get it is refused before it is
         // printed, so none is taken for queued.
         (
@@ -966,7 +985,7 @@ fn outbox_moderation_refuses_what_it_cannot_do() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["state"], "sent");
     let o = perfbot(&cfg, &["outbox", "show", "nobody@nowhere"]);
-    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("no outbox message nobody@nowhere"),
         "{}",

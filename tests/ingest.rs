@@ -295,7 +295,7 @@ fn mbox_matching_bots_own_mail_and_quarantine() {
         "{text}"
     );
     let o = perfbot(&cfg, &["quarantine", "show", "ffffffffffff"]);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no quarantined message ffffffffffff"),
         "{}",

@@ -863,6 +863,10 @@ impl Store {
     /// A case by id or unique id prefix.
     pub fn find_case(&self, id: &str) -> Result<Case, StoreError> {
         let id = id.trim().to_ascii_lowercase();
+        // An empty prefix would name the only case there is.
+        if id.is_empty() {
+            return Err(StoreError::NoCase("\"\" (an empty id)".into()));
+        }
         let mut found = None;
         for kv in self.cases.scan_prefix(id.as_bytes()) {
             let (k, v) = kv?;

@@ -15,11 +15,17 @@ pub struct OptOut {
 }
 
 impl Store {
-    /// Returns false when the address was opted out already.
+    /// Record an opt-out; `false`, and the first record kept (its time, who
+    /// and why), when the address was opted out already.
     pub fn optout_add(&self, o: &OptOut) -> Result<bool, StoreError> {
-        let old = self.optout.insert(o.address.as_str(), encode(o))?;
-        self.flush()?;
-        Ok(old.is_none())
+        let added = self
+            .optout
+            .compare_and_swap(o.address.as_str(), None::<&[u8]>, Some(encode(o)))?
+            .is_ok();
+        if added {
+            self.flush()?;
+        }
+        Ok(added)
     }
 
     pub fn optout_remove(&self, a: &Address) -> Result<bool, StoreError> {
@@ -34,5 +40,29 @@ impl Store {
 
     pub fn is_opted_out(&self, a: &Address) -> Result<bool, StoreError> {
         Ok(self.optout.contains_key(a.as_str())?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Opting out twice keeps the first record: when, by whom, why.
+    #[test]
+    fn the_first_opt_out_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let o = |reason: &str| OptOut {
+            address: Address::parse("dave@xfs.example").unwrap(),
+            added: Utc::now(),
+            by: "ops".into(),
+            reason: reason.into(),
+        };
+        let first = o("asked on the list");
+        assert!(store.optout_add(&first).unwrap());
+        assert!(!store.optout_add(&o("")).unwrap());
+        assert_eq!(store.optouts().unwrap(), vec![first.clone()]);
+        assert!(store.optout_remove(&first.address).unwrap());
+        assert!(store.optout_add(&o("again")).unwrap());
     }
 }

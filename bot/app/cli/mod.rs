@@ -138,9 +138,17 @@ pub struct Failure {
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
     fn from(e: E) -> Self {
+        let error = e.into();
+        // A case or mail the command line named that is not there is bad
+        // input, as every other unknown id is; the store's other errors are
+        // operational.
+        let named_nothing = matches!(
+            error.downcast_ref::<crate::store::StoreError>(),
+            Some(crate::store::StoreError::NoCase(_) | crate::store::StoreError::NoMessage(_))
+        );
         Failure {
-            code: 1,
-            error: e.into(),
+            code: if named_nothing { 2 } else { 1 },
+            error,
         }
     }
 }

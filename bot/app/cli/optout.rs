@@ -76,12 +76,16 @@ pub fn run(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
                 println!("{a}\t(config)");
             }
             for o in stored {
+                let why = if o.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", o.reason)
+                };
                 println!(
-                    "{}\t{} by {}: {}",
+                    "{}\t{} by {}{why}",
                     o.address,
                     crate::model::shown_time(o.added),
                     o.by,
-                    o.reason
                 );
             }
         }

@@ -110,11 +110,26 @@ fn quarantined_line(q: &Quarantined) -> String {
 
 /// A quarantined message's raw bytes, by (a prefix of) its hash.
 fn show(store: &Store, hash: &str) -> Result<(), Failure> {
-    let q = store
+    let prefix = hash.trim().to_ascii_lowercase();
+    if prefix.is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "a hash is needed (its start will do; `perfbot quarantine list` shows them)"
+        )));
+    }
+    let mut found: Vec<_> = store
         .quarantined()?
         .into_iter()
-        .find(|q| q.hash.starts_with(&hash.to_ascii_lowercase()))
-        .ok_or_else(|| anyhow!("no quarantined message {hash}"))?;
+        .filter(|q| q.hash.starts_with(&prefix))
+        .collect();
+    if found.len() > 1 {
+        return Err(Failure::usage(anyhow!(
+            "{hash:?} starts {} quarantined messages' hashes: give more of it",
+            found.len()
+        )));
+    }
+    let q = found
+        .pop()
+        .ok_or_else(|| Failure::usage(anyhow!("no quarantined message {hash}")))?;
     use std::io::Write;
     std::io::stdout().write_all(&store.quarantined_raw(&q)?)?;
     Ok(())
