@@ -21,20 +21,26 @@ pub enum CasesCmd {
     List {
         #[arg(long, value_parser = state)]
         state: Option<CaseState>,
+        /// As JSON, for scripts
         #[arg(long)]
         json: bool,
     },
     /// Show one case with its history
     Show {
+        /// The case's id, or enough of its start to name one case
         id: String,
+        /// As JSON, for scripts
         #[arg(long)]
         json: bool,
     },
     /// Set a case's state (a human decision, recorded as such)
     Set {
+        /// The case's id, or enough of its start to name one case
         id: String,
+        /// The state it is in now (`cases list --state` takes the same names)
         #[arg(value_parser = state)]
         state: CaseState,
+        /// Why, in a few words; kept in the case's history
         #[arg(long, value_parser = super::reason)]
         reason: String,
         /// The reply the decision rests on, labelled by it (default: the
@@ -45,6 +51,7 @@ pub enum CasesCmd {
     },
     /// Queue a mail from the operator in the case's thread (Re: subject, threaded)
     Reply {
+        /// The case's id, or enough of its start to name one case
         id: String,
         /// File with the body text, or - for standard input
         #[arg(long)]

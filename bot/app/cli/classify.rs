@@ -28,6 +28,7 @@ pub struct ClassifyArgs {
     /// A raw RFC 5322 message or plain text; - (the default) for standard input
     #[arg(default_value = "-")]
     pub file: PathBuf,
+    /// As JSON, for scripts
     #[arg(long)]
     pub json: bool,
     /// Also print the replier's own words, as the classifier read them
@@ -99,7 +100,12 @@ pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
         };
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!("{} ({:.2}): {}", u.intent, u.confidence, u.evidence);
+        let evidence = if u.evidence.is_empty() {
+            "(no words of its own)"
+        } else {
+            &u.evidence
+        };
+        println!("{} ({:.2}): {evidence}", u.intent, u.confidence);
         for s in &u.secondary {
             println!("  also {} ({:.2})", s.intent, s.confidence);
         }

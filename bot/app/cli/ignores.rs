@@ -10,6 +10,7 @@ use crate::config::Config;
 pub enum IgnoresCmd {
     /// List the rules: what, where, by whom, in which mail
     List {
+        /// As JSON, for scripts
         #[arg(long)]
         json: bool,
     },

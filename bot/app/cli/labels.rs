@@ -14,6 +14,7 @@ use crate::store::Store;
 pub enum LabelsCmd {
     /// List the replies operators settled, with what perfbot had read
     List {
+        /// As JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -25,8 +26,10 @@ pub enum LabelsCmd {
     Set {
         #[arg(value_name = "MESSAGE-ID")]
         message_id: String,
+        /// What the reply says, as the labelling guide names it
         #[arg(value_parser = intent)]
         intent: Intent,
+        /// Why, in a few words; kept with the label
         #[arg(long, value_parser = super::reason)]
         reason: String,
     },
@@ -60,6 +63,7 @@ pub struct RetrainArgs {
     /// Write the weights even when the measure refuses them
     #[arg(long)]
     force: bool,
+    /// As JSON, for scripts
     #[arg(long)]
     json: bool,
 }

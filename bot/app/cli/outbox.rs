@@ -15,6 +15,7 @@ pub enum OutboxCmd {
     List {
         #[arg(long, value_parser = state)]
         state: Option<OutboxState>,
+        /// As JSON, for scripts
         #[arg(long)]
         json: bool,
     },
@@ -33,6 +34,7 @@ pub enum OutboxCmd {
     /// Never send this mail (it stays listed as dead, with the reason)
     Drop {
         message_id: String,
+        /// Why, in a few words; kept with the mail
         #[arg(long, value_parser = super::reason)]
         reason: String,
     },

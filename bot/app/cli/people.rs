@@ -10,6 +10,7 @@ use crate::reply::policy::people::RobotPeople;
 
 #[derive(Args, Debug)]
 pub struct PeopleArgs {
+    /// As JSON, for scripts
     #[arg(long)]
     pub json: bool,
 }

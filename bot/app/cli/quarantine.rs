@@ -13,11 +13,15 @@ pub enum QuarantineCmd {
     /// List quarantined messages, and the messages of archives that could
     /// not be read out of them (missing or damaged objects)
     List {
+        /// As JSON, for scripts
         #[arg(long)]
         json: bool,
     },
     /// Print a quarantined message's raw bytes
-    Show { hash: String },
+    Show {
+        /// The hash `quarantine list` shows, or enough of its start
+        hash: String,
+    },
 }
 
 pub fn run(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {

@@ -49,6 +49,7 @@ pub struct EvalArgs {
     /// labels.jsonl files (threads/ or replies-dev/ layout)
     #[arg(required = true)]
     pub labels: Vec<PathBuf>,
+    /// As JSON, for scripts
     #[arg(long)]
     pub json: bool,
     /// Thread-grouped cross-validation of the learned model in K folds
