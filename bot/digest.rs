@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::model::case::{entered, Case, CaseRecord, CaseState, Cause};
 use crate::model::ThreadEntry;
-use crate::model::{OutboxEntry, OutboxState, Sender};
+use crate::model::{counted, OutboxEntry, OutboxState, Sender};
 
 /// Thresholds, from `[digest]` and `[reminders]`.
 #[derive(Debug, Clone, Copy)]
@@ -331,7 +331,7 @@ impl Digest {
             {
                 self.overdue.push(Overdue {
                     case: line,
-                    why: format!("{} for {days} days", c.state),
+                    why: format!("{} for {}", c.state, counted(days, "day", "days")),
                     days,
                 });
             }
@@ -341,7 +341,7 @@ impl Digest {
             {
                 self.overdue.push(Overdue {
                     case: line,
-                    why: format!("no reply for {days} days"),
+                    why: format!("no reply for {}", counted(days, "day", "days")),
                     days,
                 });
             }

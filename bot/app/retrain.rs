@@ -184,8 +184,13 @@ pub fn render(m: &Measure) -> String {
         )
     };
     let mut out = format!(
-        "{} shipped and {} operators' labels, {} thread-grouped folds\n{:<36} {:>10} {:>10}\n",
-        m.shipped, m.operators, m.folds, "", "now", "retrained"
+        "{} and {}, {} thread-grouped folds\n{:<36} {:>10} {:>10}\n",
+        crate::model::counted(m.shipped, "shipped label", "shipped labels"),
+        crate::model::counted(m.operators, "operator's label", "operators' labels"),
+        m.folds,
+        "",
+        "now",
+        "retrained"
     );
     for (name, f) in figures {
         out.push_str(&row(name, f(&m.now), f(&m.retrained)));

@@ -158,7 +158,10 @@ fn mark_stale(
     days: i64,
     dry_run: bool,
 ) -> anyhow::Result<Option<String>> {
-    let note = format!("no activity for {days} days");
+    let note = format!(
+        "no activity for {}",
+        crate::model::counted(days, "day", "days")
+    );
     if !dry_run {
         let Some(seen) = seen else {
             return Ok(None);

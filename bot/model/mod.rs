@@ -33,3 +33,10 @@ pub use thread::{
 pub fn shown_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
+
+/// "1 thread", "2 threads": a count with its noun in the number it takes.
+pub fn counted(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+    let n = n.to_string();
+    let noun = if n == "1" { one } else { many };
+    format!("{n} {noun}")
+}

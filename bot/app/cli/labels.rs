@@ -145,7 +145,8 @@ fn export(store: &Store, dir: &std::path::Path) -> Result<(), Failure> {
     let n = crate::flows::learn::export(store, dir)
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     eprintln!(
-        "{n} labelled replies written to {}; retrain with `perfbot train-intents <shipped labels.jsonl…> {}` (or `perfbot labels retrain`, measured first)",
+        "{} written to {}; retrain with `perfbot train-intents <shipped labels.jsonl…> {}` (or `perfbot labels retrain`, measured first)",
+        crate::model::counted(n, "labelled reply", "labelled replies"),
         dir.display(),
         dir.join("labels.jsonl").display()
     );

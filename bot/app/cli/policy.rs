@@ -21,12 +21,8 @@ pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {
     match &config.lists {
         None => println!("no lists.policy_file: reports go where their inputs say"),
         Some(p) => {
-            let noun = if p.lists.len() == 1 {
-                "policy"
-            } else {
-                "policies"
-            };
-            println!("{} list {noun} (checked):", p.lists.len());
+            let policies = crate::model::counted(p.lists.len(), "list policy", "list policies");
+            println!("{policies} (checked):");
             for l in &p.lists {
                 println!("  {}", l.describe());
             }

@@ -489,8 +489,8 @@ pub fn replay(config: &Config, a: ReplayArgs) -> Result<(), Failure> {
     }
     if !a.json {
         let summary: Vec<String> = states.iter().map(|(s, n)| format!("{s} {n}")).collect();
-        let noun = if dirs.len() == 1 { "thread" } else { "threads" };
-        println!("{} {noun}: {}", dirs.len(), summary.join(", "));
+        let threads = crate::model::counted(dirs.len(), "thread", "threads");
+        println!("{threads}: {}", summary.join(", "));
         if !a.labels.is_empty() {
             print!("{}", crate::app::eval::render_threads(&judged));
         }
