@@ -1631,6 +1631,51 @@ fn start_daemon(cfg: &Path, port: u16, env: &[(&str, &str)]) -> Daemon {
     d
 }
 
+/// A transport or mail source that cannot work as configured (a user with
+/// no password) stops `run` at the start with exit 2 and what to set,
+/// rather than a daemon that runs with delivery or ingestion off.
+#[test]
+fn a_daemon_that_could_not_send_or_read_does_not_start() {
+    let table = [
+        (
+            "[smtp]\nurl = \"smtp://127.0.0.1:1\"\nuser = \"bot\"\n",
+            ("transport = \"file\"", "transport = \"smtp\""),
+            "smtp.user is set but there is no password",
+        ),
+        (
+            "[imap]\nurl = \"imap://127.0.0.1:1\"\nuser = \"bot\"\n",
+            ("[inbound]\n", "[inbound]\nsource = \"imap\"\n"),
+            "imap.user is set but there is no password",
+        ),
+    ];
+    for (extra, (from, to), want) in table {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = setup(tmp.path(), extra);
+        let text = std::fs::read_to_string(&cfg).unwrap().replacen(from, to, 1);
+        std::fs::write(&cfg, text).unwrap();
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .arg("run")
+            .env_remove("PERFBOT_SMTP_PASSWORD")
+            .env_remove("PERFBOT_IMAP_PASSWORD")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while c.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if c.try_wait().unwrap().is_none() {
+            let _ = c.kill();
+            panic!("{want}: the daemon started");
+        }
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+}
+
 /// Stop a daemon with SIGTERM; it must exit cleanly.
 fn stop_daemon(mut d: Daemon) {
     let c = d.0.take().unwrap();

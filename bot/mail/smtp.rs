@@ -140,6 +140,11 @@ impl SmtpSender {
         }
         if !sec.user.is_empty() {
             let pw = config.smtp_password()?;
+            if pw.is_empty() {
+                return Err(invalid(
+                    "smtp.user is set but there is no password: set PERFBOT_SMTP_PASSWORD or smtp.password_file".into(),
+                ));
+            }
             b = b.credentials(Credentials::new(sec.user.clone(), pw.expose().to_string()));
         }
         let from_s = if sec.envelope_from.is_empty() {

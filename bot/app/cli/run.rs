@@ -7,6 +7,16 @@ use crate::config::Config;
 use crate::store::{DaemonLock, Store, StoreError};
 
 pub fn run(config: Config) -> Result<(), Failure> {
+    // A transport or mail source that cannot work as configured stops the
+    // start (exit 2): a daemon with delivery or ingestion off looks alive.
+    // (A server that is down is no such error: it is retried.) The SMTP
+    // pool is made and dropped on the runtime, which it needs.
+    let rt = runtime()?;
+    rt.block_on(async { crate::flows::delivery::Transport::from_config(&config).map(drop) })
+        .map_err(Failure::usage)?;
+    if config.file.inbound.source == crate::config::InboundSource::Imap {
+        crate::flows::ingest::imap_source::account(&config).map_err(Failure::usage)?;
+    }
     let dir = config.state_dir();
     let _lock = DaemonLock::acquire(&dir).map_err(|e| match e {
         StoreError::Locked { path } => {
@@ -17,6 +27,6 @@ pub fn run(config: Config) -> Result<(), Failure> {
     // A command that had the database when the daemon started finishes first.
     let store = Store::open_waiting_unless(&dir, lock_wait(&config), || false)?;
     let config = std::sync::Arc::new(config);
-    runtime()?.block_on(crate::app::daemon::run(config, store))?;
+    rt.block_on(crate::app::daemon::run(config, store))?;
     Ok(())
 }

@@ -46,10 +46,21 @@ pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
         let p = config.resolve(&s.ca_file);
         Some(std::fs::read(&p).map_err(|e| invalid(format!("imap.ca_file {}: {e}", p.display())))?)
     };
+    // Said before a connection, rather than as the server's "authentication
+    // failed" that reads like a wrong password.
+    if s.user.is_empty() {
+        return Err(invalid("imap.user: needed to log in".into()));
+    }
+    let password = config.imap_password()?;
+    if password.is_empty() {
+        return Err(invalid(
+            "imap.user is set but there is no password: set PERFBOT_IMAP_PASSWORD or imap.password_file".into(),
+        ));
+    }
     Ok(ImapAccount {
         url,
         user: s.user.clone(),
-        password: config.imap_password()?,
+        password,
         ca_pem,
         timeout: Duration::from_secs(s.timeout_secs.max(1)),
     })

@@ -2,7 +2,7 @@
 //! the sources it is read from (IMAP, maildir, mbox, standard input).
 
 pub mod flowed;
-pub(crate) mod imap_source;
+pub mod imap_source;
 pub(crate) mod ingestor;
 pub(crate) mod mbox;
 pub mod parse;
