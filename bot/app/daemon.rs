@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 
 use crate::app::web::{AppState, Metrics};
 use crate::config::{Config, InboundSource, TransportKind};
@@ -28,11 +28,33 @@ struct Shared {
     config: Arc<Config>,
     store: Arc<Store>,
     metrics: Arc<Metrics>,
+    /// Read by the blocking ingest thread between messages and waits.
     stop: AtomicBool,
+    /// The shutdown broadcast the async loops wait on (no polling).
+    shutdown: watch::Sender<bool>,
     /// Wakes the delivery loop when something was queued.
     wake: Notify,
     /// Bumped when the spool creates a case (ingestion reloads its index).
     generation: Arc<AtomicU64>,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Tell every loop to finish the item in hand and end.
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.shutdown.send_replace(true);
+        self.wake.notify_waiters();
+    }
+
+    /// Resolves once `stop` was called.
+    async fn stopped(&self) {
+        let mut rx = self.shutdown.subscribe();
+        let _ = rx.wait_for(|stop| *stop).await;
+    }
 }
 
 /// Sleep up to `d`, waking early on stop or `notify`.
@@ -47,7 +69,7 @@ async fn nap(s: &Shared, d: Duration, notify: Option<&Notify>) {
     };
     tokio::select! {
         _ = step => {}
-        _ = async { while !s.stop.load(Ordering::Relaxed) { tokio::time::sleep(Duration::from_millis(200)).await } } => {}
+        _ = s.stopped() => {}
     }
 }
 
@@ -61,7 +83,7 @@ async fn delivery_loop(s: Arc<Shared>) {
     };
     tracing::info!(transport = %transport.describe(), "delivery loop started");
     let every = Duration::from_secs(s.config.file.run.send_every_secs.max(1));
-    while !s.stop.load(Ordering::Relaxed) {
+    while !s.stopping() {
         match send_due(&s.config, &s.store, &transport, Utc::now(), false).await {
             Ok(sum) => {
                 Metrics::add(&s.metrics.mails_sent, sum.sent as u64);
@@ -202,7 +224,7 @@ fn move_to(f: &Path, dir: &Path, name: &std::ffi::OsStr) {
 async fn spool_loop(s: Arc<Shared>) {
     let every = Duration::from_secs(s.config.file.run.poll_every_secs.max(1));
     let _ = std::fs::create_dir_all(s.config.spool_dir());
-    while !s.stop.load(Ordering::Relaxed) {
+    while !s.stopping() {
         let s2 = s.clone();
         let _ = tokio::task::spawn_blocking(move || drain_spool(&s2)).await;
         nap(&s, every, None).await;
@@ -211,7 +233,7 @@ async fn spool_loop(s: Arc<Shared>) {
 
 async fn scheduler_loop(s: Arc<Shared>) {
     let every = Duration::from_secs(s.config.file.run.schedule_every_secs.max(1));
-    while !s.stop.load(Ordering::Relaxed) {
+    while !s.stopping() {
         let s2 = s.clone();
         let _ = tokio::task::spawn_blocking(move || schedule_once(&s2)).await;
         nap(&s, every, None).await;
@@ -381,6 +403,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
         store: store.clone(),
         metrics: metrics.clone(),
         stop: AtomicBool::new(false),
+        shutdown: watch::channel(false).0,
         wake: Notify::new(),
         generation: Arc::new(AtomicU64::new(0)),
     });
@@ -400,11 +423,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
         web_addr = Some(listener.local_addr()?.to_string());
         let s2 = s.clone();
         web = Some(tokio::spawn(async move {
-            let stop = async move {
-                while !s2.stop.load(Ordering::Relaxed) {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-            };
+            let stop = async move { s2.stopped().await };
             crate::app::web::serve(listener, crate::app::web::router(state), stop).await;
         }));
     }
@@ -425,8 +444,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
 
     shutdown_signal().await;
     tracing::info!("stopping: finishing the work in hand");
-    s.stop.store(true, Ordering::Relaxed);
-    s.wake.notify_waiters();
+    s.stop();
     for l in loops {
         let _ = l.await;
     }
