@@ -1777,6 +1777,15 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
         "state=nonsense&reason=x&operator=O&token=s3cret-t0ken",
     );
     assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    // `queued` is perfbot's own state: not offered, and refused.
+    assert!(!page.contains("<option>queued</option>"), "{page}");
+    let out = http_post(
+        port,
+        &path,
+        "state=queued&reason=x&operator=O&token=s3cret-t0ken",
+    );
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    assert!(out.contains("queued is perfbot&#x27;s own state"), "{out}");
     // The form offers the thread's replies; one not in it is refused.
     assert!(page.contains("<option value=\"d1@x\">"), "{page}");
     let out = http_post(
@@ -1799,6 +1808,13 @@ fn operators_settle_cases_on_the_dashboard_with_the_token() {
     assert!(out.contains(&format!("location: /case/{id}")), "{out}");
     assert_eq!(state(), "not-a-regression");
     stop(d);
+    let o = perfbot(&cfg, &["cases", "set", &id, "queued", "--reason", "x"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("queued is perfbot's own state"),
+        "{}",
+        stderr(&o)
+    );
 
     let v: serde_json::Value =
         serde_json::from_slice(&perfbot(&cfg, &["cases", "show", &id, "--json"]).stdout).unwrap();

@@ -39,6 +39,10 @@ pub enum SettleError {
     /// The named message is in no case's thread.
     #[error("<{0}> is in no case's thread (`perfbot cases show CASE` lists a thread's messages)")]
     Unknown(String),
+    /// `queued` is perfbot's own: a report not sent yet. Set by hand, a
+    /// case sent long ago would read as never reported and never be chased.
+    #[error("queued is perfbot's own state (a report not sent yet), not one a human sets")]
+    NotForHumans,
 }
 
 /// A human settles a case (`cases set`, the dashboard): the state is set
@@ -55,6 +59,9 @@ pub fn settle(
     reason: &str,
     reply: Option<&str>,
 ) -> Result<(crate::model::case::Case, Option<OperatorLabel>), SettleError> {
+    if state == CaseState::Queued {
+        return Err(SettleError::NotForHumans);
+    }
     let thread = store.thread(case)?;
     let named = match reply {
         None => None,

@@ -452,7 +452,12 @@ async fn case_page(
     // Every person's reply of the thread, not only this page's: the one a
     // decision rests on may be on another page.
     let settle = s.settle_token.is_some().then(|| view::Settle {
-        states: CaseState::ALL.map(CaseState::as_str).to_vec(),
+        // `queued` is perfbot's own (`flows::learn::settle` refuses it).
+        states: CaseState::ALL
+            .into_iter()
+            .filter(|s| *s != CaseState::Queued)
+            .map(CaseState::as_str)
+            .collect(),
         intents: crate::reply::understand::Intent::ALL
             .map(|i| i.as_str())
             .to_vec(),
