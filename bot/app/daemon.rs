@@ -73,14 +73,7 @@ async fn nap(s: &Shared, d: Duration, notify: Option<&Notify>) {
     }
 }
 
-async fn delivery_loop(s: Arc<Shared>) {
-    let transport = match Transport::from_config(&s.config) {
-        Ok(t) => t,
-        Err(e) => {
-            tracing::error!(error = %e, "delivery disabled");
-            return;
-        }
-    };
+async fn delivery_loop(s: Arc<Shared>, transport: Transport) {
     tracing::info!(transport = %transport.describe(), "delivery loop started");
     let every = Duration::from_secs(s.config.file.run.send_every_secs.max(1));
     while !s.stopping() {
@@ -394,8 +387,9 @@ pub async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-/// Run until SIGTERM/SIGINT.
-pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
+/// Run until SIGTERM/SIGINT, delivering through `transport` (made from the
+/// config, and checked, by the caller).
+pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> anyhow::Result<()> {
     let store = Arc::new(store);
     let metrics = Arc::new(Metrics::default());
     let s = Arc::new(Shared {
@@ -434,7 +428,7 @@ pub async fn run(config: Arc<Config>, store: Store) -> anyhow::Result<()> {
             .spawn(move || ingest_thread(s2))?
     };
     let loops = vec![
-        tokio::spawn(delivery_loop(s.clone())),
+        tokio::spawn(delivery_loop(s.clone(), transport)),
         tokio::spawn(spool_loop(s.clone())),
         tokio::spawn(scheduler_loop(s.clone())),
     ];

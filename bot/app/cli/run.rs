@@ -9,11 +9,14 @@ use crate::store::{DaemonLock, Store, StoreError};
 pub fn run(config: Config) -> Result<(), Failure> {
     // A transport or mail source that cannot work as configured stops the
     // start (exit 2): a daemon with delivery or ingestion off looks alive.
-    // (A server that is down is no such error: it is retried.) The SMTP
-    // pool is made and dropped on the runtime, which it needs.
+    // (A server that is down is no such error: it is retried.) The transport
+    // is made once, here, and handed to the daemon; the SMTP pool is made
+    // and dropped (on a refusal below too) with the runtime entered, which
+    // it needs.
     let rt = runtime()?;
-    rt.block_on(async { crate::flows::delivery::Transport::from_config(&config).map(drop) })
-        .map_err(Failure::usage)?;
+    let _entered = rt.enter();
+    let transport =
+        crate::flows::delivery::Transport::from_config(&config).map_err(Failure::usage)?;
     if config.file.inbound.source == crate::config::InboundSource::Imap {
         crate::flows::ingest::imap_source::account(&config).map_err(Failure::usage)?;
     }
@@ -27,6 +30,6 @@ pub fn run(config: Config) -> Result<(), Failure> {
     // A command that had the database when the daemon started finishes first.
     let store = Store::open_waiting_unless(&dir, lock_wait(&config), || false)?;
     let config = std::sync::Arc::new(config);
-    rt.block_on(crate::app::daemon::run(config, store))?;
+    rt.block_on(crate::app::daemon::run(config, store, transport))?;
     Ok(())
 }
