@@ -85,14 +85,25 @@ impl AppState {
     }
 
     fn page<T: Serialize>(&self, title: &str, name: &str, data: &T) -> Response {
-        let content = match self.hb.render(name, data) {
-            Ok(c) => c,
-            Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        };
-        match self.hb.render("layout", &Layout { title, content }) {
-            Ok(html) => Html(html).into_response(),
+        match self
+            .hb
+            .render(name, data)
+            .and_then(|content| self.framed(StatusCode::OK, title, content))
+        {
+            Ok(page) => page,
             Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         }
+    }
+
+    /// `content` in the layout (its navigation, its style), with `code`.
+    fn framed(
+        &self,
+        code: StatusCode,
+        title: &str,
+        content: String,
+    ) -> Result<Response, handlebars::RenderError> {
+        let html = self.hb.render("layout", &Layout { title, content })?;
+        Ok((code, Html(html)).into_response())
     }
 }
 
@@ -548,16 +559,9 @@ fn back_to_case(s: &AppState, id: &str, done: Result<(), WebError>) -> Response 
                 "<h1>Not done</h1>\n<p class=\"error\">{}</p>\n<p>Nothing was changed. {back}</p>\n",
                 handlebars::html_escape(&why),
             );
-            match s.hb.render(
-                "layout",
-                &Layout {
-                    title: "Not done",
-                    content,
-                },
-            ) {
-                Ok(html) => (code, Html(html)).into_response(),
-                Err(_) => error(code, &why),
-            }
+            // Without a layout, the words alone.
+            s.framed(code, "Not done", content)
+                .unwrap_or_else(|_| error(code, &why))
         }
     }
 }
