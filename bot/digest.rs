@@ -459,10 +459,9 @@ pub struct View<'a> {
 }
 
 pub fn view(d: &Digest) -> View<'_> {
-    let time = |t: DateTime<Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
     View {
-        generated: time(d.generated),
-        since: time(d.since),
+        generated: crate::model::shown_minute(d.generated),
+        since: crate::model::shown_minute(d.since),
         total: d.total,
         by_state: &d.by_state,
         by_subsystem: &d.by_subsystem,

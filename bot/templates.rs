@@ -215,9 +215,9 @@ pub fn render_named(
 // UTC" (`seconds=true` adds them); anything else as it is.
 handlebars::handlebars_helper!(
     when: |t: str, {seconds: bool = false}| {
-        let shape = if seconds { "%Y-%m-%d %H:%M:%S UTC" } else { "%Y-%m-%d %H:%M UTC" };
+        let shown = if seconds { crate::model::shown_time } else { crate::model::shown_minute };
         chrono::DateTime::parse_from_rfc3339(t)
-            .map_or_else(|_| t.to_string(), |d| d.with_timezone(&chrono::Utc).format(shape).to_string())
+            .map_or_else(|_| t.to_string(), |d| shown(d.with_timezone(&chrono::Utc)))
     }
 );
 

@@ -34,6 +34,12 @@ pub fn shown_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// `shown_time` to the minute ("2026-12-05 10:20 UTC"), where seconds say
+/// nothing (a digest's period, an embargo's end).
+pub fn shown_minute(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
 /// "1 thread", "2 threads": a count with its noun in the number it takes.
 pub fn counted(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     let n = n.to_string();

@@ -49,7 +49,7 @@ pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {
         }
         match (&p.held_because, p.not_before) {
             (Some(why), _) => println!("  held, not sent: {why}"),
-            (None, Some(t)) => println!("  sent after {}", t.format("%Y-%m-%d %H:%M UTC")),
+            (None, Some(t)) => println!("  sent after {}", crate::model::shown_minute(t)),
             (None, None) => println!("  sent at once"),
         }
         if let Some(why) = &p.regzbot {
