@@ -1461,8 +1461,19 @@ fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
         2,
         "{cases}"
     );
-    // Undone: the next one is reported.
-    run(&cfg, &["ignores", "drop", "<ig3@x>"], None);
+    // Undone: the held report is pointed out, and the next one is reported.
+    let o = run(&cfg, &["ignores", "drop", "<ig3@x>"], None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let held: Vec<serde_json::Value> = outbox(&cfg)
+        .into_iter()
+        .filter(|e| e["state"] == "held")
+        .collect();
+    assert_eq!(held.len(), 1, "{held:?}");
+    let held_id = held[0]["message_id"].as_str().unwrap().to_string();
+    assert!(
+        err.contains("stays wont-fix") && err.contains(&format!("outbox approve {held_id}")),
+        "{err}"
+    );
     assert!(rules().is_empty());
     let o = run(
         &cfg,
@@ -1471,6 +1482,14 @@ fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
     );
     assert!(!String::from_utf8_lossy(&o.stderr).contains("ignored"));
     assert_eq!(sent_reports(), before + 1);
+
+    // Sending the held one anyway sets the carried decision aside: once
+    // sent, its case is followed as reported.
+    let held_case = held[0]["case_id"].as_str().unwrap().to_string();
+    run(&cfg, &["outbox", "approve", &held_id], None);
+    assert_eq!(show(&cfg, &held_case)["state"], "queued");
+    run(&cfg, &["send"], None);
+    assert_eq!(show(&cfg, &held_case)["state"], "reported");
 }
 
 /// Someone who posted a patch in the thread speaks for it: their "I have

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event, Question, ReportKind};
-use crate::model::{MessageId, OutboxEntry, Sender, ThreadEntry};
+use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender, ThreadEntry};
 
 /// Whose mail a line of a case's timeline is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,7 +94,13 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             patches: t.patches.clone(),
         }))
         .collect();
-    items.sort_by_key(|i| i.time);
+    // The report leads: a reply cannot come before it, even where the
+    // report's Date was given (a backfilled or adopted report, sent late).
+    let report = outbox
+        .iter()
+        .find(|e| e.kind == OutboxKind::Report)
+        .map(|e| e.message_id.to_string());
+    items.sort_by_key(|i| (Some(&i.message_id) != report.as_ref(), i.time));
     items
 }
 
@@ -355,6 +361,44 @@ mod tests {
         for (cause, want) in table {
             assert_eq!(cause_line(&cause), want, "{cause:?}");
         }
+    }
+
+    /// The report leads its thread even where its Date was given and a
+    /// reply is dated before it was sent (a backfilled report); the rest
+    /// follow in time order.
+    #[test]
+    fn the_report_leads_its_thread() {
+        let at = |d: &str| chrono::DateTime::parse_from_rfc3339(d).unwrap().to_utc();
+        let ours = |id: &str, kind: OutboxKind, sent: &str| {
+            let mut e = OutboxEntry::queued(
+                MessageId::parse(id).unwrap(),
+                CaseId::system(),
+                kind,
+                "s".into(),
+                Vec::new(),
+                at(sent),
+            );
+            e.sent_at = Some(at(sent));
+            e
+        };
+        let reply = |id: &str, date: &str| {
+            let mut t = ThreadEntry::sample(id, "a@x", "words");
+            t.date = Some(at(date));
+            t
+        };
+        let outbox = [
+            ours("ping@p", OutboxKind::Reminder, "2026-12-10T00:00:00Z"),
+            ours("report@p", OutboxKind::Report, "2026-12-01T00:00:00Z"),
+        ];
+        let thread = [
+            reply("late@x", "2026-12-11T00:00:00Z"),
+            reply("early@x", "2022-04-14T01:00:00Z"),
+        ];
+        let order: Vec<String> = timeline(&outbox, &thread)
+            .into_iter()
+            .map(|i| i.message_id)
+            .collect();
+        assert_eq!(order, ["report@p", "early@x", "ping@p", "late@x"]);
     }
 
     /// `cases list --json` keeps its documented shape and order.

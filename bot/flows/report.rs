@@ -610,7 +610,7 @@ fn carried_decision(store: &Store, case: &Case) -> Result<Option<Carried>, Store
             state: CaseState::WontFix,
             why: format!("ignored: {}", r.describe()),
             note: format!("not reported: {}", r.describe()),
-            held_because: format!("ignored: {}", r.describe()),
+            held_because: r.held_reason(),
         }))
 }
 

@@ -113,6 +113,12 @@ impl IgnoreRule {
             self.what, self.scope, self.by, self.message_id
         )
     }
+
+    /// Why a report this rule covers is held: the same words name the rule
+    /// when it is dropped, so its held mails can be pointed out.
+    pub fn held_reason(&self) -> String {
+        format!("ignored: {}", self.describe())
+    }
 }
 
 /// `what` names the case's headline metric or its testcase.

@@ -35,7 +35,7 @@ pub fn run(config: &Config, c: IgnoresCmd) -> Result<(), Failure> {
             for r in rules.iter().filter(|_| !json) {
                 println!(
                     "{}  case {}  {}",
-                    r.at.format("%Y-%m-%d %H:%M"),
+                    crate::model::shown_minute(r.at),
                     r.case,
                     r.describe()
                 );
@@ -59,6 +59,32 @@ pub fn run(config: &Config, c: IgnoresCmd) -> Result<(), Failure> {
                 store.drop_ignore(&r.key())?;
                 eprintln!("dropped: {}", r.describe());
             }
+            still_held(&store, &doomed)?;
+        }
+    }
+    Ok(())
+}
+
+/// Dropping a rule changes no case it already closed: the reports it held
+/// are pointed out, for an operator to send or leave.
+fn still_held(
+    store: &crate::store::Store,
+    dropped: &[crate::model::ignore::IgnoreRule],
+) -> Result<(), Failure> {
+    let reasons: Vec<String> = dropped.iter().map(|r| r.held_reason()).collect();
+    for e in store.outbox_entries()? {
+        // The report flow appends what to do ("; approve to mail anyway").
+        let by_rule = e.held_because.as_deref().is_some_and(|h| {
+            reasons.iter().any(|r| {
+                h.strip_prefix(r.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(';'))
+            })
+        });
+        if e.state == crate::model::OutboxState::Held && by_rule {
+            eprintln!(
+                "case {} stays wont-fix and its report held: `perfbot outbox approve {}` sends it and follows the case as reported",
+                e.case_id, e.message_id
+            );
         }
     }
     Ok(())

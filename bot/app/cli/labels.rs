@@ -105,7 +105,7 @@ fn list(store: &Store, json: bool) -> Result<(), Failure> {
         let mark = if read == l.label { "=" } else { "≠" };
         println!(
             "{}  case {}  {} {mark} perfbot {read}  <{}>  by {}: {}",
-            l.time.format("%Y-%m-%d %H:%M"),
+            crate::model::shown_minute(l.time),
             l.case_id,
             l.label,
             l.message_id,

@@ -6,7 +6,7 @@ use clap::Subcommand;
 
 use super::{by_operator, open_store, parse_id, who, Failure};
 use crate::config::Config;
-use crate::model::{OutboxEntry, OutboxState};
+use crate::model::{CaseState, OutboxEntry, OutboxKind, OutboxState};
 use crate::store::Store;
 
 #[derive(Subcommand, Debug)]
@@ -171,10 +171,34 @@ fn approve(store: &Store, message_id: &str) -> Result<(), Failure> {
     }
     e.state = OutboxState::Queued;
     e.next_attempt_at = Utc::now();
-    let note = format!("{} <{}> approved for sending", e.kind, e.message_id);
-    store.outbox_transition(&e, None, by_operator("approved"), &note)?;
+    let mut note = format!("{} <{}> approved for sending", e.kind, e.message_id);
+    let set_aside = set_aside(store, &e)?;
+    if let Some((from, _)) = set_aside {
+        note.push_str(&format!(
+            "; the decision carried over ({from}) is set aside: reported once sent"
+        ));
+    }
+    store.outbox_transition(&e, set_aside, by_operator("approved"), &note)?;
     eprintln!("<{}> approved; `perfbot send` delivers it", e.message_id);
+    if let Some((from, _)) = set_aside {
+        eprintln!(
+            "case {} was {from} before its report ever left; it is followed as reported once the report is sent",
+            e.case_id
+        );
+    }
     Ok(())
+}
+
+/// A report held because an earlier decision was carried over to its case
+/// (series memory, `#perfbot ignore`) is sent anyway only when an operator
+/// disagrees with that decision: the case goes back to queued, so that
+/// sending it makes it reported and its thread is followed and chased.
+fn set_aside(store: &Store, e: &OutboxEntry) -> Result<Option<(CaseState, CaseState)>, Failure> {
+    if e.kind != OutboxKind::Report {
+        return Ok(None);
+    }
+    let state = store.case(&e.case_id)?.state;
+    Ok((state != CaseState::Queued).then_some((state, CaseState::Queued)))
 }
 
 /// Never send a mail (kept, as dead), unless it has left already.
