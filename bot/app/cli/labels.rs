@@ -98,7 +98,7 @@ fn list(store: &Store, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     if labels.is_empty() {
-        println!("no reply settled by an operator yet");
+        println!("no reply labelled by an operator yet");
     }
     for l in &labels {
         let read = l.perfbot.as_deref().unwrap_or("-");

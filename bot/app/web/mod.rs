@@ -121,11 +121,13 @@ fn internal(e: impl std::fmt::Display) -> WebError {
     WebError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
 }
 
-/// Cases after filtering, with the counts of all of them.
+/// Cases after filtering, with the counts of all of them, and the page of
+/// them asked for.
 struct Listing {
     cases: Vec<crate::model::case::Case>,
     counts: BTreeMap<String, usize>,
     total: usize,
+    page: usize,
 }
 
 fn error(code: StatusCode, msg: &str) -> Response {
@@ -163,58 +165,125 @@ pub struct Filter {
     pub list: Option<String>,
     /// Reports of this year (`2024`).
     pub year: Option<String>,
+    /// The page of the HTML list (from 1).
+    pub page: Option<String>,
+}
+
+/// Cases of the HTML list per page: each row reads its case's thread.
+pub const PAGE_CASES: usize = 100;
+
+/// A filter as the list applies it, checked once: an empty field filters
+/// nothing, a field that says nothing it takes is the asker's mistake
+/// (never read as no filter, which would show every case under a filter
+/// the form still displays).
+#[derive(Debug, Default, PartialEq)]
+struct CaseQuery {
+    state: Option<CaseState>,
+    subsystem: Option<String>,
+    age_days: Option<i64>,
+    needs_human: bool,
+    /// Lowercased.
+    list: Option<String>,
+    year: Option<i32>,
+    page: usize,
+}
+
+impl TryFrom<&Filter> for CaseQuery {
+    type Error = WebError;
+
+    fn try_from(f: &Filter) -> Result<CaseQuery, WebError> {
+        let given = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        let bad = |field: &str, v: &str, takes: &str| {
+            WebError(StatusCode::BAD_REQUEST, format!("{field}={v:?}: {takes}"))
+        };
+        let state = match given(&f.state) {
+            None => None,
+            Some(v) => Some(CaseState::parse(&v).ok_or_else(|| {
+                let all: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
+                bad("state", &v, &format!("a case state ({})", all.join(", ")))
+            })?),
+        };
+        // Any number of days is a period; a huge one is every case.
+        let age_days = match given(&f.age) {
+            None => None,
+            Some(v) => Some(
+                v.parse::<u64>()
+                    .map_err(|_| bad("age", &v, "a number of days"))?
+                    .min(crate::flows::digest::MAX_DAYS as u64) as i64,
+            ),
+        };
+        let year = match given(&f.year) {
+            None => None,
+            Some(v) => Some(
+                v.parse::<i32>()
+                    .ok()
+                    .filter(|y| (1970..=9999).contains(y))
+                    .ok_or_else(|| bad("year", &v, "a year (2024)"))?,
+            ),
+        };
+        let page = match given(&f.page) {
+            None => 1,
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|p| *p >= 1)
+                .ok_or_else(|| bad("page", &v, "a page number from 1"))?,
+        };
+        Ok(CaseQuery {
+            state,
+            subsystem: given(&f.subsystem),
+            age_days,
+            needs_human: f.needs_human.is_some(),
+            list: given(&f.list).map(|l| l.to_ascii_lowercase()),
+            year,
+            page,
+        })
+    }
+}
+
+impl CaseQuery {
+    fn admits(&self, c: &Case, now: chrono::DateTime<Utc>) -> bool {
+        self.state.is_none_or(|s| c.state == s)
+            && self
+                .subsystem
+                .as_deref()
+                .is_none_or(|s| c.subsystem.as_deref() == Some(s))
+            && self
+                .age_days
+                .is_none_or(|d| now - c.created <= Duration::days(d))
+            // A question to the robot's people needs a human as much.
+            && (!self.needs_human || c.state == CaseState::NeedsHuman || c.question.is_some())
+            && self.list.as_deref().is_none_or(|l| {
+                c.to.iter()
+                    .chain(&c.cc)
+                    .any(|a| a.to_ascii_lowercase().contains(l))
+            })
+            && self
+                .year
+                .is_none_or(|y| chrono::Datelike::year(&c.created) == y)
+    }
 }
 
 fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
+    let q = CaseQuery::try_from(f)?;
     let all = s.store.cases().map_err(internal)?;
     let mut counts = BTreeMap::new();
     for c in &all {
         *counts.entry(c.state.as_str().to_string()).or_insert(0) += 1;
     }
     let now = Utc::now();
-    let age: Option<i64> = f
-        .age
-        .as_deref()
-        .and_then(|a| a.trim().parse().ok())
-        .map(|d: i64| d.clamp(0, crate::flows::digest::MAX_DAYS));
     let total = all.len();
-    let list = all
-        .into_iter()
-        .filter(|c| {
-            f.state
-                .as_deref()
-                .filter(|s| !s.is_empty())
-                .is_none_or(|s| c.state.as_str() == s)
-        })
-        .filter(|c| {
-            f.subsystem
-                .as_deref()
-                .filter(|s| !s.is_empty())
-                .is_none_or(|s| c.subsystem.as_deref() == Some(s))
-        })
-        .filter(|c| age.is_none_or(|d| now - c.created <= Duration::days(d)))
-        .filter(|c| {
-            // A question to the robot's people needs a human as much.
-            f.needs_human.is_none() || c.state == CaseState::NeedsHuman || c.question.is_some()
-        })
-        .filter(|c| {
-            let list = f.list.as_deref().map(str::trim).filter(|l| !l.is_empty());
-            list.is_none_or(|l| {
-                let l = l.to_ascii_lowercase();
-                c.to.iter()
-                    .chain(&c.cc)
-                    .any(|a| a.to_ascii_lowercase().contains(&l))
-            })
-        })
-        .filter(|c| {
-            let year = f.year.as_deref().and_then(|y| y.trim().parse::<i32>().ok());
-            year.is_none_or(|y| chrono::Datelike::year(&c.created) == y)
-        })
-        .collect();
+    let cases = all.into_iter().filter(|c| q.admits(c, now)).collect();
     Ok(Listing {
-        cases: list,
+        cases,
         counts,
         total,
+        page: q.page,
     })
 }
 
@@ -277,6 +346,7 @@ struct ListPage<'a> {
     cases: Vec<CaseRow<'a>>,
     states: Vec<StateChoice>,
     filter: FilterShown<'a>,
+    pager: ListPager,
 }
 
 /// A state in the filter's menu.
@@ -301,10 +371,14 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         cases: list,
         counts,
         total,
+        page,
     } = match filtered(&s, &f) {
         Ok(x) => x,
-        Err(e) => return e.into_response(),
+        Err(WebError(code, why)) => return bad_filter(&s, code, &why),
     };
+    let pages = list.len().div_ceil(PAGE_CASES).max(1);
+    let page = page.min(pages);
+    let (list, span) = page_of(list, page, PAGE_CASES);
     let cases = match list_rows(&s, &list) {
         Ok(x) => x,
         Err(e) => return e.into_response(),
@@ -323,14 +397,63 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         list: f.list.as_deref(),
         year: f.year.as_deref(),
     };
+    let pager = ListPager {
+        page,
+        pages,
+        span,
+        previous: (page > 1).then(|| page_link(&f, page - 1)),
+        next: (page < pages).then(|| page_link(&f, page + 1)),
+    };
     let page = ListPage {
         total,
         counts: &counts,
         cases,
         states,
         filter,
+        pager,
     };
     s.page("Cases", "list", &page)
+}
+
+/// Where the list's pages are: this one, how many, and links to the pages
+/// beside it under the same filter.
+#[derive(Debug, Serialize)]
+struct ListPager {
+    page: usize,
+    pages: usize,
+    span: Span,
+    previous: Option<String>,
+    next: Option<String>,
+}
+
+/// The list's address for page `page` under the filter `f` (query-encoded).
+fn page_link(f: &Filter, page: usize) -> String {
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in [
+        ("state", &f.state),
+        ("subsystem", &f.subsystem),
+        ("list", &f.list),
+        ("year", &f.year),
+        ("age", &f.age),
+        ("needs_human", &f.needs_human),
+    ] {
+        if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
+            q.append_pair(k, v);
+        }
+    }
+    q.append_pair("page", &page.to_string());
+    format!("/?{}", q.finish())
+}
+
+/// A filter that says nothing the list takes: what was wrong, and the way
+/// back to every case.
+fn bad_filter(s: &AppState, code: StatusCode, why: &str) -> Response {
+    let content = format!(
+        "<h1>No such filter</h1>\n<p class=\"error\">{}</p>\n<p><a href=\"/\">All cases</a></p>\n",
+        handlebars::html_escape(why),
+    );
+    s.framed(code, "No such filter", content)
+        .unwrap_or_else(|_| error(code, why))
 }
 
 /// Messages of a case's thread per page (and twice as many events): a case
@@ -1024,12 +1147,159 @@ mod tests {
             ..Filter::default()
         };
         assert!(ids(nothing).is_empty());
-        // Not a year: no year filter, as an empty field.
-        let junk = Filter {
-            year: Some("soon".into()),
+        // An empty field filters nothing.
+        let empty = Filter {
+            year: Some(" ".into()),
+            state: Some(String::new()),
             ..Filter::default()
         };
-        assert_eq!(ids(junk).len(), 2);
+        assert_eq!(ids(empty).len(), 2);
+    }
+
+    /// A filter is checked once: each field that says nothing it takes is
+    /// the asker's mistake, named with what it takes (never read as no
+    /// filter, which would list every case under a filter still shown).
+    #[test]
+    fn a_filter_is_checked_field_by_field() {
+        let f = |k: &str, v: &str| {
+            let mut f = Filter::default();
+            let v = Some(v.to_string());
+            match k {
+                "state" => f.state = v,
+                "age" => f.age = v,
+                "year" => f.year = v,
+                "page" => f.page = v,
+                "list" => f.list = v,
+                _ => unreachable!(),
+            }
+            CaseQuery::try_from(&f).map_err(|WebError(code, why)| (code, why))
+        };
+        let bad = StatusCode::BAD_REQUEST;
+        let table: &[(&str, &str, Result<CaseQuery, &str>)] = &[
+            (
+                "state",
+                "fixed",
+                Ok(CaseQuery {
+                    state: Some(CaseState::Fixed),
+                    page: 1,
+                    ..CaseQuery::default()
+                }),
+            ),
+            (
+                "state",
+                "bogus",
+                Err("state=\"bogus\": a case state (queued, reported"),
+            ),
+            (
+                "age",
+                " 30 ",
+                Ok(CaseQuery {
+                    age_days: Some(30),
+                    page: 1,
+                    ..CaseQuery::default()
+                }),
+            ),
+            (
+                "age",
+                "9223372036854775807",
+                Ok(CaseQuery {
+                    age_days: Some(crate::flows::digest::MAX_DAYS),
+                    page: 1,
+                    ..CaseQuery::default()
+                }),
+            ),
+            ("age", "abc", Err("age=\"abc\": a number of days")),
+            ("age", "-3", Err("age=\"-3\": a number of days")),
+            (
+                "year",
+                "2024",
+                Ok(CaseQuery {
+                    year: Some(2024),
+                    page: 1,
+                    ..CaseQuery::default()
+                }),
+            ),
+            ("year", "20x6", Err("year=\"20x6\": a year")),
+            ("year", "99999", Err("year=\"99999\": a year")),
+            (
+                "page",
+                "3",
+                Ok(CaseQuery {
+                    page: 3,
+                    ..CaseQuery::default()
+                }),
+            ),
+            ("page", "0", Err("page=\"0\": a page number from 1")),
+            (
+                "list",
+                "Linux-MM",
+                Ok(CaseQuery {
+                    list: Some("linux-mm".into()),
+                    page: 1,
+                    ..CaseQuery::default()
+                }),
+            ),
+        ];
+        for (k, v, want) in table {
+            match (f(k, v), want) {
+                (Ok(got), Ok(want)) => assert_eq!(&got, want, "{k}={v}"),
+                (Err((code, why)), Err(want)) => {
+                    assert_eq!(code, bad, "{k}={v}");
+                    assert!(why.starts_with(want), "{k}={v}: {why}");
+                }
+                (got, want) => panic!("{k}={v}: {got:?}, not {want:?}"),
+            }
+        }
+    }
+
+    /// 250 cases are listed 100 a page; the links to the pages beside one
+    /// keep its filter, and a page past the end is the last.
+    #[test]
+    fn a_long_case_list_is_paged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let now = Utc::now();
+        for i in 0..250u32 {
+            let mut c = Case::sample(&format!("{i:012x}"), CaseState::Reported, now);
+            c.message_id = crate::model::MessageId::parse(&format!("r{i}@x")).unwrap();
+            store.adopt_case(&c, Cause::system("test")).unwrap();
+        }
+        let config = Arc::new(Config::load(None).unwrap());
+        let s = Arc::new(AppState::new(config, Arc::new(store), Arc::default()).unwrap());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let html = |f: Filter| {
+            let r = rt.block_on(list_page(State(s.clone()), Query(f)));
+            assert_eq!(r.status(), StatusCode::OK);
+            let body = rt
+                .block_on(axum::body::to_bytes(r.into_body(), usize::MAX))
+                .unwrap();
+            String::from_utf8(body.to_vec()).unwrap()
+        };
+        let first = html(Filter {
+            state: Some("reported".into()),
+            ..Filter::default()
+        });
+        assert_eq!(first.matches("class=\"case-link\"").count(), PAGE_CASES);
+        assert!(first.contains("Page 1 of 3: cases 1–100 of 250"), "{first}");
+        // Handlebars escapes `=` too (`&#x3D;`), as HTML allows.
+        let link = |l: &str| format!("href=\"{}\"", handlebars::html_escape(l));
+        assert!(
+            first.contains(&format!("{}>later</a>", link("/?state=reported&page=2"))),
+            "{first}"
+        );
+        let last = html(Filter {
+            page: Some("7".into()),
+            ..Filter::default()
+        });
+        assert!(last.contains("Page 3 of 3: cases 201–250 of 250"), "{last}");
+        assert_eq!(last.matches("class=\"case-link\"").count(), 50);
+        assert!(
+            last.contains(&format!("{}>earlier</a>", link("/?page=2"))),
+            "{last}"
+        );
+        assert!(!last.contains(">later</a>"), "{last}");
     }
 
     /// "Needs a human" lists the cases in needs-human and those that keep
@@ -1158,6 +1428,17 @@ mod tests {
                 needs_human: false,
                 list: None,
                 year: None,
+            },
+            pager: ListPager {
+                page: 1,
+                pages: 1,
+                span: Span {
+                    from: 1,
+                    to: 1,
+                    total: 1,
+                },
+                previous: None,
+                next: None,
             },
         };
         let html = s.hb.render("list", &page).unwrap();
