@@ -841,7 +841,7 @@ fn newcomer_stumbles() {
         // printed, so none is taken for queued.
         (
             &["digest", "--send"],
-            1,
+            2,
             "nobody gets the digest: set digest.to or trust.operators",
         ),
     ];

@@ -38,7 +38,9 @@ pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
     // Refused before anything is printed, so the digest on the screen is
     // never taken for one that was queued.
     if a.send && config.digest_to().is_empty() {
-        return Err(anyhow!("nobody gets the digest: set digest.to or trust.operators").into());
+        return Err(Failure::usage(anyhow!(
+            "nobody gets the digest: set digest.to or trust.operators"
+        )));
     }
     let store = open_store(config)?;
     let now = Utc::now();

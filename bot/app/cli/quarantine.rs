@@ -70,9 +70,9 @@ fn list(store: &Store, json: bool) -> Result<(), Failure> {
 fn unreadable_line(u: &Unreadable) -> String {
     format!(
         "{}  unreadable  tried {}×, last {}  {}\n    {} commit {}{}",
-        u.first_seen.format("%Y-%m-%d %H:%M:%S"),
+        crate::model::shown_time(u.first_seen),
         u.tries,
-        u.last_tried.format("%Y-%m-%d %H:%M:%S"),
+        crate::model::shown_time(u.last_tried),
         u.reason,
         u.repository.trim_start_matches("public-inbox:"),
         u.commit,
@@ -88,7 +88,7 @@ fn unreadable_line(u: &Unreadable) -> String {
 fn held_line(h: &Held) -> String {
     format!(
         "{}  held  {} bytes  answers a report not read yet: {}\n    {} <{}>",
-        h.time.format("%Y-%m-%d %H:%M:%S"),
+        crate::model::shown_time(h.time),
         h.size,
         h.subject,
         h.source,
@@ -100,7 +100,7 @@ fn held_line(h: &Held) -> String {
 fn quarantined_line(q: &Quarantined) -> String {
     format!(
         "{}  {}  {} bytes  {}\n    {}{}",
-        q.time.format("%Y-%m-%d %H:%M:%S"),
+        crate::model::shown_time(q.time),
         &q.hash[..16.min(q.hash.len())],
         q.size,
         q.reason,
