@@ -304,6 +304,52 @@ mod tests {
         assert!(web(none).is_ok());
     }
 
+    /// The escalation's quote stands apart from what follows it, and names
+    /// the mail as a Message-ID is written.
+    #[test]
+    fn an_escalation_keeps_its_paragraphs() {
+        let none = Path::new("/nonexistent-perfbot-templates");
+        let t = text(none, "escalation").unwrap();
+        let data = serde_json::json!({
+            "case_id": "529ac5eb9e54", "subject": "s", "state": "needs-human",
+            "thread_url": "u", "reason": "r", "from": "a@x", "message_id": "m@x",
+            "quoted": ["one", "two"], "question": false, "signature": "perfbot",
+        });
+        let mail = render_plain("escalation", &t, &data).unwrap();
+        assert!(
+            mail.contains("a@x wrote (<m@x>):\n> one\n> two\n\nDecide with"),
+            "{mail}"
+        );
+        let data = serde_json::json!({
+            "case_id": "529ac5eb9e54", "subject": "s", "state": "needs-human",
+            "thread_url": "u", "reason": "r", "from": "", "message_id": "",
+            "quoted": [], "question": false, "signature": "perfbot",
+        });
+        let mail = render_plain("escalation", &t, &data).unwrap();
+        assert!(mail.contains("Why:      r\n\nDecide with"), "{mail}");
+    }
+
+    /// An ack has one blank line before its signature, closing or not.
+    #[test]
+    fn an_ack_has_no_stray_blank_line() {
+        let none = Path::new("/nonexistent-perfbot-templates");
+        let t = text(none, "ack").unwrap();
+        for (closing, end) in [
+            (
+                true,
+                "as fixed.\nWe will not follow up on it further.\n\n-- \n",
+            ),
+            (false, "as fixed.\n\n-- \n"),
+        ] {
+            let data = serde_json::json!({
+                "first_name": "Dave", "evidence": "e", "reply_date": "d",
+                "outcome": "fixed", "closing": closing, "signature": "perfbot",
+            });
+            let mail = render_plain("ack", &t, &data).unwrap();
+            assert!(mail.contains(end), "{mail:?}");
+        }
+    }
+
     #[test]
     fn plain_text_is_not_escaped_nor_reparsed() {
         let s = render_plain("t", "{{a}}", &serde_json::json!({"a": "<b> & {{c}}"})).unwrap();
