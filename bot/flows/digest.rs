@@ -67,13 +67,7 @@ pub fn queue_mail(
         bot.message_id_domain
     ))
     .expect("valid id");
-    let subject = format!(
-        "[perfbot] digest {}: {} need a human, {} overdue, {} closed",
-        d.generated.format("%Y-%m-%d"),
-        d.needs_human.len(),
-        d.overdue.len(),
-        d.recently_closed.len()
-    );
+    let subject = subject(d);
     let env = Envelope {
         from: bot.sender(),
         to: to.clone(),
@@ -102,9 +96,60 @@ pub fn queue_mail(
     Ok(Some(id))
 }
 
+/// The digest mail's Subject: the day and what waits on whom.
+fn subject(d: &Digest) -> String {
+    let humans = d.needs_human.len();
+    format!(
+        "[perfbot] digest {}: {humans} {}, {} overdue, {} closed",
+        d.generated.format("%Y-%m-%d"),
+        if humans == 1 {
+            "needs a human"
+        } else {
+            "need a human"
+        },
+        d.overdue.len(),
+        d.recently_closed.len()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sections stand apart by one blank line, the signature too, and the
+    /// Subject's verb agrees with its count.
+    #[test]
+    fn the_text_digest_is_laid_out_in_sections() {
+        let config = crate::config::Config::load(None).unwrap();
+        let now = chrono::Utc::now();
+        let t = crate::digest::Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let cases: Vec<_> = ["aaaaaaaaaaaa", "bbbbbbbbbbbb"]
+            .iter()
+            .map(|id| {
+                let c = crate::model::case::Case::sample(
+                    id,
+                    crate::model::case::CaseState::NeedsHuman,
+                    now,
+                );
+                (c, vec![], vec![])
+            })
+            .collect();
+        let d = crate::digest::build(&cases[..1], &[], now, now, t);
+        let text = render_text(&config, &d).unwrap();
+        assert!(!text.contains("\n\n\n"), "{text}");
+        assert!(
+            text.contains("\n\n== Overdue (0)\n\n== Closed recently (0)\n\n-- \n"),
+            "{text}"
+        );
+        assert!(subject(&d).ends_with(": 1 needs a human, 0 overdue, 0 closed"));
+        let d = crate::digest::build(&cases, &[], now, now, t);
+        assert!(subject(&d).ends_with(": 2 need a human, 0 overdue, 0 closed"));
+        let d = crate::digest::build(&[], &[], now, now, t);
+        assert!(subject(&d).ends_with(": 0 need a human, 0 overdue, 0 closed"));
+    }
 
     /// The text digest has a section for the reports read at a glance only,
     /// and none when there are none.
