@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use common::{event_to, ok, outbox, perfbot_stdin, root, show};
 
@@ -1632,6 +1632,21 @@ fn a_retrained_reader_is_measured_before_it_is_written() {
         assert_eq!(o.status.code(), Some(2), "{o:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{o:?}");
     }
+    // From a deployment's directory, without --shipped: the shipped labels
+    // are found in the tree perfbot was built from (read before the
+    // operators' labels are looked for).
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .args(["--config", cfg.to_str().unwrap(), "labels", "retrain"])
+        .args(["--out", out.to_str().unwrap()])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no reply labelled by an operator yet"),
+        "{err}"
+    );
     let c = report(&cfg);
     for (id, words) in [
         (

@@ -172,7 +172,7 @@ fn retrain(config: &Config, store: &Store, a: RetrainArgs) -> Result<(), Failure
     // Checked before the measure's seconds, not after.
     super::model_file(&out)?;
     let shipped = if shipped.is_empty() {
-        retrain::SHIPPED.iter().map(PathBuf::from).collect()
+        shipped_labels(config)?
     } else {
         shipped
     };
@@ -210,6 +210,34 @@ fn retrain(config: &Config, store: &Store, a: RetrainArgs) -> Result<(), Failure
         print!("{}", retrain::render(&m));
     }
     say_written(&out, &refused, write)
+}
+
+/// The shipped labels, from the first place that holds them all: here, the
+/// config's directory, or the tree perfbot was built from (a copy of the
+/// repository), so `labels retrain` works from a deployment's directory.
+fn shipped_labels(config: &Config) -> Result<Vec<PathBuf>, Failure> {
+    let places = [
+        PathBuf::from("."),
+        config.base_dir.clone(),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    ];
+    places
+        .iter()
+        .map(|top| {
+            crate::app::retrain::SHIPPED
+                .iter()
+                .map(|f| top.join(f))
+                .collect::<Vec<_>>()
+        })
+        .find(|files| files.iter().all(|f| f.is_file()))
+        .ok_or_else(|| {
+            let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+            Failure::usage(anyhow::anyhow!(
+                "the shipped labels ({}) are in none of {}: name them with --shipped",
+                crate::app::retrain::SHIPPED.join(", "),
+                looked.join(", ")
+            ))
+        })
 }
 
 /// What became of the retrained weights at `out`: written as the measure
