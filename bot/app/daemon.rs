@@ -128,10 +128,15 @@ fn drain_spool(s: &Shared) -> usize {
     n
 }
 
+/// A file dropped by hand is taken once it has not changed for this long: a
+/// `cp` of a large input still under way is not read half-written.
+const SPOOL_SETTLE: Duration = Duration::from_secs(2);
+
 /// What waits in the spool, in name order. `*.d`: a snapshot `perfbot
-/// report` made (its input and the files it names); `.json`: an input an
-/// operator dropped; `.ref`: a pointer an older perfbot wrote. Hidden names
-/// are snapshots still being made.
+/// report` made (its input and the files it names), moved in whole by one
+/// rename; `.json`: an input an operator dropped, once it has settled;
+/// `.ref`: a pointer an older perfbot wrote. Hidden names are snapshots
+/// still being made.
 fn spooled(dir: &Path) -> Vec<PathBuf> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
@@ -150,12 +155,21 @@ fn spooled(dir: &Path) -> Vec<PathBuf> {
                 .is_some_and(|n| n.to_string_lossy().starts_with('.'))
         })
         .filter(|p| {
-            p.extension().is_some_and(|e| e == "json" || e == "ref")
+            p.extension().is_some_and(|e| e == "json" || e == "ref") && settled(p)
                 || (p.is_dir() && p.extension().is_some_and(|e| e == "d"))
         })
         .collect();
     files.sort();
     files
+}
+
+/// Unchanged for `SPOOL_SETTLE` (a clock set back counts as settled: the
+/// file is never left waiting for ever).
+fn settled(p: &Path) -> bool {
+    let modified = std::fs::metadata(p).and_then(|m| m.modified());
+    modified.map_or(true, |t| {
+        t.elapsed().map_or(true, |age| age >= SPOOL_SETTLE)
+    })
 }
 
 /// The input a spooled file stands for. A `.ref` pointer that cannot be
@@ -449,4 +463,36 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     store.flush()?;
     tracing::info!("stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.json` dropped by hand waits until it has settled; a snapshot
+    /// folder, moved in by one rename, is taken at once; hidden names and
+    /// other files are never taken.
+    #[test]
+    fn the_spool_takes_a_dropped_file_once_it_has_settled() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        for f in ["a.json", ".b.json", "c.txt"] {
+            std::fs::write(dir.join(f), "{}").unwrap();
+        }
+        std::fs::create_dir(dir.join("d.d")).unwrap();
+        let names = || -> Vec<String> {
+            spooled(dir)
+                .iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(), ["d.d"]);
+        let before = std::time::SystemTime::now() - SPOOL_SETTLE;
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.join("a.json"))
+            .unwrap();
+        f.set_modified(before).unwrap();
+        assert_eq!(names(), ["a.json", "d.d"]);
+    }
 }
