@@ -79,6 +79,24 @@ fn report_twice_makes_one_case_and_one_email() {
     }
 
     let id = c["id"].as_str().unwrap();
+    // The dashboard's filters, at the command line; the state column is
+    // padded whatever the state's length.
+    for (args, want) in [
+        (
+            &["--state", "reported", "--age", "1"][..],
+            format!("{id}  reported          [f2fs]"),
+        ),
+        (&["--year", "1999"][..], "no cases that match".to_string()),
+        (
+            &["--state", "fixed"][..],
+            "no cases in state fixed".to_string(),
+        ),
+        (&["--needs-human"][..], "no cases that match".to_string()),
+    ] {
+        let o = perfbot(&cfg, &[&["cases", "list"][..], args].concat());
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.starts_with(&want), "{args:?}: {out}");
+    }
     let o = perfbot(&cfg, &["cases", "show", id]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(

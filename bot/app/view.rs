@@ -104,6 +104,50 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
     items
 }
 
+/// Which cases a list shows: the dashboard's filter and `cases list`'s
+/// options, checked once into typed values.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct CaseFilter {
+    pub state: Option<CaseState>,
+    pub subsystem: Option<String>,
+    /// Created at most this many days ago.
+    pub age_days: Option<i64>,
+    /// In needs-human, or keeping its decision beside an open question to
+    /// the robot's people (which needs a human as much).
+    pub needs_human: bool,
+    /// Part of a list address in To or Cc, lowercased.
+    pub list: Option<String>,
+    /// Created in this year.
+    pub year: Option<i32>,
+}
+
+impl CaseFilter {
+    pub fn admits(&self, c: &Case, now: chrono::DateTime<chrono::Utc>) -> bool {
+        self.state.is_none_or(|s| c.state == s)
+            && self
+                .subsystem
+                .as_deref()
+                .is_none_or(|s| c.subsystem.as_deref() == Some(s))
+            && self
+                .age_days
+                .is_none_or(|d| now - c.created <= chrono::Duration::days(d))
+            && (!self.needs_human || c.state == CaseState::NeedsHuman || c.question.is_some())
+            && self.list.as_deref().is_none_or(|l| {
+                c.to.iter()
+                    .chain(&c.cc)
+                    .any(|a| a.to_ascii_lowercase().contains(l))
+            })
+            && self
+                .year
+                .is_none_or(|y| chrono::Datelike::year(&c.created) == y)
+    }
+
+    /// Nothing left out.
+    pub fn is_empty(&self) -> bool {
+        *self == CaseFilter::default()
+    }
+}
+
 /// One case in `cases list --json` and `/api/cases` (a stable, documented
 /// shape: its fields in this order).
 #[derive(Debug, Serialize)]
@@ -399,6 +443,125 @@ mod tests {
             .map(|i| i.message_id)
             .collect();
         assert_eq!(order, ["report@p", "early@x", "ping@p", "late@x"]);
+    }
+
+    /// Each part of a filter leaves out the cases it does not name; all
+    /// parts must hold.
+    #[test]
+    fn a_case_filter_admits_what_it_names() {
+        let at = |d: &str| chrono::DateTime::parse_from_rfc3339(d).unwrap().to_utc();
+        let now = at("2026-12-04T00:00:00Z");
+        let mut c = Case::sample(
+            "aaaaaaaaaaaa",
+            CaseState::AwaitingFix,
+            at("2026-11-30T00:00:00Z"),
+        );
+        c.cc = vec!["Linux-MM <linux-mm@kvack.org>".into()];
+        c.subsystem = Some("mm".into());
+        let f = CaseFilter::default;
+        let table = [
+            (f(), true),
+            (
+                CaseFilter {
+                    state: Some(CaseState::AwaitingFix),
+                    ..f()
+                },
+                true,
+            ),
+            (
+                CaseFilter {
+                    state: Some(CaseState::Fixed),
+                    ..f()
+                },
+                false,
+            ),
+            (
+                CaseFilter {
+                    subsystem: Some("mm".into()),
+                    ..f()
+                },
+                true,
+            ),
+            (
+                CaseFilter {
+                    subsystem: Some("xfs".into()),
+                    ..f()
+                },
+                false,
+            ),
+            (
+                CaseFilter {
+                    age_days: Some(4),
+                    ..f()
+                },
+                true,
+            ),
+            (
+                CaseFilter {
+                    age_days: Some(3),
+                    ..f()
+                },
+                false,
+            ),
+            (
+                CaseFilter {
+                    list: Some("linux-mm".into()),
+                    ..f()
+                },
+                true,
+            ),
+            (
+                CaseFilter {
+                    list: Some("linux-xfs".into()),
+                    ..f()
+                },
+                false,
+            ),
+            (
+                CaseFilter {
+                    year: Some(2026),
+                    ..f()
+                },
+                true,
+            ),
+            (
+                CaseFilter {
+                    year: Some(2025),
+                    ..f()
+                },
+                false,
+            ),
+            (
+                CaseFilter {
+                    needs_human: true,
+                    ..f()
+                },
+                false,
+            ),
+            (
+                CaseFilter {
+                    year: Some(2026),
+                    subsystem: Some("xfs".into()),
+                    ..f()
+                },
+                false,
+            ),
+        ];
+        for (filter, want) in table {
+            assert_eq!(filter.admits(&c, now), want, "{filter:?}");
+        }
+        // A question to the robot's people needs a human as much.
+        c.question = Some(Question {
+            message_id: MessageId::parse("q@x").unwrap(),
+            from: "a@x".into(),
+            quote: "Could you retest?".into(),
+            asked: now,
+        });
+        assert!(CaseFilter {
+            needs_human: true,
+            ..f()
+        }
+        .admits(&c, now));
     }
 
     /// `cases list --json` keeps its documented shape and order.

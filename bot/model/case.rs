@@ -108,7 +108,8 @@ impl CaseState {
 
 impl fmt::Display for CaseState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        // `pad`: a width given (`{:<16}` in `cases list`) is honoured.
+        f.pad(self.as_str())
     }
 }
 

@@ -7,7 +7,7 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::{by_operator, open_store, parse_id, read_input, who, Failure};
-use crate::app::view::{CaseDetail, CaseSummary};
+use crate::app::view::{CaseDetail, CaseFilter, CaseSummary};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::flows::learn::SettleError;
@@ -19,8 +19,8 @@ use crate::store::Store;
 pub enum CasesCmd {
     /// List cases
     List {
-        #[arg(long, value_parser = state)]
-        state: Option<CaseState>,
+        #[command(flatten)]
+        filter: ListFilter,
         /// As JSON, for scripts
         #[arg(long)]
         json: bool,
@@ -68,6 +68,42 @@ impl CasesCmd {
     }
 }
 
+/// Which cases `cases list` shows: the dashboard's filters.
+#[derive(clap::Args, Debug)]
+pub struct ListFilter {
+    /// Those in this state
+    #[arg(long, value_parser = state)]
+    state: Option<CaseState>,
+    /// Those of this subsystem (`xfs`)
+    #[arg(long)]
+    subsystem: Option<String>,
+    /// Those whose report went to a list whose address contains this (`linux-mm`)
+    #[arg(long)]
+    list: Option<String>,
+    /// Those reported in this year
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1970..=9999))]
+    year: Option<i32>,
+    /// Those reported at most this many days ago
+    #[arg(long, value_name = "DAYS")]
+    age: Option<u32>,
+    /// Those in needs-human, or with a question to the robot's people open
+    #[arg(long)]
+    needs_human: bool,
+}
+
+impl From<ListFilter> for CaseFilter {
+    fn from(f: ListFilter) -> CaseFilter {
+        CaseFilter {
+            state: f.state,
+            subsystem: f.subsystem,
+            age_days: f.age.map(i64::from),
+            needs_human: f.needs_human,
+            list: f.list.map(|l| l.to_ascii_lowercase()),
+            year: f.year,
+        }
+    }
+}
+
 fn state(s: &str) -> Result<CaseState, String> {
     CaseState::parse(s)
         .ok_or_else(|| super::unknown_state(s, CaseState::ALL.iter().map(|c| c.as_str())))
@@ -76,7 +112,7 @@ fn state(s: &str) -> Result<CaseState, String> {
 pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
     match c {
-        CasesCmd::List { state, json } => list(&store, state, json),
+        CasesCmd::List { filter, json } => list(&store, &filter.into(), json),
         CasesCmd::Show { id, json } => show(&store, &id, json),
         CasesCmd::Set {
             id,
@@ -91,20 +127,31 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
 }
 
 /// `cases list`: every case, or those in one state.
-fn list(store: &Store, state: Option<CaseState>, json: bool) -> Result<(), Failure> {
+fn list(store: &Store, filter: &CaseFilter, json: bool) -> Result<(), Failure> {
+    let now = Utc::now();
     let list: Vec<_> = store
         .cases()?
         .into_iter()
-        .filter(|c| state.is_none_or(|w| c.state == w))
+        .filter(|c| filter.admits(c, now))
         .collect();
     if json {
         let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else if list.is_empty() {
-        println!(
-            "no cases{}",
-            state.map(|s| format!(" in state {s}")).unwrap_or_default()
-        );
+        let only = match filter.state {
+            Some(s)
+                if *filter
+                    == (CaseFilter {
+                        state: Some(s),
+                        ..CaseFilter::default()
+                    }) =>
+            {
+                format!(" in state {s}")
+            }
+            _ if !filter.is_empty() => " that match".to_string(),
+            _ => String::new(),
+        };
+        println!("no cases{only}");
     } else {
         for c in &list {
             let asked = if c.question.is_some() {

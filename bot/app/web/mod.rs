@@ -20,7 +20,7 @@ use chrono::{Duration, Utc};
 use handlebars::Handlebars;
 use serde::{Deserialize, Serialize};
 
-use crate::app::view::TimelineItem;
+use crate::app::view::{CaseFilter, TimelineItem};
 use crate::config::Config;
 use crate::model::case::{Case, CaseId, CaseState, Event};
 use crate::store::Store;
@@ -178,13 +178,7 @@ pub const PAGE_CASES: usize = 100;
 /// the form still displays).
 #[derive(Debug, Default, PartialEq)]
 struct CaseQuery {
-    state: Option<CaseState>,
-    subsystem: Option<String>,
-    age_days: Option<i64>,
-    needs_human: bool,
-    /// Lowercased.
-    list: Option<String>,
-    year: Option<i32>,
+    filter: CaseFilter,
     page: usize,
 }
 
@@ -234,38 +228,15 @@ impl TryFrom<&Filter> for CaseQuery {
                 .filter(|p| *p >= 1)
                 .ok_or_else(|| bad("page", &v, "a page number from 1"))?,
         };
-        Ok(CaseQuery {
+        let filter = CaseFilter {
             state,
             subsystem: given(&f.subsystem),
             age_days,
             needs_human: f.needs_human.is_some(),
             list: given(&f.list).map(|l| l.to_ascii_lowercase()),
             year,
-            page,
-        })
-    }
-}
-
-impl CaseQuery {
-    fn admits(&self, c: &Case, now: chrono::DateTime<Utc>) -> bool {
-        self.state.is_none_or(|s| c.state == s)
-            && self
-                .subsystem
-                .as_deref()
-                .is_none_or(|s| c.subsystem.as_deref() == Some(s))
-            && self
-                .age_days
-                .is_none_or(|d| now - c.created <= Duration::days(d))
-            // A question to the robot's people needs a human as much.
-            && (!self.needs_human || c.state == CaseState::NeedsHuman || c.question.is_some())
-            && self.list.as_deref().is_none_or(|l| {
-                c.to.iter()
-                    .chain(&c.cc)
-                    .any(|a| a.to_ascii_lowercase().contains(l))
-            })
-            && self
-                .year
-                .is_none_or(|y| chrono::Datelike::year(&c.created) == y)
+        };
+        Ok(CaseQuery { filter, page })
     }
 }
 
@@ -278,7 +249,10 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
     }
     let now = Utc::now();
     let total = all.len();
-    let cases = all.into_iter().filter(|c| q.admits(c, now)).collect();
+    let cases = all
+        .into_iter()
+        .filter(|c| q.filter.admits(c, now))
+        .collect();
     Ok(Listing {
         cases,
         counts,
@@ -1175,15 +1149,18 @@ mod tests {
             CaseQuery::try_from(&f).map_err(|WebError(code, why)| (code, why))
         };
         let bad = StatusCode::BAD_REQUEST;
+        let q = |filter, page| CaseQuery { filter, page };
         let table: &[(&str, &str, Result<CaseQuery, &str>)] = &[
             (
                 "state",
                 "fixed",
-                Ok(CaseQuery {
-                    state: Some(CaseState::Fixed),
-                    page: 1,
-                    ..CaseQuery::default()
-                }),
+                Ok(q(
+                    CaseFilter {
+                        state: Some(CaseState::Fixed),
+                        ..CaseFilter::default()
+                    },
+                    1,
+                )),
             ),
             (
                 "state",
@@ -1193,51 +1170,52 @@ mod tests {
             (
                 "age",
                 " 30 ",
-                Ok(CaseQuery {
-                    age_days: Some(30),
-                    page: 1,
-                    ..CaseQuery::default()
-                }),
+                Ok(q(
+                    CaseFilter {
+                        age_days: Some(30),
+                        ..CaseFilter::default()
+                    },
+                    1,
+                )),
             ),
             (
                 "age",
                 "9223372036854775807",
-                Ok(CaseQuery {
-                    age_days: Some(crate::flows::digest::MAX_DAYS),
-                    page: 1,
-                    ..CaseQuery::default()
-                }),
+                Ok(q(
+                    CaseFilter {
+                        age_days: Some(crate::flows::digest::MAX_DAYS),
+                        ..CaseFilter::default()
+                    },
+                    1,
+                )),
             ),
             ("age", "abc", Err("age=\"abc\": a number of days")),
             ("age", "-3", Err("age=\"-3\": a number of days")),
             (
                 "year",
                 "2024",
-                Ok(CaseQuery {
-                    year: Some(2024),
-                    page: 1,
-                    ..CaseQuery::default()
-                }),
+                Ok(q(
+                    CaseFilter {
+                        year: Some(2024),
+                        ..CaseFilter::default()
+                    },
+                    1,
+                )),
             ),
             ("year", "20x6", Err("year=\"20x6\": a year")),
             ("year", "99999", Err("year=\"99999\": a year")),
-            (
-                "page",
-                "3",
-                Ok(CaseQuery {
-                    page: 3,
-                    ..CaseQuery::default()
-                }),
-            ),
+            ("page", "3", Ok(q(CaseFilter::default(), 3))),
             ("page", "0", Err("page=\"0\": a page number from 1")),
             (
                 "list",
                 "Linux-MM",
-                Ok(CaseQuery {
-                    list: Some("linux-mm".into()),
-                    page: 1,
-                    ..CaseQuery::default()
-                }),
+                Ok(q(
+                    CaseFilter {
+                        list: Some("linux-mm".into()),
+                        ..CaseFilter::default()
+                    },
+                    1,
+                )),
             ),
         ];
         for (k, v, want) in table {
