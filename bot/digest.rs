@@ -71,6 +71,9 @@ pub struct Overdue {
     pub case: CaseLine,
     pub why: String,
     pub days: i64,
+    /// Whom the case waits on: who promised the fix or revert, else the
+    /// report's first To (the commit's author); none when it has no To.
+    pub waits_on: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -329,10 +332,17 @@ impl Digest {
             CaseState::AwaitingRevert | CaseState::AwaitingFix
                 if now - since_state > Duration::days(t.awaiting_days) =>
             {
+                // The one whose words made it wait (their fix, their
+                // revert), else the author.
+                let promised = moved.and_then(|e| match &e.cause {
+                    Cause::Message { from, .. } => Some(from.clone()),
+                    _ => None,
+                });
                 self.overdue.push(Overdue {
                     case: line,
                     why: format!("{} for {}", c.state, counted(days, "day", "days")),
                     days,
+                    waits_on: promised.or_else(|| c.to.first().cloned()),
                 });
             }
             CaseState::Reported | CaseState::Reopened
@@ -343,6 +353,7 @@ impl Digest {
                     case: line,
                     why: format!("no reply for {}", counted(days, "day", "days")),
                     days,
+                    waits_on: c.to.first().cloned(),
                 });
             }
             // Open and not overdue: in no section of their own.
@@ -496,7 +507,9 @@ mod tests {
     use crate::model::MessageId;
 
     fn case(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
-        Case::sample(id, state, created)
+        let mut c = Case::sample(id, state, created);
+        c.to = vec!["Author <author@example.org>".into()];
+        c
     }
 
     fn ev(t: DateTime<Utc>, old: CaseState, new: CaseState, cause: Cause, note: &str) -> Event {
@@ -586,14 +599,21 @@ mod tests {
             Some("where do I find the test?")
         );
         assert_eq!(d.overdue.len(), 2);
-        assert!(d
+        // Each says whom it waits on: who promised the revert; the author
+        // for a report nobody answered.
+        let waits: Vec<(&str, Option<&str>)> = d
             .overdue
             .iter()
-            .any(|o| o.why.starts_with("awaiting-revert for 30")));
-        assert!(d
-            .overdue
-            .iter()
-            .any(|o| o.why.starts_with("no reply for 30")));
+            .map(|o| (o.why.as_str(), o.waits_on.as_deref()))
+            .collect();
+        let author = Some("Author <author@example.org>");
+        assert_eq!(
+            waits,
+            [
+                ("awaiting-revert for 30 days", Some("david@fromorbit.com")),
+                ("no reply for 30 days", author),
+            ]
+        );
         assert_eq!(
             d.recently_closed.len(),
             1,
