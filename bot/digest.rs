@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::model::case::{entered, Case, CaseRecord, CaseState, Cause};
+use crate::model::case::{entered, waits_on, Case, CaseRecord, CaseState, Cause};
 use crate::model::ThreadEntry;
 use crate::model::{counted, OutboxEntry, OutboxState, Sender};
 
@@ -71,8 +71,7 @@ pub struct Overdue {
     pub case: CaseLine,
     pub why: String,
     pub days: i64,
-    /// Whom the case waits on: who promised the fix or revert, else the
-    /// report's first To (the commit's author); none when it has no To.
+    /// Whom the case waits on (`model::case::waits_on`).
     pub waits_on: Option<String>,
 }
 
@@ -332,17 +331,11 @@ impl Digest {
             CaseState::AwaitingRevert | CaseState::AwaitingFix
                 if now - since_state > Duration::days(t.awaiting_days) =>
             {
-                // The one whose words made it wait (their fix, their
-                // revert), else the author.
-                let promised = moved.and_then(|e| match &e.cause {
-                    Cause::Message { from, .. } => Some(from.clone()),
-                    _ => None,
-                });
                 self.overdue.push(Overdue {
                     case: line,
                     why: format!("{} for {}", c.state, counted(days, "day", "days")),
                     days,
-                    waits_on: promised.or_else(|| c.to.first().cloned()),
+                    waits_on: waits_on(c, events),
                 });
             }
             CaseState::Reported | CaseState::Reopened
@@ -353,7 +346,7 @@ impl Digest {
                     case: line,
                     why: format!("no reply for {}", counted(days, "day", "days")),
                     days,
-                    waits_on: c.to.first().cloned(),
+                    waits_on: waits_on(c, events),
                 });
             }
             // Open and not overdue: in no section of their own.

@@ -198,6 +198,9 @@ pub struct CaseDetail<'a> {
     pub commit_subject: &'a str,
     pub subsystem: Option<&'a str>,
     pub events: &'a [Event],
+    /// Whom an open case waits on (`model::case::waits_on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits_on: Option<String>,
 }
 
 impl<'a> CaseDetail<'a> {
@@ -210,6 +213,7 @@ impl<'a> CaseDetail<'a> {
             commit_subject: &c.commit_subject,
             subsystem: c.subsystem.as_deref(),
             events,
+            waits_on: crate::model::case::waits_on(c, events),
         }
     }
 }
@@ -248,6 +252,9 @@ fn cause_text(c: &Cause) -> String {
 
 pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> String {
     let mut out = case_head(c);
+    if let Some(who) = crate::model::case::waits_on(c, events) {
+        out.push_str(&format!("waits on:   {who}\n"));
+    }
     if !timeline.is_empty() {
         out.push_str("thread:\n");
         for t in timeline {

@@ -341,6 +341,32 @@ pub fn entered(events: &[Event], state: CaseState) -> Option<&Event> {
         .find(|e| e.new == state && e.old != Some(state))
 }
 
+/// Whom an open case waits on, in words: the robot's people while a
+/// question to them is open; the operators when it needs a human; whoever
+/// put it in its state by their words (their fix, revert or look into it),
+/// else the commit's author (the report's first To). None for a case
+/// closed, stale, or not sent yet.
+pub fn waits_on(c: &Case, events: &[Event]) -> Option<String> {
+    if c.question.is_some() {
+        return Some("the robot's people (a question to them is open)".into());
+    }
+    let author = || c.to.first().cloned();
+    let speaker = || {
+        entered(events, c.state).and_then(|e| match &e.cause {
+            Cause::Message { from, .. } => Some(from.clone()),
+            _ => None,
+        })
+    };
+    match c.state {
+        CaseState::NeedsHuman => Some("perfbot's operators".into()),
+        CaseState::AwaitingFix | CaseState::AwaitingRevert | CaseState::Investigating => {
+            speaker().or_else(author)
+        }
+        CaseState::Reported | CaseState::Reopened => author(),
+        _ => None,
+    }
+}
+
 /// A case with its history and its thread: what the digest and the
 /// reminders look at.
 pub type CaseRecord = (Case, Vec<Event>, Vec<super::thread::ThreadEntry>);
@@ -348,6 +374,72 @@ pub type CaseRecord = (Case, Vec<Event>, Vec<super::thread::ThreadEntry>);
 #[cfg(test)]
 mod tests {
     use super::ReportKind;
+    use super::*;
+
+    /// Whom each state waits on: the words that put it there, else the
+    /// author; the operators, the robot's people, or nobody.
+    #[test]
+    fn an_open_case_waits_on_someone() {
+        let now = chrono::Utc::now();
+        let said = |from: &str, new: CaseState| Event {
+            time: now,
+            cause: Cause::Message {
+                message_id: MessageId::parse("r@x").unwrap(),
+                from: from.into(),
+                quote: "words".into(),
+            },
+            old: Some(CaseState::Reported),
+            new,
+            note: String::new(),
+        };
+        let by_hand = |new: CaseState| Event {
+            cause: Cause::Cli {
+                user: "ops".into(),
+                reason: "seen".into(),
+            },
+            ..said("", new)
+        };
+        let author = "Dave <dave@x>";
+        let table: &[(CaseState, Vec<Event>, Option<&str>)] = &[
+            (CaseState::Reported, vec![], Some(author)),
+            (CaseState::Reopened, vec![], Some(author)),
+            (
+                CaseState::AwaitingFix,
+                vec![said("eric@x", CaseState::AwaitingFix)],
+                Some("eric@x"),
+            ),
+            (
+                CaseState::AwaitingRevert,
+                vec![by_hand(CaseState::AwaitingRevert)],
+                Some(author),
+            ),
+            (
+                CaseState::Investigating,
+                vec![said("jan@x", CaseState::Investigating)],
+                Some("jan@x"),
+            ),
+            (CaseState::NeedsHuman, vec![], Some("perfbot's operators")),
+            (CaseState::Queued, vec![], None),
+            (CaseState::Fixed, vec![], None),
+            (CaseState::Stale, vec![], None),
+        ];
+        for (state, events, want) in table {
+            let mut c = Case::sample("aaaaaaaaaaaa", *state, now);
+            c.to = vec![author.into()];
+            assert_eq!(waits_on(&c, events).as_deref(), *want, "{state}");
+        }
+        let mut c = Case::sample("aaaaaaaaaaaa", CaseState::AwaitingFix, now);
+        c.question = Some(Question {
+            message_id: MessageId::parse("q@x").unwrap(),
+            from: "a@x".into(),
+            quote: "Could you retest?".into(),
+            asked: now,
+        });
+        assert_eq!(
+            waits_on(&c, &[]).as_deref(),
+            Some("the robot's people (a question to them is open)")
+        );
+    }
 
     #[test]
     fn report_kinds_keep_their_words() {

@@ -465,6 +465,9 @@ pub struct PageInfo {
 #[derive(Debug, Serialize)]
 pub struct CaseData {
     pub case: Case,
+    /// Whom the case waits on, from its whole history (not one page's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits_on: Option<String>,
     pub events: Vec<Event>,
     pub timeline: Vec<TimelineItem>,
     pub report: Option<String>,
@@ -514,6 +517,7 @@ fn case_data(
             })?,
     };
     let events = s.store.events(&c.id).map_err(internal)?;
+    let waits_on = crate::model::case::waits_on(&c, &events);
     let thread = s.store.thread(&c.id).map_err(internal)?;
     let outbox = s.store.case_outbox(&c.id).map_err(internal)?;
     let replies = settle_replies(&thread);
@@ -533,6 +537,7 @@ fn case_data(
         .map(|raw| crate::flows::ingest::parse::body_text(&raw));
     let data = CaseData {
         case: c,
+        waits_on,
         events,
         timeline,
         report,
@@ -1324,7 +1329,8 @@ mod tests {
     fn a_long_thread_is_paged() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(&tmp.path().join("state")).unwrap();
-        let c = Case::sample("cccccccccccc", CaseState::Reported, Utc::now());
+        let mut c = Case::sample("cccccccccccc", CaseState::Reported, Utc::now());
+        c.to = vec!["Author <a@x>".into()];
         let cause = Cause::system("test");
         store.adopt_case(&c, cause).unwrap();
         for i in 0..250 {
@@ -1353,6 +1359,11 @@ mod tests {
         assert!(page(Some("x")).is_err());
         let html = s.hb.render("case", &view::case_page(&first, None)).unwrap();
         assert!(html.contains("Page 1 of 3"), "{html}");
+        // Whom it waits on, from the whole history, on every page.
+        assert!(
+            html.contains("<td class=\"waits-on\">Author &lt;a@x&gt;</td>"),
+            "{html}"
+        );
         assert!(html.contains("?page=2"), "{html}");
         assert_eq!(html.matches("class=\"msg").count(), 100);
     }

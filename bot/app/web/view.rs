@@ -137,6 +137,7 @@ fn fmt(v: f64) -> String {
 #[derive(Debug, Serialize)]
 pub struct CasePage<'a> {
     pub case: &'a Case,
+    pub waits_on: Option<&'a str>,
     /// The report's To and Cc, joined.
     pub to: String,
     pub cc: String,
@@ -211,6 +212,7 @@ pub fn case_page(d: &CaseData, settle: Option<Settle>) -> CasePage<'_> {
         .collect();
     CasePage {
         case: &d.case,
+        waits_on: d.waits_on.as_deref(),
         to: d.case.to.join(", "),
         cc: d.case.cc.join(", "),
         plots,
