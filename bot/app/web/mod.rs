@@ -285,6 +285,7 @@ struct CaseRow<'a> {
     first_reply: Option<String>,
     evidence: Option<String>,
     who: Option<String>,
+    waits_on: Option<String>,
 }
 
 fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, WebError> {
@@ -307,6 +308,7 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
             first_reply: f.first_reply_hours.map(crate::digest::hours_text),
             evidence: f.evidence,
             who: f.who,
+            waits_on: crate::model::case::waits_on(c, &events),
         });
     }
     Ok(cases)
