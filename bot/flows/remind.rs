@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::config::{Config, RemindersSection};
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::model::case::{entered, CaseRecord, CaseState, Cause};
-use crate::model::{OutboxEntry, OutboxKind, Sender};
+use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender};
 use crate::store::Store;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub enum Action {
         awaiting_revert: bool,
         nth: u32,
         since: DateTime<Utc>,
+        /// The mail whose words the case waits on (the promised revert) and
+        /// its sender: the ping answers it, to them.
+        promise: Option<(MessageId, String)>,
     },
     /// No activity for too long.
     Stale {
@@ -78,14 +81,26 @@ pub fn due(
             CaseState::AwaitingRevert => (r.awaiting_revert_days, true),
             _ => continue,
         };
-        let since = entered(events, c.state).map_or(c.created, |e| e.time);
+        let moved = entered(events, c.state);
+        let since = moved.map_or(c.created, |e| e.time);
         let from = last_ping.map_or(since, |p| p.max(since));
+        // Only a mail of the thread: a ping never answers a message it
+        // does not hold.
+        let promise = moved.and_then(|e| match &e.cause {
+            Cause::Message {
+                message_id, from, ..
+            } if thread.iter().any(|t| t.message_id == *message_id) => {
+                Some((message_id.clone(), from.clone()))
+            }
+            _ => None,
+        });
         if now - from > Duration::days(wait) {
             out.push(Action::Ping {
                 case: c.id.clone(),
                 awaiting_revert,
                 nth: pings.len() as u32 + 1,
                 since,
+                promise: promise.filter(|_| awaiting_revert),
             });
         }
     }
@@ -120,6 +135,7 @@ pub fn run(
                 awaiting_revert,
                 nth,
                 since,
+                promise,
             } => {
                 let c = store.case(&case)?;
                 lines.push(format!(
@@ -140,7 +156,7 @@ pub fn run(
                         max: r.max_pings,
                         signature: &config.file.report.signature,
                     };
-                    queue_ping(config, store, &c, &mail, now)?;
+                    queue_ping(config, store, &c, &mail, promise.as_ref(), now)?;
                 }
             }
         }
@@ -178,12 +194,15 @@ fn mark_stale(
     Ok(Some(format!("case {case}: {note}: stale")))
 }
 
-/// Queue one reminder in the case's thread.
+/// Queue one reminder in the case's thread: in answer to the promise it
+/// waits on, to its sender besides the report's people; else to the
+/// report's people, in answer to the report.
 fn queue_ping(
     config: &Config,
     store: &Store,
     c: &crate::model::case::Case,
     mail: &ReminderMail<'_>,
+    promise: Option<&(MessageId, String)>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
     let r = &config.file.reminders;
@@ -197,12 +216,21 @@ fn queue_ping(
     } else {
         format!("{body}\n{place}\n")
     };
-    let f = FollowUp {
-        kind: OutboxKind::Reminder,
-        body: &body,
-        parent: None,
-        to: Vec::new(),
-        cc: Vec::new(),
+    let f = match promise {
+        Some((parent, from)) => FollowUp {
+            kind: OutboxKind::Reminder,
+            body: &body,
+            parent: Some(parent),
+            to: std::iter::once(from.clone()).chain(c.to.clone()).collect(),
+            cc: c.cc.clone(),
+        },
+        None => FollowUp {
+            kind: OutboxKind::Reminder,
+            body: &body,
+            parent: None,
+            to: Vec::new(),
+            cc: Vec::new(),
+        },
     };
     let (entry, raw) = prepare_followup(config, c, &f, now)?;
     store.queue_followup(
@@ -280,6 +308,52 @@ mod tests {
         assert_eq!(said(false), stale);
         assert_eq!(store.case(&c.id).unwrap().state, CaseState::Stale);
         assert_eq!(said(false), Vec::<String>::new());
+    }
+
+    /// A revert promised and not seen: the ping answers the promise, to
+    /// the one who made it besides the report's people; a report nobody
+    /// answered is pinged in answer to the report, to its people.
+    #[test]
+    fn a_ping_answers_the_promise_it_waits_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = Config::parse(
+            "[reminders]\nenabled = true\n",
+            "test",
+            tmp.path().to_path_buf(),
+        )
+        .unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let mut c = case(CaseState::Reported, Utc::now());
+        c.to = vec!["Author <author@x>".into()];
+        c.cc = vec!["list@x".into()];
+        store.create_sample(&c);
+        let mut promise =
+            crate::model::ThreadEntry::sample("promise@x", "maint@x", "I'll revert it.");
+        store
+            .record_thread_message(&c.id, &mut promise, "reply")
+            .unwrap();
+        let cause = Cause::Message {
+            message_id: promise.message_id.clone(),
+            from: "maint@x".into(),
+            quote: "I'll revert it.".into(),
+        };
+        store
+            .set_state(&c.id, CaseState::AwaitingRevert, cause, "will-revert")
+            .unwrap();
+        let later = Utc::now() + Duration::days(15);
+        run(&config, &store, later, false).unwrap();
+        let pings: Vec<OutboxEntry> = store
+            .outbox_entries()
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == OutboxKind::Reminder)
+            .collect();
+        assert_eq!(pings.len(), 1);
+        assert_eq!(pings[0].recipients, ["maint@x", "author@x", "list@x"]);
+        let raw = String::from_utf8(store.outbox_raw(&pings[0].message_id).unwrap()).unwrap();
+        assert!(raw.contains("In-Reply-To: <promise@x>"), "{raw}");
+        assert!(raw.contains("To: maint@x, Author <author@x>"), "{raw}");
+        assert!(raw.contains("Cc: list@x"), "{raw}");
     }
 
     #[test]
