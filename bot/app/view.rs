@@ -466,91 +466,29 @@ mod tests {
         c.cc = vec!["Linux-MM <linux-mm@kvack.org>".into()];
         c.subsystem = Some("mm".into());
         let f = CaseFilter::default;
+        let with = |edit: fn(&mut CaseFilter)| {
+            let mut f = f();
+            edit(&mut f);
+            f
+        };
         let table = [
             (f(), true),
+            (with(|f| f.state = Some(CaseState::AwaitingFix)), true),
+            (with(|f| f.state = Some(CaseState::Fixed)), false),
+            (with(|f| f.subsystem = Some("mm".into())), true),
+            (with(|f| f.subsystem = Some("xfs".into())), false),
+            (with(|f| f.age_days = Some(4)), true),
+            (with(|f| f.age_days = Some(3)), false),
+            (with(|f| f.list = Some("linux-mm".into())), true),
+            (with(|f| f.list = Some("linux-xfs".into())), false),
+            (with(|f| f.year = Some(2026)), true),
+            (with(|f| f.year = Some(2025)), false),
+            (with(|f| f.needs_human = true), false),
             (
-                CaseFilter {
-                    state: Some(CaseState::AwaitingFix),
-                    ..f()
-                },
-                true,
-            ),
-            (
-                CaseFilter {
-                    state: Some(CaseState::Fixed),
-                    ..f()
-                },
-                false,
-            ),
-            (
-                CaseFilter {
-                    subsystem: Some("mm".into()),
-                    ..f()
-                },
-                true,
-            ),
-            (
-                CaseFilter {
-                    subsystem: Some("xfs".into()),
-                    ..f()
-                },
-                false,
-            ),
-            (
-                CaseFilter {
-                    age_days: Some(4),
-                    ..f()
-                },
-                true,
-            ),
-            (
-                CaseFilter {
-                    age_days: Some(3),
-                    ..f()
-                },
-                false,
-            ),
-            (
-                CaseFilter {
-                    list: Some("linux-mm".into()),
-                    ..f()
-                },
-                true,
-            ),
-            (
-                CaseFilter {
-                    list: Some("linux-xfs".into()),
-                    ..f()
-                },
-                false,
-            ),
-            (
-                CaseFilter {
-                    year: Some(2026),
-                    ..f()
-                },
-                true,
-            ),
-            (
-                CaseFilter {
-                    year: Some(2025),
-                    ..f()
-                },
-                false,
-            ),
-            (
-                CaseFilter {
-                    needs_human: true,
-                    ..f()
-                },
-                false,
-            ),
-            (
-                CaseFilter {
-                    year: Some(2026),
-                    subsystem: Some("xfs".into()),
-                    ..f()
-                },
+                with(|f| {
+                    f.year = Some(2026);
+                    f.subsystem = Some("xfs".into());
+                }),
                 false,
             ),
         ];
@@ -564,11 +502,7 @@ mod tests {
             quote: "Could you retest?".into(),
             asked: now,
         });
-        assert!(CaseFilter {
-            needs_human: true,
-            ..f()
-        }
-        .admits(&c, now));
+        assert!(with(|f| f.needs_human = true).admits(&c, now));
     }
 
     /// `cases list --json` keeps its documented shape and order.

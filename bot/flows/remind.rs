@@ -286,18 +286,19 @@ mod tests {
         }
     }
 
+    /// Reminders on, and a store, in `dir`.
+    fn reminding(dir: &std::path::Path) -> (Config, Store) {
+        let text = "[reminders]\nenabled = true\n";
+        let config = Config::parse(text, "test", dir.to_path_buf()).unwrap();
+        (config, Store::open(&dir.join("state")).unwrap())
+    }
+
     /// `run` on a real store: a case quiet past `stale_days` is marked
     /// stale once, a dry run only says so, and a stale case is left alone.
     #[test]
     fn a_quiet_case_goes_stale_once() {
         let tmp = tempfile::tempdir().unwrap();
-        let config = Config::parse(
-            "[reminders]\nenabled = true\n",
-            "test",
-            tmp.path().to_path_buf(),
-        )
-        .unwrap();
-        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let (config, store) = reminding(tmp.path());
         let c = case(CaseState::Investigating, Utc::now());
         store.create_sample(&c);
         let later = Utc::now() + Duration::days(100);
@@ -311,18 +312,11 @@ mod tests {
     }
 
     /// A revert promised and not seen: the ping answers the promise, to
-    /// the one who made it besides the report's people; a report nobody
-    /// answered is pinged in answer to the report, to its people.
+    /// the one who made it besides the report's people.
     #[test]
     fn a_ping_answers_the_promise_it_waits_on() {
         let tmp = tempfile::tempdir().unwrap();
-        let config = Config::parse(
-            "[reminders]\nenabled = true\n",
-            "test",
-            tmp.path().to_path_buf(),
-        )
-        .unwrap();
-        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let (config, store) = reminding(tmp.path());
         let mut c = case(CaseState::Reported, Utc::now());
         c.to = vec!["Author <author@x>".into()];
         c.cc = vec!["list@x".into()];
