@@ -926,6 +926,13 @@ fn outbox_moderation_refuses_what_it_cannot_do() {
     };
     let (id, held) = state();
     assert_eq!(held, "held");
+    // The listing says why it waits.
+    let o = perfbot(&cfg, &["outbox", "list", "--state", "held"]);
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        listed.contains(&format!("<{id}>")) && listed.contains("\n        held: moderation"),
+        "{listed}"
+    );
     let refused = |args: &[&str], why: &str, now: &str| {
         let o = perfbot(&cfg, args);
         assert_eq!(code(&o), 1, "{args:?}: {}", stderr(&o));

@@ -565,6 +565,8 @@ fn outbox_entry_of(config: &Config, p: &Prepared, id: &CaseId, now: DateTime<Utc
     );
     if config.file.outbound.moderation {
         entry.state = OutboxState::Held;
+        entry.held_because =
+            Some("moderation (outbound.moderation): every report waits for an operator".into());
     }
     if let Some(why) = &p.held_because {
         // Never dropped: held with the reason until a human approves it

@@ -77,20 +77,27 @@ fn list(store: &Store, state: Option<OutboxState>, json: bool) -> Result<(), Fai
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else if list.is_empty() {
-        println!("no mail in the outbox");
+        println!(
+            "no mail in the outbox{}",
+            state
+                .map(|s| format!(" {}", s.as_str()))
+                .unwrap_or_default()
+        );
     } else {
         for e in &list {
+            // What an operator acts on: why it waits, or why it failed.
+            let why = match (&e.held_because, &e.last_error) {
+                (Some(h), _) if e.state == OutboxState::Held => format!("\n        held: {h}"),
+                (_, Some(r)) => format!("\n        last error: {r}"),
+                _ => String::new(),
+            };
             println!(
-                "{:<7} {:<10} {}  <{}>  {}{}",
+                "{:<7} {:<10} {}  <{}>  {}{why}",
                 e.state.as_str(),
                 e.kind,
                 e.case_id,
                 e.message_id,
                 e.subject,
-                e.last_error
-                    .as_ref()
-                    .map(|r| format!("\n        last error: {r}"))
-                    .unwrap_or_default()
             );
         }
     }
