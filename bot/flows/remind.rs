@@ -88,9 +88,11 @@ pub fn due(
         // does not hold.
         let promise = moved.and_then(|e| match &e.cause {
             Cause::Message {
-                message_id, from, ..
+                message_id,
+                from: promiser,
+                ..
             } if thread.iter().any(|t| t.message_id == *message_id) => {
-                Some((message_id.clone(), from.clone()))
+                Some((message_id.clone(), promiser.clone()))
             }
             _ => None,
         });

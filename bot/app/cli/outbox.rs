@@ -182,7 +182,7 @@ fn approve(store: &Store, message_id: &str) -> Result<(), Failure> {
     let set_aside = set_aside(store, &e)?;
     if let Some((from, _)) = set_aside {
         note.push_str(&format!(
-            "; the decision carried over ({from}) is set aside: reported once sent"
+            "; the case's state before its report left ({from}) is set aside: reported once sent"
         ));
     }
     store.outbox_transition(&e, set_aside, by_operator("approved"), &note)?;
@@ -196,10 +196,11 @@ fn approve(store: &Store, message_id: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A report held because an earlier decision was carried over to its case
-/// (series memory, `#perfbot ignore`) is sent anyway only when an operator
-/// disagrees with that decision: the case goes back to queued, so that
-/// sending it makes it reported and its thread is followed and chased.
+/// A held report whose case is no longer queued — a decision carried over
+/// to it (series memory, `#perfbot ignore`), or a state an operator set
+/// while it waited — is sent anyway only when the operator disagrees with
+/// that state: the case goes back to queued, so that sending it makes it
+/// reported and its thread is followed and chased.
 fn set_aside(store: &Store, e: &OutboxEntry) -> Result<Option<(CaseState, CaseState)>, Failure> {
     if e.kind != OutboxKind::Report {
         return Ok(None);
