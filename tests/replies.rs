@@ -205,7 +205,7 @@ fn a_question_escalates_to_the_operators() {
     let raw = raw_of(&cfg, esc[0]["message_id"].as_str().unwrap());
     assert!(raw.contains("where do I find the test?"), "{raw}");
     assert!(
-        raw.contains(&format!("https://lore.kernel.org/oe-lkp/{}", c.message_id)),
+        raw.contains(&format!("https://lore.kernel.org/r/{}", c.message_id)),
         "{raw}"
     );
     assert!(raw.contains("In-Reply-To: <q1@x>"), "{raw}");

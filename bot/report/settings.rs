@@ -110,7 +110,9 @@ impl Default for ReportSection {
             template: "modern".into(),
             templates_dir: "templates".into(),
             charset: crate::model::Charset::Latin1,
-            archive_url: "https://lore.kernel.org/oe-lkp".into(),
+            // lore's redirector finds a message on any list it archives;
+            // the robot's own `oe-lkp` is for its identity only.
+            archive_url: "https://lore.kernel.org/r".into(),
             materials_url: String::new(),
             min_change_percent: 1.0,
             kinds: vec![ReportKind::Regression, ReportKind::Improvement],
