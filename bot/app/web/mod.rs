@@ -220,14 +220,7 @@ impl TryFrom<&Filter> for CaseQuery {
                     .ok_or_else(|| bad("year", &v, "a year (2024)"))?,
             ),
         };
-        let page = match given(&f.page) {
-            None => 1,
-            Some(v) => v
-                .parse::<usize>()
-                .ok()
-                .filter(|p| *p >= 1)
-                .ok_or_else(|| bad("page", &v, "a page number from 1"))?,
-        };
+        let page = page_number(f.page.as_deref())?;
         let filter = CaseFilter {
             state,
             subsystem: given(&f.subsystem),
@@ -476,6 +469,19 @@ pub struct CaseData {
     pub page: PageInfo,
 }
 
+/// `?page=N`, from 1 (the first when not given or empty).
+fn page_number(p: Option<&str>) -> Result<usize, WebError> {
+    match p.map(str::trim).filter(|p| !p.is_empty()) {
+        None => Ok(1),
+        Some(p) => p.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            WebError(
+                StatusCode::BAD_REQUEST,
+                format!("page={p:?}: a page number from 1"),
+            )
+        }),
+    }
+}
+
 /// Page `page` (from 1) of `items`, `per` a page, with where it is.
 fn page_of<T>(mut items: Vec<T>, page: usize, per: usize) -> (Vec<T>, Span) {
     let total = items.len();
@@ -504,20 +510,7 @@ fn case_data(
         .store
         .find_case(id)
         .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
-    let page = match page {
-        None => 1,
-        Some(p) => p
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|p| *p >= 1)
-            .ok_or_else(|| {
-                WebError(
-                    StatusCode::BAD_REQUEST,
-                    format!("page={p:?}: a page number from 1"),
-                )
-            })?,
-    };
+    let page = page_number(page)?;
     let events = s.store.events(&c.id).map_err(internal)?;
     let waits_on = crate::model::case::waits_on(&c, &events);
     let thread = s.store.thread(&c.id).map_err(internal)?;
