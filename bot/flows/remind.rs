@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::config::{Config, RemindersSection};
 use crate::flows::followup::{prepare_followup, FollowUp};
-use crate::model::case::{entered, CaseRecord, CaseState, Cause};
+use crate::model::case::{entered, put_by, CaseRecord, CaseState, Cause};
 use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender};
 use crate::store::Store;
 
@@ -81,21 +81,13 @@ pub fn due(
             CaseState::AwaitingRevert => (r.awaiting_revert_days, true),
             _ => continue,
         };
-        let moved = entered(events, c.state);
-        let since = moved.map_or(c.created, |e| e.time);
+        let since = entered(events, c.state).map_or(c.created, |e| e.time);
         let from = last_ping.map_or(since, |p| p.max(since));
         // Only a mail of the thread: a ping never answers a message it
         // does not hold.
-        let promise = moved.and_then(|e| match &e.cause {
-            Cause::Message {
-                message_id,
-                from: promiser,
-                ..
-            } if thread.iter().any(|t| t.message_id == *message_id) => {
-                Some((message_id.clone(), promiser.clone()))
-            }
-            _ => None,
-        });
+        let promise = put_by(events, c.state)
+            .filter(|(id, _)| thread.iter().any(|t| t.message_id == **id))
+            .map(|(id, promiser)| (id.clone(), promiser.to_string()));
         if now - from > Duration::days(wait) {
             out.push(Action::Ping {
                 case: c.id.clone(),
@@ -218,21 +210,20 @@ fn queue_ping(
     } else {
         format!("{body}\n{place}\n")
     };
-    let f = match promise {
-        Some((parent, from)) => FollowUp {
-            kind: OutboxKind::Reminder,
-            body: &body,
-            parent: Some(parent),
-            to: std::iter::once(from.clone()).chain(c.to.clone()).collect(),
-            cc: c.cc.clone(),
-        },
-        None => FollowUp {
-            kind: OutboxKind::Reminder,
-            body: &body,
-            parent: None,
-            to: Vec::new(),
-            cc: Vec::new(),
-        },
+    // No recipients given: the report's To and Cc (`prepare_followup`).
+    let (parent, to, cc) = match promise {
+        Some((parent, promiser)) => {
+            let to = std::iter::once(promiser.clone()).chain(c.to.clone());
+            (Some(parent), to.collect(), c.cc.clone())
+        }
+        None => (None, Vec::new(), Vec::new()),
+    };
+    let f = FollowUp {
+        kind: OutboxKind::Reminder,
+        body: &body,
+        parent,
+        to,
+        cc,
     };
     let (entry, raw) = prepare_followup(config, c, &f, now)?;
     store.queue_followup(

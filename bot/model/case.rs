@@ -341,6 +341,17 @@ pub fn entered(events: &[Event], state: CaseState) -> Option<&Event> {
         .find(|e| e.new == state && e.old != Some(state))
 }
 
+/// The mail whose words put the case in `state` (its Message-ID and
+/// sender), when a mail did rather than a human or perfbot itself.
+pub fn put_by(events: &[Event], state: CaseState) -> Option<(&MessageId, &str)> {
+    match &entered(events, state)?.cause {
+        Cause::Message {
+            message_id, from, ..
+        } => Some((message_id, from.as_str())),
+        _ => None,
+    }
+}
+
 /// Whom an open case waits on, in words: the robot's people while a
 /// question to them is open; the operators when it needs a human; whoever
 /// put it in its state by their words (their fix, revert or look into it),
@@ -351,12 +362,7 @@ pub fn waits_on(c: &Case, events: &[Event]) -> Option<String> {
         return Some("the robot's people (a question to them is open)".into());
     }
     let author = || c.to.first().cloned();
-    let speaker = || {
-        entered(events, c.state).and_then(|e| match &e.cause {
-            Cause::Message { from, .. } => Some(from.clone()),
-            _ => None,
-        })
-    };
+    let speaker = || put_by(events, c.state).map(|(_, from)| from.to_string());
     match c.state {
         CaseState::NeedsHuman => Some("perfbot's operators".into()),
         CaseState::AwaitingFix | CaseState::AwaitingRevert | CaseState::Investigating => {
