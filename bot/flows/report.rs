@@ -489,7 +489,7 @@ pub fn queue(
     let carried = carried_decision(store, &case)?;
     if let Some(c) = &carried {
         entry.state = OutboxState::Held;
-        entry.held_because = Some(format!("{}; approve to mail anyway", c.held_because));
+        entry.held_because = Some(carried_hold(&c.held_because));
     }
     let created = store.create_case(
         &case,
@@ -578,6 +578,12 @@ fn outbox_entry_of(config: &Config, p: &Prepared, id: &CaseId, now: DateTime<Utc
         entry.next_attempt_at = t;
     }
     entry
+}
+
+/// What a report held by a carried-over decision records as the reason it
+/// waits (`ignores drop` finds the reports its rule held by it).
+pub fn carried_hold(reason: &str) -> String {
+    format!("{reason}; approve to mail anyway")
 }
 
 /// A decision a new case takes over instead of being mailed.

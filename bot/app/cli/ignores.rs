@@ -71,15 +71,12 @@ fn still_held(
     store: &crate::store::Store,
     dropped: &[crate::model::ignore::IgnoreRule],
 ) -> Result<(), Failure> {
-    let reasons: Vec<String> = dropped.iter().map(|r| r.held_reason()).collect();
+    let reasons: Vec<String> = dropped
+        .iter()
+        .map(|r| crate::flows::report::carried_hold(&r.held_reason()))
+        .collect();
     for e in store.outbox_entries()? {
-        // The report flow appends what to do ("; approve to mail anyway").
-        let by_rule = e.held_because.as_deref().is_some_and(|h| {
-            reasons.iter().any(|r| {
-                h.strip_prefix(r.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(';'))
-            })
-        });
+        let by_rule = e.held_because.as_ref().is_some_and(|h| reasons.contains(h));
         if e.state == crate::model::OutboxState::Held && by_rule {
             eprintln!(
                 "case {} stays wont-fix and its report held: `perfbot outbox approve {}` sends it and follows the case as reported",
