@@ -138,18 +138,15 @@ fn list(store: &Store, filter: &CaseFilter, json: bool) -> Result<(), Failure> {
         let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else if list.is_empty() {
+        // "in state S" when that is the whole filter, as before filters.
+        let state_only = CaseFilter {
+            state: filter.state,
+            ..CaseFilter::default()
+        };
         let only = match filter.state {
-            Some(s)
-                if *filter
-                    == (CaseFilter {
-                        state: Some(s),
-                        ..CaseFilter::default()
-                    }) =>
-            {
-                format!(" in state {s}")
-            }
-            _ if !filter.is_empty() => " that match".to_string(),
-            _ => String::new(),
+            _ if filter.is_empty() => String::new(),
+            Some(s) if *filter == state_only => format!(" in state {s}"),
+            _ => " that match".to_string(),
         };
         println!("no cases{only}");
     } else {

@@ -1149,73 +1149,39 @@ mod tests {
             CaseQuery::try_from(&f).map_err(|WebError(code, why)| (code, why))
         };
         let bad = StatusCode::BAD_REQUEST;
-        let q = |filter, page| CaseQuery { filter, page };
+        let q = |edit: fn(&mut CaseFilter), page| {
+            let mut filter = CaseFilter::default();
+            edit(&mut filter);
+            CaseQuery { filter, page }
+        };
         let table: &[(&str, &str, Result<CaseQuery, &str>)] = &[
             (
                 "state",
                 "fixed",
-                Ok(q(
-                    CaseFilter {
-                        state: Some(CaseState::Fixed),
-                        ..CaseFilter::default()
-                    },
-                    1,
-                )),
+                Ok(q(|f| f.state = Some(CaseState::Fixed), 1)),
             ),
             (
                 "state",
                 "bogus",
                 Err("state=\"bogus\": a case state (queued, reported"),
             ),
-            (
-                "age",
-                " 30 ",
-                Ok(q(
-                    CaseFilter {
-                        age_days: Some(30),
-                        ..CaseFilter::default()
-                    },
-                    1,
-                )),
-            ),
+            ("age", " 30 ", Ok(q(|f| f.age_days = Some(30), 1))),
             (
                 "age",
                 "9223372036854775807",
-                Ok(q(
-                    CaseFilter {
-                        age_days: Some(crate::flows::digest::MAX_DAYS),
-                        ..CaseFilter::default()
-                    },
-                    1,
-                )),
+                Ok(q(|f| f.age_days = Some(crate::flows::digest::MAX_DAYS), 1)),
             ),
             ("age", "abc", Err("age=\"abc\": a number of days")),
             ("age", "-3", Err("age=\"-3\": a number of days")),
-            (
-                "year",
-                "2024",
-                Ok(q(
-                    CaseFilter {
-                        year: Some(2024),
-                        ..CaseFilter::default()
-                    },
-                    1,
-                )),
-            ),
+            ("year", "2024", Ok(q(|f| f.year = Some(2024), 1))),
             ("year", "20x6", Err("year=\"20x6\": a year")),
             ("year", "99999", Err("year=\"99999\": a year")),
-            ("page", "3", Ok(q(CaseFilter::default(), 3))),
+            ("page", "3", Ok(q(|_| {}, 3))),
             ("page", "0", Err("page=\"0\": a page number from 1")),
             (
                 "list",
                 "Linux-MM",
-                Ok(q(
-                    CaseFilter {
-                        list: Some("linux-mm".into()),
-                        ..CaseFilter::default()
-                    },
-                    1,
-                )),
+                Ok(q(|f| f.list = Some("linux-mm".into()), 1)),
             ),
         ];
         for (k, v, want) in table {
