@@ -488,6 +488,9 @@ pub struct RemindersSection {
     pub no_reply_days: i64,
     /// awaiting-revert with no revert seen after this many days gets a ping.
     pub awaiting_revert_days: i64,
+    /// awaiting-fix (a fix posted, not seen applied) after this many days
+    /// gets a ping.
+    pub awaiting_fix_days: i64,
     /// At most this many pings per case.
     pub max_pings: u32,
     /// An open case with no activity for this many days becomes stale (0: never).
@@ -501,6 +504,7 @@ impl Default for RemindersSection {
             enabled: false,
             no_reply_days: 7,
             awaiting_revert_days: 14,
+            awaiting_fix_days: 21,
             max_pings: 2,
             stale_days: 90,
             template: "reminder".into(),
@@ -1113,6 +1117,10 @@ impl ConfigFile {
             (
                 "reminders.awaiting_revert_days",
                 self.reminders.awaiting_revert_days,
+            ),
+            (
+                "reminders.awaiting_fix_days",
+                self.reminders.awaiting_fix_days,
             ),
             ("reminders.stale_days", self.reminders.stale_days),
             ("review.quiet_days", self.review.quiet_days),

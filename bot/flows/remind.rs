@@ -1,6 +1,7 @@
-//! Reminders: a polite in-thread ping when a report gets no reply, or when a
-//! promised revert does not show up; at most `max_pings` per case; a case with
-//! no activity for long becomes stale. The decision is pure; the pings are
+//! Reminders: a polite in-thread ping when a report gets no reply, when a
+//! promised revert does not show up, or when a posted fix is not seen
+//! applied; at most `max_pings` per case; a case with no activity for long
+//! becomes stale. The decision is pure; the pings are
 //! queued like any follow-up, so opt-outs, rate limits and the emergency stop
 //! apply when they are sent.
 
@@ -13,16 +14,48 @@ use crate::model::case::{entered, put_by, CaseRecord, CaseState, Cause};
 use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender};
 use crate::store::Store;
 
+/// What a ping chases: whom the case waits on, and for what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chase {
+    /// Nobody has answered the report.
+    NoReply,
+    /// A revert was promised and has not been seen.
+    Revert,
+    /// A fix was posted and has not been seen applied.
+    Fix,
+}
+
+impl Chase {
+    /// Which ping a case in `state` may get, and after how many days.
+    fn of(state: CaseState, answered: bool, r: &RemindersSection) -> Option<(Chase, i64)> {
+        Some(match state {
+            CaseState::Reported if !answered => (Chase::NoReply, r.no_reply_days),
+            CaseState::AwaitingRevert => (Chase::Revert, r.awaiting_revert_days),
+            CaseState::AwaitingFix => (Chase::Fix, r.awaiting_fix_days),
+            _ => return None,
+        })
+    }
+
+    /// For people, in `remind`'s lines.
+    fn why(self) -> &'static str {
+        match self {
+            Chase::NoReply => "no reply",
+            Chase::Revert => "revert not seen",
+            Chase::Fix => "fix not seen applied",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Ping the thread; `nth` counts from 1.
     Ping {
         case: crate::model::case::CaseId,
-        awaiting_revert: bool,
+        chase: Chase,
         nth: u32,
         since: DateTime<Utc>,
-        /// The mail whose words the case waits on (the promised revert) and
-        /// its sender: the ping answers it, to them.
+        /// The mail whose words the case waits on (the promised revert, the
+        /// posted fix) and its sender: the ping answers it, to them.
         promise: Option<(MessageId, String)>,
     },
     /// No activity for too long.
@@ -74,12 +107,9 @@ pub fn due(
         if pings.len() as u32 >= r.max_pings || pings.iter().any(|p| p.state.pending()) {
             continue;
         }
-        let (wait, awaiting_revert) = match c.state {
-            CaseState::Reported if !thread.iter().any(|t| t.sender == Sender::Person) => {
-                (r.no_reply_days, false)
-            }
-            CaseState::AwaitingRevert => (r.awaiting_revert_days, true),
-            _ => continue,
+        let answered = thread.iter().any(|t| t.sender == Sender::Person);
+        let Some((chase, wait)) = Chase::of(c.state, answered, r) else {
+            continue;
         };
         let since = entered(events, c.state).map_or(c.created, |e| e.time);
         let from = last_ping.map_or(since, |p| p.max(since));
@@ -91,10 +121,10 @@ pub fn due(
         if now - from > Duration::days(wait) {
             out.push(Action::Ping {
                 case: c.id.clone(),
-                awaiting_revert,
+                chase,
                 nth: pings.len() as u32 + 1,
                 since,
-                promise: promise.filter(|_| awaiting_revert),
+                promise: promise.filter(|_| chase != Chase::NoReply),
             });
         }
     }
@@ -126,7 +156,7 @@ pub fn run(
             }
             Action::Ping {
                 case,
-                awaiting_revert,
+                chase,
                 nth,
                 since,
                 promise,
@@ -135,15 +165,12 @@ pub fn run(
                 lines.push(format!(
                     "case {case}: reminder {nth} of {} ({})",
                     r.max_pings,
-                    if awaiting_revert {
-                        "revert not seen"
-                    } else {
-                        "no reply"
-                    }
+                    chase.why()
                 ));
                 if !dry_run {
                     let mail = ReminderMail {
-                        awaiting_revert,
+                        awaiting_revert: chase == Chase::Revert,
+                        awaiting_fix: chase == Chase::Fix,
                         decided_on: since.format("%Y-%m-%d").to_string(),
                         reported_on: c.created.format("%Y-%m-%d").to_string(),
                         nth,
@@ -238,9 +265,11 @@ fn queue_ping(
 /// What the reminder's template is given (`templates/reminder.hbs`).
 #[derive(Debug, Serialize)]
 struct ReminderMail<'a> {
-    /// A revert was promised and not seen (else: nobody answered).
+    /// A revert was promised and not seen.
     awaiting_revert: bool,
-    /// When the revert was promised.
+    /// A fix was posted and not seen applied (neither: nobody answered).
+    awaiting_fix: bool,
+    /// When the revert was promised, or the fix posted.
     decided_on: String,
     reported_on: String,
     /// This reminder's place in the series, and the series' length.
@@ -343,10 +372,53 @@ mod tests {
         assert!(raw.contains("Cc: list@x"), "{raw}");
     }
 
+    /// A fix posted and not seen applied: the ping answers the fix's mail,
+    /// to its sender, and says how to close the case.
+    #[test]
+    fn a_ping_asks_after_the_posted_fix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (config, store) = reminding(tmp.path());
+        let mut c = case(CaseState::Reported, Utc::now());
+        c.to = vec!["Author <author@x>".into()];
+        store.create_sample(&c);
+        let mut fix = crate::model::ThreadEntry::sample("fix@x", "dev@x", "[PATCH] xfs: fix it");
+        store
+            .record_thread_message(&c.id, &mut fix, "reply")
+            .unwrap();
+        let cause = Cause::Message {
+            message_id: fix.message_id.clone(),
+            from: "dev@x".into(),
+            quote: "[PATCH] xfs: fix it".into(),
+        };
+        store
+            .set_state(&c.id, CaseState::AwaitingFix, cause, "fix-posted")
+            .unwrap();
+        let later = Utc::now() + Duration::days(22);
+        let said = run(&config, &store, later, false).unwrap();
+        assert_eq!(
+            said,
+            [format!(
+                "case {}: reminder 1 of 2 (fix not seen applied)",
+                c.id
+            )]
+        );
+        let outbox = store.outbox_entries().unwrap();
+        let ping = outbox
+            .iter()
+            .find(|e| e.kind == OutboxKind::Reminder)
+            .unwrap();
+        assert_eq!(ping.recipients, ["dev@x", "author@x"]);
+        let raw = String::from_utf8(store.outbox_raw(&ping.message_id).unwrap()).unwrap();
+        assert!(raw.contains("In-Reply-To: <fix@x>"), "{raw}");
+        assert!(raw.contains("a fix for this report was posted"), "{raw}");
+        assert!(raw.contains("#perfbot fixed <commit>"), "{raw}");
+        assert!(!raw.contains("not a regression"), "{raw}");
+    }
+
     #[test]
     fn table() {
         let now = Utc::now();
-        let r = RemindersSection::default(); // 7 days, 14 for reverts, 2 pings, stale 90
+        let r = RemindersSection::default(); // 7 days, 14 for reverts, 21 for fixes, 2 pings, stale 90
         let d = |n| now - Duration::days(n);
         use OutboxState::{Dead, Failed, Held, Queued, Sent};
         // (state, created days ago, pings (days ago, state), a question to
@@ -378,6 +450,9 @@ mod tests {
             // Waiting on the robot's people: nobody else is chased.
             (CaseState::AwaitingRevert, 15, &[], true, "none"),
             (CaseState::AwaitingFix, 100, &[], true, "none"),
+            (CaseState::AwaitingFix, 20, &[], false, "none"),
+            (CaseState::AwaitingFix, 22, &[], false, "ping 1"),
+            (CaseState::Fixed, 100, &[], false, "none"),
         ];
         for (state, age, pings, asked, want) in cases {
             let mut c = case(*state, d(*age));
