@@ -119,6 +119,9 @@ pub struct CaseFilter {
     pub list: Option<String>,
     /// Created in this year.
     pub year: Option<i32>,
+    /// Part of whom the case waits on (`model::case::waits_on`: an
+    /// address, a name, "operators"), lowercased.
+    pub waits_on: Option<String>,
 }
 
 impl CaseFilter {
@@ -140,6 +143,31 @@ impl CaseFilter {
             && self
                 .year
                 .is_none_or(|y| chrono::Datelike::year(&c.created) == y)
+    }
+
+    /// Whether whom the case waits on, by its history `events`, is what
+    /// the filter names (always, when it names nobody).
+    pub fn admits_waiting(&self, c: &Case, events: &[Event]) -> bool {
+        self.waits_on.as_deref().is_none_or(|w| {
+            crate::model::case::waits_on(c, events).is_some_and(|on| on.to_lowercase().contains(w))
+        })
+    }
+
+    /// The cases of `all` the filter admits at `now`. A case's history
+    /// (`events`) is read only when the filter asks whom it waits on.
+    pub fn select<E>(
+        &self,
+        all: Vec<Case>,
+        now: chrono::DateTime<chrono::Utc>,
+        events: impl Fn(&CaseId) -> Result<Vec<Event>, E>,
+    ) -> Result<Vec<Case>, E> {
+        let mut out = Vec::new();
+        for c in all.into_iter().filter(|c| self.admits(c, now)) {
+            if self.waits_on.is_none() || self.admits_waiting(&c, &events(&c.id)?) {
+                out.push(c);
+            }
+        }
+        Ok(out)
     }
 
     /// Nothing left out.
@@ -503,6 +531,61 @@ mod tests {
             asked: now,
         });
         assert!(with(|f| f.needs_human = true).admits(&c, now));
+    }
+
+    /// Whom a case waits on is read from its history, and only when the
+    /// filter asks: the words that put it in its state, else its author.
+    #[test]
+    fn a_case_filter_selects_whom_cases_wait_on() {
+        let now = chrono::Utc::now();
+        let mut promised = Case::sample("aaaaaaaaaaaa", CaseState::AwaitingRevert, now);
+        promised.to = vec!["Dave <dave@x>".into()];
+        let mut unanswered = Case::sample("bbbbbbbbbbbb", CaseState::Reported, now);
+        unanswered.to = vec!["Dave <dave@x>".into()];
+        let closed = Case::sample("cccccccccccc", CaseState::Fixed, now);
+        let revert = Event {
+            time: now,
+            cause: Cause::Message {
+                message_id: MessageId::parse("r@x").unwrap(),
+                from: "Eric <eric@x>".into(),
+                quote: "I'll revert it.".into(),
+            },
+            old: Some(CaseState::Reported),
+            new: CaseState::AwaitingRevert,
+            note: String::new(),
+        };
+        let events = |id: &CaseId| -> Result<Vec<Event>, ()> {
+            Ok(if *id == promised.id {
+                vec![revert.clone()]
+            } else {
+                vec![]
+            })
+        };
+        let all = || vec![promised.clone(), unanswered.clone(), closed.clone()];
+        let table: &[(Option<&str>, &[&str])] = &[
+            (None, &["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"]),
+            (Some("eric@x"), &["aaaaaaaaaaaa"]),
+            (Some("dave"), &["bbbbbbbbbbbb"]),
+            (Some("nobody"), &[]),
+        ];
+        for (who, want) in table {
+            let filter = CaseFilter {
+                waits_on: who.map(str::to_string),
+                ..CaseFilter::default()
+            };
+            let got = filter.select(all(), now, events).unwrap();
+            let got: Vec<&str> = got.iter().map(|c| c.id.as_str()).collect();
+            assert_eq!(&got, want, "waits on {who:?}");
+        }
+        // Histories are read only when the filter needs them.
+        let unread = |_: &CaseId| -> Result<Vec<Event>, ()> { Err(()) };
+        assert_eq!(
+            CaseFilter::default()
+                .select(all(), now, unread)
+                .unwrap()
+                .len(),
+            3
+        );
     }
 
     /// `cases list --json` keeps its documented shape and order.

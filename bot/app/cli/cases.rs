@@ -89,6 +89,10 @@ pub struct ListFilter {
     /// Those in needs-human, or with a question to the robot's people open
     #[arg(long)]
     needs_human: bool,
+    /// Those waiting on someone whose address or name contains this
+    /// (`dave@kernel.org`; `operators`, `robot's people`)
+    #[arg(long, value_name = "WHO")]
+    waits_on: Option<String>,
 }
 
 impl From<ListFilter> for CaseFilter {
@@ -100,6 +104,7 @@ impl From<ListFilter> for CaseFilter {
             needs_human: f.needs_human,
             list: f.list.map(|l| l.to_ascii_lowercase()),
             year: f.year,
+            waits_on: f.waits_on.map(|w| w.to_lowercase()),
         }
     }
 }
@@ -129,11 +134,7 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
 /// `cases list`: every case, or those in one state.
 fn list(store: &Store, filter: &CaseFilter, json: bool) -> Result<(), Failure> {
     let now = Utc::now();
-    let list: Vec<_> = store
-        .cases()?
-        .into_iter()
-        .filter(|c| filter.admits(c, now))
-        .collect();
+    let list = filter.select(store.cases()?, now, |id| store.events(id))?;
     if json {
         let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);

@@ -165,6 +165,8 @@ pub struct Filter {
     pub list: Option<String>,
     /// Reports of this year (`2024`).
     pub year: Option<String>,
+    /// Cases waiting on someone whose address or name contains this.
+    pub waits_on: Option<String>,
     /// The page of the HTML list (from 1).
     pub page: Option<String>,
 }
@@ -228,6 +230,7 @@ impl TryFrom<&Filter> for CaseQuery {
             needs_human: f.needs_human.is_some(),
             list: given(&f.list).map(|l| l.to_ascii_lowercase()),
             year,
+            waits_on: given(&f.waits_on).map(|w| w.to_lowercase()),
         };
         Ok(CaseQuery { filter, page })
     }
@@ -242,10 +245,10 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
     }
     let now = Utc::now();
     let total = all.len();
-    let cases = all
-        .into_iter()
-        .filter(|c| q.filter.admits(c, now))
-        .collect();
+    let cases = q
+        .filter
+        .select(all, now, |id| s.store.events(id))
+        .map_err(internal)?;
     Ok(Listing {
         cases,
         counts,
@@ -333,6 +336,7 @@ struct FilterShown<'a> {
     needs_human: bool,
     list: Option<&'a str>,
     year: Option<&'a str>,
+    waits_on: Option<&'a str>,
 }
 
 async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
@@ -365,6 +369,7 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         needs_human: f.needs_human.is_some(),
         list: f.list.as_deref(),
         year: f.year.as_deref(),
+        waits_on: f.waits_on.as_deref(),
     };
     let pager = ListPager {
         page,
@@ -404,6 +409,7 @@ fn page_link(f: &Filter, page: usize) -> String {
         ("list", &f.list),
         ("year", &f.year),
         ("age", &f.age),
+        ("waits_on", &f.waits_on),
         ("needs_human", &f.needs_human),
     ] {
         if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
@@ -1144,6 +1150,7 @@ mod tests {
                 "year" => f.year = v,
                 "page" => f.page = v,
                 "list" => f.list = v,
+                "waits_on" => f.waits_on = v,
                 _ => unreachable!(),
             }
             CaseQuery::try_from(&f).map_err(|WebError(code, why)| (code, why))
@@ -1183,6 +1190,12 @@ mod tests {
                 "Linux-MM",
                 Ok(q(|f| f.list = Some("linux-mm".into()), 1)),
             ),
+            (
+                "waits_on",
+                " Dave@Kernel.org ",
+                Ok(q(|f| f.waits_on = Some("dave@kernel.org".into()), 1)),
+            ),
+            ("waits_on", "", Ok(q(|_| {}, 1))),
         ];
         for (k, v, want) in table {
             match (f(k, v), want) {
@@ -1378,6 +1391,7 @@ mod tests {
                 needs_human: false,
                 list: None,
                 year: None,
+                waits_on: None,
             },
             pager: ListPager {
                 page: 1,
