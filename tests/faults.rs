@@ -802,20 +802,21 @@ fn newcomer_stumbles() {
             3,
             "perfbot: none of the 2 inputs was queued: no reportable",
         ),
-        // One mail given as an mbox is no mbox: said, not read as nothing.
+        // One mail given as an mbox is no mbox: said, not read as nothing,
+        // and the command's mistake (2), as a path that is not there is.
         (
             &[
                 "ingest",
                 "--mbox",
                 "tests/fixtures/threads/2023-10-20_cgroups_51d74c18a9/00-report.eml",
             ],
-            1,
+            2,
             "not an mbox, nothing read (one message is read with `ingest --stdin`)",
         ),
         // A folder that is no maildir is said to be none, not made one.
         (
             &["ingest", "--maildir", folder],
-            1,
+            2,
             "not a maildir: no new/ or cur/ in it",
         ),
         // An id that names nothing is bad input (2), as every unknown name

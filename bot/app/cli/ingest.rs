@@ -49,6 +49,7 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     // Replies read before their report, whose case exists now.
     ing.release_held()?;
     let mut unread = 0;
+    let mut not_mbox = 0;
     if !a.public_inbox.is_empty() {
         unread += public_inbox(&mut ing, &a.public_inbox)?;
     } else if a.stdin {
@@ -56,13 +57,20 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     } else if !a.mbox.is_empty() {
         for f in &a.mbox {
             // A broken file is reported; the other files are still read.
-            if let Err(e) = ingest_mbox(&mut ing, f) {
-                eprintln!("perfbot: {e}");
-                unread += 1;
+            match ingest_mbox(&mut ing, f) {
+                Ok(()) => {}
+                Err(e @ SourceError::NotASource { .. }) => {
+                    eprintln!("perfbot: {e}");
+                    not_mbox += 1;
+                }
+                Err(e) => {
+                    eprintln!("perfbot: {e}");
+                    unread += 1;
+                }
             }
         }
     } else if let Some(dir) = &a.maildir {
-        ingest_maildir(&mut ing, dir)?;
+        ingest_maildir(&mut ing, dir).map_err(usage)?;
     } else {
         configured(config, &mut ing, a.follow)?;
     }
@@ -73,6 +81,17 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
         ing.stats.bytes as f64 / 1e6,
         secs
     );
+    // A file given for what it is not is the command's mistake.
+    if not_mbox > 0 {
+        let (is, it) = if not_mbox == 1 {
+            ("is", "it")
+        } else {
+            ("are", "them")
+        };
+        return Err(Failure::usage(anyhow!(
+            "{not_mbox} of the files given {is} no mbox (nothing in {it} was read)"
+        )));
+    }
     if unread > 0 {
         return Err(anyhow!("{unread} source(s) could not be read to the end").into());
     }
@@ -150,16 +169,21 @@ fn public_inbox(ing: &mut Ingestor, paths: &[PathBuf]) -> Result<usize, Failure>
     Ok(failed)
 }
 
+/// A source the operator named wrongly is a usage error (exit 2); any
+/// other failure is operational.
+fn usage(e: SourceError) -> Failure {
+    match e {
+        SourceError::Config(_) | SourceError::NotASource { .. } => Failure::usage(e),
+        e => e.into(),
+    }
+}
+
 /// The configured source, once or until Ctrl-C / SIGTERM.
 fn configured(config: &Config, ing: &mut Ingestor, follow: bool) -> Result<(), Failure> {
     if config.file.inbound.source == InboundSource::None {
         eprintln!("inbound.source is none: nothing to read");
         return Ok(());
     }
-    let usage = |e: SourceError| match e {
-        SourceError::Config(_) => Failure::usage(e),
-        e => e.into(),
-    };
     if !follow {
         return read_configured(config, ing, Reading::Once, |_| {}).map_err(usage);
     }

@@ -21,6 +21,10 @@ use crate::store::StoreError;
 pub enum SourceError {
     #[error("{path}: {why}")]
     Read { path: String, why: String },
+    /// What was given is not the kind of source it was named as (a folder
+    /// that is no maildir, a file that is no mbox): nothing in it was read.
+    #[error("{path}: {why}")]
+    NotASource { path: String, why: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The configured source cannot be used as configured (operator error).
@@ -209,11 +213,14 @@ fn mbox_outcome(
     };
     match result {
         // A file with no `From ` line is no mbox: nothing in it was read.
-        Ok(skipped) if n == 0 && skipped > 0 => Err(err(format!(
-            "no `From ` line in its {skipped} bytes{}: not an mbox, nothing read \
-             (one message is read with `ingest --stdin`)",
-            if gz { " (decompressed)" } else { "" }
-        ))),
+        Ok(skipped) if n == 0 && skipped > 0 => Err(SourceError::NotASource {
+            path: shown.to_string(),
+            why: format!(
+                "no `From ` line in its {skipped} bytes{}: not an mbox, nothing read \
+                 (one message is read with `ingest --stdin`)",
+                if gz { " (decompressed)" } else { "" }
+            ),
+        }),
         Ok(skipped) => {
             if skipped > 0 {
                 tracing::warn!(
@@ -241,7 +248,7 @@ const CHECKPOINT: usize = 10_000;
 /// as empty.
 pub fn ingest_maildir(ing: &mut Ingestor, dir: &Path) -> Result<(), SourceError> {
     if !dir.join("new").is_dir() && !dir.join("cur").is_dir() {
-        return Err(SourceError::Read {
+        return Err(SourceError::NotASource {
             path: dir.display().to_string(),
             why: "not a maildir: no new/ or cur/ in it".into(),
         });
