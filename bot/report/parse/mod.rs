@@ -18,8 +18,8 @@ mod sections;
 
 use super::plot::{PlotStyle, ReadPlot};
 use crate::input::{
-    AggregatedRow, AttachmentSpec, Commit, HeadlineChoice, OtherTest, Patch, Person, Recipients,
-    ReportInput, ReproduceAt, Style, Test, Tree,
+    AggregatedRow, Align, AttachmentSpec, Commit, HeadlineChoice, OtherTest, Patch, Person,
+    Recipients, ReportInput, ReproduceAt, StillOn, Style, Test, Tree,
 };
 use sections::{Extra, Origin};
 use serde_json::{Map, Value};
@@ -143,19 +143,103 @@ impl Group {
     }
 }
 
+/// The sections of a mail of 2016 on, read (`Reader::sections`).
+struct Sections {
+    preface: Option<String>,
+    note: Option<String>,
+    commit: sections::CommitBlock,
+    still: Vec<StillOn>,
+    block: sections::TestBlock,
+    extras: Vec<Extra>,
+    materials_base: Option<String>,
+    reproduce: Option<String>,
+    appendix: Vec<AggregatedRow>,
+    groups: Vec<Group>,
+    read: StyleSigns,
+}
+
+/// What the mail's layout and style are told by (`Reader::style`).
+struct StyleSigns {
+    /// The robot's sentence is of 2023 on ("…, we noticed" is older).
+    modern: bool,
+    /// The test block lists kconfig lines.
+    config_lines: bool,
+    headline: sections::Headline,
+    align: Option<Align>,
+    box_width: Option<usize>,
+    tags: sections::Tags,
+    ending: sections::Ending,
+    /// How the first test with bisect plots drew them.
+    plot_style: Option<PlotStyle>,
+}
+
 impl<'a> Reader<'a> {
     fn find(&self, from: usize, pred: impl Fn(&str) -> bool) -> Option<usize> {
         (from..self.lines.len()).find(|&i| pred(self.lines[i]))
     }
 
     fn parse(&self, h: &Headers) -> Result<ParsedReport, ParseError> {
-        let lines = self.lines;
         let (anchor, sentence) = self.opening()?;
-        let preface = sections::trimmed_block(&lines[..anchor]);
-        if lines[sentence] == SENTENCE_2014 {
+        if self.lines[sentence] == SENTENCE_2014 {
             return self.parse_2014(h, sentence);
         }
-        let modern = !lines[sentence].starts_with("FYI, we noticed");
+        let r = self.sections(h, anchor, sentence)?;
+        let first = r
+            .groups
+            .first()
+            .ok_or_else(|| err(self.lines.len().saturating_sub(1), "no comparison table"))?;
+        let base = Commit {
+            sha: first.base_sha.clone(),
+            subject: first.base_subject.clone(),
+            author: None,
+            committer: None,
+        };
+        let (tests, in_addition_only) = tests_of(&r.groups, &r.block, &r.extras, r.appendix)?;
+        let (layout, style) = self.style(h, sentence, &r.read);
+        let (tree, patch) = origin_of(h, r.commit.origin, &r.commit.subject);
+        let input = ReportInput {
+            date: h.date.clone(),
+            commit: commit_of(h, r.commit.sha, r.commit.subject),
+            base,
+            tree,
+            patch,
+            still_regression_on: r.still,
+            in_addition_only,
+            tests,
+            recipients: recipients_of(h),
+            headline: Some(HeadlineChoice {
+                metric: r.read.headline.metric,
+                kind: Some(r.read.headline.kind),
+            }),
+            preface: r.preface,
+            note: r.note,
+            attachments: attachments_of(h),
+            trailer: r.read.ending.trailer,
+            unread: Vec::new(),
+            style,
+        };
+        Ok(ParsedReport {
+            layout,
+            input,
+            reported_by: r.read.tags.reported_by,
+            materials_base: r.materials_base,
+            archive_base: r.read.tags.archive_base,
+            disclaimer: r.read.ending.disclaimer,
+            signature: r.read.ending.signature,
+            reproduce: r.reproduce,
+            signoff: r.read.ending.signoff,
+        })
+    }
+
+    /// Every section of a mail of 2016 on, its robot's sentence at
+    /// `sentence` and its greeting (or the sentence) at `anchor`.
+    fn sections(
+        &self,
+        h: &Headers,
+        anchor: usize,
+        sentence: usize,
+    ) -> Result<Sections, ParseError> {
+        let lines = self.lines;
         // A human note between the greeting and the robot's sentence.
         let note = if lines[anchor] == "Hello," {
             sections::trimmed_block(&lines[anchor + 1..sentence])
@@ -173,84 +257,66 @@ impl<'a> Reader<'a> {
         let (still, align) = sections::tips(lines, commit.at, test_start)?;
         let block = sections::test_block(lines, test_start)?;
         let (extras, box_width) = self.in_addition(block.end)?;
-        let tags = sections::tags(lines, &h.message_id);
         let materials_base = sections::materials_base(lines, &h.message_id);
-        let reproduce = sections::reproduce(lines, materials_base.is_some());
-        let ending = sections::ending(lines);
         let appendix = self.appendix(sentence)?;
-
         // The details: one group per test.
         let groups = self.groups()?;
-        let first = groups
-            .first()
-            .ok_or_else(|| err(lines.len().saturating_sub(1), "no comparison table"))?;
-        let (tests, in_addition_only) = tests_of(&groups, &block, &extras, appendix)?;
+        Ok(Sections {
+            preface: sections::trimmed_block(&lines[..anchor]),
+            note,
+            commit,
+            still,
+            reproduce: sections::reproduce(lines, materials_base.is_some()),
+            materials_base,
+            extras,
+            appendix,
+            read: StyleSigns {
+                modern: !lines[sentence].starts_with("FYI, we noticed"),
+                config_lines: block.kconfig.is_some(),
+                headline,
+                align,
+                box_width,
+                tags: sections::tags(lines, &h.message_id),
+                ending: sections::ending(lines),
+                plot_style: groups.iter().find_map(|g| g.plot_style),
+            },
+            groups,
+            block,
+        })
+    }
 
+    /// The layout the mail was written in, and the style that renders it
+    /// back as it was.
+    fn style(&self, h: &Headers, sentence: usize, r: &StyleSigns) -> (Layout, Style) {
+        let lines = self.lines;
+        let (headline, tags) = (&r.headline, &r.tags);
         let layout = self.layout(
             h,
-            modern,
-            &headline,
-            block.kconfig.is_some(),
+            r.modern,
+            headline,
+            r.config_lines,
             tags.link,
-            ending.footer,
+            r.ending.footer,
         );
-        let reproduce_at = self.reproduce_at(sentence);
         let rule = "-".repeat(98) + ">";
         let details_rule = self
             .find(sentence, |l| l.starts_with("Details are as below"))
             .is_none_or(|d| lines.get(d + 1).is_none_or(|l| *l == rule));
         let style = Style {
             layout: Some(layout),
-            still_regression_align: align,
-            in_addition_width: box_width,
+            still_regression_align: r.align,
+            in_addition_width: r.box_width,
             tags: !(headline.kind == "regression" && tags.reported_by.is_none()),
             details_rule,
-            reproduce_at,
+            reproduce_at: self.reproduce_at(sentence),
             // A `Closes:` tag in a mail of the `Link:` era (May 2023).
             archive_tag: (layout == Layout::Lkp2023Apr && !tags.link && tags.closes)
                 .then_some(crate::input::ArchiveTag::Closes),
             remarks: sections::remarks(lines, sentence),
-            plot_style: groups.iter().find_map(|g| g.plot_style).unwrap_or_default(),
+            plot_style: r.plot_style.unwrap_or_default(),
             ..Style::default()
         };
-        let (tree, patch) = origin_of(h, commit.origin, &commit.subject);
-        let input = ReportInput {
-            date: h.date.clone(),
-            commit: commit_of(h, commit.sha, commit.subject),
-            base: Commit {
-                sha: first.base_sha.clone(),
-                subject: first.base_subject.clone(),
-                author: None,
-                committer: None,
-            },
-            tree,
-            patch,
-            still_regression_on: still,
-            in_addition_only,
-            tests,
-            recipients: recipients_of(h),
-            headline: Some(HeadlineChoice {
-                metric: headline.metric,
-                kind: Some(headline.kind),
-            }),
-            preface,
-            note,
-            attachments: attachments_of(h),
-            trailer: ending.trailer,
-            unread: Vec::new(),
-            style,
-        };
-        Ok(ParsedReport {
-            layout,
-            input,
-            reported_by: tags.reported_by,
-            materials_base,
-            archive_base: tags.archive_base,
-            disclaimer: ending.disclaimer,
-            signature: ending.signature,
-            reproduce,
-            signoff: ending.signoff,
-        })
+        (layout, style)
     }
 
     /// 2014's `test case: <tbox>/<testcase>/<parameters>` line at `tc`, as
