@@ -21,6 +21,10 @@ pub struct Thresholds {
     pub no_reply_days: i64,
 }
 
+/// Where the digest counts and groups a case whose commit names no
+/// subsystem (a one-line listing shows "-").
+pub const NO_SUBSYSTEM: &str = "(none)";
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CaseLine {
     pub id: String,
@@ -250,7 +254,7 @@ impl Digest {
         if !c.state.is_closed() {
             *self
                 .by_subsystem
-                .entry(c.subsystem.clone().unwrap_or_else(|| "-".into()))
+                .entry(c.subsystem.clone().unwrap_or_else(|| NO_SUBSYSTEM.into()))
                 .or_default() += 1;
         }
         let line = CaseLine::new(c, now);
@@ -277,7 +281,7 @@ impl Digest {
                 self.unanswered.push(line.clone());
             }
             self.followed
-                .entry(line.subsystem.clone())
+                .entry(c.subsystem.clone().unwrap_or_else(|| NO_SUBSYSTEM.into()))
                 .or_default()
                 .push(f);
         }

@@ -1283,7 +1283,7 @@ fn operators_settling_cases_teach_the_reader() {
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         text.contains(&format!(
-            "Of 1 replies operators labelled, perfbot had read {agreed}"
+            "Of 1 reply operators labelled, perfbot had read {agreed}"
         )),
         "{text}"
     );

@@ -179,4 +179,36 @@ mod tests {
             "{shown}"
         );
     }
+
+    /// A followed report with one reply, a day old, and no subsystem: the
+    /// counts agree with their nouns, and the case is grouped under
+    /// "(none)", not "-".
+    #[test]
+    fn the_text_digest_counts_in_words() {
+        use crate::model::case::{Case, CaseState};
+        let config = crate::config::Config::load(None).unwrap();
+        let now = chrono::Utc::now();
+        let mut c = Case::sample(
+            "aaaaaaaaaaaa",
+            CaseState::Reported,
+            now - chrono::Duration::days(1),
+        );
+        c.adopted = true;
+        c.subsystem = None;
+        let mut reply = crate::model::ThreadEntry::sample("r@x", "dev@x", "Looking.");
+        reply.received = now;
+        let t = crate::digest::Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let since = now - chrono::Duration::days(7);
+        let d = crate::digest::build(&[(c.clone(), vec![], vec![reply])], &[], now, since, t);
+        let text = render_text(&config, &d).unwrap();
+        assert!(text.contains("Open by subsystem: (none) 1\n"), "{text}");
+        assert!(text.contains("\n(none):\n* aaaaaaaaaaaa "), "{text}");
+        assert!(text.contains(": reported, 1 reply"), "{text}");
+        let d = crate::digest::build(&[(c, vec![], vec![])], &[], now, since, t);
+        let text = render_text(&config, &d).unwrap();
+        assert!(text.contains("regression (1 day)\n"), "{text}");
+    }
 }
