@@ -340,7 +340,7 @@ fn case_head(c: &Case) -> String {
 fn thread_item(t: &TimelineItem) -> String {
     let mut out = format!(
         "  {}  {}  <{}>\n      {}\n",
-        t.time.format("%Y-%m-%d %H:%M"),
+        crate::model::shown_minute(t.time),
         t.from,
         t.message_id,
         t.subject
@@ -382,7 +382,7 @@ fn history_line(e: &Event) -> String {
     };
     format!(
         "  {}  {:<32} {}: {}\n",
-        e.time.format("%Y-%m-%d %H:%M:%S"),
+        crate::model::shown_time(e.time),
         change,
         e.note,
         cause_text(&e.cause)

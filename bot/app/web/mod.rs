@@ -604,7 +604,7 @@ fn settle_replies(thread: &[crate::model::ThreadEntry]) -> Vec<SettleReply> {
             } else {
                 e.from_name.clone()
             },
-            date: e.date.map(|d| d.format("%Y-%m-%d %H:%M").to_string()),
+            date: e.date.map(crate::model::shown_minute),
             read: e.understanding.as_ref().map(|u| u.intent.clone()),
         })
         .collect()

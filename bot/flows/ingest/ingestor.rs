@@ -456,7 +456,7 @@ impl<'a> Ingestor<'a> {
                 .any(|a| self.known.contains_key(&a));
             if answers_a_case {
                 if let Some(raw) = self.store.held_raw(&h.message_id)? {
-                    let when = h.time.format("%Y-%m-%d %H:%M");
+                    let when = crate::model::shown_minute(h.time);
                     let source = format!("{} (held since {when})", h.source);
                     // Read first, forget after: a crash in between reads it
                     // again, and the Message-ID index keeps it single.
