@@ -128,6 +128,8 @@ pub struct Followed {
     pub replies: usize,
     /// From the report to the first person's reply (by the mails' dates).
     pub first_reply_hours: Option<i64>,
+    /// The same, as people read it ("5 h", "6 d": `hours_text`).
+    pub first_reply: Option<String>,
     /// The words of the last reply that moved the case, and whose.
     pub evidence: Option<String>,
     pub who: Option<String>,
@@ -395,10 +397,12 @@ pub fn followed(
         .rev()
         .find(|e| e.old != Some(e.new) && matches!(e.cause, Cause::Message { .. }));
     let (who, quote, _) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+    let first_reply_hours = first.map(|f| (f - c.created).num_hours().max(0));
     Followed {
         case: line.clone(),
         replies: people.len(),
-        first_reply_hours: first.map(|f| (f - c.created).num_hours().max(0)),
+        first_reply_hours,
+        first_reply: first_reply_hours.map(hours_text),
         evidence: quote,
         who: (!who.is_empty()).then_some(who),
     }

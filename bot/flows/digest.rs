@@ -196,7 +196,7 @@ mod tests {
         c.adopted = true;
         c.subsystem = None;
         let mut reply = crate::model::ThreadEntry::sample("r@x", "dev@x", "Looking.");
-        reply.received = now;
+        reply.date = Some(c.created + chrono::Duration::hours(50));
         let t = crate::digest::Thresholds {
             awaiting_days: 14,
             no_reply_days: 7,
@@ -206,7 +206,10 @@ mod tests {
         let text = render_text(&config, &d).unwrap();
         assert!(text.contains("Open by subsystem: (none) 1\n"), "{text}");
         assert!(text.contains("\n(none):\n* aaaaaaaaaaaa "), "{text}");
-        assert!(text.contains(": reported, 1 reply"), "{text}");
+        assert!(
+            text.contains(": reported, 1 reply, first after 2 d"),
+            "{text}"
+        );
         let d = crate::digest::build(&[(c, vec![], vec![])], &[], now, since, t);
         let text = render_text(&config, &d).unwrap();
         assert!(text.contains("regression (1 day)\n"), "{text}");

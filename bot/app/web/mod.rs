@@ -301,7 +301,7 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
             adopted: c.adopted,
             question: c.question.is_some(),
             replies: f.replies,
-            first_reply: f.first_reply_hours.map(crate::digest::hours_text),
+            first_reply: f.first_reply,
             evidence: f.evidence,
             who: f.who,
             waits_on: crate::model::case::waits_on(c, &events),
