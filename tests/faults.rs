@@ -750,7 +750,7 @@ fn newcomer_stumbles() {
         text.contains("\n0 cases: none\nOpen by subsystem: none\n"),
         "{text}"
     );
-    let o = perfbot(&cfg, &["remind"]);
+    let o = perfbot(&cfg, &["remind", "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim(), "no reminder due, no case gone stale");
     // Mistakes are refused with what is wrong, and change nothing:
@@ -837,6 +837,12 @@ fn newcomer_stumbles() {
             &["cases", "set", "", "fixed", "--reason", "x"],
             2,
             "(an empty id)",
+        ),
+        // Reminders that are off stay off by hand too.
+        (
+            &["remind"],
+            2,
+            "reminders are off (`[reminders] enabled = false`)",
         ),
         // A digest to send with nobody to get it is refused before it is
         // printed, so none is taken for queued.

@@ -14,6 +14,14 @@ pub struct RemindArgs {
 }
 
 pub fn run(config: &Config, a: RemindArgs) -> Result<(), Failure> {
+    // Off means off, by hand as in the daemon: nobody is pinged and no
+    // case goes stale; a dry run still says what would be due.
+    if !config.file.reminders.enabled && !a.dry_run {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "reminders are off (`[reminders] enabled = false`): nothing queued, no case marked \
+             stale; `perfbot remind --dry-run` says what would be due"
+        )));
+    }
     let store = open_store(config)?;
     let lines = crate::flows::remind::run(config, &store, Utc::now(), a.dry_run)?;
     if lines.is_empty() {
