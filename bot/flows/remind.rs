@@ -333,40 +333,57 @@ mod tests {
         assert_eq!(said(false), Vec::<String>::new());
     }
 
+    /// A case put in `state` by `from`'s mail `id` saying `words`, its
+    /// report to an author and a list.
+    fn put_there(store: &Store, state: CaseState, id: &str, from: &str, words: &str) -> Case {
+        let mut c = case(CaseState::Reported, Utc::now());
+        c.to = vec!["Author <author@x>".into()];
+        c.cc = vec!["list@x".into()];
+        store.create_sample(&c);
+        let mut mail = crate::model::ThreadEntry::sample(id, from, words);
+        store
+            .record_thread_message(&c.id, &mut mail, "reply")
+            .unwrap();
+        let cause = Cause::Message {
+            message_id: mail.message_id.clone(),
+            from: from.into(),
+            quote: words.into(),
+        };
+        store.set_state(&c.id, state, cause, "read").unwrap();
+        c
+    }
+
+    /// The reminders queued, each with its mail.
+    fn pings(store: &Store) -> Vec<(OutboxEntry, String)> {
+        let outbox = store.outbox_entries().unwrap().into_iter();
+        outbox
+            .filter(|e| e.kind == OutboxKind::Reminder)
+            .map(|e| {
+                let raw = store.outbox_raw(&e.message_id).unwrap();
+                (e, String::from_utf8(raw).unwrap())
+            })
+            .collect()
+    }
+
     /// A revert promised and not seen: the ping answers the promise, to
     /// the one who made it besides the report's people.
     #[test]
     fn a_ping_answers_the_promise_it_waits_on() {
         let tmp = tempfile::tempdir().unwrap();
         let (config, store) = reminding(tmp.path());
-        let mut c = case(CaseState::Reported, Utc::now());
-        c.to = vec!["Author <author@x>".into()];
-        c.cc = vec!["list@x".into()];
-        store.create_sample(&c);
-        let mut promise =
-            crate::model::ThreadEntry::sample("promise@x", "maint@x", "I'll revert it.");
-        store
-            .record_thread_message(&c.id, &mut promise, "reply")
-            .unwrap();
-        let cause = Cause::Message {
-            message_id: promise.message_id.clone(),
-            from: "maint@x".into(),
-            quote: "I'll revert it.".into(),
-        };
-        store
-            .set_state(&c.id, CaseState::AwaitingRevert, cause, "will-revert")
-            .unwrap();
-        let later = Utc::now() + Duration::days(15);
-        run(&config, &store, later, false).unwrap();
-        let pings: Vec<OutboxEntry> = store
-            .outbox_entries()
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == OutboxKind::Reminder)
-            .collect();
+        let words = "I'll revert it.";
+        put_there(
+            &store,
+            CaseState::AwaitingRevert,
+            "promise@x",
+            "maint@x",
+            words,
+        );
+        run(&config, &store, Utc::now() + Duration::days(15), false).unwrap();
+        let pings = pings(&store);
         assert_eq!(pings.len(), 1);
-        assert_eq!(pings[0].recipients, ["maint@x", "author@x", "list@x"]);
-        let raw = String::from_utf8(store.outbox_raw(&pings[0].message_id).unwrap()).unwrap();
+        let (ping, raw) = &pings[0];
+        assert_eq!(ping.recipients, ["maint@x", "author@x", "list@x"]);
         assert!(raw.contains("In-Reply-To: <promise@x>"), "{raw}");
         assert!(raw.contains("To: maint@x, Author <author@x>"), "{raw}");
         assert!(raw.contains("Cc: list@x"), "{raw}");
@@ -378,37 +395,13 @@ mod tests {
     fn a_ping_asks_after_the_posted_fix() {
         let tmp = tempfile::tempdir().unwrap();
         let (config, store) = reminding(tmp.path());
-        let mut c = case(CaseState::Reported, Utc::now());
-        c.to = vec!["Author <author@x>".into()];
-        store.create_sample(&c);
-        let mut fix = crate::model::ThreadEntry::sample("fix@x", "dev@x", "[PATCH] xfs: fix it");
-        store
-            .record_thread_message(&c.id, &mut fix, "reply")
-            .unwrap();
-        let cause = Cause::Message {
-            message_id: fix.message_id.clone(),
-            from: "dev@x".into(),
-            quote: "[PATCH] xfs: fix it".into(),
-        };
-        store
-            .set_state(&c.id, CaseState::AwaitingFix, cause, "fix-posted")
-            .unwrap();
-        let later = Utc::now() + Duration::days(22);
-        let said = run(&config, &store, later, false).unwrap();
-        assert_eq!(
-            said,
-            [format!(
-                "case {}: reminder 1 of 2 (fix not seen applied)",
-                c.id
-            )]
-        );
-        let outbox = store.outbox_entries().unwrap();
-        let ping = outbox
-            .iter()
-            .find(|e| e.kind == OutboxKind::Reminder)
-            .unwrap();
-        assert_eq!(ping.recipients, ["dev@x", "author@x"]);
-        let raw = String::from_utf8(store.outbox_raw(&ping.message_id).unwrap()).unwrap();
+        let words = "[PATCH] xfs: fix it";
+        let c = put_there(&store, CaseState::AwaitingFix, "fix@x", "dev@x", words);
+        let said = run(&config, &store, Utc::now() + Duration::days(22), false).unwrap();
+        let line = format!("case {}: reminder 1 of 2 (fix not seen applied)", c.id);
+        assert_eq!(said, [line]);
+        let (ping, raw) = &pings(&store)[0];
+        assert_eq!(ping.recipients, ["dev@x", "author@x", "list@x"]);
         assert!(raw.contains("In-Reply-To: <fix@x>"), "{raw}");
         assert!(raw.contains("a fix for this report was posted"), "{raw}");
         assert!(raw.contains("#perfbot fixed <commit>"), "{raw}");
