@@ -408,3 +408,43 @@ fn corrupt_or_newer_state_is_refused() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("newer perfbot"), "{}", stderr(&o));
 }
+
+/// `bench --what dashboard` serves every page it times, over its own
+/// scratch cases: each line names a page answered 200 OK (else the bench
+/// fails). No timing is judged.
+#[test]
+fn the_dashboard_bench_serves_every_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path());
+    let args = [
+        "bench",
+        "--what",
+        "dashboard",
+        "--count",
+        "6",
+        "--iterations",
+        "2",
+    ];
+    let o = perfbot(&cfg, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("dashboard: 6 cases"), "{out}");
+    let pages: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        pages,
+        [
+            "/",
+            "/?page=2",
+            "/?state=reported",
+            "/?waits_on=bob",
+            "/api/cases",
+            "/digest"
+        ]
+    );
+    // Its scratch state is its own: the configured one is never made.
+    assert!(!tmp.path().join("state").exists());
+}

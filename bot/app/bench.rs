@@ -113,43 +113,12 @@ pub fn compare_render(
 /// configured transport with pooled connections.
 pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<String> {
     use crate::flows::delivery::{send_due, Transport};
-    use crate::flows::report::{prepare, queue};
-    use crate::mail::message;
-    use crate::model::MessageId;
-    use crate::store::Store;
     use chrono::Utc;
 
-    let scratch = tempfile_dir()?;
-    let mut config = config.clone();
-    config.file.bot.state_dir = scratch.join("state");
-    config.file.outbound.outbox_dir = scratch.join("outbox");
-    config.file.outbound.stop_file = scratch.join("STOP");
-    config.file.outbound.max_per_hour = 0;
-    config.file.outbound.max_per_day = 0;
-    config.file.outbound.moderation = false;
-    config.file.outbound.redirect_all_to = None;
-    let store = Store::open(&config.state_dir())?;
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/seed002-xfs-fio-falloc-2022.json");
-    let now = Utc::now();
-    let base = prepare(&config, &example, None, false, now)?;
-    let stamp = now.timestamp_nanos_opt().unwrap_or_default();
-
+    let (scratch, mut config) = scratch_config(config)?;
+    let store = crate::store::Store::open(&config.state_dir())?;
     let t0 = Instant::now();
-    for i in 0..count {
-        let mut p = base.clone();
-        // The case id is the key's first 12 digits: make those differ.
-        p.report.case_key = format!("{i:012x}{:052x}", stamp as u64);
-        p.envelope.message_id = MessageId::parse(&format!(
-            "perfbot.bench.{stamp:x}.{i}@{}",
-            config.file.bot.message_id_domain
-        ))
-        .expect("valid id");
-        p.envelope.to = vec![to.to_string()];
-        p.envelope.cc.clear();
-        p.raw = message::build(&p.envelope, &p.rendered.body)?;
-        queue(&config, &store, &p, now)?;
-    }
+    let bytes = queue_copies(&config, &store, count, to)?;
     let queued = t0.elapsed();
 
     let transport = Transport::from_config(&config)?;
@@ -164,7 +133,6 @@ pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<
         rounds += 1;
     }
     let delivered = t1.elapsed();
-    let bytes = base.raw.len();
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(format!(
         "deliver: {count} reports of {bytes} bytes via {}, concurrency {}\n\
@@ -177,6 +145,141 @@ pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<
         delivered.as_secs_f64(),
         sent as f64 / delivered.as_secs_f64(),
     ))
+}
+
+/// A scratch directory, and `config` with its state, outbox and stop file
+/// there, mailing without limits or moderation.
+fn scratch_config(config: &Config) -> std::io::Result<(PathBuf, Config)> {
+    let scratch = tempfile_dir()?;
+    let mut config = config.clone();
+    config.file.bot.state_dir = scratch.join("state");
+    config.file.outbound.outbox_dir = scratch.join("outbox");
+    config.file.outbound.stop_file = scratch.join("STOP");
+    config.file.outbound.max_per_hour = 0;
+    config.file.outbound.max_per_day = 0;
+    config.file.outbound.moderation = false;
+    config.file.outbound.redirect_all_to = None;
+    Ok((scratch, config))
+}
+
+/// Queue `count` copies of seed 002's report to `to`, each its own case
+/// under its own Message-ID. Returns the size of one mail.
+fn queue_copies(
+    config: &Config,
+    store: &crate::store::Store,
+    count: usize,
+    to: &str,
+) -> anyhow::Result<usize> {
+    use crate::flows::report::{prepare, queue};
+    use crate::model::MessageId;
+
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed002-xfs-fio-falloc-2022.json");
+    let now = chrono::Utc::now();
+    let base = prepare(config, &example, None, false, now)?;
+    let stamp = now.timestamp_nanos_opt().unwrap_or_default();
+    for i in 0..count {
+        let mut p = base.clone();
+        // The case id is the key's first 12 digits: make those differ.
+        p.report.case_key = format!("{i:012x}{:052x}", stamp as u64);
+        p.envelope.message_id = MessageId::parse(&format!(
+            "perfbot.bench.{stamp:x}.{i}@{}",
+            config.file.bot.message_id_domain
+        ))
+        .expect("valid id");
+        p.envelope.to = vec![to.to_string()];
+        p.envelope.cc.clear();
+        p.raw = crate::mail::message::build(&p.envelope, &p.rendered.body)?;
+        queue(config, store, &p, now)?;
+    }
+    Ok(base.raw.len())
+}
+
+/// The dashboard's pages over `count` cases (seed 002's report, each its
+/// own case; every other one reported to `to`, the rest still queued),
+/// served on a loopback port as the daemon serves them: each page
+/// `iterations` times over HTTP, with its size.
+pub fn dashboard(
+    config: &Config,
+    count: usize,
+    iterations: usize,
+    to: &str,
+) -> anyhow::Result<String> {
+    use crate::model::case::{CaseState, Cause};
+
+    let (scratch, config) = scratch_config(config)?;
+    let store = std::sync::Arc::new(crate::store::Store::open(&config.state_dir())?);
+    queue_copies(&config, &store, count, to)?;
+    for c in store.cases()?.iter().step_by(2) {
+        store.set_state(&c.id, CaseState::Reported, Cause::system("bench"), "sent")?;
+    }
+    let state = crate::app::web::AppState::new(
+        std::sync::Arc::new(config),
+        store,
+        std::sync::Arc::new(crate::app::web::Metrics::default()),
+    )?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let port = listener.local_addr()?.port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let app = crate::app::web::router(std::sync::Arc::new(state));
+    rt.spawn(crate::app::web::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    let who = to.split('@').next().unwrap_or(to).trim_start_matches('<');
+    let pages = [
+        "/".to_string(),
+        "/?page=2".into(),
+        "/?state=reported".into(),
+        format!("/?waits_on={who}"),
+        "/api/cases".into(),
+        "/digest".into(),
+    ];
+    let mut out = format!(
+        "dashboard: {count} cases (half reported, half queued), {iterations} requests a page\n"
+    );
+    for page in &pages {
+        let mut times = Vec::with_capacity(iterations);
+        let mut bytes = 0;
+        for _ in 0..iterations.max(1) {
+            let t = Instant::now();
+            let body = http_get(port, page);
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            bytes = body
+                .ok_or_else(|| anyhow::anyhow!("GET {page}: no 200 OK from the dashboard"))?
+                .len();
+        }
+        times.sort_by(f64::total_cmp);
+        out.push_str(&format!(
+            "  {page:<20} min {:.2} ms, median {:.2} ms, max {:.2} ms, {:.0} KB\n",
+            times[0],
+            times[times.len() / 2],
+            times[times.len() - 1],
+            bytes as f64 / 1000.0
+        ));
+    }
+    let _ = stop.send(());
+    drop(rt);
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(out)
+}
+
+/// The body of `GET path` on the loopback `port`, if it is answered 200 OK.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (head, body) = out.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200 ").then(|| body.to_string())
 }
 
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
@@ -723,16 +826,7 @@ struct Health {
 
 impl Health {
     fn get(&self) -> Option<serde_json::Value> {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        write!(
-            s,
-            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        )
-        .ok()?;
-        let mut out = String::new();
-        s.read_to_string(&mut out).ok()?;
-        serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
+        serde_json::from_str(&http_get(self.port, "/healthz")?).ok()
     }
 
     /// The health once `f` holds of it, within `secs`.

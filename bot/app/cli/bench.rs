@@ -25,6 +25,8 @@ pub enum What {
     PublicInbox,
     /// The noise gate's bootstrap interval over --metrics metrics × --runs
     Noise,
+    /// The dashboard's pages over --count cases, --iterations requests each
+    Dashboard,
 }
 
 #[derive(Args, Debug)]
@@ -32,10 +34,11 @@ pub struct BenchArgs {
     /// What to measure
     #[arg(long, value_enum, default_value = "compare")]
     pub what: What,
-    /// deliver: how many reports; ingest: how many messages
+    /// deliver: how many reports; ingest: how many messages; dashboard: how
+    /// many cases
     #[arg(long, default_value_t = 1000)]
     pub count: usize,
-    /// deliver: the recipient of every report
+    /// deliver, dashboard: the recipient of every report
     #[arg(long, default_value = "bob@example.test")]
     pub to: String,
     /// Metrics per commit
@@ -64,6 +67,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
         What::Daemon => bench::daemon(config, b.count)?,
         What::PublicInbox => bench::public_inbox(config, b.count)?,
         What::Noise => bench::noise(config, b.metrics, b.runs),
+        What::Dashboard => bench::dashboard(config, b.count, b.iterations, &b.to)?,
     };
     print!("{out}");
     Ok(())
