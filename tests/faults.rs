@@ -1472,10 +1472,24 @@ fn a_fix_is_verified_by_a_later_comparison_or_the_case_reopens() {
         .clone()
     };
     let id = cases(&cfg)[0]["id"].as_str().unwrap().to_string();
-    ok(&perfbot(
-        &cfg,
-        &["cases", "set", &id, "fixed", "--reason", "fix merged"],
-    ));
+    let set = || {
+        perfbot(
+            &cfg,
+            &["cases", "set", &id, "fixed", "--reason", "fix merged"],
+        )
+    };
+    let o = set();
+    ok(&o);
+    assert!(
+        stderr(&o).contains(&format!("case {id} is now fixed")),
+        "{}",
+        stderr(&o)
+    );
+    // Set again, it says it was so: nothing is "now" what it was.
+    let o = set();
+    ok(&o);
+    let again = format!("case {id} was fixed already: the decision is recorded again");
+    assert!(stderr(&o).contains(&again), "{}", stderr(&o));
     let digest = |cfg: &Path| {
         String::from_utf8(perfbot(cfg, &["digest", "--format", "text", "--since", "1d"]).stdout)
             .unwrap()

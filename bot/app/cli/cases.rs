@@ -186,6 +186,7 @@ fn set(
     reply: Option<&str>,
 ) -> Result<(), Failure> {
     let c = store.find_case(id)?;
+    let was = c.state;
     let by = who();
     let (c, label) = crate::flows::learn::settle(
         store,
@@ -200,7 +201,14 @@ fn set(
         SettleError::Store(e) => Failure::from(anyhow::Error::from(e).context("setting the state")),
         e => Failure::usage(e),
     })?;
-    eprintln!("case {} is now {}", c.id, c.state);
+    if c.state == was {
+        eprintln!(
+            "case {} was {} already: the decision is recorded again",
+            c.id, c.state
+        );
+    } else {
+        eprintln!("case {} is now {}", c.id, c.state);
+    }
     // The reply that led here, labelled by the decision.
     if let Some(l) = label {
         let read = l.perfbot.as_deref().unwrap_or("nothing");
