@@ -176,6 +176,55 @@ impl CaseFilter {
     }
 }
 
+/// The order a list of cases is shown in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseOrder {
+    /// The first reported first (as the store keeps them).
+    Oldest,
+    /// The last reported first.
+    Newest,
+    /// The last changed first.
+    Updated,
+    /// By state, in `CaseState::ALL`'s order; the first reported first
+    /// within one.
+    State,
+}
+
+impl CaseOrder {
+    pub const ALL: [CaseOrder; 4] = [
+        CaseOrder::Oldest,
+        CaseOrder::Newest,
+        CaseOrder::Updated,
+        CaseOrder::State,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseOrder::Oldest => "oldest",
+            CaseOrder::Newest => "newest",
+            CaseOrder::Updated => "updated",
+            CaseOrder::State => "state",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CaseOrder> {
+        CaseOrder::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+
+    /// Put `cases` in this order (ties by id, so a page never shifts).
+    pub fn sort(self, cases: &mut [Case]) {
+        let rank = |s: CaseState| CaseState::ALL.iter().position(|x| *x == s);
+        match self {
+            CaseOrder::Oldest => cases.sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id))),
+            CaseOrder::Newest => cases.sort_by(|a, b| (b.created, &b.id).cmp(&(a.created, &a.id))),
+            CaseOrder::Updated => cases.sort_by(|a, b| (b.updated, &b.id).cmp(&(a.updated, &a.id))),
+            CaseOrder::State => cases.sort_by(|a, b| {
+                (rank(a.state), a.created, &a.id).cmp(&(rank(b.state), b.created, &b.id))
+            }),
+        }
+    }
+}
+
 /// One case in `cases list --json` and `/api/cases` (a stable, documented
 /// shape: its fields in this order).
 #[derive(Debug, Serialize)]
@@ -586,6 +635,39 @@ mod tests {
                 .len(),
             3
         );
+    }
+
+    /// Each order puts the same cases where it says, ties by id.
+    #[test]
+    fn case_orders_sort_as_they_say() {
+        use chrono::TimeZone;
+        let at = |d: u32| chrono::Utc.with_ymd_and_hms(2026, 1, d, 0, 0, 0).unwrap();
+        let case = |id: &str, state, created, updated| {
+            let mut c = Case::sample(id, state, at(created));
+            c.updated = at(updated);
+            c
+        };
+        let cases = [
+            case("aaaaaaaaaaaa", CaseState::Fixed, 1, 9),
+            case("bbbbbbbbbbbb", CaseState::Reported, 3, 4),
+            case("cccccccccccc", CaseState::Reported, 2, 5),
+            case("dddddddddddd", CaseState::Reported, 2, 2),
+        ];
+        let table = [
+            (CaseOrder::Oldest, "a c d b"),
+            // The exact reverse, ties too.
+            (CaseOrder::Newest, "b d c a"),
+            (CaseOrder::Updated, "a c b d"),
+            (CaseOrder::State, "c d b a"),
+        ];
+        for (order, want) in table {
+            let mut got = cases.to_vec();
+            order.sort(&mut got);
+            let got: Vec<&str> = got.iter().map(|c| &c.id.as_str()[..1]).collect();
+            assert_eq!(got.join(" "), want, "{order:?}");
+            assert_eq!(CaseOrder::parse(order.as_str()), Some(order));
+        }
+        assert_eq!(CaseOrder::parse("bogus"), None);
     }
 
     /// `cases list --json` keeps its documented shape and order.

@@ -7,7 +7,7 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::{by_operator, open_store, parse_id, read_input, who, Failure};
-use crate::app::view::{CaseDetail, CaseFilter, CaseSummary};
+use crate::app::view::{CaseDetail, CaseFilter, CaseOrder, CaseSummary};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::flows::learn::SettleError;
@@ -21,6 +21,10 @@ pub enum CasesCmd {
     List {
         #[command(flatten)]
         filter: ListFilter,
+        /// The order: oldest (the first reported first), newest, updated
+        /// (the last changed first), state
+        #[arg(long, value_parser = order, default_value = "oldest")]
+        sort: CaseOrder,
         /// As JSON, for scripts
         #[arg(long)]
         json: bool,
@@ -109,6 +113,13 @@ impl From<ListFilter> for CaseFilter {
     }
 }
 
+fn order(s: &str) -> Result<CaseOrder, String> {
+    CaseOrder::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = CaseOrder::ALL.iter().map(|o| o.as_str()).collect();
+        format!("{s:?}: one of {}", all.join(", "))
+    })
+}
+
 fn state(s: &str) -> Result<CaseState, String> {
     CaseState::parse(s)
         .ok_or_else(|| super::unknown_state(s, CaseState::ALL.iter().map(|c| c.as_str())))
@@ -117,7 +128,7 @@ fn state(s: &str) -> Result<CaseState, String> {
 pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
     let store = open_store(config)?;
     match c {
-        CasesCmd::List { filter, json } => list(&store, &filter.into(), json),
+        CasesCmd::List { filter, sort, json } => list(&store, &filter.into(), sort, json),
         CasesCmd::Show { id, json } => show(&store, &id, json),
         CasesCmd::Set {
             id,
@@ -132,9 +143,10 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
 }
 
 /// `cases list`: every case, or those in one state.
-fn list(store: &Store, filter: &CaseFilter, json: bool) -> Result<(), Failure> {
+fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Result<(), Failure> {
     let now = Utc::now();
-    let list = filter.select(store.cases()?, now, |id| store.events(id))?;
+    let mut list = filter.select(store.cases()?, now, |id| store.events(id))?;
+    sort.sort(&mut list);
     if json {
         let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);

@@ -20,7 +20,7 @@ use chrono::{Duration, Utc};
 use handlebars::Handlebars;
 use serde::{Deserialize, Serialize};
 
-use crate::app::view::{CaseFilter, TimelineItem};
+use crate::app::view::{CaseFilter, CaseOrder, TimelineItem};
 use crate::config::Config;
 use crate::model::case::{Case, CaseId, CaseState, Event};
 use crate::store::Store;
@@ -167,6 +167,8 @@ pub struct Filter {
     pub year: Option<String>,
     /// Cases waiting on someone whose address or name contains this.
     pub waits_on: Option<String>,
+    /// The order (`view::CaseOrder`): newest, oldest, updated, state.
+    pub sort: Option<String>,
     /// The page of the HTML list (from 1).
     pub page: Option<String>,
 }
@@ -181,6 +183,8 @@ pub const PAGE_CASES: usize = 100;
 #[derive(Debug, Default, PartialEq)]
 struct CaseQuery {
     filter: CaseFilter,
+    /// None: the page's own default.
+    order: Option<CaseOrder>,
     page: usize,
 }
 
@@ -223,6 +227,13 @@ impl TryFrom<&Filter> for CaseQuery {
             ),
         };
         let page = page_number(f.page.as_deref())?;
+        let order = match given(&f.sort) {
+            None => None,
+            Some(v) => Some(CaseOrder::parse(&v).ok_or_else(|| {
+                let all: Vec<&str> = CaseOrder::ALL.iter().map(|o| o.as_str()).collect();
+                bad("sort", &v, &format!("an order ({})", all.join(", ")))
+            })?),
+        };
         let filter = CaseFilter {
             state,
             subsystem: given(&f.subsystem),
@@ -232,11 +243,17 @@ impl TryFrom<&Filter> for CaseQuery {
             year,
             waits_on: given(&f.waits_on).map(|w| w.to_lowercase()),
         };
-        Ok(CaseQuery { filter, page })
+        Ok(CaseQuery {
+            filter,
+            order,
+            page,
+        })
     }
 }
 
-fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
+/// The cases the filter `f` admits, in its order (`order` when it names
+/// none).
+fn filtered(s: &AppState, f: &Filter, order: CaseOrder) -> Result<Listing, WebError> {
     let q = CaseQuery::try_from(f)?;
     let all = s.store.cases().map_err(internal)?;
     let mut counts = BTreeMap::new();
@@ -245,10 +262,11 @@ fn filtered(s: &AppState, f: &Filter) -> Result<Listing, WebError> {
     }
     let now = Utc::now();
     let total = all.len();
-    let cases = q
+    let mut cases = q
         .filter
         .select(all, now, |id| s.store.events(id))
         .map_err(internal)?;
+    q.order.unwrap_or(order).sort(&mut cases);
     Ok(Listing {
         cases,
         counts,
@@ -316,14 +334,15 @@ struct ListPage<'a> {
     total: usize,
     counts: &'a BTreeMap<String, usize>,
     cases: Vec<CaseRow<'a>>,
-    states: Vec<StateChoice>,
+    states: Vec<Choice>,
+    orders: Vec<Choice>,
     filter: FilterShown<'a>,
     pager: ListPager,
 }
 
-/// A state in the filter's menu.
+/// A state or an order in the filter's menus.
 #[derive(Debug, Serialize)]
-struct StateChoice {
+struct Choice {
     name: &'static str,
     selected: bool,
 }
@@ -345,7 +364,7 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         counts,
         total,
         page,
-    } = match filtered(&s, &f) {
+    } = match filtered(&s, &f, CaseOrder::Newest) {
         Ok(x) => x,
         Err(WebError(code, why)) => return bad_filter(&s, code, &why),
     };
@@ -358,9 +377,17 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
     };
     let states = CaseState::ALL
         .iter()
-        .map(|st| StateChoice {
+        .map(|st| Choice {
             name: st.as_str(),
             selected: f.state.as_deref() == Some(st.as_str()),
+        })
+        .collect();
+    let sort = f.sort.as_deref().map(str::trim).filter(|o| !o.is_empty());
+    let orders = CaseOrder::ALL
+        .iter()
+        .map(|o| Choice {
+            name: o.as_str(),
+            selected: sort.unwrap_or(CaseOrder::Newest.as_str()) == o.as_str(),
         })
         .collect();
     let filter = FilterShown {
@@ -383,6 +410,7 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         counts: &counts,
         cases,
         states,
+        orders,
         filter,
         pager,
     };
@@ -411,6 +439,7 @@ fn page_link(f: &Filter, page: usize) -> String {
         ("age", &f.age),
         ("waits_on", &f.waits_on),
         ("needs_human", &f.needs_human),
+        ("sort", &f.sort),
     ] {
         if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
             q.append_pair(k, v);
@@ -822,7 +851,7 @@ async fn digest_page(State(s): State<Arc<AppState>>, Query(q): Query<Since>) -> 
 }
 
 async fn api_cases(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
-    match filtered(&s, &f) {
+    match filtered(&s, &f, CaseOrder::Oldest) {
         Ok(l) => Json(
             l.cases
                 .iter()
@@ -1105,7 +1134,7 @@ mod tests {
         let config = Arc::new(Config::load(None).unwrap());
         let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
         let ids = |f: Filter| -> Vec<String> {
-            let Ok(listing) = filtered(&s, &f) else {
+            let Ok(listing) = filtered(&s, &f, CaseOrder::Oldest) else {
                 panic!("the listing failed");
             };
             listing.cases.iter().map(|c| c.id.to_string()).collect()
@@ -1151,6 +1180,7 @@ mod tests {
                 "page" => f.page = v,
                 "list" => f.list = v,
                 "waits_on" => f.waits_on = v,
+                "sort" => f.sort = v,
                 _ => unreachable!(),
             }
             CaseQuery::try_from(&f).map_err(|WebError(code, why)| (code, why))
@@ -1159,7 +1189,11 @@ mod tests {
         let q = |edit: fn(&mut CaseFilter), page| {
             let mut filter = CaseFilter::default();
             edit(&mut filter);
-            CaseQuery { filter, page }
+            CaseQuery {
+                filter,
+                order: None,
+                page,
+            }
         };
         let table: &[(&str, &str, Result<CaseQuery, &str>)] = &[
             (
@@ -1196,6 +1230,20 @@ mod tests {
                 Ok(q(|f| f.waits_on = Some("dave@kernel.org".into()), 1)),
             ),
             ("waits_on", "", Ok(q(|_| {}, 1))),
+            (
+                "sort",
+                "updated",
+                Ok(CaseQuery {
+                    order: Some(CaseOrder::Updated),
+                    ..q(|_| {}, 1)
+                }),
+            ),
+            ("sort", "", Ok(q(|_| {}, 1))),
+            (
+                "sort",
+                "age",
+                Err("sort=\"age\": an order (oldest, newest, updated, state)"),
+            ),
         ];
         for (k, v, want) in table {
             match (f(k, v), want) {
@@ -1243,7 +1291,7 @@ mod tests {
         // Handlebars escapes `=` too (`&#x3D;`), as HTML allows.
         let link = |l: &str| format!("href=\"{}\"", handlebars::html_escape(l));
         assert!(
-            first.contains(&format!("{}>later</a>", link("/?state=reported&page=2"))),
+            first.contains(&format!("{}>next</a>", link("/?state=reported&page=2"))),
             "{first}"
         );
         let last = html(Filter {
@@ -1253,10 +1301,32 @@ mod tests {
         assert!(last.contains("Page 3 of 3: cases 201–250 of 250"), "{last}");
         assert_eq!(last.matches("class=\"case-link\"").count(), 50);
         assert!(
-            last.contains(&format!("{}>earlier</a>", link("/?page=2"))),
+            last.contains(&format!("{}>previous</a>", link("/?page=2"))),
             "{last}"
         );
-        assert!(!last.contains(">later</a>"), "{last}");
+        assert!(!last.contains(">next</a>"), "{last}");
+        // The newest first, unless another order is asked for; the order
+        // is kept from page to page.
+        let ids = |html: &str| -> Vec<String> {
+            html.split("class=\"case-link\" href=\"/case/")
+                .skip(1)
+                .map(|r| r[..12].to_string())
+                .collect()
+        };
+        assert_eq!(ids(&first)[0], format!("{:012x}", 249));
+        let oldest = html(Filter {
+            sort: Some("oldest".into()),
+            ..Filter::default()
+        });
+        assert_eq!(ids(&oldest)[0], format!("{:012x}", 0));
+        assert!(
+            oldest.contains(&format!("{}>next</a>", link("/?sort=oldest&page=2"))),
+            "{oldest}"
+        );
+        assert!(
+            oldest.contains("<option value=\"oldest\" selected>"),
+            "{oldest}"
+        );
     }
 
     /// "Needs a human" lists the cases in needs-human and those that keep
@@ -1287,7 +1357,7 @@ mod tests {
             needs_human: Some("1".into()),
             ..Filter::default()
         };
-        let Ok(listing) = filtered(&s, &f) else {
+        let Ok(listing) = filtered(&s, &f, CaseOrder::Oldest) else {
             panic!("the listing failed");
         };
         let ids: Vec<String> = listing.cases.iter().map(|c| c.id.to_string()).collect();
@@ -1355,7 +1425,7 @@ mod tests {
         let r = crate::flows::robot::replay(&config, &store, &dir, &Default::default()).unwrap();
         assert_eq!(r.final_state, Some(CaseState::AwaitingRevert));
         let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
-        let listing = filtered(&s, &Filter::default()).unwrap();
+        let listing = filtered(&s, &Filter::default(), CaseOrder::Oldest).unwrap();
         let rows = list_rows(&s, &listing.cases).unwrap();
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
@@ -1385,6 +1455,7 @@ mod tests {
             counts: &BTreeMap::new(),
             cases: rows,
             states: Vec::new(),
+            orders: Vec::new(),
             filter: FilterShown {
                 subsystem: None,
                 age: None,
