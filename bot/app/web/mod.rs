@@ -198,42 +198,21 @@ impl TryFrom<&Filter> for CaseQuery {
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
         };
-        let bad = |field: &str, v: &str, takes: &str| {
-            WebError(StatusCode::BAD_REQUEST, format!("{field}={v:?}: {takes}"))
-        };
-        let state = match given(&f.state) {
-            None => None,
-            Some(v) => Some(CaseState::parse(&v).ok_or_else(|| {
-                let all: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
-                bad("state", &v, &format!("a case state ({})", all.join(", ")))
-            })?),
-        };
+        let state = field("state", &f.state, CaseState::parse, || {
+            let all: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
+            format!("a case state ({})", all.join(", "))
+        })?;
         // Any number of days is a period; a huge one is every case.
-        let age_days = match given(&f.age) {
-            None => None,
-            Some(v) => Some(
-                v.parse::<u64>()
-                    .map_err(|_| bad("age", &v, "a number of days"))?
-                    .min(crate::flows::digest::MAX_DAYS as u64) as i64,
-            ),
-        };
-        let year = match given(&f.year) {
-            None => None,
-            Some(v) => Some(
-                v.parse::<i32>()
-                    .ok()
-                    .filter(|y| (1970..=9999).contains(y))
-                    .ok_or_else(|| bad("year", &v, "a year (2024)"))?,
-            ),
-        };
+        let max_days = crate::flows::digest::MAX_DAYS as u64;
+        let days = |v: &str| v.parse::<u64>().ok().map(|d| d.min(max_days) as i64);
+        let age_days = field("age", &f.age, days, || "a number of days".into())?;
+        let year = |v: &str| v.parse::<i32>().ok().filter(|y| (1970..=9999).contains(y));
+        let year = field("year", &f.year, year, || "a year (2024)".into())?;
         let page = page_number(f.page.as_deref())?;
-        let order = match given(&f.sort) {
-            None => None,
-            Some(v) => Some(CaseOrder::parse(&v).ok_or_else(|| {
-                let all: Vec<&str> = CaseOrder::ALL.iter().map(|o| o.as_str()).collect();
-                bad("sort", &v, &format!("an order ({})", all.join(", ")))
-            })?),
-        };
+        let order = field("sort", &f.sort, CaseOrder::parse, || {
+            let all: Vec<&str> = CaseOrder::ALL.iter().map(|o| o.as_str()).collect();
+            format!("an order ({})", all.join(", "))
+        })?;
         let filter = CaseFilter {
             state,
             subsystem: given(&f.subsystem),
@@ -249,6 +228,26 @@ impl TryFrom<&Filter> for CaseQuery {
             page,
         })
     }
+}
+
+/// A field of the list's query read by `parse`: None when it is empty or
+/// absent; a 400 saying what it `takes` when it is neither and `parse`
+/// finds nothing in it.
+fn field<T>(
+    name: &str,
+    v: &Option<String>,
+    parse: impl Fn(&str) -> Option<T>,
+    takes: impl Fn() -> String,
+) -> Result<Option<T>, WebError> {
+    let Some(v) = v.as_deref().map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    parse(v).map(Some).ok_or_else(|| {
+        WebError(
+            StatusCode::BAD_REQUEST,
+            format!("{name}={v:?}: {}", takes()),
+        )
+    })
 }
 
 /// The cases the filter `f` admits, in its order (`order` when it names
