@@ -112,7 +112,18 @@ pub fn due(
             continue;
         };
         let since = entered(events, c.state).map_or(c.created, |e| e.time);
-        let from = last_ping.map_or(since, |p| p.max(since));
+        // A thread people still write in is not chased: the wait counts
+        // from the last of the state's start, a ping, or a person's mail.
+        let last_word = thread
+            .iter()
+            .filter(|t| t.sender == Sender::Person)
+            .map(|t| t.received)
+            .max();
+        let from = [Some(since), last_ping, last_word]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(since);
         // Only a mail of the thread: a ping never answers a message it
         // does not hold.
         let promise = put_by(events, c.state)
@@ -406,6 +417,26 @@ mod tests {
         assert!(raw.contains("a fix for this report was posted"), "{raw}");
         assert!(raw.contains("#perfbot fixed <commit>"), "{raw}");
         assert!(!raw.contains("not a regression"), "{raw}");
+    }
+
+    /// The wait for a revert or a fix counts from the thread's last word by
+    /// a person: a thread still talking is not chased.
+    #[test]
+    fn a_thread_people_still_write_in_is_not_chased() {
+        let now = Utc::now();
+        let r = RemindersSection::default();
+        for (state, quiet_days, want) in [
+            (CaseState::AwaitingFix, 5, false),
+            (CaseState::AwaitingFix, 22, true),
+            (CaseState::AwaitingRevert, 10, false),
+            (CaseState::AwaitingRevert, 15, true),
+        ] {
+            let c = case(state, now - Duration::days(40));
+            let mut said = crate::model::ThreadEntry::sample("w@x", "dev@x", "v2 soon");
+            said.received = now - Duration::days(quiet_days);
+            let due = due(&[(c, vec![], vec![said])], &[], now, &r);
+            assert_eq!(!due.is_empty(), want, "{state}, quiet {quiet_days} days");
+        }
     }
 
     #[test]
