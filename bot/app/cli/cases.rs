@@ -142,7 +142,7 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
     }
 }
 
-/// `cases list`: every case, or those in one state.
+/// `cases list`: the cases the filter admits, in the order asked.
 fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Result<(), Failure> {
     let now = Utc::now();
     let mut list = filter.select(store.cases()?, now, |id| store.events(id))?;

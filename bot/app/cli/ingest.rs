@@ -48,27 +48,13 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
     let t0 = std::time::Instant::now();
     // Replies read before their report, whose case exists now.
     ing.release_held()?;
-    let mut unread = 0;
-    let mut not_mbox = 0;
+    let mut missed = Missed::default();
     if !a.public_inbox.is_empty() {
-        unread += public_inbox(&mut ing, &a.public_inbox)?;
+        missed.unread += public_inbox(&mut ing, &a.public_inbox)?;
     } else if a.stdin {
         ingest_stdin(&mut ing)?;
     } else if !a.mbox.is_empty() {
-        for f in &a.mbox {
-            // A broken file is reported; the other files are still read.
-            match ingest_mbox(&mut ing, f) {
-                Ok(()) => {}
-                Err(e @ SourceError::NotASource { .. }) => {
-                    eprintln!("perfbot: {e}");
-                    not_mbox += 1;
-                }
-                Err(e) => {
-                    eprintln!("perfbot: {e}");
-                    unread += 1;
-                }
-            }
-        }
+        missed = mboxes(&mut ing, &a.mbox);
     } else if let Some(dir) = &a.maildir {
         ingest_maildir(&mut ing, dir).map_err(usage)?;
     } else {
@@ -81,31 +67,69 @@ pub fn run(config: &Config, a: IngestArgs) -> Result<(), Failure> {
         ing.stats.bytes as f64 / 1e6,
         secs
     );
-    // A file given for what it is not is the command's mistake.
-    if not_mbox > 0 {
-        let (is, it) = if not_mbox == 1 {
-            ("is", "it")
-        } else {
-            ("are", "them")
-        };
-        return Err(Failure::usage(anyhow!(
-            "{not_mbox} of the files given {is} no mbox (nothing in {it} was read)"
-        )));
+    missed.outcome(ing.stats.unreadable)
+}
+
+/// The sources of one `ingest` that were not read whole.
+#[derive(Debug, Default)]
+struct Missed {
+    /// Files given as mbox files that are none (nothing in them read).
+    not_mbox: usize,
+    /// Sources whose reading stopped part way.
+    unread: usize,
+}
+
+impl Missed {
+    /// The exit the run comes to, with `unreadable` messages of an archive
+    /// skipped: a file given for what it is not is the command's mistake
+    /// (2); a source that stopped part way, a failure (1); skipped
+    /// messages, 4.
+    fn outcome(self, unreadable: usize) -> Result<(), Failure> {
+        if self.not_mbox > 0 {
+            let (is, it) = if self.not_mbox == 1 {
+                ("is", "it")
+            } else {
+                ("are", "them")
+            };
+            return Err(Failure::usage(anyhow!(
+                "{} of the files given {is} no mbox (nothing in {it} was read)",
+                self.not_mbox
+            )));
+        }
+        if self.unread > 0 {
+            return Err(anyhow!("{} source(s) could not be read to the end", self.unread).into());
+        }
+        if unreadable > 0 {
+            return Err(Failure {
+                code: 4,
+                error: anyhow!(
+                    "{unreadable} message(s) could not be read out of the archive and were skipped; \
+                     `perfbot quarantine list` shows where and why, and the next run tries them again"
+                ),
+            });
+        }
+        Ok(())
     }
-    if unread > 0 {
-        return Err(anyhow!("{unread} source(s) could not be read to the end").into());
+}
+
+/// Every mbox file given, each said when it cannot be read: the others are
+/// still read.
+fn mboxes(ing: &mut Ingestor, files: &[PathBuf]) -> Missed {
+    let mut missed = Missed::default();
+    for f in files {
+        match ingest_mbox(ing, f) {
+            Ok(()) => {}
+            Err(e @ SourceError::NotASource { .. }) => {
+                eprintln!("perfbot: {e}");
+                missed.not_mbox += 1;
+            }
+            Err(e) => {
+                eprintln!("perfbot: {e}");
+                missed.unread += 1;
+            }
+        }
     }
-    if ing.stats.unreadable > 0 {
-        return Err(Failure {
-            code: 4,
-            error: anyhow!(
-                "{} message(s) could not be read out of the archive and were skipped; \
-                 `perfbot quarantine list` shows where and why, and the next run tries them again",
-                ing.stats.unreadable
-            ),
-        });
-    }
-    Ok(())
+    missed
 }
 
 /// Every repository of the given archives, in epoch order, with a progress
