@@ -238,33 +238,44 @@ pub fn dashboard(
         "/api/cases".into(),
         "/digest".into(),
     ];
-    let mut out = format!(
-        "dashboard: {count} cases (half reported, half queued), {iterations} requests a page\n"
-    );
-    for page in &pages {
-        let mut times = Vec::with_capacity(iterations);
-        let mut bytes = 0;
-        for _ in 0..iterations.max(1) {
-            let t = Instant::now();
-            let body = http_get(port, page);
-            times.push(t.elapsed().as_secs_f64() * 1000.0);
-            bytes = body
-                .ok_or_else(|| anyhow::anyhow!("GET {page}: no 200 OK from the dashboard"))?
-                .len();
-        }
-        times.sort_by(f64::total_cmp);
-        out.push_str(&format!(
-            "  {page:<20} min {:.2} ms, median {:.2} ms, max {:.2} ms, {:.0} KB\n",
-            times[0],
-            times[times.len() / 2],
-            times[times.len() - 1],
-            bytes as f64 / 1000.0
-        ));
-    }
+    let timed: anyhow::Result<Vec<String>> = pages
+        .iter()
+        .map(|page| time_page(port, page, iterations))
+        .collect();
+    // Stopped and cleaned up whether a page failed or not.
     let _ = stop.send(());
     drop(rt);
     let _ = std::fs::remove_dir_all(&scratch);
+    let mut out = format!(
+        "dashboard: {count} cases (half reported, half queued), {iterations} requests a page\n"
+    );
+    for line in timed? {
+        out.push_str(&line);
+    }
     Ok(out)
+}
+
+/// `GET page` on the loopback `port`, `iterations` times: a line with its
+/// times and size, or an error if it is not answered 200 OK.
+fn time_page(port: u16, page: &str, iterations: usize) -> anyhow::Result<String> {
+    let mut times = Vec::with_capacity(iterations);
+    let mut bytes = 0;
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        let body = http_get(port, page);
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        bytes = body
+            .ok_or_else(|| anyhow::anyhow!("GET {page}: no 200 OK from the dashboard"))?
+            .len();
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(format!(
+        "  {page:<20} min {:.2} ms, median {:.2} ms, max {:.2} ms, {:.0} KB\n",
+        times[0],
+        times[times.len() / 2],
+        times[times.len() - 1],
+        bytes as f64 / 1000.0
+    ))
 }
 
 /// The body of `GET path` on the loopback `port`, if it is answered 200 OK.
