@@ -346,6 +346,19 @@ struct Choice {
     selected: bool,
 }
 
+impl Choice {
+    /// A menu of `names`, the one equal to `chosen` selected.
+    fn menu<const N: usize>(names: [&'static str; N], chosen: Option<&str>) -> Vec<Choice> {
+        names
+            .into_iter()
+            .map(|name| Choice {
+                name,
+                selected: chosen == Some(name),
+            })
+            .collect()
+    }
+}
+
 /// The filter as the form shows it back.
 #[derive(Debug, Serialize)]
 struct FilterShown<'a> {
@@ -374,21 +387,10 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         Ok(x) => x,
         Err(e) => return e.into_response(),
     };
-    let states = CaseState::ALL
-        .iter()
-        .map(|st| Choice {
-            name: st.as_str(),
-            selected: f.state.as_deref() == Some(st.as_str()),
-        })
-        .collect();
+    let states = Choice::menu(CaseState::ALL.map(CaseState::as_str), f.state.as_deref());
     let sort = f.sort.as_deref().map(str::trim).filter(|o| !o.is_empty());
-    let orders = CaseOrder::ALL
-        .iter()
-        .map(|o| Choice {
-            name: o.as_str(),
-            selected: sort.unwrap_or(CaseOrder::Newest.as_str()) == o.as_str(),
-        })
-        .collect();
+    let sort = sort.unwrap_or(CaseOrder::Newest.as_str());
+    let orders = Choice::menu(CaseOrder::ALL.map(CaseOrder::as_str), Some(sort));
     let filter = FilterShown {
         subsystem: f.subsystem.as_deref(),
         age: f.age.as_deref(),
