@@ -107,18 +107,18 @@ pub fn due(
         if pings.len() as u32 >= r.max_pings || pings.iter().any(|p| p.state.pending()) {
             continue;
         }
-        let answered = thread.iter().any(|t| t.sender == Sender::Person);
-        let Some((chase, wait)) = Chase::of(c.state, answered, r) else {
-            continue;
-        };
-        let since = entered(events, c.state).map_or(c.created, |e| e.time);
-        // A thread people still write in is not chased: the wait counts
-        // from the last of the state's start, a ping, or a person's mail.
+        // The last mail a person wrote in the thread, if any did.
         let last_word = thread
             .iter()
             .filter(|t| t.sender == Sender::Person)
             .map(|t| t.received)
             .max();
+        let Some((chase, wait)) = Chase::of(c.state, last_word.is_some(), r) else {
+            continue;
+        };
+        let since = entered(events, c.state).map_or(c.created, |e| e.time);
+        // A thread people still write in is not chased: the wait counts
+        // from the last of the state's start, a ping, or a person's mail.
         let from = [Some(since), last_ping, last_word]
             .into_iter()
             .flatten()
