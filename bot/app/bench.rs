@@ -262,10 +262,10 @@ fn time_page(port: u16, page: &str, iterations: usize) -> anyhow::Result<String>
     let mut bytes = 0;
     for _ in 0..iterations.max(1) {
         let t = Instant::now();
-        let body = http_get(port, page);
+        let body = crate::app::web::get_local(port, page);
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         bytes = body
-            .ok_or_else(|| anyhow::anyhow!("GET {page}: no 200 OK from the dashboard"))?
+            .map_err(|_| anyhow::anyhow!("GET {page}: no 200 OK from the dashboard"))?
             .len();
     }
     times.sort_by(f64::total_cmp);
@@ -276,21 +276,6 @@ fn time_page(port: u16, page: &str, iterations: usize) -> anyhow::Result<String>
         times[times.len() - 1],
         bytes as f64 / 1000.0
     ))
-}
-
-/// The body of `GET path` on the loopback `port`, if it is answered 200 OK.
-fn http_get(port: u16, path: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let (head, body) = out.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200 ").then(|| body.to_string())
 }
 
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
@@ -837,7 +822,7 @@ struct Health {
 
 impl Health {
     fn get(&self) -> Option<serde_json::Value> {
-        serde_json::from_str(&http_get(self.port, "/healthz")?).ok()
+        serde_json::from_str(&crate::app::web::get_local(self.port, "/healthz").ok()?).ok()
     }
 
     /// The health once `f` holds of it, within `secs`.

@@ -321,22 +321,14 @@ pub fn smtp_to_bot(raw: &str) {
     });
 }
 
-/// A plain HTTP GET on loopback (the dashboard); the body of a 200 answer.
+/// A plain HTTP GET on loopback (the dashboard); the body of a 200 answer
+/// (another answer is printed, for the failing test's output).
 pub fn http_get(port: u16, path: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let (head, body) = out.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        eprintln!("GET {path}: {head}\n{body}");
-        return None;
-    }
-    Some(body.to_string())
+    perfbot::app::web::get_local(port, path)
+        .map_err(|answer| {
+            if let Some(answer) = answer {
+                eprintln!("GET {path}: {answer}");
+            }
+        })
+        .ok()
 }

@@ -955,6 +955,25 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 
+/// `GET path` of the dashboard on the loopback `port`, as the bench and
+/// the tests ask it (plain HTTP/1.1, one connection a request): the body of
+/// a 200 answer; else the answer given (its head and body), or None when
+/// none came within 5 s.
+pub fn get_local(port: u16, path: &str) -> Result<String, Option<String>> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|_| None)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .map_err(|_| None)?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).map_err(|_| None)?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).map_err(|_| None)?;
+    match out.split_once("\r\n\r\n") {
+        Some((head, body)) if head.starts_with("HTTP/1.1 200") => Ok(body.to_string()),
+        _ => Err(Some(out)),
+    }
+}
+
 /// Connections the dashboard serves at once; more wait for a slot.
 pub const MAX_CONNECTIONS: usize = 64;
 /// Connections whose request is still arriving, or that wait for a slot, at
