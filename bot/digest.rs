@@ -249,15 +249,14 @@ impl Digest {
         t: Thresholds,
     ) {
         let (now, since) = (self.generated, self.since);
+        // Where the case is counted and grouped by subsystem.
+        let subsystem = c.subsystem.as_deref().unwrap_or(NO_SUBSYSTEM);
         *self
             .by_state
             .entry(c.state.as_str().to_string())
             .or_default() += 1;
         if !c.state.is_closed() {
-            *self
-                .by_subsystem
-                .entry(c.subsystem.clone().unwrap_or_else(|| NO_SUBSYSTEM.into()))
-                .or_default() += 1;
+            *self.by_subsystem.entry(subsystem.to_string()).or_default() += 1;
         }
         let line = CaseLine::new(c, now);
         if let Some(why) = c.unread.as_ref().filter(|_| !c.state.is_closed()) {
@@ -283,7 +282,7 @@ impl Digest {
                 self.unanswered.push(line.clone());
             }
             self.followed
-                .entry(c.subsystem.clone().unwrap_or_else(|| NO_SUBSYSTEM.into()))
+                .entry(subsystem.to_string())
                 .or_default()
                 .push(f);
         }
