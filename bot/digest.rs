@@ -120,6 +120,79 @@ pub struct VerifiedFix {
     pub when: DateTime<Utc>,
 }
 
+/// An open case someone outside perfbot is to act on, and for how long.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Waiting {
+    pub case: CaseLine,
+    /// Days since the case entered its state.
+    pub days: i64,
+}
+
+/// The open cases that wait on one person: the report's author, or whoever's
+/// words put a case in its state. Their longest wait first.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WaitingOn {
+    /// As the mails named them; `Name <addr>` when any of them had a name.
+    pub who: String,
+    /// Their bare address, lower-cased (the dashboard's `?waits_on=`).
+    pub address: String,
+    pub cases: Vec<Waiting>,
+}
+
+/// Whom the open cases wait on, person by person (one person under every
+/// spelling of their address): the most cases first, then the longest wait.
+/// Cases that wait on perfbot's own people (a decision to take, a question
+/// to answer) are under "Needs a human" instead.
+pub fn waiting_on(records: &[CaseRecord], now: DateTime<Utc>) -> Vec<WaitingOn> {
+    let mut by_address: BTreeMap<String, WaitingOn> = BTreeMap::new();
+    for (c, events, thread) in records {
+        if c.state.is_closed() || c.state == CaseState::NeedsHuman || c.question.is_some() {
+            continue;
+        }
+        let Some(who) = waits_on(c, events).map(|w| named(w, thread)) else {
+            continue;
+        };
+        let since = entered(events, c.state).map_or(c.created, |e| e.time);
+        let address = crate::model::ids::bare_address(&who);
+        let w = by_address
+            .entry(address.clone())
+            .or_insert_with(|| WaitingOn {
+                who: who.clone(),
+                address,
+                cases: Vec::new(),
+            });
+        if who.contains('<') && !w.who.contains('<') {
+            w.who = who;
+        }
+        w.cases.push(Waiting {
+            case: CaseLine::new(c, now),
+            days: (now - since).num_days(),
+        });
+    }
+    let mut people: Vec<WaitingOn> = by_address.into_values().collect();
+    for p in &mut people {
+        p.cases.sort_by_key(|w| std::cmp::Reverse(w.days));
+    }
+    let longest = |p: &WaitingOn| p.cases.first().map_or(0, |w| w.days);
+    people.sort_by_key(|p| std::cmp::Reverse((p.cases.len(), longest(p))));
+    people
+}
+
+/// A bare address `who` with the name its mails in `thread` gave, if any
+/// (`Dave Chinner <david@fromorbit.com>`); anything else as it is.
+fn named(who: String, thread: &[ThreadEntry]) -> String {
+    let name = thread
+        .iter()
+        .rev()
+        .find(|m| !who.contains('<') && m.from.eq_ignore_ascii_case(&who))
+        .map(|m| m.from_name.trim())
+        .filter(|n| !n.is_empty());
+    match name {
+        Some(n) => crate::model::ids::mailbox(n, &who),
+        None => who,
+    }
+}
+
 /// A robot report perfbot follows (adopted, `[track]`) and how its thread went.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Followed {
@@ -164,6 +237,8 @@ pub struct Digest {
     /// layout perfbot does not read, or cut short): followed, without a
     /// table; the operators' to look at.
     pub read_at_a_glance: Vec<ReadAtAGlance>,
+    /// Whom the open cases wait on (`waiting_on`).
+    pub waiting_on: Vec<WaitingOn>,
 }
 
 /// An open case whose report was read at a glance only, and why.
@@ -220,6 +295,7 @@ pub fn build(
         verified_fixes: Vec::new(),
         unverified_fixes: Vec::new(),
         read_at_a_glance: Vec::new(),
+        waiting_on: waiting_on(records, now),
     };
     for (c, events, thread) in records {
         d.add_case(c, events, thread, t);
@@ -455,6 +531,7 @@ pub struct View<'a> {
     pub verified_fixes: &'a [VerifiedFix],
     pub unverified_fixes: &'a [CaseLine],
     pub read_at_a_glance: &'a [ReadAtAGlance],
+    pub waiting_on: &'a [WaitingOn],
     pub n_needs_human: usize,
     pub n_dead_mail: usize,
     pub n_overdue: usize,
@@ -464,6 +541,9 @@ pub struct View<'a> {
     pub n_verified: usize,
     pub n_unverified: usize,
     pub n_glanced: usize,
+    /// People open cases wait on, and those cases.
+    pub n_waiting_people: usize,
+    pub n_waiting: usize,
     /// The mail's signature (the mail only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<&'a str>,
@@ -487,6 +567,7 @@ pub fn view(d: &Digest) -> View<'_> {
         verified_fixes: &d.verified_fixes,
         unverified_fixes: &d.unverified_fixes,
         read_at_a_glance: &d.read_at_a_glance,
+        waiting_on: &d.waiting_on,
         n_needs_human: d.needs_human.len(),
         n_dead_mail: d.dead_mail.len(),
         n_overdue: d.overdue.len(),
@@ -496,6 +577,8 @@ pub fn view(d: &Digest) -> View<'_> {
         n_verified: d.verified_fixes.len(),
         n_unverified: d.unverified_fixes.len(),
         n_glanced: d.read_at_a_glance.len(),
+        n_waiting_people: d.waiting_on.len(),
+        n_waiting: d.waiting_on.iter().map(|p| p.cases.len()).sum(),
         signature: None,
     }
 }
@@ -780,5 +863,112 @@ mod tests {
         // Older than the period: not listed.
         let d = build(&records, &[], now, now - Duration::days(1), t);
         assert!(d.followed.is_empty() && d.unanswered.is_empty());
+    }
+
+    /// Each open case is listed once under whom it waits on: one person
+    /// under every spelling of their address, named from their mails, the
+    /// most cases first and each person's longest wait first. Closed cases,
+    /// cases with a human, open questions and unsent reports are not.
+    #[test]
+    fn open_cases_are_listed_under_whom_they_wait_on() {
+        let now = Utc::now();
+        let said = |from: &str, new: CaseState, days: i64| {
+            let cause = Cause::Message {
+                message_id: MessageId::parse("r@x").unwrap(),
+                from: from.into(),
+                quote: "words".into(),
+            };
+            ev(
+                now - Duration::days(days),
+                CaseState::Reported,
+                new,
+                cause,
+                "",
+            )
+        };
+        let ago = |days: i64| now - Duration::days(days);
+        let mut dev_mail = ThreadEntry::sample("m@x", "dev@example.net", "I'll look.");
+        dev_mail.from_name = "Dev Eloper".into();
+        let mut asked = case("ffffffffffff", CaseState::Reported, ago(9));
+        asked.question = Some(crate::model::case::Question {
+            message_id: MessageId::parse("q@x").unwrap(),
+            from: "dev@example.net".into(),
+            quote: "Where is the test?".into(),
+            asked: ago(1),
+        });
+        let records = vec![
+            (
+                case("aaaaaaaaaaaa", CaseState::Reported, ago(10)),
+                vec![],
+                vec![],
+            ),
+            (
+                case("bbbbbbbbbbbb", CaseState::AwaitingFix, ago(20)),
+                vec![said("AUTHOR@example.org", CaseState::AwaitingFix, 3)],
+                vec![],
+            ),
+            (
+                case("cccccccccccc", CaseState::Investigating, ago(30)),
+                vec![said("dev@example.net", CaseState::Investigating, 12)],
+                vec![dev_mail],
+            ),
+            (
+                case("dddddddddddd", CaseState::NotARegression, ago(9)),
+                vec![],
+                vec![],
+            ),
+            (
+                case("eeeeeeeeeeee", CaseState::NeedsHuman, ago(9)),
+                vec![],
+                vec![],
+            ),
+            (asked, vec![], vec![]),
+            (
+                case("111111111111", CaseState::Queued, ago(9)),
+                vec![],
+                vec![],
+            ),
+        ];
+        // (who, address, [(case, days)]) per person.
+        type Person = (String, String, Vec<(String, i64)>);
+        let got: Vec<Person> = waiting_on(&records, now)
+            .into_iter()
+            .map(|p| {
+                let cases = p.cases.into_iter().map(|w| (w.case.id, w.days)).collect();
+                (p.who, p.address, cases)
+            })
+            .collect();
+        let want = [
+            (
+                "Author <author@example.org>",
+                "author@example.org",
+                vec![("aaaaaaaaaaaa", 10), ("bbbbbbbbbbbb", 3)],
+            ),
+            (
+                "Dev Eloper <dev@example.net>",
+                "dev@example.net",
+                vec![("cccccccccccc", 12)],
+            ),
+        ]
+        .map(|(who, address, cases)| {
+            let cases = cases
+                .into_iter()
+                .map(|(id, d)| (id.to_string(), d))
+                .collect();
+            (who.to_string(), address.to_string(), cases)
+        });
+        assert_eq!(got, want);
+        let d = build(
+            &records,
+            &[],
+            now,
+            ago(7),
+            Thresholds {
+                awaiting_days: 14,
+                no_reply_days: 7,
+            },
+        );
+        let v = view(&d);
+        assert_eq!((v.n_waiting_people, v.n_waiting), (2, 3));
     }
 }

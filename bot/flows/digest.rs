@@ -214,4 +214,38 @@ mod tests {
         let text = render_text(&config, &d).unwrap();
         assert!(text.contains("regression (1 day)\n"), "{text}");
     }
+
+    /// The text digest says whom the open cases wait on, with the counts in
+    /// words, and has no such section when nothing waits on anyone.
+    #[test]
+    fn the_text_digest_says_whom_cases_wait_on() {
+        use crate::model::case::{Case, CaseState};
+        let config = crate::config::Config::load(None).unwrap();
+        let now = chrono::Utc::now();
+        let reported = |id: &str, days: i64| {
+            let mut c = Case::sample(id, CaseState::Reported, now - chrono::Duration::days(days));
+            c.to = vec!["Dave <dave@example.org>".into()];
+            (c, vec![], vec![])
+        };
+        let t = crate::digest::Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let text = |records: &[crate::model::case::CaseRecord]| {
+            let d = crate::digest::build(records, &[], now, now, t);
+            render_text(&config, &d).unwrap()
+        };
+        let shown = text(&[reported("aaaaaaaaaaaa", 0), reported("bbbbbbbbbbbb", 1)]);
+        let want = "\n\n== Waiting on (1 person, 2 open cases)\n\
+            * Dave <dave@example.org>:\n\
+            \x20 bbbbbbbbbbbb reported for 1 day: [xfs] bbbbbbbbbbbb: fio.write_iops -9% regression\n\
+            \x20 aaaaaaaaaaaa reported for less than a day: [xfs] aaaaaaaaaaaa: fio.write_iops -9% regression\n\
+            \n== Closed recently (0)";
+        assert!(shown.contains(want), "{shown}");
+        let (mut closed, _, _) = reported("cccccccccccc", 3);
+        closed.state = CaseState::WontFix;
+        let shown = text(&[(closed, vec![], vec![])]);
+        assert!(!shown.contains("Waiting on"), "{shown}");
+        assert!(!shown.contains("\n\n\n"), "{shown}");
+    }
 }

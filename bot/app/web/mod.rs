@@ -299,6 +299,9 @@ struct CaseRow<'a> {
     evidence: Option<String>,
     who: Option<String>,
     waits_on: Option<String>,
+    /// What `?waits_on=` takes to list every case waiting on them (their
+    /// bare address, which each spelling of it contains).
+    waits_on_key: Option<String>,
 }
 
 fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, WebError> {
@@ -309,6 +312,7 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
         let thread = s.store.thread(&c.id).map_err(internal)?;
         let line = crate::digest::CaseLine::new(c, now);
         let f = crate::digest::followed(c, &events, &thread, &line);
+        let waits = crate::model::case::waits_on(c, &events);
         cases.push(CaseRow {
             id: &c.id,
             state: c.state,
@@ -321,7 +325,8 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
             first_reply: f.first_reply,
             evidence: f.evidence,
             who: f.who,
-            waits_on: crate::model::case::waits_on(c, &events),
+            waits_on_key: waits.as_deref().map(crate::model::ids::bare_address),
+            waits_on: waits,
         });
     }
     Ok(cases)
@@ -368,6 +373,8 @@ struct FilterShown<'a> {
     list: Option<&'a str>,
     year: Option<&'a str>,
     waits_on: Option<&'a str>,
+    /// The order asked for, kept by the counts' links.
+    sort: Option<&'a str>,
 }
 
 async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
@@ -398,6 +405,7 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         list: f.list.as_deref(),
         year: f.year.as_deref(),
         waits_on: f.waits_on.as_deref(),
+        sort: f.sort.as_deref().filter(|o| !o.trim().is_empty()),
     };
     let pager = ListPager {
         page,
@@ -1347,6 +1355,16 @@ mod tests {
             oldest.contains("<option value=\"oldest\" selected>"),
             "{oldest}"
         );
+        // The counts' links keep the order too (and only the order: they
+        // count every case).
+        assert!(
+            oldest.contains("<a href=\"/?state=reported&amp;sort=oldest\">reported</a> 250"),
+            "{oldest}"
+        );
+        assert!(
+            first.contains("<a href=\"/?state=reported\">reported</a> 250"),
+            "{first}"
+        );
     }
 
     /// "Needs a human" lists the cases in needs-human and those that keep
@@ -1470,6 +1488,7 @@ mod tests {
             .unwrap();
         let evidence = row.evidence.clone().unwrap();
         assert_eq!(Some(&evidence), moved.evidence.as_ref());
+        let key = row.waits_on_key.clone().unwrap();
         let page = ListPage {
             total: 1,
             counts: &BTreeMap::new(),
@@ -1483,6 +1502,7 @@ mod tests {
                 list: None,
                 year: None,
                 waits_on: None,
+                sort: None,
             },
             pager: ListPager {
                 page: 1,
@@ -1504,6 +1524,11 @@ mod tests {
         assert!(html.contains("<p class=\"counts\">1 case:"), "{html}");
         let shown = handlebars::html_escape(&evidence);
         assert!(html.contains(&shown), "{html}");
+        // Whom it waits on links to every case waiting on them, by the bare
+        // address each spelling of it contains.
+        assert!(key.contains('@') && !key.contains('<'), "{key}");
+        let link = format!("<a href=\"/?waits_on={}\">", key.replace('@', "%40"));
+        assert!(html.contains(&link), "{link} in {html}");
         // The case page says whose replies are read as the robot's: here
         // the report's sender alone (one report says nothing of its team).
         let (d, _) = case_data(&s, r.case.as_deref().unwrap(), None).unwrap();
