@@ -425,8 +425,21 @@ fn the_dashboard_bench_serves_every_page() {
         "--iterations",
         "2",
     ];
-    let o = perfbot(&cfg, &args);
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let in_scratch = |cfg: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(cfg)
+            .args(args)
+            .env("TMPDIR", &scratch)
+            .output()
+            .unwrap()
+    };
+    let o = in_scratch(&cfg);
     assert!(o.status.success(), "{}", stderr(&o));
+    let left = || std::fs::read_dir(&scratch).unwrap().count();
+    assert_eq!(left(), 0, "the bench's scratch directory is removed");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.starts_with("dashboard: 6 cases"), "{out}");
     let pages: Vec<&str> = out
@@ -447,4 +460,14 @@ fn the_dashboard_bench_serves_every_page() {
     );
     // Its scratch state is its own: the configured one is never made.
     assert!(!tmp.path().join("state").exists());
+    // A bench that fails part way (here: a dashboard template that does
+    // not parse, after the cases are queued) says why and leaves nothing.
+    // (`[web] templates_dir` is `templates/web` beside the config.)
+    let web = tmp.path().join("templates/web");
+    std::fs::create_dir_all(&web).unwrap();
+    std::fs::write(web.join("list.hbs"), "{{#each cases}}").unwrap();
+    let o = in_scratch(&cfg);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("web/list"), "{}", stderr(&o));
+    assert_eq!(left(), 0, "nothing left behind by a failed bench");
 }

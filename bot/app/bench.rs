@@ -115,7 +115,8 @@ pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<
     use crate::flows::delivery::{send_due, Transport};
     use chrono::Utc;
 
-    let (scratch, mut config) = scratch_config(config)?;
+    // Held to the end: the directory goes when it does.
+    let (_scratch, mut config) = scratch_config(config)?;
     let store = crate::store::Store::open(&config.state_dir())?;
     let t0 = Instant::now();
     let bytes = queue_copies(&config, &store, count, to)?;
@@ -133,7 +134,6 @@ pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<
         rounds += 1;
     }
     let delivered = t1.elapsed();
-    let _ = std::fs::remove_dir_all(&scratch);
     Ok(format!(
         "deliver: {count} reports of {bytes} bytes via {}, concurrency {}\n\
          queue:   {:.2} s ({:.0} reports/s, one sled transaction + flush each)\n\
@@ -149,8 +149,8 @@ pub async fn deliver(config: &Config, count: usize, to: &str) -> anyhow::Result<
 
 /// A scratch directory, and `config` with its state, outbox and stop file
 /// there, mailing without limits or moderation.
-fn scratch_config(config: &Config) -> std::io::Result<(PathBuf, Config)> {
-    let scratch = tempfile_dir()?;
+fn scratch_config(config: &Config) -> std::io::Result<(Scratch, Config)> {
+    let scratch = Scratch::new()?;
     let mut config = config.clone();
     config.file.bot.state_dir = scratch.join("state");
     config.file.outbound.outbox_dir = scratch.join("outbox");
@@ -207,7 +207,7 @@ pub fn dashboard(
 ) -> anyhow::Result<String> {
     use crate::model::case::{CaseState, Cause};
 
-    let (scratch, config) = scratch_config(config)?;
+    let (_scratch, config) = scratch_config(config)?;
     let store = std::sync::Arc::new(crate::store::Store::open(&config.state_dir())?);
     queue_copies(&config, &store, count, to)?;
     for c in store.cases()?.iter().step_by(2) {
@@ -245,7 +245,6 @@ pub fn dashboard(
     // Stopped and cleaned up whether a page failed or not.
     let _ = stop.send(());
     drop(rt);
-    let _ = std::fs::remove_dir_all(&scratch);
     let mut out = format!(
         "dashboard: {count} cases (half reported, half queued), {iterations} requests a page\n"
     );
@@ -278,14 +277,34 @@ fn time_page(port: u16, page: &str, iterations: usize) -> anyhow::Result<String>
     ))
 }
 
-fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
-    let d = std::env::temp_dir().join(format!(
-        "perfbot-bench-{}-{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
-    ));
-    std::fs::create_dir_all(&d)?;
-    Ok(d)
+/// A scratch directory of its own, removed when the bench is done with it
+/// however it ends: a step that fails returns early with `?`, and nothing
+/// is left behind in the temporary directory.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let d = std::env::temp_dir().join(format!(
+            "perfbot-bench-{}-{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        std::fs::create_dir_all(&d)?;
+        Ok(Scratch(d))
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Write a synthetic LKML-like mbox: `messages` messages, header blocks with
@@ -444,7 +463,7 @@ pub fn ingest(
     use crate::flows::ingest::Ingestor;
     use crate::store::Store;
 
-    let scratch = tempfile_dir()?;
+    let scratch = Scratch::new()?;
     let mut config = config.clone();
     config.file.bot.state_dir = scratch.join("state");
     config.file.outbound.outbox_dir = scratch.join("outbox");
@@ -467,7 +486,6 @@ pub fn ingest(
     let took = t.elapsed().as_secs_f64();
     let rss = peak_rss_mib().unwrap_or(0.0);
     let s = ing.stats.clone();
-    let _ = std::fs::remove_dir_all(&scratch);
     Ok(format!(
         "ingest: {messages} messages, {:.1} MB mbox (generated in {:.1} s)\n\
          known thread ids (for other tools): {}\n\
@@ -495,7 +513,7 @@ pub fn public_inbox(config: &Config, messages: usize) -> anyhow::Result<String> 
     use crate::flows::ingest::Ingestor;
     use crate::store::Store;
 
-    let scratch = tempfile_dir()?;
+    let scratch = Scratch::new()?;
     let mut config = config.clone();
     config.file.bot.state_dir = scratch.join("state");
     config.file.outbound.outbox_dir = scratch.join("outbox");
@@ -545,7 +563,6 @@ pub fn public_inbox(config: &Config, messages: usize) -> anyhow::Result<String> 
     } else {
         "packed: git not installed, not measured\n".into()
     };
-    let _ = std::fs::remove_dir_all(&scratch);
     Ok(format!(
         "public-inbox: {messages} messages, {:.1} MB of message data, one commit each \
          (written with gitoxide in {written:.1} s)\n\
@@ -658,7 +675,7 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         mail_dir.join("mail").display()
     );
     let maildir = bot_maildir(&mail_dir)?;
-    let scratch = tempfile_dir()?;
+    let scratch = Scratch::new()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -672,13 +689,15 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
             format!("case{i}@{domain}")
         })?
     };
-    let mut child = std::process::Command::new(std::env::current_exe()?)
-        .arg("--config")
-        .arg(&cfg_path)
-        .arg("run")
-        .env("PERFBOT_IMAP_PASSWORD", "secret")
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
+    let child = Stopped(
+        std::process::Command::new(std::env::current_exe()?)
+            .arg("--config")
+            .arg(&cfg_path)
+            .arg("run")
+            .env("PERFBOT_IMAP_PASSWORD", "secret")
+            .stderr(std::process::Stdio::null())
+            .spawn()?,
+    );
     let health = Health { port };
     // Up, and caught up with what the mailbox held before.
     health
@@ -706,14 +725,10 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
     let took = t0.elapsed().as_secs_f64();
     // Idle CPU over ten seconds.
     std::thread::sleep(Duration::from_secs(2));
-    let (c0, i0) = (cpu_ticks(child.id()), Instant::now());
+    let (c0, i0) = (cpu_ticks(child.0.id()), Instant::now());
     std::thread::sleep(Duration::from_secs(10));
-    let cpu = (cpu_ticks(child.id()) - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&scratch);
+    let cpu = (cpu_ticks(child.0.id()) - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
+    drop(child);
     let handled = done
         .as_ref()
         .and_then(|v| v["replies_handled"].as_u64())
@@ -723,6 +738,20 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
          applied {handled} in {took:.2} s (IMAP IDLE wake-up, fetch, parse, classify, record)\n\
          idle CPU afterwards: {cpu:.2}% of one core over 10 s\n"
     ))
+}
+
+/// The daemon under measure, stopped as an operator stops it (SIGTERM) when
+/// the bench is done with it, however it ends: one that never came up is
+/// not left running.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
 }
 
 /// The daemon's config: file outbox, the test server's IMAP mailbox of
