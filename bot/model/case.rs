@@ -356,13 +356,14 @@ pub fn put_by(events: &[Event], state: CaseState) -> Option<(&MessageId, &str)> 
 /// question to them is open; the operators when it needs a human; whoever
 /// put it in its state by their words (their fix, revert or look into it),
 /// else the commit's author (the report's first To). None for a case
-/// closed, stale, or not sent yet.
+/// closed, stale, or not sent yet. A speaker the report addressed is named
+/// as its To or Cc names them.
 pub fn waits_on(c: &Case, events: &[Event]) -> Option<String> {
     if c.question.is_some() {
         return Some("the robot's people (a question to them is open)".into());
     }
     let author = || c.to.first().cloned();
-    let speaker = || put_by(events, c.state).map(|(_, from)| from.to_string());
+    let speaker = || put_by(events, c.state).map(|(_, from)| addressed_as(c, from));
     match c.state {
         CaseState::NeedsHuman => Some("perfbot's operators".into()),
         CaseState::AwaitingFix | CaseState::AwaitingRevert | CaseState::Investigating => {
@@ -371,6 +372,17 @@ pub fn waits_on(c: &Case, events: &[Event]) -> Option<String> {
         CaseState::Reported | CaseState::Reopened => author(),
         _ => None,
     }
+}
+
+/// `from` as the report's To or Cc wrote it (`Name <addr>`) when it is
+/// there, else as it is.
+fn addressed_as(c: &Case, from: &str) -> String {
+    let bare = super::ids::bare_address(from);
+    c.to.iter()
+        .chain(&c.cc)
+        .find(|a| super::ids::bare_address(a) == bare)
+        .cloned()
+        .unwrap_or_else(|| from.to_string())
 }
 
 /// A case with its history and its thread: what the digest and the
@@ -424,6 +436,12 @@ mod tests {
                 vec![said("jan@x", CaseState::Investigating)],
                 Some("jan@x"),
             ),
+            // Someone the report was sent to, as its To or Cc names them.
+            (
+                CaseState::AwaitingFix,
+                vec![said("Ted@X", CaseState::AwaitingFix)],
+                Some("Ted Tso <ted@x>"),
+            ),
             (CaseState::NeedsHuman, vec![], Some("perfbot's operators")),
             (CaseState::Queued, vec![], None),
             (CaseState::Fixed, vec![], None),
@@ -432,6 +450,7 @@ mod tests {
         for (state, events, want) in table {
             let mut c = Case::sample("aaaaaaaaaaaa", *state, now);
             c.to = vec![author.into()];
+            c.cc = vec!["list@x".into(), "Ted Tso <ted@x>".into()];
             assert_eq!(waits_on(&c, events).as_deref(), *want, "{state}");
         }
         let mut c = Case::sample("aaaaaaaaaaaa", CaseState::AwaitingFix, now);
