@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::config::{Config, RemindersSection};
 use crate::flows::followup::{prepare_followup, FollowUp};
-use crate::model::case::{entered, put_by, CaseRecord, CaseState, Cause};
-use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender};
+use crate::model::case::{entered, put_by, Case, CaseRecord, CaseState, Cause, Event};
+use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender, ThreadEntry};
 use crate::store::Store;
 
 /// What a ping chases: whom the case waits on, and for what.
@@ -84,62 +84,83 @@ pub fn due(
             .filter(|o| o.case_id == c.id && o.kind == OutboxKind::Reminder)
             .collect();
         let last_ping = pings.iter().map(|p| p.sent_at.unwrap_or(p.queued_at)).max();
-        let last_activity = thread
-            .iter()
-            .map(|t| t.received)
-            .chain(std::iter::once(c.updated))
-            .chain(last_ping)
-            .max()
-            .unwrap_or(c.updated);
-        if r.stale_days > 0
-            && !c.state.is_closed()
-            && !matches!(c.state, CaseState::Queued | CaseState::NeedsHuman)
-            && now - last_activity > Duration::days(r.stale_days)
-        {
-            out.push(Action::Stale {
-                case: c.id.clone(),
-                days: (now - last_activity).num_days(),
-            });
-            continue;
-        }
-        // A ping that has not left yet (held, failing) would reach the
-        // thread together with the next one: one at a time.
-        if pings.len() as u32 >= r.max_pings || pings.iter().any(|p| p.state.pending()) {
-            continue;
-        }
-        // The last mail a person wrote in the thread, if any did.
-        let last_word = thread
-            .iter()
-            .filter(|t| t.sender == Sender::Person)
-            .map(|t| t.received)
-            .max();
-        let Some((chase, wait)) = Chase::of(c.state, last_word.is_some(), r) else {
-            continue;
-        };
-        let since = entered(events, c.state).map_or(c.created, |e| e.time);
-        // A thread people still write in is not chased: the wait counts
-        // from the last of the state's start, a ping, or a person's mail.
-        let from = [Some(since), last_ping, last_word]
-            .into_iter()
-            .flatten()
-            .max()
-            .unwrap_or(since);
-        // Only a mail of the thread: a ping never answers a message it
-        // does not hold.
-        let promise = put_by(events, c.state)
-            .filter(|(id, _)| thread.iter().any(|t| t.message_id == **id))
-            .map(|(id, promiser)| (id.clone(), promiser.to_string()));
-        if now - from > Duration::days(wait) {
-            out.push(Action::Ping {
-                case: c.id.clone(),
-                chase,
-                nth: pings.len() as u32 + 1,
-                since,
-                promise: promise.filter(|_| chase != Chase::NoReply),
-            });
-        }
+        let action = stale(c, thread, last_ping, now, r)
+            .or_else(|| ping(c, events, thread, &pings, last_ping, now, r));
+        out.extend(action);
     }
     out
+}
+
+/// An open case nothing happened in (no mail, no change, no ping) for
+/// `stale_days` goes stale.
+fn stale(
+    c: &Case,
+    thread: &[ThreadEntry],
+    last_ping: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    r: &RemindersSection,
+) -> Option<Action> {
+    let last_activity = thread
+        .iter()
+        .map(|t| t.received)
+        .chain(std::iter::once(c.updated))
+        .chain(last_ping)
+        .max()
+        .unwrap_or(c.updated);
+    (r.stale_days > 0
+        && !c.state.is_closed()
+        && !matches!(c.state, CaseState::Queued | CaseState::NeedsHuman)
+        && now - last_activity > Duration::days(r.stale_days))
+    .then(|| Action::Stale {
+        case: c.id.clone(),
+        days: (now - last_activity).num_days(),
+    })
+}
+
+/// The ping a case is due, if any: what it chases, once the wait for it
+/// has passed since the case entered its state, the last ping, or the last
+/// mail a person wrote in the thread.
+fn ping(
+    c: &Case,
+    events: &[Event],
+    thread: &[ThreadEntry],
+    pings: &[&OutboxEntry],
+    last_ping: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    r: &RemindersSection,
+) -> Option<Action> {
+    // A ping that has not left yet (held, failing) would reach the
+    // thread together with the next one: one at a time.
+    if pings.len() as u32 >= r.max_pings || pings.iter().any(|p| p.state.pending()) {
+        return None;
+    }
+    // The last mail a person wrote in the thread, if any did.
+    let last_word = thread
+        .iter()
+        .filter(|t| t.sender == Sender::Person)
+        .map(|t| t.received)
+        .max();
+    let (chase, wait) = Chase::of(c.state, last_word.is_some(), r)?;
+    let since = entered(events, c.state).map_or(c.created, |e| e.time);
+    // A thread people still write in is not chased: the wait counts
+    // from the last of the state's start, a ping, or a person's mail.
+    let from = [Some(since), last_ping, last_word]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(since);
+    // Only a mail of the thread: a ping never answers a message it
+    // does not hold.
+    let promise = put_by(events, c.state)
+        .filter(|(id, _)| thread.iter().any(|t| t.message_id == **id))
+        .map(|(id, promiser)| (id.clone(), promiser.to_string()));
+    (now - from > Duration::days(wait)).then(|| Action::Ping {
+        case: c.id.clone(),
+        chase,
+        nth: pings.len() as u32 + 1,
+        since,
+        promise: promise.filter(|_| chase != Chase::NoReply),
+    })
 }
 
 /// Run the reminders once: queue the pings, mark stale cases. Returns lines
