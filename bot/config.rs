@@ -539,8 +539,9 @@ impl Default for ReviewSection {
 #[serde(deny_unknown_fields, default)]
 pub struct WebSection {
     pub enabled: bool,
-    /// Read-only dashboard; loopback by default.
-    pub listen: String,
+    /// Read-only dashboard; loopback by default. An IP address and port
+    /// (`127.0.0.1:8080`, `[::1]:8080`), checked when the config is read.
+    pub listen: std::net::SocketAddr,
     pub templates_dir: PathBuf,
     /// A file holding the token an operator types to settle a case on the
     /// dashboard (or `PERFBOT_WEB_TOKEN`); empty and unset: the dashboard
@@ -552,7 +553,7 @@ impl Default for WebSection {
     fn default() -> Self {
         WebSection {
             enabled: true,
-            listen: "127.0.0.1:8080".into(),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
             templates_dir: "templates/web".into(),
             operator_token_file: PathBuf::new(),
         }
@@ -1378,6 +1379,10 @@ mod tests {
                 "mailmap_file = \"no/such/.mailmap\"",
                 "trust.mailmap_file",
             ),
+            // Where the dashboard listens: said when the config is read,
+            // not when `run` first binds it.
+            ("web", "listen = \"nonsense\"", "invalid socket address syntax"),
+            ("web", "listen = \"localhost:8080\"", "invalid socket address syntax"),
         ];
         for (section, line, want) in table {
             let e = rejected(section, line);

@@ -424,7 +424,7 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
                 .map_err(anyhow::Error::msg)?
                 .with_settle_token(&config.web_token()?),
         );
-        let listener = tokio::net::TcpListener::bind(&config.file.web.listen)
+        let listener = tokio::net::TcpListener::bind(config.file.web.listen)
             .await
             .map_err(|e| anyhow::anyhow!("web.listen {}: {e}", config.file.web.listen))?;
         tracing::info!(listen = %listener.local_addr()?, "dashboard");
