@@ -87,6 +87,13 @@ fn mailboxes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::E
     }
 }
 
+/// One address.
+fn address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Address, D::Error> {
+    let s = String::deserialize(d)?;
+    Address::parse(&s)
+        .ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not an e-mail address")))
+}
+
 /// One address, or the empty string for none.
 fn optional_address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Address>, D::Error> {
     let s = String::deserialize(d)?;
@@ -207,7 +214,8 @@ pub struct SmtpSection {
     pub ca_file: PathBuf,
     pub timeout_secs: u64,
     /// Envelope sender (MAIL FROM); `bot.email` when empty.
-    pub envelope_from: String,
+    #[serde(deserialize_with = "optional_address")]
+    pub envelope_from: Option<Address>,
     /// Name sent in EHLO; the host name when empty.
     pub helo_name: String,
 }
@@ -220,7 +228,7 @@ impl Default for SmtpSection {
             password_file: PathBuf::new(),
             ca_file: PathBuf::new(),
             timeout_secs: 30,
-            envelope_from: String::new(),
+            envelope_from: None,
             helo_name: String::new(),
         }
     }
@@ -358,7 +366,8 @@ pub struct RegzbotSection {
     /// Broad benchmarks only (testcase names); any when empty.
     pub testcases: Vec<String>,
     /// Copied on the reports handed over.
-    pub cc: String,
+    #[serde(deserialize_with = "address")]
+    pub cc: Address,
 }
 
 impl Default for RegzbotSection {
@@ -369,7 +378,7 @@ impl Default for RegzbotSection {
             trees: vec!["linus".into(), "linux-next".into()],
             min_change_percent: 5.0,
             testcases: Vec::new(),
-            cc: "regressions@lists.linux.dev".into(),
+            cc: Address::parse("regressions@lists.linux.dev").expect("an address"),
         }
     }
 }
@@ -1383,6 +1392,9 @@ mod tests {
             // not when `run` first binds it.
             ("web", "listen = \"nonsense\"", "invalid socket address syntax"),
             ("web", "listen = \"localhost:8080\"", "invalid socket address syntax"),
+            // Addresses perfbot writes into envelopes and headers.
+            ("regzbot", "cc = \"regzbot\"", "\"regzbot\" is not an e-mail address"),
+            ("smtp", "envelope_from = \"bot at x\"", "is not an e-mail address"),
         ];
         for (section, line, want) in table {
             let e = rejected(section, line);

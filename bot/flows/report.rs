@@ -319,12 +319,12 @@ fn recipients(
 /// Hand the report to regzbot: its address in Cc, and its
 /// `#regzbot introduced:` line in a paragraph of its own, as regzbot reads it.
 fn hand_over(config: &Config, cc: &mut Vec<String>, rendered: &mut Rendered, sha: &str) {
-    let tracker = config.file.regzbot.cc.clone();
+    let tracker = config.file.regzbot.cc.as_str();
     if !cc
         .iter()
-        .any(|a| bare_address(a).eq_ignore_ascii_case(&tracker))
+        .any(|a| bare_address(a).eq_ignore_ascii_case(tracker))
     {
-        cc.push(tracker);
+        cc.push(tracker.to_string());
     }
     let body = rendered.body.trim_end_matches('\n');
     rendered.body = format!("{body}\n\n#regzbot introduced: {sha}\n");

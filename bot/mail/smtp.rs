@@ -147,13 +147,12 @@ impl SmtpSender {
             }
             b = b.credentials(Credentials::new(sec.user.clone(), pw.expose().to_string()));
         }
-        let from_s = if sec.envelope_from.is_empty() {
-            &config.file.bot.email
-        } else {
-            &sec.envelope_from
+        let email = &config.file.bot.email;
+        let from = match &sec.envelope_from {
+            Some(a) => a.clone(),
+            None => Address::parse(email)
+                .ok_or_else(|| invalid(format!("envelope sender {email:?} is not an address")))?,
         };
-        let from = Address::parse(from_s)
-            .ok_or_else(|| invalid(format!("envelope sender {from_s:?} is not an address")))?;
         Ok(SmtpSender {
             transport: b.build(),
             from,

@@ -202,7 +202,7 @@ impl<'a> Ingestor<'a> {
         let i = &config.file.inbound;
         let mut own = vec![];
         own.extend(Address::parse(&config.file.bot.email));
-        own.extend(Address::parse(&config.file.smtp.envelope_from));
+        own.extend(config.file.smtp.envelope_from.clone());
         Ok(Ingestor {
             config,
             store,
