@@ -849,6 +849,16 @@ impl Config {
         let templates_dir = resolve(&file.report.templates_dir);
         crate::templates::check_report_template(&templates_dir, &file.report.template)
             .map_err(|e| invalid(format!("report.template: {e}")))?;
+        for (key, name) in [
+            ("digest.template", file.digest.template.as_str()),
+            ("reminders.template", &file.reminders.template),
+            ("acks.template", &file.acks.template),
+            ("escalation.template", &file.escalation.template),
+            ("the command-error template", "command-error"),
+        ] {
+            crate::templates::check_mail_template(&templates_dir, name)
+                .map_err(|e| invalid(format!("{key}: {e}")))?;
+        }
         Ok(Config {
             source: source.to_string(),
             intent_rules,
@@ -1435,5 +1445,33 @@ mod tests {
             &format!("mailmap_file = {:?}", map.display().to_string()),
         );
         assert!(e.contains(".mailmap") && e.contains("Line 2"), "{e}");
+        // A mail template that is not there, or does not parse, is told
+        // when the config is read, with the key and the file.
+        let broken = dir.path().join("digest.hbs");
+        std::fs::write(&broken, "{{#if x}}\n").unwrap();
+        let broken = format!("{:?}", broken.display().to_string());
+        for (section, line, want) in [
+            (
+                "digest",
+                "template = \"nosuch\"".to_string(),
+                "digest.template: template \"nosuch\"",
+            ),
+            (
+                "reminders",
+                "template = \"nosuch\"".into(),
+                "reminders.template: ",
+            ),
+            ("acks", "template = \"nosuch\"".into(), "acks.template: "),
+            (
+                "escalation",
+                "template = \"nosuch\"".into(),
+                "escalation.template: ",
+            ),
+            ("digest", format!("template = {broken}"), "digest.hbs\":2:1"),
+            ("report", format!("template = {broken}"), "digest.hbs\":2:1"),
+        ] {
+            let e = rejected(section, &line);
+            assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");
+        }
     }
 }

@@ -174,9 +174,34 @@ pub fn check_report_template(dir: &Path, name: &str) -> Result<(), TemplateError
                 why: format!("{} does not exist", p.display()),
             });
         }
-        return Ok(());
+        return compiles(&p.display().to_string(), &text(dir, name)?);
     }
-    report_pair(dir, name).map(|_| ())
+    let (body, subject) = report_pair(dir, name)?;
+    compiles(name, &body)?;
+    compiles(&format!("{name}.subject"), &subject)
+}
+
+/// Mail template `name` is there (in `dir`, else built in) and parses:
+/// checked when the config is read, not when a digest or a reminder is
+/// first due hours later.
+pub fn check_mail_template(dir: &Path, name: &str) -> Result<(), TemplateError> {
+    let file = path_of(dir, name);
+    let text = text(dir, name)?;
+    if file.exists() {
+        compiles(&file.display().to_string(), &text)
+    } else {
+        compiles(name, &text)
+    }
+}
+
+/// `text` parses; a syntax error names `name` (an operator's file: its path).
+fn compiles(name: &str, text: &str) -> Result<(), TemplateError> {
+    handlebars::Template::compile_with_name(text, name.to_string())
+        .map(|_| ())
+        .map_err(|e| TemplateError::Syntax {
+            name: name.to_string(),
+            why: e.to_string(),
+        })
 }
 
 /// A Handlebars registry for mail: strict (a missing field is an error, not an
