@@ -178,6 +178,36 @@ pub fn waiting_on(records: &[CaseRecord], now: DateTime<Utc>) -> Vec<WaitingOn> 
     people
 }
 
+/// How many people the digest names under "Waiting on", and how many of
+/// each one's cases: a robot's reports mostly go unanswered, and a digest
+/// that lists every one of them is not read (`cases list --waits-on` and the
+/// dashboard's `?waits_on=` list them all).
+pub const SHOWN_PEOPLE: usize = 20;
+pub const SHOWN_CASES: usize = 3;
+
+/// A person's entry as the digest shows it: their longest waits, and how
+/// many more there are.
+#[derive(Debug, Serialize)]
+pub struct WaitingShown<'a> {
+    pub who: &'a str,
+    pub address: &'a str,
+    pub count: usize,
+    pub cases: &'a [Waiting],
+    pub more: usize,
+}
+
+impl<'a> WaitingShown<'a> {
+    fn of(w: &'a WaitingOn) -> WaitingShown<'a> {
+        WaitingShown {
+            who: &w.who,
+            address: &w.address,
+            count: w.cases.len(),
+            cases: &w.cases[..w.cases.len().min(SHOWN_CASES)],
+            more: w.cases.len().saturating_sub(SHOWN_CASES),
+        }
+    }
+}
+
 /// A bare address `who` with the name its mails in `thread` gave, if any
 /// (`Dave Chinner <david@fromorbit.com>`); anything else as it is.
 fn named(who: String, thread: &[ThreadEntry]) -> String {
@@ -531,7 +561,11 @@ pub struct View<'a> {
     pub verified_fixes: &'a [VerifiedFix],
     pub unverified_fixes: &'a [CaseLine],
     pub read_at_a_glance: &'a [ReadAtAGlance],
-    pub waiting_on: &'a [WaitingOn],
+    /// The people the most cases wait on (`SHOWN_PEOPLE` of them), each with
+    /// their longest waits (`SHOWN_CASES`).
+    pub waiting_on: Vec<WaitingShown<'a>>,
+    /// People left out of `waiting_on`.
+    pub n_waiting_more_people: usize,
     pub n_needs_human: usize,
     pub n_dead_mail: usize,
     pub n_overdue: usize,
@@ -567,7 +601,13 @@ pub fn view(d: &Digest) -> View<'_> {
         verified_fixes: &d.verified_fixes,
         unverified_fixes: &d.unverified_fixes,
         read_at_a_glance: &d.read_at_a_glance,
-        waiting_on: &d.waiting_on,
+        waiting_on: d
+            .waiting_on
+            .iter()
+            .take(SHOWN_PEOPLE)
+            .map(WaitingShown::of)
+            .collect(),
+        n_waiting_more_people: d.waiting_on.len().saturating_sub(SHOWN_PEOPLE),
         n_needs_human: d.needs_human.len(),
         n_dead_mail: d.dead_mail.len(),
         n_overdue: d.overdue.len(),

@@ -242,6 +242,30 @@ mod tests {
             \x20 aaaaaaaaaaaa reported for less than a day: [xfs] aaaaaaaaaaaa: fio.write_iops -9% regression\n\
             \n== Closed recently (0)";
         assert!(shown.contains(want), "{shown}");
+        // A person many cases wait on: their longest waits, and how to
+        // list the rest; past the people shown, how many more.
+        let mut records: Vec<_> = (0..4).map(|i| reported(&format!("{i:012x}"), i)).collect();
+        records.extend((0..crate::digest::SHOWN_PEOPLE).map(|i| {
+            let (mut c, e, t) = reported(&format!("{:012x}", 100 + i), 0);
+            c.to = vec![format!("dev{i}@example.org")];
+            (c, e, t)
+        }));
+        let shown = text(&records);
+        let want = "\n* Dave <dave@example.org> (4 cases):\n\
+            \x20 000000000003 reported for 3 days: [xfs] 000000000003: fio.write_iops -9% regression\n\
+            \x20 000000000002 reported for 2 days: [xfs] 000000000002: fio.write_iops -9% regression\n\
+            \x20 000000000001 reported for 1 day: [xfs] 000000000001: fio.write_iops -9% regression\n\
+            \x20 and 1 more: perfbot cases list --waits-on dave@example.org\n\
+            * dev0@example.org:\n";
+        assert!(shown.contains(want), "{shown}");
+        assert!(
+            shown.contains("\nAnd 1 more person.\n\n== Closed"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("== Waiting on (21 people, 24 open cases)"),
+            "{shown}"
+        );
         let (mut closed, _, _) = reported("cccccccccccc", 3);
         closed.state = CaseState::WontFix;
         let shown = text(&[(closed, vec![], vec![])]);

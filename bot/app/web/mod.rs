@@ -1582,4 +1582,37 @@ mod tests {
             "{html}"
         );
     }
+
+    /// The digest page says whom the open cases wait on: each person links
+    /// to every case waiting on them, their longest waits shown and the
+    /// rest one link away.
+    #[test]
+    fn the_digest_page_links_whom_cases_wait_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let now = Utc::now();
+        for i in 0..5i64 {
+            let created = now - chrono::Duration::days(i);
+            let mut c = Case::sample(&format!("{i:012x}"), CaseState::Reported, created);
+            c.message_id = crate::model::MessageId::parse(&format!("r{i}@x")).unwrap();
+            c.to = vec!["Ann Author <ann+lkml@example.org>".into()];
+            store.adopt_case(&c, Cause::system("test")).unwrap();
+        }
+        let config = Arc::new(Config::load(None).unwrap());
+        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let d = digest_value(&s, None).unwrap();
+        let html =
+            s.hb.render("digest", &crate::flows::digest::view(&d))
+                .unwrap();
+        let link = "href=\"/?waits_on=ann%2Blkml%40example.org\"";
+        let want = format!(
+            "<h2 id=\"waiting-on\">Waiting on (1 person, 5 open cases)</h2>\n<ul>\n\
+             <li><a class=\"waits-on\" {link}>Ann Author &lt;ann+lkml@example.org&gt;</a> (5 cases): \
+             <a href=\"/case/000000000004\">000000000004</a> <span class=\"state\">reported</span> 4d, \
+             <a href=\"/case/000000000003\">000000000003</a> <span class=\"state\">reported</span> 3d, \
+             <a href=\"/case/000000000002\">000000000002</a> <span class=\"state\">reported</span> 2d, \
+             <a {link}>and 2 more</a></li>"
+        );
+        assert!(html.contains(&want), "{html}");
+    }
 }
