@@ -211,10 +211,13 @@ impl<'a> WaitingShown<'a> {
 /// A bare address `who` with the name its mails in `thread` gave, if any
 /// (`Dave Chinner <david@fromorbit.com>`); anything else as it is.
 fn named(who: String, thread: &[ThreadEntry]) -> String {
+    if who.contains('<') {
+        return who;
+    }
     let name = thread
         .iter()
         .rev()
-        .find(|m| !who.contains('<') && m.from.eq_ignore_ascii_case(&who))
+        .find(|m| m.from.eq_ignore_ascii_case(&who))
         .map(|m| m.from_name.trim())
         .filter(|n| !n.is_empty());
     match name {
