@@ -194,10 +194,16 @@ pub fn run(
                 promise,
             } => {
                 let c = store.case(&case)?;
+                let events = records
+                    .iter()
+                    .find(|(c, _, _)| c.id == case)
+                    .map(|(_, e, _)| e);
+                let on = events.and_then(|e| crate::model::case::waits_on(&c, e));
                 lines.push(format!(
-                    "case {case}: reminder {nth} of {} ({})",
+                    "case {case}: reminder {nth} of {} ({}){}",
                     r.max_pings,
-                    chase.why()
+                    chase.why(),
+                    on.map(|w| format!(", waits on {w}")).unwrap_or_default()
                 ));
                 if !dry_run {
                     let mail = ReminderMail {
@@ -430,7 +436,10 @@ mod tests {
         let words = "[PATCH] xfs: fix it";
         let c = put_there(&store, CaseState::AwaitingFix, "fix@x", "dev@x", words);
         let said = run(&config, &store, Utc::now() + Duration::days(22), false).unwrap();
-        let line = format!("case {}: reminder 1 of 2 (fix not seen applied)", c.id);
+        let line = format!(
+            "case {}: reminder 1 of 2 (fix not seen applied), waits on dev@x",
+            c.id
+        );
         assert_eq!(said, [line]);
         let (ping, raw) = &pings(&store)[0];
         assert_eq!(ping.recipients, ["dev@x", "author@x", "list@x"]);
