@@ -694,7 +694,8 @@ fn followups_are_threaded_under_the_report() {
         let mut args = vec!["cases", "reply", &case];
         args.extend(more);
         let o = perfbot(&cfg, &args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        // The command's mistake, as a body path that is not there.
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
     }
     ok(&perfbot(&cfg, &["send"]));

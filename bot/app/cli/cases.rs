@@ -246,22 +246,25 @@ fn queue_reply(
     parent: Option<&str>,
 ) -> Result<(), Failure> {
     let c = store.find_case(id)?;
+    // A body that is no text, or none, is the command's mistake (exit 2).
     let text = String::from_utf8(read_input(body)?)
-        .map_err(|_| anyhow!("{}: not UTF-8 text", body.display()))?;
+        .map_err(|_| Failure::usage(anyhow!("{}: not UTF-8 text", body.display())))?;
     // An empty mail to a list is noise, and usually a wrong path or pipe.
     if text.trim().is_empty() {
-        return Err(anyhow!("{}: the body is empty, nothing queued", body.display()).into());
+        return Err(Failure::usage(anyhow!(
+            "{}: the body is empty, nothing queued",
+            body.display()
+        )));
     }
     let parent = parent.map(parse_id).transpose()?;
     // An answer to a message outside the thread would thread elsewhere.
     if let Some(p) = &parent {
         if *p != c.message_id && store.message_case(p)?.as_ref() != Some(&c.id) {
-            return Err(anyhow!(
+            return Err(Failure::usage(anyhow!(
                 "<{p}> is not in case {}'s thread (`perfbot cases show {}` lists it), nothing queued",
                 c.id,
                 c.id
-            )
-            .into());
+            )));
         }
     }
     let f = FollowUp {
