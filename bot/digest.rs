@@ -208,20 +208,19 @@ impl<'a> WaitingShown<'a> {
     }
 }
 
-/// A bare address `who` with the name its mails in `thread` gave, if any
-/// (`Dave Chinner <david@fromorbit.com>`); anything else as it is.
+/// `who` with the name their own mails in `thread` gave, if any (`Dave
+/// Chinner <david@fromorbit.com>`): theirs before the report's spelling of
+/// it; anyone else as they are.
 fn named(who: String, thread: &[ThreadEntry]) -> String {
-    if who.contains('<') {
-        return who;
-    }
+    let address = crate::model::ids::bare_address(&who);
     let name = thread
         .iter()
         .rev()
-        .find(|m| m.from.eq_ignore_ascii_case(&who))
+        .find(|m| m.from.eq_ignore_ascii_case(&address))
         .map(|m| m.from_name.trim())
         .filter(|n| !n.is_empty());
     match name {
-        Some(n) => crate::model::ids::mailbox(n, &who),
+        Some(n) => crate::model::ids::mailbox(n, &address),
         None => who,
     }
 }
@@ -951,7 +950,11 @@ mod tests {
                 vec![],
             ),
             (
-                case("cccccccccccc", CaseState::Investigating, ago(30)),
+                // The report spelt them "dev"; their own mails name them.
+                Case {
+                    cc: vec!["dev <dev@example.net>".into()],
+                    ..case("cccccccccccc", CaseState::Investigating, ago(30))
+                },
                 vec![said("dev@example.net", CaseState::Investigating, 12)],
                 vec![dev_mail],
             ),
