@@ -1143,10 +1143,20 @@ mod tests {
     use super::*;
     use crate::model::case::{Case, Cause};
 
+    /// The dashboard of the default config over a store in `dir` that holds
+    /// `cases` (each under its own Message-ID).
+    fn serving(dir: &std::path::Path, cases: impl IntoIterator<Item = Case>) -> AppState {
+        let store = Store::open(&dir.join("state")).unwrap();
+        for c in cases {
+            store.adopt_case(&c, Cause::system("test")).unwrap();
+        }
+        let config = Arc::new(Config::load(None).unwrap());
+        AppState::new(config, Arc::new(store), Arc::default()).unwrap()
+    }
+
     #[test]
     fn the_case_list_filters_by_list_and_year() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(&tmp.path().join("state")).unwrap();
         let at = |y: i32| chrono::TimeZone::with_ymd_and_hms(&Utc, y, 6, 1, 0, 0, 0).unwrap();
         let mut mm = Case::sample("aaaaaaaaaaaa", CaseState::Reported, at(2024));
         mm.cc = vec!["<linux-mm@kvack.org>".into()];
@@ -1155,12 +1165,7 @@ mod tests {
         xfs.to = vec!["linux-xfs@vger.kernel.org".into()];
         xfs.message_id = crate::model::MessageId::parse("other@x").unwrap();
         xfs.adopted = true;
-        for c in [&mm, &xfs] {
-            let cause = Cause::system("test");
-            store.adopt_case(c, cause).unwrap();
-        }
-        let config = Arc::new(Config::load(None).unwrap());
-        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let s = serving(tmp.path(), [mm, xfs]);
         let ids = |f: Filter| -> Vec<String> {
             let Ok(listing) = filtered(&s, &f, CaseOrder::Oldest) else {
                 panic!("the listing failed");
@@ -1290,15 +1295,12 @@ mod tests {
     #[test]
     fn a_long_case_list_is_paged() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(&tmp.path().join("state")).unwrap();
         let now = Utc::now();
-        for i in 0..250u32 {
-            let mut c = Case::sample(&format!("{i:012x}"), CaseState::Reported, now);
-            c.message_id = crate::model::MessageId::parse(&format!("r{i}@x")).unwrap();
-            store.adopt_case(&c, Cause::system("test")).unwrap();
-        }
-        let config = Arc::new(Config::load(None).unwrap());
-        let s = Arc::new(AppState::new(config, Arc::new(store), Arc::default()).unwrap());
+        let cases = (0..250u32).map(|i| Case {
+            message_id: crate::model::MessageId::parse(&format!("r{i}@x")).unwrap(),
+            ..Case::sample(&format!("{i:012x}"), CaseState::Reported, now)
+        });
+        let s = Arc::new(serving(tmp.path(), cases));
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -1372,7 +1374,6 @@ mod tests {
     #[test]
     fn needs_a_human_includes_open_questions() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(&tmp.path().join("state")).unwrap();
         let now = Utc::now();
         let human = Case::sample("aaaaaaaaaaaa", CaseState::NeedsHuman, now);
         let mut asked = Case::sample("bbbbbbbbbbbb", CaseState::AwaitingFix, now);
@@ -1385,12 +1386,7 @@ mod tests {
         });
         let mut quiet = Case::sample("cccccccccccc", CaseState::AwaitingFix, now);
         quiet.message_id = crate::model::MessageId::parse("c@x").unwrap();
-        for c in [&human, &asked, &quiet] {
-            let cause = Cause::system("test");
-            store.adopt_case(c, cause).unwrap();
-        }
-        let config = Arc::new(Config::load(None).unwrap());
-        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+        let s = serving(tmp.path(), [human, asked, quiet]);
         let f = Filter {
             needs_human: Some("1".into()),
             ..Filter::default()
@@ -1589,17 +1585,16 @@ mod tests {
     #[test]
     fn the_digest_page_links_whom_cases_wait_on() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(&tmp.path().join("state")).unwrap();
         let now = Utc::now();
-        for i in 0..5i64 {
+        let cases = (0..5i64).map(|i| {
             let created = now - chrono::Duration::days(i);
-            let mut c = Case::sample(&format!("{i:012x}"), CaseState::Reported, created);
-            c.message_id = crate::model::MessageId::parse(&format!("r{i}@x")).unwrap();
-            c.to = vec!["Ann Author <ann+lkml@example.org>".into()];
-            store.adopt_case(&c, Cause::system("test")).unwrap();
-        }
-        let config = Arc::new(Config::load(None).unwrap());
-        let s = AppState::new(config, Arc::new(store), Arc::default()).unwrap();
+            Case {
+                message_id: crate::model::MessageId::parse(&format!("r{i}@x")).unwrap(),
+                to: vec!["Ann Author <ann+lkml@example.org>".into()],
+                ..Case::sample(&format!("{i:012x}"), CaseState::Reported, created)
+            }
+        });
+        let s = serving(tmp.path(), cases);
         let d = digest_value(&s, None).unwrap();
         let html =
             s.hb.render("digest", &crate::flows::digest::view(&d))
