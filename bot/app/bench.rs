@@ -463,10 +463,7 @@ pub fn ingest(
     use crate::flows::ingest::Ingestor;
     use crate::store::Store;
 
-    let scratch = Scratch::new()?;
-    let mut config = config.clone();
-    config.file.bot.state_dir = scratch.join("state");
-    config.file.outbound.outbox_dir = scratch.join("outbox");
+    let (scratch, config) = scratch_config(config)?;
     let store = Store::open(&config.state_dir())?;
     let parents = ten_reported_cases(&config, &store, 7, |i| format!("bench.case{i}@perfbot"))?;
     // `--mbox PATH`: kept there (and reused when it exists), so that other
@@ -513,10 +510,7 @@ pub fn public_inbox(config: &Config, messages: usize) -> anyhow::Result<String> 
     use crate::flows::ingest::Ingestor;
     use crate::store::Store;
 
-    let scratch = Scratch::new()?;
-    let mut config = config.clone();
-    config.file.bot.state_dir = scratch.join("state");
-    config.file.outbound.outbox_dir = scratch.join("outbox");
+    let (scratch, config) = scratch_config(config)?;
     let store = Store::open(&config.state_dir())?;
     let mbox = scratch.join("lkml.mbox");
     write_synthetic_mbox(&mbox, messages, &["bench.case0@perfbot".to_string()])?;
