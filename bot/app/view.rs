@@ -211,6 +211,11 @@ impl CaseOrder {
         CaseOrder::ALL.into_iter().find(|o| o.as_str() == s)
     }
 
+    /// Every order's name, for a message saying what is taken.
+    pub fn names() -> String {
+        CaseOrder::ALL.map(CaseOrder::as_str).join(", ")
+    }
+
     /// Put `cases` in this order (ties by id, so a page never shifts).
     pub fn sort(self, cases: &mut [Case]) {
         let rank = |s: CaseState| CaseState::ALL.iter().position(|x| *x == s);

@@ -114,10 +114,7 @@ impl From<ListFilter> for CaseFilter {
 }
 
 fn order(s: &str) -> Result<CaseOrder, String> {
-    CaseOrder::parse(s).ok_or_else(|| {
-        let all: Vec<&str> = CaseOrder::ALL.iter().map(|o| o.as_str()).collect();
-        format!("{s:?}: one of {}", all.join(", "))
-    })
+    CaseOrder::parse(s).ok_or_else(|| format!("{s:?}: one of {}", CaseOrder::names()))
 }
 
 fn state(s: &str) -> Result<CaseState, String> {

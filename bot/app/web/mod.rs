@@ -128,6 +128,8 @@ struct Listing {
     counts: BTreeMap<String, usize>,
     total: usize,
     page: usize,
+    /// The order the query asked for, if it named one.
+    order: Option<CaseOrder>,
 }
 
 fn error(code: StatusCode, msg: &str) -> Response {
@@ -210,8 +212,7 @@ impl TryFrom<&Filter> for CaseQuery {
         let year = field("year", &f.year, year, || "a year (2024)".into())?;
         let page = page_number(f.page.as_deref())?;
         let order = field("sort", &f.sort, CaseOrder::parse, || {
-            let all: Vec<&str> = CaseOrder::ALL.iter().map(|o| o.as_str()).collect();
-            format!("an order ({})", all.join(", "))
+            format!("an order ({})", CaseOrder::names())
         })?;
         let filter = CaseFilter {
             state,
@@ -271,6 +272,7 @@ fn filtered(s: &AppState, f: &Filter, order: CaseOrder) -> Result<Listing, WebEr
         counts,
         total,
         page: q.page,
+        order: q.order,
     })
 }
 
@@ -383,6 +385,7 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         counts,
         total,
         page,
+        order,
     } = match filtered(&s, &f, CaseOrder::Newest) {
         Ok(x) => x,
         Err(WebError(code, why)) => return bad_filter(&s, code, &why),
@@ -395,9 +398,8 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         Err(e) => return e.into_response(),
     };
     let states = Choice::menu(CaseState::ALL.map(CaseState::as_str), f.state.as_deref());
-    let sort = f.sort.as_deref().map(str::trim).filter(|o| !o.is_empty());
-    let sort = sort.unwrap_or(CaseOrder::Newest.as_str());
-    let orders = Choice::menu(CaseOrder::ALL.map(CaseOrder::as_str), Some(sort));
+    let shown = order.unwrap_or(CaseOrder::Newest).as_str();
+    let orders = Choice::menu(CaseOrder::ALL.map(CaseOrder::as_str), Some(shown));
     let filter = FilterShown {
         subsystem: f.subsystem.as_deref(),
         age: f.age.as_deref(),
@@ -405,7 +407,7 @@ async fn list_page(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> R
         list: f.list.as_deref(),
         year: f.year.as_deref(),
         waits_on: f.waits_on.as_deref(),
-        sort: f.sort.as_deref().filter(|o| !o.trim().is_empty()),
+        sort: order.map(CaseOrder::as_str),
     };
     let pager = ListPager {
         page,
