@@ -61,6 +61,8 @@ fn padded(series: Option<&Series>, runs: usize) -> Option<Cow<'_, [Sample]>> {
 }
 
 /// Is `k` a changed stat of `a` (the compared commit) against `b` (the base)?
+/// lkp's conditions in its order: a stat worth comparing, whose trimmed
+/// samples moved apart, that the deny list lets through, by enough to show.
 #[allow(clippy::too_many_arguments)]
 fn changed(
     k: &str,
@@ -72,23 +74,50 @@ fn changed(
     rules: &SelectionRules,
     opts: &SelectOptions,
 ) -> bool {
-    let spec = &rules.spec;
-    if matches!(a_series, Some(Series::Text)) {
+    // The cheap numeric checks run before the deny-list regexes, since most
+    // stats do not change.
+    let Some(failure) = comparable(k, a_series, b_series, a, b, incomplete, rules) else {
         return false;
+    };
+    let Some((summary_a, summary_b)) = summaries(a_series, b_series, a.runs(), b.runs(), failure)
+    else {
+        return false;
+    };
+    let is_perf_profile = k.starts_with("perf-profile.");
+    let perf_threshold = is_perf_profile
+        .then(|| perf_profile_threshold(rules, opts, &summary_a))
+        .flatten();
+    moved(&summary_a, &summary_b, perf_threshold, failure)
+        && (opts.more || rules.is_reportable(k))
+        // Is the change large enough to show?
+        && (is_perf_profile || large_enough(k, &summary_a, &summary_b, rules))
+}
+
+/// Whether `k` is worth comparing at all, and if so whether it is a failure
+/// stat: not text, a stat an incomplete run still counts, failure stats
+/// with their sibling, enough runs, and a monitor the base had.
+fn comparable(
+    k: &str,
+    a_series: Option<&Series>,
+    b_series: Option<&Series>,
+    a: &Matrix,
+    b: &Matrix,
+    incomplete: bool,
+    rules: &SelectionRules,
+) -> Option<bool> {
+    if matches!(a_series, Some(Series::Text)) {
+        return None;
     }
     if incomplete && !rules.incomplete_run_stats.is_match(k) {
-        return false;
+        return None;
     }
-    // The checks below are all conditions of one conjunction; the cheap numeric
-    // ones run before the deny-list regexes, since most stats do not change.
     let failure = rules.is_failure_stat(k);
-    let (cols_a, cols_b) = (a.runs(), b.runs());
     if failure {
         if !rules.failure_sibling_exempt.is_match(k) && lacks_its_sibling(k, b) {
-            return false;
+            return None;
         }
-    } else if cols_a < spec.min_runs && cols_b < spec.min_runs {
-        return false;
+    } else if a.runs() < rules.spec.min_runs && b.runs() < rules.spec.min_runs {
+        return None;
     }
     // Newly added monitors have nothing to compare in the base.
     if b_series.is_none() && !failure {
@@ -96,49 +125,47 @@ fn changed(
         let monitored = (base == "lock_stat" || base == "perf-profile")
             && b.stats.keys().any(|bk| stat_base(bk) == base);
         if !monitored {
-            return false;
+            return None;
         }
     }
+    Some(failure)
+}
+
+/// Both sides' samples, padded to their matrix's runs and trimmed: lkp
+/// trims a failure stat not at all, and a base of three runs or fewer by
+/// at most one sample.
+fn summaries(
+    a_series: Option<&Series>,
+    b_series: Option<&Series>,
+    runs_a: usize,
+    runs_b: usize,
+    failure: bool,
+) -> Option<(Summary, Summary)> {
     let max_margin = if failure { 0 } else { 3 };
-    let Some(b_k) = padded(b_series, cols_b) else {
-        return false;
-    };
-    let Some(summary_b) = Summary::new(&b_k, max_margin) else {
-        return false;
-    };
+    let b_k = padded(b_series, runs_b)?;
+    let summary_b = Summary::new(&b_k, max_margin)?;
     let max_margin = if b_k.len() <= 3 && max_margin > 1 {
         1
     } else {
         max_margin
     };
-    let Some(a_k) = padded(a_series, cols_a) else {
-        return false;
-    };
-    let Some(summary_a) = Summary::new(&a_k, max_margin) else {
-        return false;
-    };
+    let a_k = padded(a_series, runs_a)?;
+    let summary_a = Summary::new(&a_k, max_margin)?;
+    Some((summary_a, summary_b))
+}
 
-    let is_perf_profile = k.starts_with("perf-profile.");
-    let changed = if let (true, Some(t)) = (
-        is_perf_profile,
-        perf_profile_threshold(rules, opts, &summary_a),
-    ) {
-        summary_a.median.value > t || summary_b.median.value > t
+/// Whether the samples moved apart: a perf-profile stat past its threshold
+/// on either side, a failure stat whose maximum changed, any other stat
+/// whose median left the other side's range both ways.
+fn moved(a: &Summary, b: &Summary, perf_threshold: Option<f64>, failure: bool) -> bool {
+    let (ma, mb) = (a.median.value, b.median.value);
+    if let Some(t) = perf_threshold {
+        ma > t || mb > t
     } else if failure {
-        summary_a.max != summary_b.max
+        a.max != b.max
     } else {
-        let (ma, mb) = (summary_a.median.value, summary_b.median.value);
-        (summary_b.min > ma && mb > summary_a.max) || (summary_a.min > mb && ma > summary_b.max)
-    };
-    if !changed {
-        return false;
+        (b.min > ma && mb > a.max) || (a.min > mb && ma > b.max)
     }
-    if !opts.more && !rules.is_reportable(k) {
-        return false;
-    }
-
-    // Is the change large enough to show?
-    is_perf_profile || large_enough(k, &summary_a, &summary_b, rules)
 }
 
 /// A test's `.error`/`.warn`/`.fail` stat without its `.pass` in the base, or
