@@ -554,7 +554,7 @@ fn as_the_sender(config: &Config, h: &Headers, parsed: &ParsedReport) -> Config 
 fn subject_back(
     h: &Headers,
     rendered: String,
-    view: &crate::report::build::ReportView,
+    view: &crate::report::view::ReportView,
 ) -> (String, Option<String>) {
     if rendered == h.subject {
         return (rendered, None);

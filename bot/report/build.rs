@@ -1,18 +1,18 @@
 //! From a loaded input to a report: tables, headline, plots and the view model
 //! the templates render.
 
-use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::plot::{Plot, PlotStyle, YRange};
 use super::settings::Setup;
 use super::table::{sort_rows_with, Cells, Change, PerfCell, Row, Table};
+use super::view::{sha10, CommitView, Finish, HeadlineView, ReportView, TestView};
 use crate::compare::case_file::axis_text;
-use crate::compare::headline::{analyse, forced, Analysis, Headline, Verdict};
+use crate::compare::headline::{analyse, forced, Analysis, Headline};
 use crate::compare::rules::SelectionRules;
 use crate::compare::{compare_columns, percent_change, Column, SelectOptions};
-use crate::input::{LoadedInput, Patch, Person, ReproduceAt, Test, TestData, Tree};
+use crate::input::{LoadedInput, ReproduceAt, Test, TestData};
 pub use crate::model::bisect::BisectSeries;
 use crate::model::layout::Layout;
 
@@ -141,219 +141,6 @@ fn printed_spread(sd: Option<f64>) -> f64 {
     }
 }
 
-/// Text of a change for prose: `-9.0%`, `+7.1%` (points of a `%` metric), `+0.4`.
-fn change_number(c: &Change) -> String {
-    // As the table prints it (`%+.1f`, `%+.2g` past 1e5): never a 100-digit figure.
-    c.number_text()
-}
-
-fn with_unit(num: String, metric: &str, c: &Change) -> String {
-    if c.absolute && !metric.ends_with('%') {
-        num
-    } else {
-        format!("{num}%")
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct HeadlineView {
-    pub metric: String,
-    /// `regression`, `improvement`, or the forced word.
-    pub verdict: String,
-    pub is_regression: bool,
-    /// `-9.0%`, `+7.1%`
-    pub change_signed: String,
-    /// `9.0%`: the magnitude (2025+ subjects).
-    pub change_magnitude: String,
-    /// Regressions signed, improvements as computed (`91.4%`, `-20.0%`).
-    pub change_classic: String,
-    /// The signed change without a `+` (`-20.0%`, `17.5%`): the robot's
-    /// 2023-2024 sentences.
-    pub change_robot: String,
-    /// The change's bootstrap interval, where raw samples give one (`95%
-    /// interval [-9.8%, -8.1%], effect size -4.2`): for templates that show it.
-    pub interval: Option<String>,
-}
-
-impl HeadlineView {
-    fn new(h: &Headline, forced_kind: Option<&str>) -> Self {
-        let num = change_number(&h.change);
-        let signed = with_unit(num.clone(), &h.metric, &h.change);
-        let magnitude = with_unit(
-            num.trim_start_matches(['+', '-']).to_string(),
-            &h.metric,
-            &h.change,
-        );
-        let plain = with_unit(
-            num.trim_start_matches('+').to_string(),
-            &h.metric,
-            &h.change,
-        );
-        let verdict = match (h.verdict, forced_kind) {
-            (Verdict::Undefined, Some(k)) => k.to_string(),
-            (Verdict::Undefined, None) => "change".to_string(),
-            (v, _) => v.word().to_string(),
-        };
-        let is_regression = verdict == "regression";
-        HeadlineView {
-            metric: h.metric.clone(),
-            change_classic: if is_regression { signed.clone() } else { plain },
-            change_robot: signed.strip_prefix('+').unwrap_or(&signed).to_string(),
-            change_signed: signed,
-            change_magnitude: magnitude,
-            interval: None,
-            verdict,
-            is_regression,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Param {
-    pub key: String,
-    pub value: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct TestView {
-    pub testcase: String,
-    pub description: Option<String>,
-    pub url: Option<String>,
-    pub machine: String,
-    pub tbox_group: String,
-    pub kconfig: String,
-    pub compiler: String,
-    pub rootfs: String,
-    pub params: Vec<Param>,
-    /// `ivb44/vm-scalability/300s-migrate`: the test as the robot of 2014
-    /// named it (tbox, testcase, the parameters' values joined by `-`).
-    pub case_path: String,
-}
-
-impl TestView {
-    fn new(t: &Test) -> Self {
-        TestView {
-            testcase: t.testcase.clone(),
-            description: t.description.clone(),
-            url: t.url.clone(),
-            // Validation requires the first test's machine; other tests'
-            // views print none where they have none.
-            machine: t.machine.clone().unwrap_or_default(),
-            tbox_group: t.tbox_group.clone(),
-            kconfig: t.kconfig.clone().unwrap_or_default(),
-            compiler: t.compiler.clone().unwrap_or_default(),
-            rootfs: t.rootfs.clone().unwrap_or_default(),
-            case_path: {
-                let values: Vec<String> = t.params.values().map(axis_text).collect();
-                let mut p = format!("{}/{}", t.tbox_group, t.testcase);
-                if !values.is_empty() {
-                    p.push('/');
-                    p.push_str(&values.join("-"));
-                }
-                p
-            },
-            params: t
-                .params
-                .iter()
-                .map(|(k, v)| Param {
-                    key: k.clone(),
-                    value: axis_text(v),
-                })
-                .collect(),
-        }
-    }
-}
-
-/// A commit as templates see it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommitView {
-    pub sha: String,
-    pub sha10: String,
-    pub subject: String,
-    pub author: Option<Person>,
-}
-
-impl CommitView {
-    fn new(c: &crate::input::Commit) -> CommitView {
-        CommitView {
-            sha: c.sha.clone(),
-            sha10: sha10(&c.sha),
-            subject: c.subject.clone(),
-            author: c.author.clone(),
-        }
-    }
-}
-
-/// Everything a template may use.
-#[derive(Debug, Clone, Serialize)]
-pub struct ReportView {
-    pub robot_name: String,
-    pub robot_email: String,
-    pub reported_by: String,
-    /// A regression whose input asks for tags: the "kindly add following
-    /// tags" block is printed.
-    pub ask_tags: bool,
-    /// "Details are as below:" is followed by its `---->` rule.
-    pub details_rule: bool,
-    /// The "To reproduce:" block is printed before the tables, or after
-    /// them (where no materials link takes its place).
-    pub reproduce_first: bool,
-    pub reproduce_last: bool,
-    pub preface: Option<String>,
-    pub note: Option<String>,
-    /// The robot's attachments, by name (the text part then starts at the
-    /// greeting, with no blank lines before it).
-    pub attachments: Vec<String>,
-    /// Blank lines before sections, where the input overrides its layout
-    /// (applied to the rendered body).
-    #[serde(skip)]
-    pub spacing: crate::model::spacing::Spacing,
-    /// Human remarks placed before sections (after the spacing is applied).
-    #[serde(skip)]
-    pub remarks: Vec<crate::model::spacing::Remark>,
-    /// Operators' marks after table rows (metric, what follows it).
-    #[serde(skip)]
-    pub row_notes: Vec<(String, String)>,
-    /// Text after the signature (see the input's `trailer`).
-    #[serde(skip)]
-    pub trailer: Option<String>,
-    /// Rows printed after the signature (`tests[].appendix`), placed by the
-    /// renderer after whatever the layout ends with.
-    #[serde(skip)]
-    pub appendix: Option<String>,
-    /// The input's own Subject shape, used instead of the layout's.
-    #[serde(skip)]
-    pub subject_template: Option<String>,
-    pub headline: HeadlineView,
-    pub commit: CommitView,
-    pub commit_sha10: String,
-    /// The 11 digits of the robot's 2014 subjects.
-    pub commit_sha11: String,
-    /// The first word of the commit author's name: the robot of 2014
-    /// greeted the author (`Hi Naoya,`).
-    pub addressee: Option<String>,
-    pub base: CommitView,
-    pub tree: Option<Tree>,
-    pub patch: Option<Patch>,
-    pub subsystem: Option<String>,
-    pub still_regression_on: Vec<String>,
-    pub test: TestView,
-    /// The "In addition to that" ASCII table, if there are other tests.
-    pub in_addition: Option<String>,
-    /// All comparison groups with their plots, ready to print.
-    pub details: String,
-    pub message_id: String,
-    pub closes_url: String,
-    /// The archive link's trailer where the input names it (`Link`,
-    /// `Closes`); the layout's own otherwise.
-    pub archive_tag: Option<crate::input::ArchiveTag>,
-    pub materials_url: Option<String>,
-    pub disclaimer: String,
-    pub signoff: String,
-    pub signature: String,
-    pub reproduce: String,
-}
-
 /// A built report, before it becomes an e-mail.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -399,10 +186,6 @@ fn axes(t: &Test) -> Vec<(String, String)> {
     }
     crate::compare::case_file::sort_axes(&mut v);
     v
-}
-
-fn sha10(s: &str) -> String {
-    s.chars().take(10).collect()
 }
 
 /// The "In addition" box: per test its change, machine (a row only where
@@ -767,8 +550,13 @@ impl Details {
 }
 
 /// `[still regression on <ref> <sha>]` lines, the refs padded to one width:
-/// after them when `left` (the robot, mostly), before them otherwise.
-fn still_regression_lines(i: &crate::input::ReportInput, left: bool) -> Vec<String> {
+/// aligned left as the robot's layouts do (unless the input says otherwise),
+/// right in perfbot's own.
+fn still_regression_lines(i: &crate::input::ReportInput, layout: Layout) -> Vec<String> {
+    let left = match i.style.still_regression_align {
+        Some(a) => a == crate::input::Align::Left,
+        None => layout.is_robot(),
+    };
     let w = i
         .still_regression_on
         .iter()
@@ -834,56 +622,78 @@ pub fn build(
     template: &str,
     force: bool,
 ) -> Result<Report, ReportError> {
-    let i = &input.input;
-    let r = setup.report;
     // A template of the operator's own is written as perfbot's classic.
     let layout = Layout::of_template(template).unwrap_or(Layout::Classic);
-    let modern = layout.is_modern();
-    let mut all_rows = rows_of_tests(setup, input, modern);
+    let mut all_rows = rows_of_tests(setup, input, layout.is_modern());
     let (analysis, headline) = choose_headline(setup, input, &all_rows[0], force)?;
-    if r.headline_first {
-        if let Some(pos) = all_rows[0]
-            .iter()
-            .position(|row| row.name == headline.metric)
-        {
-            let row = all_rows[0].remove(pos);
-            all_rows[0].insert(0, row);
-        }
+    if setup.report.headline_first {
+        put_first(&mut all_rows[0], &headline.metric);
     }
     let key = case_key(input, &headline.metric);
     let message_id = format!("perfbot.{}@{}", &key[..16], setup.bot.message_id_domain);
-    let headline_view = HeadlineView::new(
+    let details = Details::build(setup, input, &all_rows, &headline, layout);
+    let in_addition = in_addition(details.in_addition, &input.input);
+    let view = view(
+        setup,
+        input,
+        layout,
         &headline,
+        details.text,
+        in_addition,
+        message_id,
+    );
+    Ok(Report {
+        case_key: key,
+        view,
+        analysis,
+        headline,
+        bisect: details.bisect,
+    })
+}
+
+/// `rows` with `metric`'s row moved to the top, where it has one.
+fn put_first(rows: &mut Vec<Row>, metric: &str) {
+    if let Some(pos) = rows.iter().position(|row| row.name == metric) {
+        let row = rows.remove(pos);
+        rows.insert(0, row);
+    }
+}
+
+/// The view the templates render: the built tables (`details`,
+/// `in_addition`) and the headline, with the input's commits, test and
+/// style and the configuration's robot and sign-off.
+fn view(
+    setup: &Setup,
+    input: &LoadedInput,
+    layout: Layout,
+    headline: &Headline,
+    details: String,
+    in_addition: Option<String>,
+    message_id: String,
+) -> ReportView {
+    let i = &input.input;
+    let r = setup.report;
+    let headline = HeadlineView::new(
+        headline,
         i.headline.as_ref().and_then(|h| h.kind.as_deref()),
     );
-    let details = Details::build(setup, input, &all_rows, &headline, layout);
     let archive = r.archive_url.trim_end_matches('/');
-    let view = ReportView {
+    let reproduce = !r.reproduce.is_empty();
+    ReportView {
         robot_name: setup.bot.name.clone(),
         robot_email: setup.bot.email.clone(),
         reported_by: setup.bot.reported_by(),
-        ask_tags: i.style.tags && headline_view.is_regression,
+        ask_tags: i.style.tags && headline.is_regression,
         details_rule: i.style.details_rule,
-        reproduce_first: !r.reproduce.is_empty() && i.style.reproduce_at == ReproduceAt::Details,
-        reproduce_last: !r.reproduce.is_empty()
+        reproduce_first: reproduce && i.style.reproduce_at == ReproduceAt::Details,
+        reproduce_last: reproduce
             && i.style.reproduce_at == ReproduceAt::End
             && r.materials_url.is_empty(),
         preface: i.preface.clone(),
         note: i.note.clone(),
         attachments: i.attachments.iter().map(|a| a.name().to_string()).collect(),
-        spacing: i.style.spacing.clone(),
-        remarks: i.style.remarks.clone(),
-        trailer: i.trailer.clone(),
-        row_notes: i
-            .tests
-            .iter()
-            .filter_map(|t| t.aggregated.as_ref())
-            .flatten()
-            .filter_map(|r| Some((r.metric.clone(), r.annotation.clone()?)))
-            .collect(),
-        appendix: appendix(setup, &i.tests, modern),
-        subject_template: i.style.subject_template.clone(),
-        headline: headline_view,
+        finish: finish(setup, i, layout.is_modern()),
+        headline,
         commit: CommitView::new(&i.commit),
         commit_sha10: sha10(&i.commit.sha),
         commit_sha11: i.commit.sha.chars().take(11).collect(),
@@ -891,22 +701,15 @@ pub fn build(
             .commit
             .author
             .as_ref()
-            .and_then(|a| a.name.split_whitespace().next())
-            .map(str::to_string),
+            .and_then(|a| Some(a.name.split_whitespace().next()?.to_string())),
         base: CommitView::new(&i.base),
         tree: i.tree.clone(),
         patch: i.patch.clone(),
         subsystem: subsystem(&i.commit.subject),
-        still_regression_on: still_regression_lines(
-            i,
-            match i.style.still_regression_align {
-                Some(a) => a == crate::input::Align::Left,
-                None => layout.is_robot(),
-            },
-        ),
+        still_regression_on: still_regression_lines(i, layout),
         test: TestView::new(&i.tests[0]),
-        in_addition: in_addition(details.in_addition, i),
-        details: details.text,
+        in_addition,
+        details,
         closes_url: format!("{archive}/{message_id}"),
         archive_tag: i.style.archive_tag,
         materials_url: (!r.materials_url.is_empty())
@@ -916,12 +719,23 @@ pub fn build(
         signoff: r.signoff.clone(),
         signature: r.signature.clone(),
         reproduce: r.reproduce.clone(),
-    };
-    Ok(Report {
-        case_key: key,
-        view,
-        analysis,
-        headline,
-        bisect: details.bisect,
-    })
+    }
+}
+
+/// What the renderer applies around the template's text, from the input.
+fn finish(setup: &Setup, i: &crate::input::ReportInput, modern: bool) -> Finish {
+    Finish {
+        spacing: i.style.spacing.clone(),
+        remarks: i.style.remarks.clone(),
+        row_notes: i
+            .tests
+            .iter()
+            .filter_map(|t| t.aggregated.as_ref())
+            .flatten()
+            .filter_map(|r| Some((r.metric.clone(), r.annotation.clone()?)))
+            .collect(),
+        trailer: i.trailer.clone(),
+        appendix: appendix(setup, &i.tests, modern),
+        subject_template: i.style.subject_template.clone(),
+    }
 }

@@ -10,3 +10,4 @@ pub(crate) mod render;
 pub(crate) mod settings;
 pub mod subject;
 pub mod table;
+pub(crate) mod view;

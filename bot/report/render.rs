@@ -4,7 +4,8 @@
 //! re-parsed as templates, so `{{` in a commit subject stays literal text.
 //! The template text comes from `templates::report_pair`: nothing here reads files.
 
-use super::build::{ReportError, ReportView};
+use super::build::ReportError;
+use super::view::ReportView;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
@@ -20,20 +21,24 @@ pub fn render(
     let mut hb = crate::templates::plain();
     hb.register_template_string("body", body_tpl)
         .map_err(|e| ReportError::Template(e.to_string()))?;
-    let subject_tpl = view.subject_template.as_deref().unwrap_or(subject_tpl);
+    let subject_tpl = view
+        .finish
+        .subject_template
+        .as_deref()
+        .unwrap_or(subject_tpl);
     hb.register_template_string("subject", subject_tpl)
         .map_err(|e| ReportError::Template(e.to_string()))?;
     let body = hb
         .render("body", view)
         .map_err(|e| ReportError::Template(e.to_string()))?;
-    let body = match &view.appendix {
+    let body = match &view.finish.appendix {
         Some(rows) => with_appendix(&body, rows),
         None => body,
     };
-    let body = crate::model::spacing::apply(&body, &view.spacing);
-    let body = crate::model::spacing::insert_remarks(&body, &view.remarks);
-    let body = with_row_notes(&body, &view.row_notes);
-    let body = match &view.trailer {
+    let body = crate::model::spacing::apply(&body, &view.finish.spacing);
+    let body = crate::model::spacing::insert_remarks(&body, &view.finish.remarks);
+    let body = with_row_notes(&body, &view.finish.row_notes);
+    let body = match &view.finish.trailer {
         Some(t) => format!("{body}{t}\n"),
         None => body,
     };
