@@ -471,3 +471,88 @@ fn the_dashboard_bench_serves_every_page() {
     assert!(stderr(&o).contains("web/list"), "{}", stderr(&o));
     assert_eq!(left(), 0, "nothing left behind by a failed bench");
 }
+
+#[test]
+fn optout_commands_say_what_they_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path());
+    // The operator's own list in the config: perfbot cannot edit it.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let text = text.replace("optout = []", "optout = [\"Carol <carol@example.test>\"]");
+    assert!(text.contains("carol@"), "config.toml has no `optout = []`");
+    std::fs::write(&cfg, text).unwrap();
+    // (arguments, exit code, what stderr says), in order.
+    let steps: &[(&[&str], i32, &str)] = &[
+        (
+            &["add", "Bob <BOB@example.test>", "--reason", "asked"],
+            0,
+            "bob@example.test opted out",
+        ),
+        (
+            &["add", "bob@example.test"],
+            0,
+            "bob@example.test was opted out already",
+        ),
+        (&["add", "not an address"], 2, "not an e-mail address"),
+        (
+            &["remove", "nobody@example.test"],
+            0,
+            "nobody@example.test was not opted out",
+        ),
+        (
+            &["remove", "carol@example.test"],
+            1,
+            "carol@example.test is opted out in",
+        ),
+        (
+            &["add", "carol@example.test"],
+            0,
+            "carol@example.test opted out",
+        ),
+        (
+            &["remove", "CAROL@example.test"],
+            1,
+            "remove it there (its entry in the database is removed)",
+        ),
+        (
+            &["remove", "bob@example.test"],
+            0,
+            "bob@example.test gets mail again",
+        ),
+        (
+            &["remove", "bob@example.test"],
+            0,
+            "bob@example.test was not opted out",
+        ),
+    ];
+    for (args, code, says) in steps {
+        let mut all = vec!["optout"];
+        all.extend_from_slice(args);
+        let o = perfbot(&cfg, &all);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(*code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let o = perfbot(&cfg, &["optout", "list"]);
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(list.trim_end(), "carol@example.test\t(config)", "{list}");
+    // An opt-out with its reason is listed with it.
+    assert!(perfbot(
+        &cfg,
+        &[
+            "optout",
+            "add",
+            "dan@example.test",
+            "--reason",
+            "asked by mail"
+        ]
+    )
+    .status
+    .success());
+    let list = String::from_utf8_lossy(&perfbot(&cfg, &["optout", "list"]).stdout).into_owned();
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("dan@example.test") && l.contains("asked by mail")),
+        "{list}"
+    );
+}

@@ -597,8 +597,13 @@ fn optout_and_redirect() {
             "asked",
         ],
     ));
-    let list = ok(&perfbot(&cfg, &["optout", "list"]));
-    let _ = list;
+    let o = perfbot(&cfg, &["optout", "list"]);
+    ok(&o);
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        list.contains("bob@example.test") && list.contains("asked"),
+        "{list}"
+    );
     let id = report(
         &cfg,
         tmp.path(),

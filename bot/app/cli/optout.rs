@@ -55,14 +55,23 @@ pub fn run(config: &Config, c: OptoutCmd) -> Result<(), Failure> {
             eprintln!("{address} {what}");
         }
         OptoutCmd::Remove { address } => {
-            if store.optout_remove(&address)? {
-                eprintln!("{address} gets mail again");
-            } else if config.file.outbound.optout.contains(&address) {
+            let stored = store.optout_remove(&address)?;
+            // The config's list is the operator's file: perfbot cannot
+            // edit it, so an address there still gets no mail.
+            if config.file.outbound.optout.contains(&address) {
+                let also = if stored {
+                    " (its entry in the database is removed)"
+                } else {
+                    ""
+                };
                 return Err(anyhow!(
-                    "{address} is opted out in {}; remove it there",
+                    "{address} is opted out in {}; remove it there{also}",
                     config.source
                 )
                 .into());
+            }
+            if stored {
+                eprintln!("{address} gets mail again");
             } else {
                 eprintln!("{address} was not opted out");
             }
