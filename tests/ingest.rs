@@ -377,3 +377,90 @@ fn one_message_on_stdin() {
     ));
     assert!(stats(&e).contains("quarantined 1"), "{e}");
 }
+
+/// A message quarantined under a limit is read once the limit is raised
+/// (`quarantine retry`); one that is no mail stays, with its reason, until an
+/// operator drops it.
+#[test]
+fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "max_mime_parts = 10");
+    let c = report(&cfg);
+    let parts: String = (0..20)
+        .map(|i| format!("--zz\r\nContent-Type: text/plain\r\n\r\npart {i}\r\n"))
+        .collect();
+    let many = format!(
+        "From: Dave Chinner <david@fromorbit.example>\r\nSubject: Re: x\r\nMessage-ID: <many@x>\r\n\
+         In-Reply-To: <{}>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n\
+         --zz\r\nContent-Type: text/plain\r\n\r\nLooking into it.\r\n{parts}--zz--\r\n",
+        c.message_id
+    );
+    for raw in [many.as_bytes(), b"\0\0\0 not mail".as_slice()] {
+        let e = ok(&perfbot_stdin(&cfg, &["ingest", "--stdin"], Some(raw)));
+        assert!(stats(&e).contains("quarantined 1"), "{e}");
+    }
+    let quarantined = |cfg: &Path| -> Vec<serde_json::Value> {
+        let o = perfbot(cfg, &["quarantine", "list", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["messages"].as_array().unwrap().clone()
+    };
+    let before = quarantined(&cfg);
+    assert_eq!(before.len(), 2, "{before:?}");
+    let hash_of = |id: Option<&str>| -> String {
+        let q = before
+            .iter()
+            .find(|q| q["message_id"].as_str() == id)
+            .unwrap();
+        q["hash"].as_str().unwrap().to_string()
+    };
+    let (many_hash, junk_hash) = (hash_of(Some("many@x")), hash_of(None));
+
+    // Under the same limits nothing changes, and each says why.
+    let o = perfbot(&cfg, &["quarantine", "retry"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("still quarantined:").count(), 2, "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("read 0, still quarantined 2"));
+    assert_eq!(quarantined(&cfg).len(), 2);
+
+    // The limit raised: the reply is read into its case's thread and leaves.
+    let cfg = setup(tmp.path(), "max_mime_parts = 50");
+    let o = perfbot(&cfg, &["quarantine", "retry", &many_hash[..10]]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        out.trim_end(),
+        format!("{}  read into case {}'s thread", &many_hash[..16], c.id),
+        "{out}"
+    );
+    let v = show(&cfg, &c.id);
+    let texts: Vec<&str> = v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["message_id"] == "many@x")
+        .map(|t| t["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 1, "{v}");
+    assert!(texts[0].starts_with("Looking into it."), "{v}");
+    let left = quarantined(&cfg);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["hash"].as_str().unwrap(), junk_hash);
+    let dir = tmp.path().join("state/quarantine");
+    assert!(!dir.join(format!("{many_hash}.eml")).exists());
+
+    // A hash that names nothing is the command's mistake.
+    let o = perfbot(&cfg, &["quarantine", "retry", "ffffffffffff"]);
+    assert_eq!(o.status.code(), Some(2));
+    // Dropped by the operator: gone, bytes and record.
+    let o = perfbot(&cfg, &["quarantine", "drop", &junk_hash[..12]]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("dropped {junk_hash}")));
+    assert!(quarantined(&cfg).is_empty());
+    assert!(!dir.join(format!("{junk_hash}.eml")).exists());
+    let o = perfbot(&cfg, &["quarantine", "list"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "nothing quarantined"
+    );
+}

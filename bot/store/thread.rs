@@ -294,6 +294,47 @@ impl Store {
         Ok(v)
     }
 
+    /// A quarantined message read again and still not read: its reason now,
+    /// its first quarantine's time kept.
+    pub fn requarantine(&self, hash: &str, reason: &str) -> Result<(), StoreError> {
+        let Some(bytes) = self.quarantine.get(hash)? else {
+            return Ok(());
+        };
+        let mut q: Quarantined = decode("quarantine", hash.as_bytes(), &bytes)?;
+        if q.reason != reason {
+            q.reason = reason.to_string();
+            self.quarantine.insert(hash, encode(&q))?;
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Let a quarantined message go: read since (`quarantine retry`) or
+    /// dropped by an operator. The record goes first, so a crash between
+    /// leaves a file no list names rather than a record without its bytes.
+    pub fn release_quarantined(&self, q: &Quarantined) -> Result<(), StoreError> {
+        self.quarantine.remove(q.hash.as_str())?;
+        self.flush()?;
+        let dir = self.dir.join("quarantine");
+        for name in [
+            format!("{}.eml", q.hash),
+            format!("{}@quarantine.eml", q.hash),
+            format!("{}_quarantine.eml", q.hash),
+        ] {
+            match std::fs::remove_file(dir.join(&name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(StoreError::Corrupt {
+                        path: dir.join(name).display().to_string(),
+                        why: e.to_string(),
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The raw bytes of a quarantined message. Older versions named the file
     /// after a Message-ID made of the hash; those names are still found.
     pub fn quarantined_raw(&self, q: &Quarantined) -> Result<Vec<u8>, StoreError> {

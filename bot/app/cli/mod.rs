@@ -114,7 +114,6 @@ impl Command {
         match self {
             Command::Compare(_)
             | Command::Classify(_)
-            | Command::Quarantine(_)
             | Command::EvalReplies(_)
             | Command::ParseReport(_)
             | Command::Roundtrip(_)
@@ -123,6 +122,7 @@ impl Command {
             Command::Cases(c) => c.only_prints(),
             Command::Outbox(c) => c.only_prints(),
             Command::Optout(c) => c.only_prints(),
+            Command::Quarantine(c) => c.only_prints(),
             Command::Digest(a) => !a.send,
             _ => false,
         }

@@ -5,6 +5,7 @@ use clap::Subcommand;
 
 use super::{open_store, Failure};
 use crate::config::Config;
+use crate::flows::ingest::{Ingestor, Outcome};
 use crate::model::{Held, Quarantined, Unreadable};
 use crate::store::Store;
 
@@ -22,6 +23,30 @@ pub enum QuarantineCmd {
         /// The hash `quarantine list` shows, or enough of its start
         hash: String,
     },
+    /// Read quarantined messages again (after an upgrade, or a limit
+    /// raised): those read now leave the quarantine, the others stay with
+    /// the reason they have now
+    Retry {
+        /// Hashes (or their starts) as `quarantine list` shows them; none:
+        /// every quarantined message
+        hashes: Vec<String>,
+    },
+    /// Delete a quarantined message for good (its bytes and its record)
+    Drop {
+        /// The hash `quarantine list` shows, or enough of its start
+        hash: String,
+    },
+}
+
+impl QuarantineCmd {
+    /// `retry` and `drop` change the state: a closed pipe must not end them
+    /// part way.
+    pub fn only_prints(&self) -> bool {
+        matches!(
+            self,
+            QuarantineCmd::List { .. } | QuarantineCmd::Show { .. }
+        )
+    }
 }
 
 pub fn run(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
@@ -29,6 +54,16 @@ pub fn run(config: &Config, c: QuarantineCmd) -> Result<(), Failure> {
     match c {
         QuarantineCmd::List { json } => list(&store, json),
         QuarantineCmd::Show { hash } => show(&store, &hash),
+        QuarantineCmd::Retry { hashes } => retry(config, &store, &hashes),
+        QuarantineCmd::Drop { hash } => {
+            let q = find(&store, &hash)?;
+            store.release_quarantined(&q)?;
+            eprintln!(
+                "dropped {} ({} bytes, {}; from {})",
+                q.hash, q.size, q.reason, q.source
+            );
+            Ok(())
+        }
     }
 }
 
@@ -114,6 +149,14 @@ fn quarantined_line(q: &Quarantined) -> String {
 
 /// A quarantined message's raw bytes, by (a prefix of) its hash.
 fn show(store: &Store, hash: &str) -> Result<(), Failure> {
+    let q = find(store, hash)?;
+    use std::io::Write;
+    std::io::stdout().write_all(&store.quarantined_raw(&q)?)?;
+    Ok(())
+}
+
+/// The one quarantined message whose hash starts with `hash`.
+fn find(store: &Store, hash: &str) -> Result<Quarantined, Failure> {
     let prefix = hash.trim().to_ascii_lowercase();
     if prefix.is_empty() {
         return Err(Failure::usage(anyhow!(
@@ -131,10 +174,48 @@ fn show(store: &Store, hash: &str) -> Result<(), Failure> {
             found.len()
         )));
     }
-    let q = found
+    found
         .pop()
-        .ok_or_else(|| Failure::usage(anyhow!("no quarantined message {hash}")))?;
-    use std::io::Write;
-    std::io::stdout().write_all(&store.quarantined_raw(&q)?)?;
+        .ok_or_else(|| Failure::usage(anyhow!("no quarantined message {hash}")))
+}
+
+/// Read the messages `hashes` name (all when none) again, each said with
+/// what became of it.
+fn retry(config: &Config, store: &Store, hashes: &[String]) -> Result<(), Failure> {
+    let list = if hashes.is_empty() {
+        store.quarantined()?
+    } else {
+        let mut v = hashes
+            .iter()
+            .map(|h| find(store, h))
+            .collect::<Result<Vec<_>, _>>()?;
+        v.dedup_by(|a, b| a.hash == b.hash);
+        v
+    };
+    let mut ing = Ingestor::new(config, store)?;
+    let (mut read, mut kept) = (0, 0);
+    for q in &list {
+        let outcome = ing.retry_quarantined(q)?;
+        if matches!(outcome, Outcome::Quarantined(_)) {
+            kept += 1;
+        } else {
+            read += 1;
+        }
+        println!("{}  {}", &q.hash[..16.min(q.hash.len())], retried(&outcome));
+    }
+    eprintln!("read {read}, still quarantined {kept}");
     Ok(())
+}
+
+/// What became of a message read again.
+fn retried(o: &Outcome) -> String {
+    match o {
+        Outcome::New { case, .. } => format!("read into case {case}'s thread"),
+        Outcome::Duplicate => "read: its thread has it already".into(),
+        Outcome::Unmatched => "read: about no case".into(),
+        Outcome::Held => "read: held until the report it answers is read".into(),
+        Outcome::Adopted { case } => format!("read: a robot's report, adopted as case {case}"),
+        Outcome::ReadInFull { case } => format!("read: case {case}'s report in full"),
+        Outcome::Quarantined(why) => format!("still quarantined: {why}"),
+    }
 }

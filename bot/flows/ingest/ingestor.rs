@@ -439,6 +439,23 @@ impl<'a> Ingestor<'a> {
         Ok(Outcome::Held)
     }
 
+    /// Read a quarantined message again (`quarantine retry`: after an
+    /// upgrade, or a limit raised). Read now, it leaves the quarantine; still
+    /// unreadable, it stays, with the reason it has now.
+    pub fn retry_quarantined(&mut self, q: &Quarantined) -> Result<Outcome, StoreError> {
+        let raw = self.store.quarantined_raw(q)?;
+        let when = crate::model::shown_minute(q.time);
+        let source = format!("{} (quarantined since {when})", q.source);
+        // Read first, let go after: a crash in between reads it again, and
+        // the Message-ID index keeps it single.
+        let outcome = self.ingest(&raw, &source)?;
+        match &outcome {
+            Outcome::Quarantined(why) => self.store.requarantine(&q.hash, why)?,
+            _ => self.store.release_quarantined(q)?,
+        }
+        Ok(outcome)
+    }
+
     /// Read again the held replies that answer a message of a case now, and
     /// forget those held longer than `inbound.hold_days`. The number read.
     pub fn release_held(&mut self) -> Result<usize, StoreError> {
