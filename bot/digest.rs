@@ -70,6 +70,47 @@ pub struct DeadMail {
     pub error: String,
 }
 
+/// Mail perfbot kept but could not read: its quarantine and the messages
+/// of archives it could not take out of them. A reply that decides a case
+/// may be among them, so the digest shows them to the operators.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Unread {
+    /// Newest first.
+    pub quarantined: Vec<UnreadMessage>,
+    /// Messages of archives not read out of them (missing or damaged
+    /// objects); every run tries them again.
+    pub unreadable: usize,
+}
+
+/// One quarantined message, as `quarantine list` names it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct UnreadMessage {
+    /// The start of its hash: what `quarantine retry` and `drop` take.
+    pub hash: String,
+    pub time: DateTime<Utc>,
+    pub message_id: Option<String>,
+    pub reason: String,
+}
+
+impl Unread {
+    pub fn new(quarantined: &[crate::model::Quarantined], unreadable: usize) -> Unread {
+        let mut q: Vec<UnreadMessage> = quarantined
+            .iter()
+            .map(|q| UnreadMessage {
+                hash: q.hash.chars().take(16).collect(),
+                time: q.time,
+                message_id: q.message_id.clone(),
+                reason: q.reason.clone(),
+            })
+            .collect();
+        q.sort_by_key(|m| std::cmp::Reverse(m.time));
+        Unread {
+            quarantined: q,
+            unreadable,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Overdue {
     pub case: CaseLine,
@@ -184,6 +225,8 @@ pub fn waiting_on(records: &[CaseRecord], now: DateTime<Utc>) -> Vec<WaitingOn> 
 /// dashboard's `?waits_on=` list them all).
 pub const SHOWN_PEOPLE: usize = 20;
 pub const SHOWN_CASES: usize = 3;
+/// Quarantined messages the digest names; `quarantine list` has them all.
+pub const SHOWN_UNREAD: usize = 10;
 
 /// A person's entry as the digest shows it: their longest waits, and how
 /// many more there are.
@@ -271,6 +314,8 @@ pub struct Digest {
     pub read_at_a_glance: Vec<ReadAtAGlance>,
     /// Whom the open cases wait on (`waiting_on`).
     pub waiting_on: Vec<WaitingOn>,
+    /// Mail kept but not read (from the store: `flows::digest::from_store`).
+    pub unread: Unread,
 }
 
 /// An open case whose report was read at a glance only, and why.
@@ -328,6 +373,7 @@ pub fn build(
         unverified_fixes: Vec::new(),
         read_at_a_glance: Vec::new(),
         waiting_on: waiting_on(records, now),
+        unread: Unread::default(),
     };
     for (c, events, thread) in records {
         d.add_case(c, events, thread, t);
@@ -568,6 +614,8 @@ pub struct View<'a> {
     pub waiting_on: Vec<WaitingShown<'a>>,
     /// People left out of `waiting_on`.
     pub n_waiting_more_people: usize,
+    /// Mail kept but not read: the newest quarantined messages.
+    pub unread: UnreadView<'a>,
     pub n_needs_human: usize,
     pub n_dead_mail: usize,
     pub n_overdue: usize,
@@ -583,6 +631,46 @@ pub struct View<'a> {
     /// The mail's signature (the mail only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<&'a str>,
+}
+
+/// Mail kept but not read, as the digest shows it: the newest quarantined
+/// messages (`SHOWN_UNREAD`), how many more, and the archive messages.
+#[derive(Debug, Serialize)]
+pub struct UnreadView<'a> {
+    pub quarantined: Vec<UnreadShown<'a>>,
+    /// Quarantined messages left out of `quarantined`.
+    pub more: usize,
+    pub unreadable: usize,
+    /// Quarantined and archive messages not read, together.
+    pub total: usize,
+}
+
+impl UnreadView<'_> {
+    fn of(u: &Unread) -> UnreadView<'_> {
+        UnreadView {
+            quarantined: u
+                .quarantined
+                .iter()
+                .take(SHOWN_UNREAD)
+                .map(|m| UnreadShown {
+                    at: crate::model::shown_minute(m.time),
+                    message: m,
+                })
+                .collect(),
+            more: u.quarantined.len().saturating_sub(SHOWN_UNREAD),
+            unreadable: u.unreadable,
+            total: u.quarantined.len() + u.unreadable,
+        }
+    }
+}
+
+/// A quarantined message as the digest shows it.
+#[derive(Debug, Serialize)]
+pub struct UnreadShown<'a> {
+    /// When it was quarantined, as the digest writes times.
+    pub at: String,
+    #[serde(flatten)]
+    pub message: &'a UnreadMessage,
 }
 
 pub fn view(d: &Digest) -> View<'_> {
@@ -610,6 +698,7 @@ pub fn view(d: &Digest) -> View<'_> {
             .map(WaitingShown::of)
             .collect(),
         n_waiting_more_people: d.waiting_on.len().saturating_sub(SHOWN_PEOPLE),
+        unread: UnreadView::of(&d.unread),
         n_needs_human: d.needs_human.len(),
         n_dead_mail: d.dead_mail.len(),
         n_overdue: d.overdue.len(),

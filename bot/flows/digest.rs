@@ -35,6 +35,7 @@ pub fn from_store(
     let a = crate::flows::learn::agreement(&store.labels()?, since);
     d.settled_by_humans = a.settled;
     d.agreed_with_humans = a.agreed;
+    d.unread = crate::digest::Unread::new(&store.quarantined()?, store.unreadable(None)?.len());
     Ok(d)
 }
 
@@ -270,6 +271,60 @@ mod tests {
         closed.state = CaseState::WontFix;
         let shown = text(&[(closed, vec![], vec![])]);
         assert!(!shown.contains("Waiting on"), "{shown}");
+        assert!(!shown.contains("\n\n\n"), "{shown}");
+    }
+
+    /// Mail kept but not read: the newest quarantined messages by hash,
+    /// when and why, how many more, and the archive messages not read; no
+    /// section when all was read.
+    #[test]
+    fn the_text_digest_names_mail_it_could_not_read() {
+        use chrono::TimeZone;
+        let config = crate::config::Config::load(None).unwrap();
+        let now = chrono::Utc::now();
+        let t = crate::digest::Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let quarantined = |i: u32| crate::model::Quarantined {
+            hash: format!("{i:02}{}", "ab".repeat(31)),
+            reason: format!("reason {i}"),
+            source: "stdin".into(),
+            size: 12,
+            message_id: i.is_multiple_of(2).then(|| format!("m{i}@x")),
+            time: chrono::Utc.with_ymd_and_hms(2026, 11, 1, 0, i, 0).unwrap(),
+        };
+        let text = |q: &[crate::model::Quarantined], unreadable: usize| {
+            let mut d = crate::digest::build(&[], &[], now, now, t);
+            d.unread = crate::digest::Unread::new(q, unreadable);
+            render_text(&config, &d).unwrap()
+        };
+        let shown = text(&[], 0);
+        assert!(!shown.contains("could not be read"), "{shown}");
+        let shown = text(&[quarantined(1), quarantined(2)], 0);
+        let want = "\n\n== Mail that could not be read (2): `perfbot quarantine list` shows it, \
+            `perfbot quarantine retry` reads it again\n\
+            * 2026-11-01 00:02 UTC 02ababababababab <m2@x>: reason 2\n\
+            * 2026-11-01 00:01 UTC 01ababababababab (no Message-ID): reason 1\n\n== ";
+        assert!(shown.contains(want), "{shown}");
+        let many: Vec<_> = (0..12).map(quarantined).collect();
+        let shown = text(&many, 3);
+        assert!(
+            shown.contains("== Mail that could not be read (15)"),
+            "{shown}"
+        );
+        assert_eq!(
+            shown.matches("\n* 2026-11-01 ").count(),
+            crate::digest::SHOWN_UNREAD,
+            "{shown}"
+        );
+        assert!(
+            shown.contains(
+                ": reason 2\nAnd 2 more.\n\
+                3 messages of archives could not be read out of them; each run tries again.\n\n"
+            ),
+            "{shown}"
+        );
         assert!(!shown.contains("\n\n\n"), "{shown}");
     }
 }

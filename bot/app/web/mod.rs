@@ -1612,4 +1612,31 @@ mod tests {
         );
         assert!(html.contains(&want), "{html}");
     }
+
+    /// The digest page names the mail perfbot kept but could not read, from
+    /// the store, its words escaped.
+    #[test]
+    fn the_digest_page_names_quarantined_mail() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = serving(tmp.path(), []);
+        let q = crate::model::Quarantined {
+            hash: "cd".repeat(32),
+            reason: "not a mail: <script>".into(),
+            source: "stdin".into(),
+            size: 5,
+            message_id: Some("m@x".into()),
+            time: chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap(),
+        };
+        s.store.quarantine(&q, b"junk\n").unwrap();
+        let d = digest_value(&s, None).unwrap();
+        let html =
+            s.hb.render("digest", &crate::flows::digest::view(&d))
+                .unwrap();
+        let want = "<li>2026-11-01 00:00 UTC <code>cdcdcdcdcdcdcdcd</code> &lt;m@x&gt;: not a mail: &lt;script&gt;</li>";
+        assert!(
+            html.contains("<h2>Mail that could not be read (1)</h2>"),
+            "{html}"
+        );
+        assert!(html.contains(want), "{html}");
+    }
 }
