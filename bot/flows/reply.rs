@@ -171,49 +171,26 @@ pub fn handle_reply(
         raw,
         note,
     } = msg;
-    let from = Address::parse(&entry.from);
-    let verdict: Option<Verdict> = dkim.map(|c| c.check(raw, domain_of(from.as_ref())));
-    let (u, is_fact) = understand(config, store, case_id, entry, body, from.as_ref())?;
-    let posted_patch = posts_a_patch(&entry.subject, &entry.text);
-    let echo = echo(store, entry)?;
+    let said = Said::of(config, store, case_id, entry, body, raw, dkim)?;
     // The case may move under us only through another writer; decide again
     // against where it is then (bounded: the daemon has one ingest thread).
     const TRIES: usize = 5;
     for _ in 0..TRIES {
         let case = store.case(case_id)?;
-        let seen = Seen::of(config, store, &case, &entry.text, from.as_ref())?;
-        let facts = Facts {
-            case: &case,
-            from: from.clone(),
-            from_name: &entry.from_name,
-            from_header: &entry.from,
-            message_id: entry.message_id.as_str(),
-            reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
-            words: &entry.text,
-            role: sender_role(config, &case, entry, from.as_ref(), posted_patch),
-            dkim: verdict.clone(),
-            understanding: &u,
-            fact: is_fact,
-            commands: &seen.commands,
-            limited: entry.limited.as_deref(),
-            echo,
-            moved_by: seen.moved_by,
-            acked_before: seen.acked_before,
-            answers_last_hour: seen.answers_last_hour,
-            recent_escalation: seen.recent_escalation.as_deref(),
-        };
-        let plan = policy::plan(&facts, &config.reply);
+        let seen = Seen::of(config, store, &case, &entry.text, said.from.as_ref())?;
+        let plan = policy::plan(&said.facts(config, &case, entry, &seen), &config.reply);
+        let u = &said.understanding;
         let mails = render(config, &case, entry, &plan)?;
-        entry.understanding = Some(understanding_record(&u, &plan, verdict.as_ref()));
+        entry.understanding = Some(understanding_record(u, &plan, said.dkim.as_ref()));
         let rule = ignore_rule(entry, &case, &plan);
         let reply = Reply {
             note,
             expect: Some(case.state),
-            change: state_change(entry, &u, &plan),
+            change: state_change(entry, u, &plan),
             mails: &mails,
             ignore: rule.as_ref(),
-            contributor: from.as_ref().filter(|_| posted_patch).map(|a| a.as_str()),
-            question: question_change(entry, &u, &plan),
+            contributor: said.contributor(),
+            question: question_change(entry, u, &plan),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -223,9 +200,9 @@ pub fn handle_reply(
             }
             Recorded::New => {}
         }
-        log_outcome(&case, entry, &u, &plan);
+        log_outcome(&case, entry, u, &plan);
         return Ok(Some(Handled {
-            understanding: u,
+            understanding: said.understanding,
             role: plan.role,
             effect: plan.effect,
             queued: mails.iter().map(|m| m.entry.message_id.clone()).collect(),
@@ -236,6 +213,86 @@ pub fn handle_reply(
         case: case_id.clone(),
         tries: TRIES,
     })
+}
+
+/// What a message says, whatever state its case is in: read once, before
+/// the case is looked at, so a case that moves under a write is decided
+/// again without reading the message again.
+struct Said {
+    /// The sender's address (From), if readable.
+    from: Option<Address>,
+    /// The DKIM check, when enabled.
+    dkim: Option<Verdict>,
+    understanding: Understanding,
+    /// A fact seen on the list (a revert or a closing patch), not words.
+    is_fact: bool,
+    /// The message posts a patch (its subject or a diff in it).
+    posted_patch: bool,
+    echo: Echo,
+}
+
+impl Said {
+    fn of(
+        config: &Config,
+        store: &Store,
+        case_id: &CaseId,
+        entry: &ThreadEntry,
+        body: &str,
+        raw: &[u8],
+        dkim: Option<&Checker>,
+    ) -> Result<Said, HandleError> {
+        let from = Address::parse(&entry.from);
+        let dkim = dkim.map(|c| c.check(raw, domain_of(from.as_ref())));
+        let (understanding, is_fact) =
+            understand(config, store, case_id, entry, body, from.as_ref())?;
+        Ok(Said {
+            dkim,
+            understanding,
+            is_fact,
+            posted_patch: posts_a_patch(&entry.subject, &entry.text),
+            echo: echo(store, entry)?,
+            from,
+        })
+    }
+
+    /// What the policy decides on: this message against `case` as it is now.
+    fn facts<'a>(
+        &'a self,
+        config: &Config,
+        case: &'a Case,
+        entry: &'a ThreadEntry,
+        seen: &'a Seen,
+    ) -> Facts<'a> {
+        let from = self.from.as_ref();
+        Facts {
+            case,
+            from: self.from.clone(),
+            from_name: &entry.from_name,
+            from_header: &entry.from,
+            message_id: entry.message_id.as_str(),
+            reply_date: entry.date.map(|d| d.format("%a, %d %b %Y").to_string()),
+            words: &entry.text,
+            role: sender_role(config, case, entry, from, self.posted_patch),
+            dkim: self.dkim.clone(),
+            understanding: &self.understanding,
+            fact: self.is_fact,
+            commands: &seen.commands,
+            limited: entry.limited.as_deref(),
+            echo: self.echo,
+            moved_by: seen.moved_by,
+            acked_before: seen.acked_before,
+            answers_last_hour: seen.answers_last_hour,
+            recent_escalation: seen.recent_escalation.as_deref(),
+        }
+    }
+
+    /// The sender, recorded as a contributor when the message posts a patch.
+    fn contributor(&self) -> Option<&str> {
+        self.from
+            .as_ref()
+            .filter(|_| self.posted_patch)
+            .map(Address::as_str)
+    }
 }
 
 /// Who the sender is to the case; someone unknown who posts a patch in the
