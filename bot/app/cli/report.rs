@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use clap::Args;
 
 use super::{lock_wait, send, Failure};
 use crate::config::{Config, TransportKind};
-use crate::flows::report::{prepare, prepare_loaded, submit, QueueError};
+use crate::flows::report::{prepare, prepare_loaded, submit, Prepared, QueueError};
 use crate::flows::verify;
 use crate::input::LoadedInput;
 use crate::model::case::CaseState;
@@ -46,39 +46,13 @@ pub(super) fn queue_failure(e: QueueError) -> Failure {
 pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
     let now = Utc::now();
     // Everything is prepared (and so validated) before anything is recorded.
-    // An input with nothing to report may still be a follow-up comparison
-    // of a fix: the cases decide, once the store is open.
-    // One input refused, none queued: the error says so when there were more.
-    let none_queued = |e: QueueError| {
-        let mut f = queue_failure(e);
-        if a.inputs.len() > 1 && !a.print {
-            f.error = f
-                .error
-                .context(format!("none of the {} inputs was queued", a.inputs.len()));
-        }
-        f
-    };
-    let mut checked = Vec::new();
-    for input in &a.inputs {
-        let loaded = LoadedInput::load(input).map_err(|e| none_queued(e.into()))?;
-        match prepare_loaded(config, &loaded, a.template.as_deref(), a.force, now) {
-            Ok(p) => checked.push((loaded, Ok(p))),
-            Err(e @ QueueError::Report(ReportError::NothingToReport { .. }))
-                if !a.print && Store::exists(&config.state_dir()) =>
-            {
-                checked.push((loaded, Err(e)))
-            }
-            Err(e) => return Err(none_queued(e)),
-        }
-    }
+    let checked = check(config, &a, now)?;
     if a.print {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        for (_, p) in &checked {
-            if let Ok(p) = p {
-                out.write_all(&p.raw)?;
-                out.write_all(b"\n")?;
-            }
+        for p in checked.iter().filter_map(|(_, p)| p.as_ref().ok()) {
+            out.write_all(&p.raw)?;
+            out.write_all(b"\n")?;
         }
         return Ok(());
     }
@@ -91,21 +65,71 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         }
         Err(e) => return Err(e.into()),
     };
-    // A follow-up comparison of a fix verifies its case; the rest report.
+    record(config, &store, &a, checked, now)?;
+    // The file outbox is local and instant: write it at once.
+    if config.file.outbound.transport == TransportKind::File {
+        send::send_now(config, &store, false)?;
+    }
+    Ok(())
+}
+
+/// An input and its report, or why it has none.
+type Checked = (LoadedInput, Result<Prepared, QueueError>);
+
+/// Every input loaded and its report prepared. An input with nothing to
+/// report may still be a follow-up comparison of a fix: the cases decide,
+/// once the store is open. Any other refusal ends the command.
+fn check(config: &Config, a: &ReportArgs, now: DateTime<Utc>) -> Result<Vec<Checked>, Failure> {
+    let mut checked = Vec::new();
+    for input in &a.inputs {
+        let loaded = LoadedInput::load(input).map_err(|e| none_queued(a, e.into()))?;
+        match prepare_loaded(config, &loaded, a.template.as_deref(), a.force, now) {
+            Ok(p) => checked.push((loaded, Ok(p))),
+            Err(e @ QueueError::Report(ReportError::NothingToReport { .. }))
+                if !a.print && Store::exists(&config.state_dir()) =>
+            {
+                checked.push((loaded, Err(e)))
+            }
+            Err(e) => return Err(none_queued(a, e)),
+        }
+    }
+    Ok(checked)
+}
+
+/// One input refused, none queued: the error says so when there were more.
+fn none_queued(a: &ReportArgs, e: QueueError) -> Failure {
+    let mut f = queue_failure(e);
+    if a.inputs.len() > 1 && !a.print {
+        f.error = f
+            .error
+            .context(format!("none of the {} inputs was queued", a.inputs.len()));
+    }
+    f
+}
+
+/// A follow-up comparison of a fix verifies its case; the other inputs are
+/// reported (recorded, queued), each said as it goes.
+fn record(
+    config: &Config,
+    store: &Store,
+    a: &ReportArgs,
+    checked: Vec<Checked>,
+    now: DateTime<Utc>,
+) -> Result<(), Failure> {
     let mut prepared = Vec::new();
     let mut verifications = Vec::new();
     for (loaded, p) in checked {
-        match (verify::find(config, &store, &loaded)?, p) {
+        match (verify::find(config, store, &loaded)?, p) {
             (Some(v), _) => verifications.push(v),
             (None, Ok(p)) => prepared.push(p),
-            (None, Err(e)) => return Err(none_queued(e)),
+            (None, Err(e)) => return Err(none_queued(a, e)),
         }
     }
     for v in &verifications {
-        say_verified(v, verify::record(&store, v)?.as_ref());
+        say_verified(v, verify::record(store, v)?.as_ref());
     }
     for p in &mut prepared {
-        let created = submit(config, &store, p, now).map_err(queue_failure)?;
+        let created = submit(config, store, p, now).map_err(queue_failure)?;
         if let (Some(why), Created::New(_)) = (&p.regzbot, &created) {
             eprintln!(
                 "{}: handed to regzbot ({why}): `#regzbot introduced:` and Cc {}",
@@ -115,11 +139,7 @@ pub fn run(config: &Config, a: ReportArgs) -> Result<(), Failure> {
         for (a, why) in &p.dropped {
             eprintln!("{}: {a} left out: {why}", p.input);
         }
-        say_submitted(config, &store, &created, p.held_because.as_deref())?;
-    }
-    // The file outbox is local and instant: write it at once.
-    if config.file.outbound.transport == TransportKind::File {
-        send::send_now(config, &store, false)?;
+        say_submitted(config, store, &created, p.held_because.as_deref())?;
     }
     Ok(())
 }
