@@ -823,42 +823,9 @@ impl Config {
             }
         };
         let policy = trust_policy(&file.trust, &resolve).map_err(invalid)?;
-        let intent_model = match &file.reply.model {
-            ModelChoice::Builtin | ModelChoice::None => None,
-            ModelChoice::File(path) => {
-                let p = resolve(path);
-                let text = std::fs::read_to_string(&p)
-                    .map_err(|e| invalid(format!("reply.model {}: {e}", p.display())))?;
-                Some(std::sync::Arc::new(
-                    crate::reply::understand::Model::from_text(&text)
-                        .map_err(|e| invalid(format!("reply.model {}: {e}", p.display())))?,
-                ))
-            }
-        };
-        let lists = if file.lists.policy_file.as_os_str().is_empty() {
-            None
-        } else {
-            let p = resolve(&file.lists.policy_file);
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| invalid(format!("lists.policy_file {}: {e}", p.display())))?;
-            Some(
-                crate::model::list_policy::ListPolicies::parse(&text)
-                    .map_err(|e| invalid(format!("lists.policy_file {}: {e}", p.display())))?,
-            )
-        };
-        let templates_dir = resolve(&file.report.templates_dir);
-        crate::templates::check_report_template(&templates_dir, &file.report.template)
-            .map_err(|e| invalid(format!("report.template: {e}")))?;
-        for (key, name) in [
-            ("digest.template", file.digest.template.as_str()),
-            ("reminders.template", &file.reminders.template),
-            ("acks.template", &file.acks.template),
-            ("escalation.template", &file.escalation.template),
-            ("the command-error template", "command-error"),
-        ] {
-            crate::templates::check_mail_template(&templates_dir, name)
-                .map_err(|e| invalid(format!("{key}: {e}")))?;
-        }
+        let intent_model = intent_model(&file.reply.model, &resolve).map_err(invalid)?;
+        let lists = list_policies(&file.lists.policy_file, &resolve).map_err(invalid)?;
+        check_templates(&file, &resolve(&file.report.templates_dir)).map_err(invalid)?;
         Ok(Config {
             source: source.to_string(),
             intent_rules,
@@ -1004,6 +971,55 @@ impl Config {
     ) -> Result<String, crate::templates::TemplateError> {
         crate::templates::render_named(&self.templates_dir(), name, data)
     }
+}
+
+/// The intent model `reply.model` names: built in (`None` here), or
+/// weights read from a file.
+fn intent_model(
+    choice: &ModelChoice,
+    resolve: &dyn Fn(&Path) -> PathBuf,
+) -> Result<Option<std::sync::Arc<crate::reply::understand::Model>>, String> {
+    let ModelChoice::File(path) = choice else {
+        return Ok(None);
+    };
+    let p = resolve(path);
+    let why = |e: &dyn std::fmt::Display| format!("reply.model {}: {e}", p.display());
+    let text = std::fs::read_to_string(&p).map_err(|e| why(&e))?;
+    let model = crate::reply::understand::Model::from_text(&text).map_err(|e| why(&e))?;
+    Ok(Some(std::sync::Arc::new(model)))
+}
+
+/// The lists' opt-in policies, where `lists.policy_file` names a file.
+fn list_policies(
+    file: &Path,
+    resolve: &dyn Fn(&Path) -> PathBuf,
+) -> Result<Option<crate::model::list_policy::ListPolicies>, String> {
+    if file.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let p = resolve(file);
+    let why = |e: &dyn std::fmt::Display| format!("lists.policy_file {}: {e}", p.display());
+    let text = std::fs::read_to_string(&p).map_err(|e| why(&e))?;
+    let policies = crate::model::list_policy::ListPolicies::parse(&text).map_err(|e| why(&e))?;
+    Ok(Some(policies))
+}
+
+/// Every template the configuration names is found and parses, so a broken
+/// one is said when the config is read, not when a digest or a ping is due.
+fn check_templates(file: &ConfigFile, templates_dir: &Path) -> Result<(), String> {
+    crate::templates::check_report_template(templates_dir, &file.report.template)
+        .map_err(|e| format!("report.template: {e}"))?;
+    for (key, name) in [
+        ("digest.template", file.digest.template.as_str()),
+        ("reminders.template", &file.reminders.template),
+        ("acks.template", &file.acks.template),
+        ("escalation.template", &file.escalation.template),
+        ("the command-error template", "command-error"),
+    ] {
+        crate::templates::check_mail_template(templates_dir, name)
+            .map_err(|e| format!("{key}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The reply policy, from `[trust]`, `[reply]`, `[escalation]`, `[acks]`
@@ -1270,7 +1286,10 @@ mod tests {
             }
             out.push('\n');
         }
-        if !done {
+        // The file's last section takes the line at its end.
+        if !done && current == section {
+            out.push_str(&format!("{line}\n"));
+        } else if !done {
             out.push_str(&format!("[{section}]\n{line}\n"));
         }
         Config::parse(
@@ -1469,6 +1488,23 @@ mod tests {
             ),
             ("digest", format!("template = {broken}"), "digest.hbs\":2:1"),
             ("report", format!("template = {broken}"), "digest.hbs\":2:1"),
+            // Files the config names are read with it, and named when not.
+            (
+                "reply",
+                "model = \"no/such/model.txt\"".into(),
+                "reply.model /",
+            ),
+            ("reply", format!("model = {broken}"), "reply.model "),
+            (
+                "lists",
+                "policy_file = \"no/such/policy.toml\"".into(),
+                "lists.policy_file /",
+            ),
+            (
+                "lists",
+                format!("policy_file = {broken}"),
+                "lists.policy_file ",
+            ),
         ] {
             let e = rejected(section, &line);
             assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");
