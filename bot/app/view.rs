@@ -295,9 +295,23 @@ impl<'a> CaseDetail<'a> {
             commit_subject: &c.commit_subject,
             subsystem: c.subsystem.as_deref(),
             events,
-            waits_on: crate::model::case::waits_on(c, events),
+            waits_on: waits_on_named(c, events, thread),
         }
     }
+}
+
+/// Whom an open case waits on (`model::case::waits_on`), named as their own
+/// mails in `thread` name them where they wrote (`Baris Goral <…>`, where
+/// the report's To had only `goralbaris <…>`).
+pub fn waits_on_named(c: &Case, events: &[Event], thread: &[TimelineItem]) -> Option<String> {
+    let who = crate::model::case::waits_on(c, events)?;
+    let bare = crate::model::ids::bare_address(&who);
+    let own = thread.iter().rev().find(|t| {
+        t.sender == Origin::Person
+            && t.from.contains('<')
+            && crate::model::ids::bare_address(&t.from) == bare
+    });
+    Some(own.map_or(who, |t| t.from.clone()))
 }
 
 /// Why an event happened, on one line (the dashboard's history).
@@ -334,7 +348,7 @@ fn cause_text(c: &Cause) -> String {
 
 pub fn show_text(c: &Case, events: &[Event], timeline: &[TimelineItem]) -> String {
     let mut out = case_head(c);
-    if let Some(who) = crate::model::case::waits_on(c, events) {
+    if let Some(who) = waits_on_named(c, events, timeline) {
         out.push_str(&format!("waits on:   {who}\n"));
     }
     if !timeline.is_empty() {
@@ -701,5 +715,56 @@ mod tests {
         let v = serde_json::to_value(detail).unwrap();
         assert_eq!(v["id"], "aaaaaaaaaaaa");
         assert_eq!(v["to"], serde_json::json!(c.to));
+    }
+
+    /// Whom a case waits on is named as their own mail names them, where
+    /// they wrote in the thread; a robot's mail from the address does not
+    /// count, and without their mail the report's spelling stays.
+    #[test]
+    fn waits_on_names_a_person_as_their_own_mail_does() {
+        let now = chrono::Utc::now();
+        let mut c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
+        c.to = vec!["goralbaris <goralbaris@gmail.com>".into()];
+        let item = |from: &str, sender: Origin| TimelineItem {
+            time: now,
+            message_id: "r@x".into(),
+            from: from.into(),
+            sender,
+            subject: "Re: x".into(),
+            text: "words".into(),
+            understanding: None,
+            limited: None,
+            patches: Vec::new(),
+        };
+        let waits = |thread: &[TimelineItem]| waits_on_named(&c, &[], thread);
+        let report = "goralbaris <goralbaris@gmail.com>";
+        for (thread, want) in [
+            (vec![], report),
+            (
+                vec![item("Baris Goral <GoralBaris@gmail.com>", Origin::Person)],
+                "Baris Goral <GoralBaris@gmail.com>",
+            ),
+            (
+                vec![item("Baris Goral <goralbaris@gmail.com>", Origin::Bot)],
+                report,
+            ),
+            (vec![item("goralbaris@gmail.com", Origin::Person)], report),
+            (vec![item("Ann <ann@example.org>", Origin::Person)], report),
+        ] {
+            assert_eq!(
+                waits(&thread).as_deref(),
+                Some(want),
+                "{:?}",
+                thread.first().map(|t| &t.from)
+            );
+        }
+        let thread = [item("Baris Goral <goralbaris@gmail.com>", Origin::Person)];
+        let text = show_text(&c, &[], &thread);
+        assert!(
+            text.contains("\nwaits on:   Baris Goral <goralbaris@gmail.com>\n"),
+            "{text}"
+        );
+        let v = serde_json::to_value(CaseDetail::new(&c, &[], &thread)).unwrap();
+        assert_eq!(v["waits_on"], "Baris Goral <goralbaris@gmail.com>");
     }
 }

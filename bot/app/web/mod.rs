@@ -558,11 +558,11 @@ fn case_data(
         .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
     let page = page_number(page)?;
     let events = s.store.events(&c.id).map_err(internal)?;
-    let waits_on = crate::model::case::waits_on(&c, &events);
     let thread = s.store.thread(&c.id).map_err(internal)?;
     let outbox = s.store.case_outbox(&c.id).map_err(internal)?;
     let replies = settle_replies(&thread);
     let timeline = crate::app::view::timeline(&outbox, &thread);
+    let waits_on = crate::app::view::waits_on_named(&c, &events, &timeline);
     let pages = timeline
         .len()
         .div_ceil(PAGE_MESSAGES)
