@@ -520,35 +520,15 @@ impl<'a> Ingestor<'a> {
         if !self.sent_by_tracked_robot(raw, head) {
             return Ok(None);
         }
-        let t = &self.config.file.track;
-        let read = match crate::flows::robot::parse_report(raw, source) {
-            Ok(p) => crate::flows::robot::adopted_case(&p, head),
-            // The robot's other mail (build errors, boot failures): not
-            // ours. But one titled as a performance report that cannot be
-            // read (a multipart cut short has no text part, a layout not
-            // seen before) is a report all the same.
-            Err(e) if e.not_a_report() && !titled_as_a_report(&head.subject) => return Ok(None),
-            Err(e) => Err(e.to_string()),
-        };
-        // A report that cannot be read in full is followed by what its
-        // Subject, sentence and headers say: its thread still gets a case
-        // (marked `unread`, with the reason). Only one that names no
-        // headline anywhere is quarantined, never a case without one.
-        let mut case = match read {
-            Ok(case) => case,
-            Err(why) => match crate::flows::robot::glanced_case(raw, head, source, &why) {
-                Some(case) => {
-                    tracing::warn!(message_id = %head.message_id, %source, reason = %why,
-                        "a tracked robot report read at a glance only (Subject, sentence, headers)");
-                    case
-                }
-                None => {
-                    let why = format!("a tracked robot report that could not be read: {why}");
-                    return self
-                        .quarantine(raw, source, why, Some(&head.message_id))
-                        .map(Some);
-                }
-            },
+        let mut case = match report_case(raw, head, source) {
+            None => return Ok(None),
+            Some(Ok(case)) => case,
+            Some(Err(why)) => {
+                let why = format!("a tracked robot report that could not be read: {why}");
+                return self
+                    .quarantine(raw, source, why, Some(&head.message_id))
+                    .map(Some);
+            }
         };
         if let Some(refused) = self.dkim_refusal(raw, head) {
             let why = format!("a tracked robot's report {refused}: not adopted");
@@ -562,14 +542,7 @@ impl<'a> Ingestor<'a> {
             return self.join_report(&first, raw, head, source).map(Some);
         }
         if let Some(robot) = &head.from {
-            self.people
-                .observe(robot, case.message_id.as_str(), &case.to, &case.cc);
-            let learnt = if t.learn_people {
-                self.people.people(robot)
-            } else {
-                Vec::new()
-            };
-            case.robot_people = speakers(robot, &learnt, &t.people);
+            case.robot_people = self.robot_people(robot, &case);
         }
         let id = case.id.clone();
         let cause = crate::model::case::Cause::system(format!(
@@ -583,6 +556,21 @@ impl<'a> Ingestor<'a> {
         self.stats.matched += 1;
         tracing::info!(case = %id, message_id = %head.message_id, %source, "robot report adopted");
         Ok(Some(Outcome::Adopted { case: id }))
+    }
+
+    /// Whose replies speak for `robot` on this report: its people learnt
+    /// from the reports seen so far (this one included, when `[track]
+    /// learn_people`) and those `[track] people` names.
+    fn robot_people(&mut self, robot: &Address, case: &Case) -> Vec<String> {
+        let t = &self.config.file.track;
+        self.people
+            .observe(robot, case.message_id.as_str(), &case.to, &case.cc);
+        let learnt = if t.learn_people {
+            self.people.people(robot)
+        } else {
+            Vec::new()
+        };
+        speakers(robot, &learnt, &t.people)
     }
 
     /// Is this mail from a robot `[track]` follows (by its address, the
@@ -934,6 +922,33 @@ fn thread_entry(
         patches: msg.patches.clone(),
         understanding: None,
         seq: 0,
+    }
+}
+
+/// The case a tracked robot's mail opens: `None` when it is none of its
+/// performance reports (build errors, boot failures); the case read in full,
+/// or at a glance (Subject, sentence, headers; marked `unread` with the
+/// reason) where it cannot be read in full; `Err` with the reason when it
+/// names no headline anywhere, never a case without one.
+fn report_case(raw: &[u8], head: &Head, source: &str) -> Option<Result<Case, String>> {
+    let why = match crate::flows::robot::parse_report(raw, source) {
+        Ok(p) => match crate::flows::robot::adopted_case(&p, head) {
+            Ok(case) => return Some(Ok(case)),
+            Err(why) => why,
+        },
+        // One titled as a performance report that cannot be read (a
+        // multipart cut short has no text part, a layout not seen before)
+        // is a report all the same.
+        Err(e) if e.not_a_report() && !titled_as_a_report(&head.subject) => return None,
+        Err(e) => e.to_string(),
+    };
+    match crate::flows::robot::glanced_case(raw, head, source, &why) {
+        Some(case) => {
+            tracing::warn!(message_id = %head.message_id, %source, reason = %why,
+                "a tracked robot report read at a glance only (Subject, sentence, headers)");
+            Some(Ok(case))
+        }
+        None => Some(Err(why)),
     }
 }
 
