@@ -60,29 +60,32 @@ fn padded(series: Option<&Series>, runs: usize) -> Option<Cow<'_, [Sample]>> {
     }
 }
 
-/// Is `k` a changed stat of `a` (the compared commit) against `b` (the base)?
-/// lkp's conditions in its order: a stat worth comparing, whose trimmed
-/// samples moved apart, that the deny list lets through, by enough to show.
-#[allow(clippy::too_many_arguments)]
-fn changed(
-    k: &str,
-    a_series: Option<&Series>,
-    b_series: Option<&Series>,
-    a: &Matrix,
-    b: &Matrix,
-    incomplete: bool,
-    rules: &SelectionRules,
-    opts: &SelectOptions,
-) -> bool {
+/// One stat on both sides: its key, its series in the compared commit
+/// (`a`) and in the base (`b`), and the two matrices they come from.
+struct Pair<'a> {
+    k: &'a str,
+    a_series: Option<&'a Series>,
+    b_series: Option<&'a Series>,
+    a: &'a Matrix,
+    b: &'a Matrix,
+}
+
+/// Is `p.k` a changed stat of `a` (the compared commit) against `b` (the
+/// base)? lkp's conditions in its order: a stat worth comparing, whose
+/// trimmed samples moved apart, that the deny list lets through, by enough
+/// to show.
+fn changed(p: &Pair, incomplete: bool, rules: &SelectionRules, opts: &SelectOptions) -> bool {
     // The cheap numeric checks run before the deny-list regexes, since most
     // stats do not change.
-    let Some(failure) = comparable(k, a_series, b_series, a, b, incomplete, rules) else {
+    let Some(failure) = comparable(p, incomplete, rules) else {
         return false;
     };
-    let Some((summary_a, summary_b)) = summaries(a_series, b_series, a.runs(), b.runs(), failure)
+    let Some((summary_a, summary_b)) =
+        summaries(p.a_series, p.b_series, p.a.runs(), p.b.runs(), failure)
     else {
         return false;
     };
+    let k = p.k;
     let is_perf_profile = k.starts_with("perf-profile.");
     let perf_threshold = is_perf_profile
         .then(|| perf_profile_threshold(rules, opts, &summary_a))
@@ -93,19 +96,12 @@ fn changed(
         && (is_perf_profile || large_enough(k, &summary_a, &summary_b, rules))
 }
 
-/// Whether `k` is worth comparing at all, and if so whether it is a failure
-/// stat: not text, a stat an incomplete run still counts, failure stats
-/// with their sibling, enough runs, and a monitor the base had.
-fn comparable(
-    k: &str,
-    a_series: Option<&Series>,
-    b_series: Option<&Series>,
-    a: &Matrix,
-    b: &Matrix,
-    incomplete: bool,
-    rules: &SelectionRules,
-) -> Option<bool> {
-    if matches!(a_series, Some(Series::Text)) {
+/// Whether the stat is worth comparing at all, and if so whether it is a
+/// failure stat: not text, a stat an incomplete run still counts, failure
+/// stats with their sibling, enough runs, and a monitor the base had.
+fn comparable(p: &Pair, incomplete: bool, rules: &SelectionRules) -> Option<bool> {
+    let (k, b) = (p.k, p.b);
+    if matches!(p.a_series, Some(Series::Text)) {
         return None;
     }
     if incomplete && !rules.incomplete_run_stats.is_match(k) {
@@ -116,11 +112,11 @@ fn comparable(
         if !rules.failure_sibling_exempt.is_match(k) && lacks_its_sibling(k, b) {
             return None;
         }
-    } else if a.runs() < rules.spec.min_runs && b.runs() < rules.spec.min_runs {
+    } else if p.a.runs() < rules.spec.min_runs && b.runs() < rules.spec.min_runs {
         return None;
     }
     // Newly added monitors have nothing to compare in the base.
-    if b_series.is_none() && !failure {
+    if p.b_series.is_none() && !failure {
         let base = stat_base(k);
         let monitored = (base == "lock_stat" || base == "perf-profile")
             && b.stats.keys().any(|bk| stat_base(bk) == base);
@@ -251,7 +247,14 @@ fn changed_in(
                 .map(|((k, sa), (_, sb))| (k, Some(sa), Some(sb))),
         }
         .expect("peeked");
-        if !out.contains(k) && changed(k, sa, sb, a, b, incomplete, rules, opts) {
+        let pair = Pair {
+            k,
+            a_series: sa,
+            b_series: sb,
+            a,
+            b,
+        };
+        if !out.contains(k) && changed(&pair, incomplete, rules, opts) {
             out.insert(k.clone());
         }
     }
