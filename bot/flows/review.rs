@@ -101,7 +101,9 @@ fn written(e: &ThreadEntry) -> DateTime<Utc> {
     e.date.map_or(e.received, |d| d.min(e.received))
 }
 
-/// The reviews due at `now`.
+/// The reviews due at `now`: open cases whose thread went quiet for
+/// `review.quiet_days` after words that may decide them, each with the
+/// reply whose decision comes through the strongest.
 pub fn due(
     records: &[CaseRecord],
     now: DateTime<Utc>,
@@ -120,53 +122,71 @@ pub fn due(
         if quiet < Duration::days(r.quiet_days) {
             continue;
         }
-        // Replies a human (or an earlier review) has already looked at are
-        // theirs: a case set back to investigating stays there.
-        let looked_at = events
-            .iter()
-            .filter(|e| match &e.cause {
-                Cause::Cli { .. } | Cause::Dashboard { .. } => true,
-                Cause::System { what } => what == REVIEW,
-                _ => false,
-            })
-            .map(|e| e.time)
-            .max();
-        let best = thread
-            .iter()
-            .filter(|e| e.sender == Sender::Person && looked_at.is_none_or(|t| e.received > t))
-            .filter_map(|e| {
-                let u = e.understanding.as_ref()?;
-                let role = Role::parse(&u.role)?;
-                let secondary: Vec<(&str, f64)> = u
-                    .secondary
-                    .iter()
-                    .map(|s| (s.intent.as_str(), s.confidence))
-                    .collect();
-                let (d, s) = unsettled_decision(
-                    role,
-                    policy,
-                    &u.intent,
-                    u.confidence,
-                    &secondary,
-                    r.min_signal,
-                )?;
-                Some((e, u, d, s))
-            })
-            .max_by(|a, b| a.3.total_cmp(&b.3));
-        if let Some((e, u, decision, signal)) = best {
-            out.push(Review {
-                case: c.clone(),
-                message_id: e.message_id.clone(),
-                from: crate::model::ids::display_mailbox(&e.from_name, &e.from),
-                read_as: u.intent.clone(),
-                evidence: u.evidence.clone(),
-                decision,
-                signal,
-                quiet_days: quiet.num_days(),
-            });
-        }
+        let since = looked_at(events);
+        let Some((e, u, decision, signal)) =
+            strongest_unsettled(thread, since, policy, r.min_signal)
+        else {
+            continue;
+        };
+        out.push(Review {
+            case: c.clone(),
+            message_id: e.message_id.clone(),
+            from: crate::model::ids::display_mailbox(&e.from_name, &e.from),
+            read_as: u.intent.clone(),
+            evidence: u.evidence.clone(),
+            decision,
+            signal,
+            quiet_days: quiet.num_days(),
+        });
     }
     out
+}
+
+/// When a human (or an earlier review) last looked at the case: the replies
+/// before it are theirs, so a case set back to investigating stays there.
+fn looked_at(events: &[crate::model::case::Event]) -> Option<DateTime<Utc>> {
+    events
+        .iter()
+        .filter(|e| match &e.cause {
+            Cause::Cli { .. } | Cause::Dashboard { .. } => true,
+            Cause::System { what } => what == REVIEW,
+            _ => false,
+        })
+        .map(|e| e.time)
+        .max()
+}
+
+/// Of the people's replies after `since`, the one whose unsettled decision
+/// comes through the strongest: the reply, its reading, the decision and
+/// its signal.
+fn strongest_unsettled<'a>(
+    thread: &'a [ThreadEntry],
+    since: Option<DateTime<Utc>>,
+    policy: &Policy,
+    min_signal: f64,
+) -> Option<(&'a ThreadEntry, &'a crate::model::Reading, Intent, f64)> {
+    thread
+        .iter()
+        .filter(|e| e.sender == Sender::Person && since.is_none_or(|t| e.received > t))
+        .filter_map(|e| {
+            let u = e.understanding.as_ref()?;
+            let role = Role::parse(&u.role)?;
+            let secondary: Vec<(&str, f64)> = u
+                .secondary
+                .iter()
+                .map(|s| (s.intent.as_str(), s.confidence))
+                .collect();
+            let (d, s) = unsettled_decision(
+                role,
+                policy,
+                &u.intent,
+                u.confidence,
+                &secondary,
+                min_signal,
+            )?;
+            Some((e, u, d, s))
+        })
+        .max_by(|a, b| a.3.total_cmp(&b.3))
 }
 
 /// Hand the cases due for review to a human. Returns a line per case (what
