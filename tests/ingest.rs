@@ -452,6 +452,29 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
     // A hash that names nothing is the command's mistake.
     let o = perfbot(&cfg, &["quarantine", "retry", "ffffffffffff"]);
     assert_eq!(o.status.code(), Some(2));
+    // One message named twice is read once.
+    let o = perfbot(
+        &cfg,
+        &["quarantine", "retry", &junk_hash[..8], &junk_hash[..12]],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+    // Its bytes gone from the state directory: said, exit 1, the record kept.
+    let file = dir.join(format!("{junk_hash}.eml"));
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let o = perfbot(&cfg, &["quarantine", "retry"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with(&format!("{}  not read: ", &junk_hash[..16])),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("could not be read from the state directory")
+    );
+    assert_eq!(quarantined(&cfg).len(), 1);
+    std::fs::write(&file, bytes).unwrap();
     // Dropped by the operator: gone, bytes and record.
     let o = perfbot(&cfg, &["quarantine", "drop", &junk_hash[..12]]);
     assert!(o.status.success());

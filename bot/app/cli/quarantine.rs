@@ -7,7 +7,7 @@ use super::{open_store, Failure};
 use crate::config::Config;
 use crate::flows::ingest::{Ingestor, Outcome};
 use crate::model::{Held, Quarantined, Unreadable};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 #[derive(Subcommand, Debug)]
 pub enum QuarantineCmd {
@@ -189,21 +189,41 @@ fn retry(config: &Config, store: &Store, hashes: &[String]) -> Result<(), Failur
             .iter()
             .map(|h| find(store, h))
             .collect::<Result<Vec<_>, _>>()?;
-        v.dedup_by(|a, b| a.hash == b.hash);
+        // The same message named twice (two starts of its hash) is read once.
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|q| seen.insert(q.hash.clone()));
         v
     };
     let mut ing = Ingestor::new(config, store)?;
-    let (mut read, mut kept) = (0, 0);
+    let (mut read, mut kept, mut lost) = (0, 0, 0);
     for q in &list {
-        let outcome = ing.retry_quarantined(q)?;
-        if matches!(outcome, Outcome::Quarantined(_)) {
-            kept += 1;
-        } else {
-            read += 1;
+        let short = &q.hash[..16.min(q.hash.len())];
+        match ing.retry_quarantined(q) {
+            Ok(outcome) => {
+                if matches!(outcome, Outcome::Quarantined(_)) {
+                    kept += 1;
+                } else {
+                    read += 1;
+                }
+                println!("{short}  {}", retried(&outcome));
+            }
+            // Its bytes are gone or unreadable: said, and the others are
+            // still tried.
+            Err(StoreError::Corrupt { path, why }) => {
+                lost += 1;
+                println!("{short}  not read: {path}: {why}");
+            }
+            Err(e) => return Err(e.into()),
         }
-        println!("{}  {}", &q.hash[..16.min(q.hash.len())], retried(&outcome));
     }
     eprintln!("read {read}, still quarantined {kept}");
+    if lost > 0 {
+        return Err(anyhow!(
+            "{lost} quarantined message(s) could not be read from the state directory; \
+             their records stay (`perfbot quarantine drop` removes one)"
+        )
+        .into());
+    }
     Ok(())
 }
 
