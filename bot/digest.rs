@@ -85,7 +85,7 @@ pub struct Unread {
 /// One quarantined message, as `quarantine list` names it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct UnreadMessage {
-    /// The start of its hash: what `quarantine retry` and `drop` take.
+    /// SHA-256 of its bytes, as `quarantine list --json` gives it.
     pub hash: String,
     pub time: DateTime<Utc>,
     pub message_id: Option<String>,
@@ -97,7 +97,7 @@ impl Unread {
         let mut q: Vec<UnreadMessage> = quarantined
             .iter()
             .map(|q| UnreadMessage {
-                hash: q.hash.chars().take(16).collect(),
+                hash: q.hash.clone(),
                 time: q.time,
                 message_id: q.message_id.clone(),
                 reason: q.reason.clone(),
@@ -654,7 +654,9 @@ impl UnreadView<'_> {
                 .take(SHOWN_UNREAD)
                 .map(|m| UnreadShown {
                     at: crate::model::shown_minute(m.time),
-                    message: m,
+                    hash: &m.hash[..16.min(m.hash.len())],
+                    message_id: m.message_id.as_deref(),
+                    reason: &m.reason,
                 })
                 .collect(),
             more: u.quarantined.len().saturating_sub(SHOWN_UNREAD),
@@ -669,8 +671,10 @@ impl UnreadView<'_> {
 pub struct UnreadShown<'a> {
     /// When it was quarantined, as the digest writes times.
     pub at: String,
-    #[serde(flatten)]
-    pub message: &'a UnreadMessage,
+    /// The start of its hash: enough for `quarantine retry` and `drop`.
+    pub hash: &'a str,
+    pub message_id: Option<&'a str>,
+    pub reason: &'a str,
 }
 
 pub fn view(d: &Digest) -> View<'_> {

@@ -1629,6 +1629,8 @@ mod tests {
         };
         s.store.quarantine(&q, b"junk\n").unwrap();
         let d = digest_value(&s, None).unwrap();
+        // Scripts (`/api/digest`) get the whole hash; the page its start.
+        assert_eq!(d.unread.quarantined[0].hash, q.hash);
         let html =
             s.hb.render("digest", &crate::flows::digest::view(&d))
                 .unwrap();
