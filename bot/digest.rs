@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::model::case::{entered, waits_on, Case, CaseRecord, CaseState, Cause};
+use crate::model::case::{entered, waits_on, waits_on_named, Case, CaseRecord, CaseState, Cause};
 use crate::model::ThreadEntry;
 use crate::model::{counted, OutboxEntry, OutboxState, Sender};
 
@@ -190,7 +190,7 @@ pub fn waiting_on(records: &[CaseRecord], now: DateTime<Utc>) -> Vec<WaitingOn> 
         if c.state.is_closed() || c.state == CaseState::NeedsHuman || c.question.is_some() {
             continue;
         }
-        let Some(who) = waits_on(c, events).map(|w| named(w, thread)) else {
+        let Some(who) = waits_on_named(c, events, thread) else {
             continue;
         };
         let since = entered(events, c.state).map_or(c.created, |e| e.time);
@@ -248,23 +248,6 @@ impl<'a> WaitingShown<'a> {
             cases: &w.cases[..w.cases.len().min(SHOWN_CASES)],
             more: w.cases.len().saturating_sub(SHOWN_CASES),
         }
-    }
-}
-
-/// `who` with the name their own mails in `thread` gave, if any (`Dave
-/// Chinner <david@fromorbit.com>`): theirs before the report's spelling of
-/// it; anyone else as they are.
-fn named(who: String, thread: &[ThreadEntry]) -> String {
-    let address = crate::model::ids::bare_address(&who);
-    let name = thread
-        .iter()
-        .rev()
-        .find(|m| m.from.eq_ignore_ascii_case(&address))
-        .map(|m| m.from_name.trim())
-        .filter(|n| !n.is_empty());
-    match name {
-        Some(n) => crate::model::ids::mailbox(n, &address),
-        None => who,
     }
 }
 

@@ -385,6 +385,33 @@ fn addressed_as(c: &Case, from: &str) -> String {
         .unwrap_or_else(|| from.to_string())
 }
 
+/// Whom an open case waits on (`waits_on`), named as their own mail in
+/// `thread` names them: `Baris Goral <…>` where the report had only
+/// `goralbaris <…>`. What the digest, `cases show` and the case page say.
+pub fn waits_on_named(
+    c: &Case,
+    events: &[Event],
+    thread: &[super::thread::ThreadEntry],
+) -> Option<String> {
+    waits_on(c, events).map(|who| named_in(who, thread))
+}
+
+/// `who` with the name their latest named mail in `thread` gave
+/// (`Dave Chinner <david@fromorbit.com>`): a person's mail, not a robot's
+/// from the same address; anyone without one as they are.
+fn named_in(who: String, thread: &[super::thread::ThreadEntry]) -> String {
+    let address = super::ids::bare_address(&who);
+    let own = thread.iter().rev().find(|m| {
+        m.sender == super::Sender::Person
+            && !m.from_name.trim().is_empty()
+            && m.from.eq_ignore_ascii_case(&address)
+    });
+    match own {
+        Some(m) => super::ids::mailbox(&m.from_name, &m.from),
+        None => who,
+    }
+}
+
 /// A case with its history and its thread: what the digest and the
 /// reminders look at.
 pub type CaseRecord = (Case, Vec<Event>, Vec<super::thread::ThreadEntry>);
@@ -476,6 +503,54 @@ mod tests {
             let json = format!("\"{word}\"");
             assert_eq!(serde_json::from_str::<ReportKind>(&json).unwrap(), kind);
             assert_eq!(serde_json::to_string(&kind).unwrap(), json);
+        }
+    }
+
+    /// Whom a case waits on is named as their own mail names them, where
+    /// they wrote in the thread; a robot's mail from the address does not
+    /// count, and without their named mail the report's spelling stays.
+    #[test]
+    fn waits_on_names_a_person_as_their_own_mail_does() {
+        use crate::model::thread::{Sender, ThreadEntry};
+        let now = chrono::Utc::now();
+        let mut c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
+        c.to = vec!["goralbaris <goralbaris@gmail.com>".into()];
+        let mail = |name: &str, from: &str, sender: Sender| ThreadEntry {
+            from_name: name.into(),
+            sender,
+            ..ThreadEntry::sample("r@x", from, "words")
+        };
+        let report = "goralbaris <goralbaris@gmail.com>";
+        let named = "Baris Goral <GoralBaris@gmail.com>";
+        for (thread, want) in [
+            (vec![], report),
+            (
+                vec![mail("Baris Goral", "GoralBaris@gmail.com", Sender::Person)],
+                named,
+            ),
+            (
+                vec![mail("Baris Goral", "goralbaris@gmail.com", Sender::Bot)],
+                report,
+            ),
+            (
+                vec![mail("", "goralbaris@gmail.com", Sender::Person)],
+                report,
+            ),
+            (vec![mail("Ann", "ann@example.org", Sender::Person)], report),
+            // Their latest named mail, a later one without a name aside.
+            (
+                vec![
+                    mail("Baris Goral", "GoralBaris@gmail.com", Sender::Person),
+                    mail("", "goralbaris@gmail.com", Sender::Person),
+                ],
+                named,
+            ),
+        ] {
+            assert_eq!(
+                waits_on_named(&c, &[], &thread).as_deref(),
+                Some(want),
+                "{thread:?}"
+            );
         }
     }
 }

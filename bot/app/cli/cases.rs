@@ -176,12 +176,15 @@ fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Resu
 fn show(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let c = store.find_case(id)?;
     let events = store.events(&c.id)?;
-    let timeline = crate::app::view::timeline_of(store, &c.id)?;
+    let thread = store.thread(&c.id)?;
+    let timeline = crate::app::view::timeline(&store.case_outbox(&c.id)?, &thread);
+    let waits_on = crate::model::case::waits_on_named(&c, &events, &thread);
     if json {
-        let v = CaseDetail::new(&c, &events, &timeline);
+        let v = CaseDetail::new(&c, &events, &timeline, waits_on);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", crate::app::view::show_text(&c, &events, &timeline));
+        let text = crate::app::view::show_text(&c, &events, &timeline, waits_on.as_deref());
+        print!("{text}");
     }
     Ok(())
 }

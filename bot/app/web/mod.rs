@@ -562,7 +562,7 @@ fn case_data(
     let outbox = s.store.case_outbox(&c.id).map_err(internal)?;
     let replies = settle_replies(&thread);
     let timeline = crate::app::view::timeline(&outbox, &thread);
-    let waits_on = crate::app::view::waits_on_named(&c, &events, &timeline);
+    let waits_on = crate::model::case::waits_on_named(&c, &events, &thread);
     let pages = timeline
         .len()
         .div_ceil(PAGE_MESSAGES)
