@@ -815,13 +815,7 @@ impl Config {
                     .map_err(|e| invalid(e.to_string()))?,
             )
         };
-        let resolve = |p: &Path| {
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                base_dir.join(p)
-            }
-        };
+        let resolve = |p: &Path| resolved(&base_dir, p);
         let policy = trust_policy(&file.trust, &resolve).map_err(invalid)?;
         let intent_model = intent_model(&file.reply.model, &resolve).map_err(invalid)?;
         let lists = list_policies(&file.lists.policy_file, &resolve).map_err(invalid)?;
@@ -840,11 +834,7 @@ impl Config {
     }
 
     pub fn resolve(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.base_dir.join(p)
-        }
+        resolved(&self.base_dir, p)
     }
 
     /// A directory the config names (relative to the config file), or, left
@@ -970,6 +960,15 @@ impl Config {
         data: &impl serde::Serialize,
     ) -> Result<String, crate::templates::TemplateError> {
         crate::templates::render_named(&self.templates_dir(), name, data)
+    }
+}
+
+/// `p` as the config means it: relative to the config file's directory.
+fn resolved(base_dir: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base_dir.join(p)
     }
 }
 

@@ -637,7 +637,7 @@ impl UnreadView<'_> {
                 .take(SHOWN_UNREAD)
                 .map(|m| UnreadShown {
                     at: crate::model::shown_minute(m.time),
-                    hash: &m.hash[..16.min(m.hash.len())],
+                    hash: crate::model::thread::short_hash(&m.hash),
                     message_id: m.message_id.as_deref(),
                     reason: &m.reason,
                 })

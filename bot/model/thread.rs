@@ -137,6 +137,12 @@ impl ThreadEntry {
     }
 }
 
+/// The start of a quarantined message's hash: what `quarantine list` and
+/// the digest show, and enough for `quarantine show`, `retry` and `drop`.
+pub fn short_hash(hash: &str) -> &str {
+    hash.get(..16).unwrap_or(hash)
+}
+
 /// A message that could not be read, kept with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quarantined {

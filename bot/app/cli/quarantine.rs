@@ -6,6 +6,7 @@ use clap::Subcommand;
 use super::{open_store, Failure};
 use crate::config::Config;
 use crate::flows::ingest::{Ingestor, Outcome};
+use crate::model::thread::short_hash;
 use crate::model::{Held, Quarantined, Unreadable};
 use crate::store::{Store, StoreError};
 
@@ -136,7 +137,7 @@ fn quarantined_line(q: &Quarantined) -> String {
     format!(
         "{}  {}  {} bytes  {}\n    {}{}",
         crate::model::shown_time(q.time),
-        &q.hash[..16.min(q.hash.len())],
+        short_hash(&q.hash),
         q.size,
         q.reason,
         q.source,
@@ -197,7 +198,7 @@ fn retry(config: &Config, store: &Store, hashes: &[String]) -> Result<(), Failur
     let mut ing = Ingestor::new(config, store)?;
     let (mut read, mut kept, mut lost) = (0, 0, 0);
     for q in &list {
-        let short = &q.hash[..16.min(q.hash.len())];
+        let short = short_hash(&q.hash);
         match ing.retry_quarantined(q) {
             Ok(outcome) => {
                 if matches!(outcome, Outcome::Quarantined(_)) {
