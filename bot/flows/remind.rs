@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::config::{Config, RemindersSection};
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::model::case::{entered, put_by, Case, CaseRecord, CaseState, Cause, Event};
+use crate::model::ids::mailbox;
 use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender, ThreadEntry};
 use crate::store::Store;
 
@@ -150,10 +151,11 @@ fn ping(
         .max()
         .unwrap_or(since);
     // Only a mail of the thread: a ping never answers a message it
-    // does not hold.
+    // does not hold. It goes to the mail's From, name and all, as a
+    // mail client's answer would.
     let promise = put_by(events, c.state)
-        .filter(|(id, _)| thread.iter().any(|t| t.message_id == **id))
-        .map(|(id, promiser)| (id.clone(), promiser.to_string()));
+        .and_then(|(id, _)| thread.iter().find(|t| t.message_id == *id))
+        .map(|t| (t.message_id.clone(), mailbox(&t.from_name, &t.from)));
     (now - from > Duration::days(wait)).then(|| Action::Ping {
         case: c.id.clone(),
         chase,
@@ -179,11 +181,13 @@ pub fn run(
         records.retain(|(c, _, _)| !c.adopted);
     }
     let outbox = store.outbox_entries()?;
+    let by_id: std::collections::HashMap<_, _> =
+        records.iter().map(|rec| (&rec.0.id, rec)).collect();
     let mut lines = Vec::new();
     for a in due(&records, &outbox, now, r) {
         match a {
             Action::Stale { case, days } => {
-                let seen = records.iter().map(|(c, _, _)| c).find(|c| c.id == case);
+                let seen = by_id.get(&case).map(|(c, _, _)| c);
                 lines.extend(mark_stale(store, &case, seen, days, dry_run)?);
             }
             Action::Ping {
@@ -194,11 +198,10 @@ pub fn run(
                 promise,
             } => {
                 let c = store.case(&case)?;
-                let events = records
-                    .iter()
-                    .find(|(c, _, _)| c.id == case)
-                    .map(|(_, e, _)| e);
-                let on = events.and_then(|e| crate::model::case::waits_on(&c, e));
+                // Named as the digest names them: their own mail's name.
+                let on = by_id
+                    .get(&case)
+                    .and_then(|(_, e, t)| crate::model::case::waits_on_named(&c, e, t));
                 lines.push(format!(
                     "case {case}: reminder {nth} of {} ({}){}",
                     r.max_pings,
@@ -378,13 +381,19 @@ mod tests {
         c.to = vec!["Author <author@x>".into()];
         c.cc = vec!["list@x".into()];
         store.create_sample(&c);
-        let mut mail = crate::model::ThreadEntry::sample(id, from, words);
+        // `Name <addr>`: the mail's From as the store keeps it.
+        let (name, address) = match from.split_once(" <") {
+            Some((name, rest)) => (name, rest.trim_end_matches('>')),
+            None => ("", from),
+        };
+        let mut mail = crate::model::ThreadEntry::sample(id, address, words);
+        mail.from_name = name.into();
         store
             .record_thread_message(&c.id, &mut mail, "reply")
             .unwrap();
         let cause = Cause::Message {
             message_id: mail.message_id.clone(),
-            from: from.into(),
+            from: address.into(),
             quote: words.into(),
         };
         store.set_state(&c.id, state, cause, "read").unwrap();
@@ -434,16 +443,21 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (config, store) = reminding(tmp.path());
         let words = "[PATCH] xfs: fix it";
-        let c = put_there(&store, CaseState::AwaitingFix, "fix@x", "dev@x", words);
+        // The author, whom the report's To spells `Author <author@x>`.
+        let from = "Ann Thor <author@x>";
+        let c = put_there(&store, CaseState::AwaitingFix, "fix@x", from, words);
         let said = run(&config, &store, Utc::now() + Duration::days(22), false).unwrap();
+        // Named as their own mail names them, as the digest does.
         let line = format!(
-            "case {}: reminder 1 of 2 (fix not seen applied), waits on dev@x",
+            "case {}: reminder 1 of 2 (fix not seen applied), waits on {from}",
             c.id
         );
         assert_eq!(said, [line]);
         let (ping, raw) = &pings(&store)[0];
-        assert_eq!(ping.recipients, ["dev@x", "author@x", "list@x"]);
+        // The author is already among the report's people: once.
+        assert_eq!(ping.recipients, ["author@x", "list@x"]);
         assert!(raw.contains("In-Reply-To: <fix@x>"), "{raw}");
+        assert!(raw.contains("To: \"Ann Thor\" <author@x>\r\n"), "{raw}");
         assert!(raw.contains("a fix for this report was posted"), "{raw}");
         assert!(raw.contains("#perfbot fixed <commit>"), "{raw}");
         assert!(!raw.contains("not a regression"), "{raw}");
