@@ -112,7 +112,8 @@ pub struct CaseFilter {
     /// Created in this year.
     pub year: Option<i32>,
     /// Part of whom the case waits on (`model::case::waits_on`: an
-    /// address, a name, "operators"), lowercased.
+    /// address, a name as the report or their own mail gives it,
+    /// "operators"), lowercased.
     pub waits_on: Option<String>,
 }
 
@@ -137,25 +138,34 @@ impl CaseFilter {
                 .is_none_or(|y| chrono::Datelike::year(&c.created) == y)
     }
 
-    /// Whether whom the case waits on, by its history `events`, is what
-    /// the filter names (always, when it names nobody).
-    pub fn admits_waiting(&self, c: &Case, events: &[Event]) -> bool {
+    /// Whether whom the case waits on, by its history `events` and its
+    /// `thread`, is what the filter names (always, when it names nobody):
+    /// as the report's To or Cc spells them, or as their own mail does
+    /// (the name the digest shows).
+    pub fn admits_waiting(&self, c: &Case, events: &[Event], thread: &[ThreadEntry]) -> bool {
+        use crate::model::case::{waits_on, waits_on_named};
         self.waits_on.as_deref().is_none_or(|w| {
-            crate::model::case::waits_on(c, events).is_some_and(|on| on.to_lowercase().contains(w))
+            let names = |on: Option<String>| on.is_some_and(|on| on.to_lowercase().contains(w));
+            names(waits_on(c, events)) || names(waits_on_named(c, events, thread))
         })
     }
 
     /// The cases of `all` the filter admits at `now`. A case's history
-    /// (`events`) is read only when the filter asks whom it waits on.
+    /// and thread (`history`) are read only when the filter asks whom it
+    /// waits on.
     pub fn select<E>(
         &self,
         all: Vec<Case>,
         now: chrono::DateTime<chrono::Utc>,
-        events: impl Fn(&CaseId) -> Result<Vec<Event>, E>,
+        history: impl Fn(&CaseId) -> Result<(Vec<Event>, Vec<ThreadEntry>), E>,
     ) -> Result<Vec<Case>, E> {
         let mut out = Vec::new();
         for c in all.into_iter().filter(|c| self.admits(c, now)) {
-            if self.waits_on.is_none() || self.admits_waiting(&c, &events(&c.id)?) {
+            let admitted = self.waits_on.is_none() || {
+                let (events, thread) = history(&c.id)?;
+                self.admits_waiting(&c, &events, &thread)
+            };
+            if admitted {
                 out.push(c);
             }
         }
@@ -612,11 +622,16 @@ mod tests {
             new: CaseState::AwaitingRevert,
             note: String::new(),
         };
-        let events = |id: &CaseId| -> Result<Vec<Event>, ()> {
+        // Dave's own mail in the unanswered case's thread names him fully.
+        let mut named = ThreadEntry::sample("d@x", "dave@x", "words");
+        named.from_name = "David Chinner".into();
+        let history = |id: &CaseId| -> Result<_, ()> {
             Ok(if *id == promised.id {
-                vec![revert.clone()]
+                (vec![revert.clone()], vec![])
+            } else if *id == unanswered.id {
+                (vec![], vec![named.clone()])
             } else {
-                vec![]
+                (vec![], vec![])
             })
         };
         let all = || vec![promised.clone(), unanswered.clone(), closed.clone()];
@@ -624,6 +639,8 @@ mod tests {
             (None, &["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"]),
             (Some("eric@x"), &["aaaaaaaaaaaa"]),
             (Some("dave"), &["bbbbbbbbbbbb"]),
+            (Some("dave <"), &["bbbbbbbbbbbb"]),
+            (Some("david chinner"), &["bbbbbbbbbbbb"]),
             (Some("nobody"), &[]),
         ];
         for (who, want) in table {
@@ -631,12 +648,12 @@ mod tests {
                 waits_on: who.map(str::to_string),
                 ..CaseFilter::default()
             };
-            let got = filter.select(all(), now, events).unwrap();
+            let got = filter.select(all(), now, history).unwrap();
             let got: Vec<&str> = got.iter().map(|c| c.id.as_str()).collect();
             assert_eq!(&got, want, "waits on {who:?}");
         }
         // Histories are read only when the filter needs them.
-        let unread = |_: &CaseId| -> Result<Vec<Event>, ()> { Err(()) };
+        let unread = |_: &CaseId| -> Result<(Vec<Event>, Vec<ThreadEntry>), ()> { Err(()) };
         assert_eq!(
             CaseFilter::default()
                 .select(all(), now, unread)

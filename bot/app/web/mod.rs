@@ -264,7 +264,9 @@ fn filtered(s: &AppState, f: &Filter, order: CaseOrder) -> Result<Listing, WebEr
     let total = all.len();
     let mut cases = q
         .filter
-        .select(all, now, |id| s.store.events(id))
+        .select(all, now, |id| -> Result<_, crate::store::StoreError> {
+            Ok((s.store.events(id)?, s.store.thread(id)?))
+        })
         .map_err(internal)?;
     q.order.unwrap_or(order).sort(&mut cases);
     Ok(Listing {
@@ -314,7 +316,7 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
         let thread = s.store.thread(&c.id).map_err(internal)?;
         let line = crate::digest::CaseLine::new(c, now);
         let f = crate::digest::followed(c, &events, &thread, &line);
-        let waits = crate::model::case::waits_on(c, &events);
+        let waits = crate::model::case::waits_on_named(c, &events, &thread);
         cases.push(CaseRow {
             id: &c.id,
             state: c.state,
@@ -1154,6 +1156,36 @@ mod tests {
         }
         let config = Arc::new(Config::load(None).unwrap());
         AppState::new(config, Arc::new(store), Arc::default()).unwrap()
+    }
+
+    /// The list names whom a case waits on as their own mail does, and
+    /// `?waits_on=` finds it by that name or by the report's spelling.
+    #[test]
+    fn the_case_list_names_whom_a_case_waits_on_as_the_digest_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, Utc::now());
+        c.to = vec!["goralbaris <goralbaris@x>".into()];
+        let s = serving(tmp.path(), [c.clone()]);
+        let mut own = crate::model::ThreadEntry::sample("own@x", "goralbaris@x", "Looking.");
+        own.from_name = "Baris Goral".into();
+        s.store
+            .record_thread_message(&c.id, &mut own, "reply")
+            .unwrap();
+        let listing = filtered(&s, &Filter::default(), CaseOrder::Oldest).unwrap();
+        let rows = list_rows(&s, &listing.cases).unwrap();
+        assert_eq!(
+            rows[0].waits_on.as_deref(),
+            Some("Baris Goral <goralbaris@x>")
+        );
+        assert_eq!(rows[0].waits_on_key.as_deref(), Some("goralbaris@x"));
+        for who in ["Baris Goral", "goralbaris <", "goralbaris@x"] {
+            let f = Filter {
+                waits_on: Some(who.into()),
+                ..Filter::default()
+            };
+            let listing = filtered(&s, &f, CaseOrder::Oldest).unwrap();
+            assert_eq!(listing.cases.len(), 1, "?waits_on={who}");
+        }
     }
 
     #[test]
