@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::model::case::{entered, waits_on, waits_on_named, Case, CaseRecord, CaseState, Cause};
+use crate::model::case::{entered, waits_on_named, Case, CaseRecord, CaseState, Cause, Event};
 use crate::model::ThreadEntry;
 use crate::model::{counted, OutboxEntry, OutboxState, Sender};
 
@@ -116,7 +116,8 @@ pub struct Overdue {
     pub case: CaseLine,
     pub why: String,
     pub days: i64,
-    /// Whom the case waits on (`model::case::waits_on`).
+    /// Whom the case waits on, named as their own mail names them
+    /// (`model::case::waits_on_named`, as under "Waiting on").
     pub waits_on: Option<String>,
 }
 
@@ -378,13 +379,7 @@ pub fn build(
 
 impl Digest {
     /// Count one case and put it in every section it belongs to.
-    fn add_case(
-        &mut self,
-        c: &Case,
-        events: &[crate::model::case::Event],
-        thread: &[ThreadEntry],
-        t: Thresholds,
-    ) {
+    fn add_case(&mut self, c: &Case, events: &[Event], thread: &[ThreadEntry], t: Thresholds) {
         let (now, since) = (self.generated, self.since);
         // Where the case is counted and grouped by subsystem.
         let subsystem = c.subsystem.as_deref().unwrap_or(NO_SUBSYSTEM);
@@ -448,68 +443,95 @@ impl Digest {
     fn add_by_state(
         &mut self,
         c: &Case,
-        events: &[crate::model::case::Event],
+        events: &[Event],
         thread: &[ThreadEntry],
         line: CaseLine,
         t: Thresholds,
     ) {
-        let now = self.generated;
         // The event that put the case in its state (none for a case never moved).
         let moved = entered(events, c.state);
-        let since_state = moved.map(|e| e.time).unwrap_or(c.created);
-        let days = (now - since_state).num_days();
+        let since_state = moved.map_or(c.created, |e| e.time);
         match c.state {
             CaseState::NeedsHuman => {
-                let (who, quote, mid) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
-                self.needs_human.push(NeedsHuman {
-                    case: line,
-                    reason: moved.map(|e| e.note.clone()).unwrap_or_default(),
-                    quote,
-                    from: (!who.is_empty()).then_some(who),
-                    message_id: mid,
-                    since: since_state,
-                });
+                self.needs_human
+                    .push(NeedsHuman::new(line, moved, since_state))
             }
-            CaseState::AwaitingRevert | CaseState::AwaitingFix
-                if now - since_state > Duration::days(t.awaiting_days) =>
-            {
-                self.overdue.push(Overdue {
-                    case: line,
-                    why: format!("{} for {}", c.state, counted(days, "day", "days")),
-                    days,
-                    waits_on: waits_on(c, events),
-                });
-            }
-            CaseState::Reported | CaseState::Reopened
-                if !thread.iter().any(|m| m.sender == Sender::Person)
-                    && now - since_state > Duration::days(t.no_reply_days) =>
-            {
-                self.overdue.push(Overdue {
-                    case: line,
-                    why: format!("no reply for {}", counted(days, "day", "days")),
-                    days,
-                    waits_on: waits_on(c, events),
-                });
-            }
-            // Open and not overdue: in no section of their own.
-            CaseState::AwaitingRevert
-            | CaseState::AwaitingFix
-            | CaseState::Reported
-            | CaseState::Reopened => {}
             s if s.is_closed() => {
                 if let Some(e) = moved.filter(|e| e.time >= self.since) {
-                    let (who, quote, mid) = cause_parts(&e.cause);
-                    self.recently_closed.push(Closed {
-                        case: line,
-                        when: e.time,
-                        who,
-                        evidence: quote.unwrap_or_else(|| e.note.clone()),
-                        message_id: mid,
-                        fix: FixStatus::of(c),
-                    });
+                    self.recently_closed.push(Closed::new(c, line, e));
                 }
             }
-            _ => {}
+            _ => {
+                let waited = self.generated - since_state;
+                self.overdue
+                    .extend(Overdue::of(c, events, thread, line, waited, t));
+            }
+        }
+    }
+}
+
+impl NeedsHuman {
+    /// A case in needs-human since `since`, put there by `moved`.
+    fn new(case: CaseLine, moved: Option<&Event>, since: DateTime<Utc>) -> NeedsHuman {
+        let (who, quote, mid) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+        NeedsHuman {
+            case,
+            reason: moved.map(|e| e.note.clone()).unwrap_or_default(),
+            quote,
+            from: (!who.is_empty()).then_some(who),
+            message_id: mid,
+            since,
+        }
+    }
+}
+
+impl Overdue {
+    /// An open case that has `waited` in its state too long: a revert or
+    /// fix not seen for `awaiting_days`, a report nobody answered for
+    /// `no_reply_days`. None for any other case.
+    fn of(
+        c: &Case,
+        events: &[Event],
+        thread: &[ThreadEntry],
+        case: CaseLine,
+        waited: Duration,
+        t: Thresholds,
+    ) -> Option<Overdue> {
+        let days = waited.num_days();
+        let answered = || thread.iter().any(|m| m.sender == Sender::Person);
+        let why = match c.state {
+            CaseState::AwaitingRevert | CaseState::AwaitingFix
+                if waited > Duration::days(t.awaiting_days) =>
+            {
+                format!("{} for {}", c.state, counted(days, "day", "days"))
+            }
+            CaseState::Reported | CaseState::Reopened
+                if !answered() && waited > Duration::days(t.no_reply_days) =>
+            {
+                format!("no reply for {}", counted(days, "day", "days"))
+            }
+            _ => return None,
+        };
+        Some(Overdue {
+            case,
+            why,
+            days,
+            waits_on: waits_on_named(c, events, thread),
+        })
+    }
+}
+
+impl Closed {
+    /// A case closed by `e`.
+    fn new(c: &Case, case: CaseLine, e: &Event) -> Closed {
+        let (who, quote, message_id) = cause_parts(&e.cause);
+        Closed {
+            case,
+            when: e.time,
+            who,
+            evidence: quote.unwrap_or_else(|| e.note.clone()),
+            message_id,
+            fix: FixStatus::of(c),
         }
     }
 }
@@ -519,7 +541,7 @@ impl Digest {
 /// dashboard's case list).
 pub fn followed(
     c: &Case,
-    events: &[crate::model::case::Event],
+    events: &[Event],
     thread: &[crate::model::ThreadEntry],
     line: &CaseLine,
 ) -> Followed {
@@ -704,7 +726,6 @@ pub fn view(d: &Digest) -> View<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::case::Event;
     use crate::model::MessageId;
 
     fn case(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
@@ -732,6 +753,9 @@ mod tests {
             from: "david@fromorbit.com".into(),
             quote: q.into(),
         };
+        // The promise's mail, which names its sender.
+        let mut dave = ThreadEntry::sample("r@x", "david@fromorbit.com", "I'll revert");
+        dave.from_name = "Dave Chinner".into();
         let records = vec![
             (
                 case("aaaaaaaaaaaa", CaseState::NeedsHuman, d30),
@@ -753,7 +777,7 @@ mod tests {
                     msg("I'll revert"),
                     "will-revert",
                 )],
-                vec![],
+                vec![dave.clone()],
             ),
             (
                 case("cccccccccccc", CaseState::Reported, d30),
@@ -800,8 +824,8 @@ mod tests {
             Some("where do I find the test?")
         );
         assert_eq!(d.overdue.len(), 2);
-        // Each says whom it waits on: who promised the revert; the author
-        // for a report nobody answered.
+        // Each says whom it waits on: who promised the revert, as their
+        // mail names them; the author for a report nobody answered.
         let waits: Vec<(&str, Option<&str>)> = d
             .overdue
             .iter()
@@ -811,7 +835,10 @@ mod tests {
         assert_eq!(
             waits,
             [
-                ("awaiting-revert for 30 days", Some("david@fromorbit.com")),
+                (
+                    "awaiting-revert for 30 days",
+                    Some("Dave Chinner <david@fromorbit.com>")
+                ),
                 ("no reply for 30 days", author),
             ]
         );
