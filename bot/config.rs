@@ -953,6 +953,32 @@ impl Config {
         self.resolve(&self.file.report.templates_dir)
     }
 
+    /// The operator's copies of the built-in templates in use that never
+    /// name a value the built-in one shows (`templates::drift`): most
+    /// likely a section added since they were copied. `run` says so when
+    /// it starts, `digest` when it renders one.
+    pub fn template_drift(&self) -> Vec<crate::templates::Drift> {
+        let dir = self.templates_dir();
+        let f = &self.file;
+        let report = &f.report.template;
+        let mut names = vec![
+            f.digest.template.clone(),
+            f.reminders.template.clone(),
+            f.acks.template.clone(),
+            f.escalation.template.clone(),
+            "command-error".to_string(),
+        ];
+        if !crate::templates::is_path(report) {
+            names.extend([report.clone(), format!("{report}.subject")]);
+        }
+        let web = crate::templates::web_drift(&self.resolve(&f.web.templates_dir));
+        names
+            .iter()
+            .filter_map(|n| crate::templates::drift(&crate::templates::path_of(&dir, n), n))
+            .chain(web)
+            .collect()
+    }
+
     /// Render mail template `name` (from `templates_dir`, else built in).
     pub fn render_template(
         &self,

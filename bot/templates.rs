@@ -275,6 +275,125 @@ pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
     Ok(hb)
 }
 
+/// An operator's copy of a template that never names a value its built-in
+/// template shows: most likely a section added since the copy was made,
+/// which the copy leaves out of what it renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// The operator's copy.
+    pub path: PathBuf,
+    /// The built-in template it stands for (`digest`, `web/list`).
+    pub name: String,
+    /// The values the built-in names and the copy does not.
+    pub missing: Vec<String>,
+}
+
+impl std::fmt::Display for Drift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let missing: Vec<String> = self.missing.iter().map(|m| format!("`{m}`")).collect();
+        write!(
+            f,
+            "{}: this copy never names {}, which the built-in {} template shows \
+             (added since the copy was made?); compare it with the shipped \
+             templates/{}.hbs, or name them in a {{{{!-- comment --}}}} to leave them out",
+            self.path.display(),
+            missing.join(", "),
+            self.name,
+            self.name,
+        )
+    }
+}
+
+/// The values a template names from its top context: the first part of
+/// each path in its `{{…}}` (`unread` for `{{#if unread.total}}`), outside
+/// the blocks that move into an item (`each`, `with`). Comments count, so
+/// that an operator can name a value they leave out on purpose; helpers
+/// and keywords are not values.
+fn names(text: &str) -> std::collections::BTreeSet<&str> {
+    const NOT_VALUES: &[&str] = &[
+        "if",
+        "unless",
+        "each",
+        "with",
+        "else",
+        "lookup",
+        "this",
+        "eq",
+        "ne",
+        "and",
+        "or",
+        "not",
+        "lt",
+        "gt",
+        "len",
+        "log",
+        "when",
+        "urlencode",
+        "true",
+        "false",
+        "null",
+        "as",
+    ];
+    static MUSTACHE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?s)\{\{(.*?)\}\}").expect("valid"));
+    static WORD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        // A path's first part, not a string's words, a `@key` or a `../`.
+        regex::Regex::new(r#""[^"]*"|'[^']*'|[@.]?\b([A-Za-z_][A-Za-z0-9_]*)"#).expect("valid")
+    });
+    let mut out = std::collections::BTreeSet::new();
+    // Each open block: whether it moves into an item's context.
+    let mut open: Vec<bool> = Vec::new();
+    for m in MUSTACHE.captures_iter(text) {
+        let inner = m.get(1).map_or("", |g| g.as_str());
+        let inner = inner.trim_start_matches(['{', '~', ' ']);
+        if inner.starts_with('/') {
+            open.pop();
+            continue;
+        }
+        let block = inner.strip_prefix('#');
+        if !open.contains(&true) {
+            let words = WORD.captures_iter(block.unwrap_or(inner));
+            out.extend(
+                words
+                    .filter(|w| !w[0].starts_with(['"', '\'', '@', '.']))
+                    .filter_map(|w| w.get(1).map(|g| g.as_str()))
+                    .filter(|w| !NOT_VALUES.contains(w)),
+            );
+        }
+        if let Some(b) = block {
+            let helper = b.split_whitespace().next().unwrap_or("");
+            open.push(matches!(helper, "each" | "with"));
+        }
+    }
+    out
+}
+
+/// How the operator's copy of built-in template `name` at `path` falls
+/// behind the built-in one, if it does (no copy: it does not).
+pub fn drift(path: &Path, name: &str) -> Option<Drift> {
+    let builtin = builtin(name)?;
+    let copy = std::fs::read_to_string(path).ok()?;
+    let have = names(&copy);
+    let missing: Vec<String> = names(builtin)
+        .into_iter()
+        .filter(|n| !have.contains(n))
+        .map(str::to_string)
+        .collect();
+    (!missing.is_empty()).then(|| Drift {
+        path: path.to_path_buf(),
+        name: name.to_string(),
+        missing,
+    })
+}
+
+/// `drift` of the dashboard's pages, whose copies are `dir/<page>.hbs`.
+pub fn web_drift(dir: &Path) -> Vec<Drift> {
+    ["layout", "list", "case", "digest"]
+        .into_iter()
+        .filter_map(|page| drift(&dir.join(format!("{page}.hbs")), &format!("web/{page}")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,5 +514,82 @@ mod tests {
         let s = render_plain("t", "{{a}}", &serde_json::json!({"a": "<b> & {{c}}"})).unwrap();
         assert_eq!(s, "<b> & {{c}}");
         assert!(render_plain("t", "{{missing}}", &serde_json::json!({})).is_err());
+    }
+
+    /// The values a template names from its top context.
+    #[test]
+    fn names_are_the_top_contexts_values() {
+        let table: &[(&str, &[&str])] = &[
+            ("{{a}} and {{b.c}}", &["a", "b"]),
+            ("{{#if u.total}}{{u.more}}{{/if}}", &["u"]),
+            // Inside an item the names are the item's.
+            ("{{#each xs}}{{y}} {{@key}}{{/each}}{{z}}", &["xs", "z"]),
+            ("{{#with p}}{{q}}{{/with}}{{r}}", &["p", "r"]),
+            (
+                "{{#each xs}}{{#if y}}{{w}}{{/if}}{{/each}}{{v}}",
+                &["v", "xs"],
+            ),
+            // Helpers, strings and sub-paths are not values.
+            (
+                "{{#if (eq n 1)}}one{{else}}{{lookup m \"k\"}}{{/if}}",
+                &["m", "n"],
+            ),
+            (
+                "{{{raw}}} {{~trim~}} {{when t seconds=true}}",
+                &["raw", "seconds", "t", "trim"],
+            ),
+            // A comment names what an operator leaves out on purpose.
+            ("{{!-- unread --}}", &["unread"]),
+            ("no mustache {a}", &[]),
+        ];
+        for (text, want) in table {
+            let got: Vec<&str> = names(text).into_iter().collect();
+            assert_eq!(&got, want, "{text}");
+        }
+    }
+
+    /// An operator's copy made before a section was added says which
+    /// values it leaves out; a copy as shipped, one that names them in a
+    /// comment, or none at all, says nothing.
+    #[test]
+    fn an_old_copy_of_a_template_says_what_it_leaves_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let copy = tmp.path().join("digest.hbs");
+        assert_eq!(drift(&copy, "digest"), None, "no copy");
+        let shipped = builtin("digest").unwrap();
+        let cut = |from: &str, to: &str| {
+            let (a, rest) = shipped.split_once(from).unwrap();
+            let (_, b) = rest.split_once(to).unwrap();
+            format!("{a}{b}")
+        };
+        // The section on unread mail, as a copy made before it lacks it.
+        let old = cut("{{#if unread.total}}", "{{/if}}\n{{/if}}");
+        std::fs::write(&copy, &old).unwrap();
+        let d = drift(&copy, "digest").unwrap();
+        assert_eq!(d.missing, ["unread"]);
+        let said = d.to_string();
+        assert!(said.starts_with(&format!("{}: ", copy.display())), "{said}");
+        assert!(said.contains("never names `unread`"), "{said}");
+        std::fs::write(&copy, format!("{{{{!-- unread --}}}}{old}")).unwrap();
+        assert_eq!(drift(&copy, "digest"), None, "named in a comment");
+        std::fs::write(&copy, shipped).unwrap();
+        assert_eq!(drift(&copy, "digest"), None, "as shipped");
+        // A template of one's own, not a copy of a built-in one.
+        assert_eq!(drift(&copy, "mine.hbs"), None);
+    }
+
+    /// The shipped `templates/` are the built-in ones: the default
+    /// config's copies never fall behind.
+    #[test]
+    fn the_shipped_templates_are_the_built_in_ones() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        for (name, text) in BUILTIN {
+            let p = dir.join(format!("{name}.hbs"));
+            let Ok(file) = std::fs::read_to_string(&p) else {
+                continue; // lkp-2026 reads as lkp-2025's file.
+            };
+            assert_eq!(&file, text, "{}", p.display());
+            assert_eq!(drift(&p, name), None);
+        }
     }
 }

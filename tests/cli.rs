@@ -556,3 +556,47 @@ fn optout_commands_say_what_they_did() {
         "{list}"
     );
 }
+
+/// An operator's copy of the digest template made before a section was
+/// added: the digest is still printed, and stderr says what the copy leaves
+/// out (the JSON, which no template renders, says nothing).
+#[test]
+fn digest_warns_of_an_old_copy_of_its_template() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path());
+    let mine = tmp.path().join("templates");
+    std::fs::create_dir(&mine).unwrap();
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let text = text.replace(
+        &format!("templates_dir = {:?}", root().join("templates")),
+        &format!("templates_dir = {mine:?}"),
+    );
+    assert!(text.contains(&format!("{mine:?}")), "no templates_dir set");
+    std::fs::write(&cfg, text).unwrap();
+    let shipped = std::fs::read_to_string(root().join("templates/digest.hbs")).unwrap();
+    let (head, rest) = shipped.split_once("{{#if unread.total}}").unwrap();
+    let (_, tail) = rest.split_once("{{/if}}\n{{/if}}").unwrap();
+    std::fs::write(mine.join("digest.hbs"), format!("{head}{tail}")).unwrap();
+    let o = perfbot(&cfg, &["digest"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("perfbot digest"));
+    let want = format!(
+        "warning: {}: this copy never names `unread`",
+        mine.join("digest.hbs").display()
+    );
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    let o = perfbot(&cfg, &["digest", "--format", "json"]);
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+    // The shipped copy says nothing.
+    std::fs::write(mine.join("digest.hbs"), shipped).unwrap();
+    let o = perfbot(&cfg, &["digest"]);
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+}

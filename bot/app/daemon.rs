@@ -404,6 +404,9 @@ pub async fn shutdown_signal() {
 /// Run until SIGTERM/SIGINT, delivering through `transport` (made from the
 /// config, and checked, by the caller).
 pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> anyhow::Result<()> {
+    for d in config.template_drift() {
+        tracing::warn!("{d}");
+    }
     let store = Arc::new(store);
     let metrics = Arc::new(Metrics::default());
     let s = Arc::new(Shared {

@@ -42,6 +42,17 @@ pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
             "nobody gets the digest: set digest.to or trust.operators"
         )));
     }
+    // An old copy of the template leaves out what was added since.
+    let used = match a.format {
+        Format::Json => None,
+        Format::Text => Some(config.file.digest.template.clone()),
+        Format::Html => Some("web/digest".to_string()),
+    };
+    for d in config.template_drift() {
+        if used.as_ref() == Some(&d.name) || (a.send && d.name == config.file.digest.template) {
+            eprintln!("warning: {d}");
+        }
+    }
     let store = open_store(config)?;
     let now = Utc::now();
     let d = digest::from_store(&store, now, now - a.since, config.digest_thresholds())?;
