@@ -956,16 +956,46 @@ fn outbox_moderation_refuses_what_it_cannot_do() {
         &["outbox", "drop", &id, "--reason", "bogus"],
     ));
     assert_eq!(state().1, "dead");
+    let reason = || {
+        let o = perfbot(&cfg, &["outbox", "show", &id, "--status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["last_error"].as_str().unwrap_or_default().to_string()
+    };
+    assert!(reason().ends_with(": bogus"), "{}", reason());
     refused(
         &["outbox", "approve", &id],
-        &format!("<{id}> is dead, not held"),
+        &format!("<{id}> is dead, not held: `perfbot outbox retry` queues it again"),
         "dead",
     );
+    // Asked twice, what is so already is said and done; the mail keeps
+    // the reason it was dropped for.
+    let again = |args: &[&str], says: &str, now: &str| {
+        let o = perfbot(&cfg, args);
+        ok(&o);
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert_eq!(state().1, now, "{args:?}");
+    };
+    again(
+        &["outbox", "drop", &id, "--reason", "twice"],
+        &format!("<{id}> is dead already: it is never sent"),
+        "dead",
+    );
+    assert!(reason().ends_with(": bogus"), "{}", reason());
     ok(&perfbot(&cfg, &["outbox", "retry", &id]));
     assert_eq!(state().1, "queued");
+    again(
+        &["outbox", "approve", &id],
+        &format!("<{id}> is queued, not held: it is sent when due"),
+        "queued",
+    );
     ok(&perfbot(&cfg, &["send"]));
     assert_eq!(state().1, "sent");
     assert_eq!(outbox_files(tmp.path()), 1);
+    again(
+        &["outbox", "approve", &id],
+        &format!("<{id}> was sent already"),
+        "sent",
+    );
     refused(
         &["outbox", "drop", &id, "--reason", "late"],
         &format!("<{id}> is sent: too late to drop"),

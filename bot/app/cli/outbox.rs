@@ -173,8 +173,24 @@ fn status_text(e: &OutboxEntry, events: &[crate::model::Event]) -> String {
 /// Release a mail held by moderation.
 fn approve(store: &Store, message_id: &str) -> Result<(), Failure> {
     let mut e = store.outbox_entry(&parse_id(message_id)?)?;
-    if e.state != OutboxState::Held {
-        return Err(anyhow!("<{}> is {}, not held", e.message_id, e.state.as_str()).into());
+    // What approving asks for, a mail that leaves, is so already: said,
+    // and done (a script may approve twice). A dead one never leaves.
+    match e.state {
+        OutboxState::Held => {}
+        OutboxState::Sent => {
+            eprintln!("<{}> was sent already", e.message_id);
+            return Ok(());
+        }
+        OutboxState::Queued | OutboxState::Sending | OutboxState::Failed => {
+            let s = e.state.as_str();
+            eprintln!("<{}> is {s}, not held: it is sent when due", e.message_id);
+            return Ok(());
+        }
+        OutboxState::Dead => {
+            let id = &e.message_id;
+            let why = anyhow!("<{id}> is dead, not held: `perfbot outbox retry` queues it again");
+            return Err(why.into());
+        }
     }
     e.state = OutboxState::Queued;
     e.next_attempt_at = Utc::now();
@@ -212,6 +228,11 @@ fn set_aside(store: &Store, e: &OutboxEntry) -> Result<Option<(CaseState, CaseSt
 /// Never send a mail (kept, as dead), unless it has left already.
 fn drop_mail(store: &Store, message_id: &str, reason: &str) -> Result<(), Failure> {
     let mut e = store.outbox_entry(&parse_id(message_id)?)?;
+    // Dropped, or given up on, already: it keeps the reason it has.
+    if e.state == OutboxState::Dead {
+        eprintln!("<{}> is dead already: it is never sent", e.message_id);
+        return Ok(());
+    }
     if matches!(e.state, OutboxState::Sent | OutboxState::Sending) {
         return Err(anyhow!(
             "<{}> is {}: too late to drop",
