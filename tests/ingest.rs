@@ -378,6 +378,70 @@ fn one_message_on_stdin() {
     assert!(stats(&e).contains("quarantined 1"), "{e}");
 }
 
+/// `perfbot run` reads its quarantine again when it starts: a reply
+/// quarantined under a limit reaches its case once the limit is raised,
+/// without `quarantine retry` (refused while the daemon holds the database).
+#[test]
+fn the_daemon_reads_its_quarantine_again_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "max_mime_parts = 10");
+    let c = report(&cfg);
+    let e = ok(&perfbot_stdin(
+        &cfg,
+        &["ingest", "--stdin"],
+        Some(many_parts(&c.message_id).as_bytes()),
+    ));
+    assert!(stats(&e).contains("quarantined 1"), "{e}");
+    let port = common::free_port();
+    let raised = format!("max_mime_parts = 50\n[web]\nlisten = \"127.0.0.1:{port}\"\n");
+    let cfg = setup(tmp.path(), &raised);
+    let mut daemon = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("run")
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let path = format!("/api/cases/{}", c.id);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut seen = None;
+    while seen.is_none() && std::time::Instant::now() < deadline {
+        seen = common::http_get(port, &path).filter(|page| page.contains("many@x"));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe {
+        libc::kill(daemon.id() as i32, libc::SIGTERM);
+    }
+    let status = daemon.wait().unwrap();
+    let mut log = String::new();
+    std::io::Read::read_to_string(daemon.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(status.success(), "{log}");
+    assert!(
+        seen.is_some(),
+        "the reply never reached case {}: {log}",
+        c.id
+    );
+    assert!(log.contains("quarantine read again at start"), "{log}");
+    let o = perfbot(&cfg, &["quarantine", "list"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "nothing quarantined"
+    );
+}
+
+/// A reply to `report` with 21 MIME parts.
+fn many_parts(report: &str) -> String {
+    let parts: String = (0..20)
+        .map(|i| format!("--zz\r\nContent-Type: text/plain\r\n\r\npart {i}\r\n"))
+        .collect();
+    format!(
+        "From: Dave Chinner <david@fromorbit.example>\r\nSubject: Re: x\r\nMessage-ID: <many@x>\r\n\
+         In-Reply-To: <{report}>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n\
+         --zz\r\nContent-Type: text/plain\r\n\r\nLooking into it.\r\n{parts}--zz--\r\n"
+    )
+}
+
 /// A message quarantined under a limit is read once the limit is raised
 /// (`quarantine retry`); one that is no mail stays, with its reason, until an
 /// operator drops it.
@@ -386,15 +450,7 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path(), "max_mime_parts = 10");
     let c = report(&cfg);
-    let parts: String = (0..20)
-        .map(|i| format!("--zz\r\nContent-Type: text/plain\r\n\r\npart {i}\r\n"))
-        .collect();
-    let many = format!(
-        "From: Dave Chinner <david@fromorbit.example>\r\nSubject: Re: x\r\nMessage-ID: <many@x>\r\n\
-         In-Reply-To: <{}>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n\
-         --zz\r\nContent-Type: text/plain\r\n\r\nLooking into it.\r\n{parts}--zz--\r\n",
-        c.message_id
-    );
+    let many = many_parts(&c.message_id);
     for raw in [many.as_bytes(), b"\0\0\0 not mail".as_slice()] {
         let e = ok(&perfbot_stdin(&cfg, &["ingest", "--stdin"], Some(raw)));
         assert!(stats(&e).contains("quarantined 1"), "{e}");

@@ -320,6 +320,7 @@ fn ingest_thread(s: Arc<Shared>) {
     if let Err(e) = ing.release_held() {
         tracing::warn!(error = %e, "held replies: not read again now");
     }
+    reread_quarantine(&mut ing, &store);
     let report = |ing: &mut Ingestor, before: &crate::flows::ingest::Stats| {
         let st = &ing.stats;
         Metrics::add(&s.metrics.messages_ingested, (st.read - before.read) as u64);
@@ -345,6 +346,37 @@ fn ingest_thread(s: Arc<Shared>) {
     });
     if let Err(e) = r {
         tracing::error!(error = %e, "ingestion disabled");
+    }
+}
+
+/// Read the quarantine again, once, at start: after an upgrade or a raised
+/// limit (`inbound.max_mime_parts`), a reply that reads now reaches its
+/// case. `quarantine retry` does it by hand, but is refused while the
+/// daemon holds the database. What still cannot be read stays, with the
+/// reason it has now.
+fn reread_quarantine(ing: &mut Ingestor, store: &Store) {
+    let list = match store.quarantined() {
+        Ok(list) => list,
+        Err(e) => return tracing::warn!(error = %e, "quarantine: not read again now"),
+    };
+    let (mut read, mut kept) = (0, 0);
+    for q in &list {
+        match ing.retry_quarantined(q) {
+            Ok(crate::flows::ingest::Outcome::Quarantined(_)) => kept += 1,
+            Ok(_) => read += 1,
+            Err(e) => {
+                kept += 1;
+                tracing::warn!(hash = %q.hash, error = %e, "quarantined message not read again");
+            }
+        }
+    }
+    if read > 0 {
+        if let Err(e) = store.flush() {
+            tracing::warn!(error = %e, "quarantine read again, not yet on disk");
+        }
+    }
+    if !list.is_empty() {
+        tracing::info!(read, kept, "quarantine read again at start");
     }
 }
 
