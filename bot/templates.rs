@@ -291,11 +291,12 @@ pub struct Drift {
 impl std::fmt::Display for Drift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let missing: Vec<String> = self.missing.iter().map(|m| format!("`{m}`")).collect();
+        let them = if missing.len() == 1 { "it" } else { "them" };
         write!(
             f,
             "{}: this copy never names {}, which the built-in {} template shows \
              (added since the copy was made?); compare it with the shipped \
-             templates/{}.hbs, or name them in a {{{{!-- comment --}}}} to leave them out",
+             templates/{}.hbs, or name {them} in a {{{{!-- comment --}}}} to leave {them} out",
             self.path.display(),
             missing.join(", "),
             self.name,
@@ -570,6 +571,10 @@ mod tests {
         let said = d.to_string();
         assert!(said.starts_with(&format!("{}: ", copy.display())), "{said}");
         assert!(said.contains("never names `unread`"), "{said}");
+        assert!(
+            said.ends_with("name it in a {{!-- comment --}} to leave it out"),
+            "{said}"
+        );
         std::fs::write(&copy, format!("{{{{!-- unread --}}}}{old}")).unwrap();
         assert_eq!(drift(&copy, "digest"), None, "named in a comment");
         std::fs::write(&copy, shipped).unwrap();
