@@ -1253,38 +1253,13 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
 
 /// A reported case for the policy to judge against.
 pub fn sample_case() -> Case {
-    let now = chrono::Utc::now();
-    Case {
-        id: crate::model::case::CaseId::from_key("000000000001"),
-        key: "000000000001".into(),
-        state: CaseState::Reported,
-        subject: String::new(),
-        message_id: crate::model::MessageId::parse("eval@perfbot").expect("valid"),
-        commit: String::new(),
-        commit_subject: String::new(),
-        testcase: String::new(),
-        headline_metric: String::new(),
-        headline_change: String::new(),
-        verdict: crate::model::case::ReportKind::Regression,
-        subsystem: None,
-        to: vec![],
-        cc: vec![],
-        references: vec![],
-        author: None,
-        committer: None,
-        bisect: vec![],
-        adopted: false,
-        base: String::new(),
-        baseline: Vec::new(),
-        verified: None,
-        contributors: Vec::new(),
-        moved_by: None,
-        question: None,
-        robot_people: Vec::new(),
-        unread: None,
-        created: now,
-        updated: now,
-    }
+    Case::blank(
+        crate::model::case::CaseId::from_key("000000000001"),
+        "000000000001".into(),
+        crate::model::MessageId::parse("eval@perfbot").expect("valid"),
+        CaseState::Reported,
+        chrono::Utc::now(),
+    )
 }
 
 #[cfg(test)]

@@ -295,23 +295,30 @@ pub struct Event {
     pub note: String,
 }
 
-#[cfg(test)]
 impl Case {
-    /// A reported xfs fio case, for tests of what reads cases.
-    pub fn sample(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
+    /// A case in `state` with nothing known of it but its id, key and
+    /// report's Message-ID, made `at`: what `eval-replies` judges replies
+    /// against, and the ground of `sample`.
+    pub fn blank(
+        id: CaseId,
+        key: String,
+        message_id: MessageId,
+        state: CaseState,
+        at: DateTime<Utc>,
+    ) -> Case {
         Case {
-            id: CaseId::parse(id).expect("12 hex digits"),
-            key: id.repeat(5),
+            id,
+            key,
             state,
-            subject: format!("[xfs] {id}: fio.write_iops -9% regression"),
-            message_id: MessageId::parse(&format!("{id}@perfbot")).expect("valid id"),
-            commit: "0b02c8c0d75a738c98c35f02efb36217c170d78c".into(),
-            commit_subject: "xfs: x".into(),
-            testcase: "fio-basic".into(),
-            headline_metric: "fio.write_iops".into(),
-            headline_change: "-9.0%".into(),
+            subject: String::new(),
+            message_id,
+            commit: String::new(),
+            commit_subject: String::new(),
+            testcase: String::new(),
+            headline_metric: String::new(),
+            headline_change: String::new(),
             verdict: ReportKind::Regression,
-            subsystem: Some("xfs".into()),
+            subsystem: None,
             to: vec![],
             cc: vec![],
             references: vec![],
@@ -327,8 +334,25 @@ impl Case {
             question: None,
             robot_people: Vec::new(),
             unread: None,
-            created,
-            updated: created,
+            created: at,
+            updated: at,
+        }
+    }
+
+    /// A reported xfs fio case, for tests of what reads cases.
+    #[cfg(test)]
+    pub fn sample(id: &str, state: CaseState, created: DateTime<Utc>) -> Case {
+        let message_id = MessageId::parse(&format!("{id}@perfbot")).expect("valid id");
+        let case_id = CaseId::parse(id).expect("12 hex digits");
+        Case {
+            subject: format!("[xfs] {id}: fio.write_iops -9% regression"),
+            commit: "0b02c8c0d75a738c98c35f02efb36217c170d78c".into(),
+            commit_subject: "xfs: x".into(),
+            testcase: "fio-basic".into(),
+            headline_metric: "fio.write_iops".into(),
+            headline_change: "-9.0%".into(),
+            subsystem: Some("xfs".into()),
+            ..Case::blank(case_id, id.repeat(5), message_id, state, created)
         }
     }
 }
