@@ -309,14 +309,23 @@ pub struct ReadAtAGlance {
     pub why: String,
 }
 
-fn cause_parts(c: &Cause) -> (String, Option<String>, Option<String>) {
+/// Who moved a case, their words and their mail's Message-ID. A mail's
+/// sender is named as that mail of `thread` names them (`Dave Chinner
+/// <david@fromorbit.com>`), as "Waiting on" names people.
+fn cause_parts(c: &Cause, thread: &[ThreadEntry]) -> (String, Option<String>, Option<String>) {
     match c {
         Cause::Message {
             message_id,
             from,
             quote,
         } => (
-            from.clone(),
+            thread
+                .iter()
+                .find(|m| m.message_id == *message_id && !m.from_name.trim().is_empty())
+                .map_or_else(
+                    || from.clone(),
+                    |m| crate::model::ids::mailbox(&m.from_name, &m.from),
+                ),
             (!quote.is_empty()).then(|| quote.clone()),
             Some(message_id.to_string()),
         ),
@@ -454,11 +463,11 @@ impl Digest {
         match c.state {
             CaseState::NeedsHuman => {
                 self.needs_human
-                    .push(NeedsHuman::new(line, moved, since_state))
+                    .push(NeedsHuman::new(line, moved, thread, since_state))
             }
             s if s.is_closed() => {
                 if let Some(e) = moved.filter(|e| e.time >= self.since) {
-                    self.recently_closed.push(Closed::new(c, line, e));
+                    self.recently_closed.push(Closed::new(c, line, e, thread));
                 }
             }
             _ => {
@@ -471,9 +480,17 @@ impl Digest {
 }
 
 impl NeedsHuman {
-    /// A case in needs-human since `since`, put there by `moved`.
-    fn new(case: CaseLine, moved: Option<&Event>, since: DateTime<Utc>) -> NeedsHuman {
-        let (who, quote, mid) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+    /// A case in needs-human since `since`, put there by `moved` (a mail
+    /// of `thread`, or an operator).
+    fn new(
+        case: CaseLine,
+        moved: Option<&Event>,
+        thread: &[ThreadEntry],
+        since: DateTime<Utc>,
+    ) -> NeedsHuman {
+        let (who, quote, mid) = moved
+            .map(|e| cause_parts(&e.cause, thread))
+            .unwrap_or_default();
         NeedsHuman {
             case,
             reason: moved.map(|e| e.note.clone()).unwrap_or_default(),
@@ -522,9 +539,9 @@ impl Overdue {
 }
 
 impl Closed {
-    /// A case closed by `e`.
-    fn new(c: &Case, case: CaseLine, e: &Event) -> Closed {
-        let (who, quote, message_id) = cause_parts(&e.cause);
+    /// A case closed by `e` (a mail of `thread`, or an operator).
+    fn new(c: &Case, case: CaseLine, e: &Event, thread: &[ThreadEntry]) -> Closed {
+        let (who, quote, message_id) = cause_parts(&e.cause, thread);
         Closed {
             case,
             when: e.time,
@@ -554,7 +571,9 @@ pub fn followed(
         .iter()
         .rev()
         .find(|e| e.old != Some(e.new) && matches!(e.cause, Cause::Message { .. }));
-    let (who, quote, _) = moved.map(|e| cause_parts(&e.cause)).unwrap_or_default();
+    let (who, quote, _) = moved
+        .map(|e| cause_parts(&e.cause, thread))
+        .unwrap_or_default();
     let first_reply_hours = first.map(|f| (f - c.created).num_hours().max(0));
     Followed {
         case: line.clone(),
@@ -766,7 +785,7 @@ mod tests {
                     msg("where do I find the test?"),
                     "question from other",
                 )],
-                vec![],
+                vec![dave.clone()],
             ),
             (
                 case("bbbbbbbbbbbb", CaseState::AwaitingRevert, d30),
@@ -823,6 +842,9 @@ mod tests {
             d.needs_human[0].quote.as_deref(),
             Some("where do I find the test?")
         );
+        // Named as their mail names them; without the mail, its address.
+        let named = "Dave Chinner <david@fromorbit.com>";
+        assert_eq!(d.needs_human[0].from.as_deref(), Some(named));
         assert_eq!(d.overdue.len(), 2);
         // Each says whom it waits on: who promised the revert, as their
         // mail names them; the author for a report nobody answered.
@@ -996,7 +1018,8 @@ mod tests {
             .unwrap();
         assert_eq!((a.replies, a.first_reply_hours), (1, Some(5)));
         assert_eq!(a.evidence.as_deref(), Some("This is not a regression."));
-        assert_eq!(a.who.as_deref(), Some("david@fromorbit.com"));
+        // Named as the mail that moved it names its sender.
+        assert_eq!(a.who.as_deref(), Some("Dave <david@fromorbit.com>"));
         assert_eq!(d.followed.keys().collect::<Vec<_>>(), ["xfs"]);
         assert_eq!(
             d.unanswered
