@@ -303,7 +303,7 @@ mod tests {
         assert!(!shown.contains("could not be read"), "{shown}");
         let shown = text(&[quarantined(1), quarantined(2)], 0);
         let want = "\n\n== Mail that could not be read (2): `perfbot quarantine list` shows it, \
-            `perfbot quarantine retry` reads it again\n\
+            `perfbot quarantine retry` (or a restart of `perfbot run`) reads it again\n\
             * 2026-11-01 00:02 UTC 02ababababababab <m2@x>: reason 2\n\
             * 2026-11-01 00:01 UTC 01ababababababab (no Message-ID): reason 1\n\n== ";
         assert!(shown.contains(want), "{shown}");
