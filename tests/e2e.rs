@@ -193,7 +193,7 @@ fn report_reply_close_and_escalate_with_the_daemon_running() {
             .as_str()
             .unwrap()
             .contains("This is not a regression")
-        && c["who"] == "alice@example.test"));
+        && c["who"] == "Alice Author <alice@example.test>"));
     assert!(http_get(port, "/digest")
         .unwrap()
         .contains("This is not a regression"));

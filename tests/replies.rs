@@ -1034,7 +1034,7 @@ fn digest_in_three_formats_and_mailed_to_the_operators() {
         "{text}"
     );
     assert!(
-        text.contains("by dchinner@xfs.example: \"This is not a regression.\""),
+        text.contains("by Dave Chinner <dchinner@xfs.example>: \"This is not a regression.\""),
         "{text}"
     );
     let json: serde_json::Value =
