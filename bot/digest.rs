@@ -90,19 +90,26 @@ pub struct UnreadMessage {
     pub time: DateTime<Utc>,
     pub message_id: Option<String>,
     pub reason: String,
+    /// The case whose reply it was found to be (`Quarantined::case`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+}
+
+impl UnreadMessage {
+    pub fn of(q: &crate::model::Quarantined) -> UnreadMessage {
+        UnreadMessage {
+            hash: q.hash.clone(),
+            time: q.time,
+            message_id: q.message_id.clone(),
+            reason: q.reason.clone(),
+            case: q.case.as_ref().map(|c| c.to_string()),
+        }
+    }
 }
 
 impl Unread {
     pub fn new(quarantined: &[crate::model::Quarantined], unreadable: usize) -> Unread {
-        let mut q: Vec<UnreadMessage> = quarantined
-            .iter()
-            .map(|q| UnreadMessage {
-                hash: q.hash.clone(),
-                time: q.time,
-                message_id: q.message_id.clone(),
-                reason: q.reason.clone(),
-            })
-            .collect();
+        let mut q: Vec<UnreadMessage> = quarantined.iter().map(UnreadMessage::of).collect();
         q.sort_by_key(|m| std::cmp::Reverse(m.time));
         Unread {
             quarantined: q,
@@ -676,12 +683,7 @@ impl UnreadView<'_> {
                 .quarantined
                 .iter()
                 .take(SHOWN_UNREAD)
-                .map(|m| UnreadShown {
-                    at: crate::model::shown_minute(m.time),
-                    hash: crate::model::thread::short_hash(&m.hash),
-                    message_id: m.message_id.as_deref(),
-                    reason: &m.reason,
-                })
+                .map(UnreadShown::of)
                 .collect(),
             more: u.quarantined.len().saturating_sub(SHOWN_UNREAD),
             unreadable: u.unreadable,
@@ -699,6 +701,21 @@ pub struct UnreadShown<'a> {
     pub hash: &'a str,
     pub message_id: Option<&'a str>,
     pub reason: &'a str,
+    /// The case it was found to answer, if any: a reply that may decide it.
+    pub case: Option<&'a str>,
+}
+
+impl UnreadShown<'_> {
+    /// `m` as the digest and the case page show it.
+    pub fn of(m: &UnreadMessage) -> UnreadShown<'_> {
+        UnreadShown {
+            at: crate::model::shown_minute(m.time),
+            hash: crate::model::thread::short_hash(&m.hash),
+            message_id: m.message_id.as_deref(),
+            reason: &m.reason,
+            case: m.case.as_deref(),
+        }
+    }
 }
 
 pub fn view(d: &Digest) -> View<'_> {

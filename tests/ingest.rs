@@ -290,8 +290,11 @@ fn mbox_matching_bots_own_mail_and_quarantine() {
         first.contains(&format!("  {hash}  ")) && first.contains("MIME parts"),
         "{text}"
     );
+    // Matched to its case before it could not be read: a reply that may
+    // decide it.
+    let tail = format!(" <deep@x>, a reply in case {}", c.id);
     assert!(
-        second.starts_with("    ") && second.ends_with(" <deep@x>"),
+        second.starts_with("    ") && second.ends_with(&tail),
         "{text}"
     );
     let o = perfbot(&cfg, &["quarantine", "show", "ffffffffffff"]);
@@ -470,6 +473,18 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
         q["hash"].as_str().unwrap().to_string()
     };
     let (many_hash, junk_hash) = (hash_of(Some("many@x")), hash_of(None));
+    // The reply was matched to its case before it could not be read: the
+    // quarantine and the case both say so; the junk belongs to no case.
+    let case_of = |id: Option<&str>| {
+        let q = before.iter().find(|q| q["message_id"].as_str() == id);
+        q.unwrap()["case"].as_str().map(str::to_string)
+    };
+    assert_eq!(case_of(Some("many@x")).as_deref(), Some(c.id.as_str()));
+    assert_eq!(case_of(None), None);
+    let o = perfbot(&cfg, &["cases", "show", &c.id]);
+    let shown = String::from_utf8_lossy(&o.stdout);
+    let want = format!("\nnot read:   <many@x> (quarantined {}, ", &many_hash[..16]);
+    assert!(shown.contains(&want), "{shown}");
 
     // Under the same limits nothing changes, and each says why.
     let o = perfbot(&cfg, &["quarantine", "retry"]);
@@ -502,6 +517,8 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
     let left = quarantined(&cfg);
     assert_eq!(left.len(), 1, "{left:?}");
     assert_eq!(left[0]["hash"].as_str().unwrap(), junk_hash);
+    let o = perfbot(&cfg, &["cases", "show", &c.id]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("not read:"));
     let dir = tmp.path().join("state/quarantine");
     assert!(!dir.join(format!("{many_hash}.eml")).exists());
 

@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
+use crate::digest::UnreadMessage;
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event, Question, ReportKind};
-use crate::model::{MessageId, OutboxEntry, OutboxKind, Sender, ThreadEntry};
+use crate::model::{MessageId, OutboxEntry, OutboxKind, Quarantined, Sender, ThreadEntry};
 
 /// Whose mail a line of a case's timeline is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -285,15 +286,21 @@ pub struct CaseDetail<'a> {
     /// Whom an open case waits on (`model::case::waits_on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits_on: Option<String>,
+    /// Replies found to belong to the case that could not be read: in the
+    /// quarantine, and perhaps a decision.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub quarantined: &'a [UnreadMessage],
 }
 
 impl<'a> CaseDetail<'a> {
-    /// `waits_on` as `model::case::waits_on_named` names them.
+    /// `waits_on` as `model::case::waits_on_named` names them;
+    /// `quarantined`, the case's (`of_case`).
     pub fn new(
         c: &'a Case,
         events: &'a [Event],
         thread: &'a [TimelineItem],
         waits_on: Option<String>,
+        quarantined: &'a [UnreadMessage],
     ) -> CaseDetail<'a> {
         CaseDetail {
             summary: c.into(),
@@ -304,8 +311,18 @@ impl<'a> CaseDetail<'a> {
             subsystem: c.subsystem.as_deref(),
             events,
             waits_on,
+            quarantined,
         }
     }
+}
+
+/// The quarantined messages found to belong to case `id`: replies that
+/// could not be read, and may carry a decision. As the digest gives them.
+pub fn of_case(all: &[Quarantined], id: &CaseId) -> Vec<UnreadMessage> {
+    all.iter()
+        .filter(|q| q.case.as_ref() == Some(id))
+        .map(UnreadMessage::of)
+        .collect()
 }
 
 /// Why an event happened, on one line (the dashboard's history).
@@ -340,16 +357,26 @@ fn cause_text(c: &Cause) -> String {
     }
 }
 
-/// `cases show`'s text; `waits_on` as `model::case::waits_on_named` names them.
+/// `cases show`'s text; `waits_on` as `model::case::waits_on_named` names
+/// them; `quarantined`, the case's replies that could not be read.
 pub fn show_text(
     c: &Case,
     events: &[Event],
     timeline: &[TimelineItem],
     waits_on: Option<&str>,
+    quarantined: &[UnreadMessage],
 ) -> String {
     let mut out = case_head(c);
     if let Some(who) = waits_on {
         out.push_str(&format!("waits on:   {who}\n"));
+    }
+    for q in quarantined {
+        let id = q.message_id.as_deref().unwrap_or("no Message-ID");
+        let hash = crate::model::thread::short_hash(&q.hash);
+        out.push_str(&format!(
+            "not read:   <{id}> (quarantined {hash}, `perfbot quarantine retry`): {}\n",
+            q.reason
+        ));
     }
     if !timeline.is_empty() {
         out.push_str("thread:\n");
@@ -718,7 +745,7 @@ mod tests {
                 "updated"
             ]
         );
-        let detail = CaseDetail::new(&c, &[], &[], None);
+        let detail = CaseDetail::new(&c, &[], &[], None, &[]);
         let v = serde_json::to_value(detail).unwrap();
         assert_eq!(v["id"], "aaaaaaaaaaaa");
         assert_eq!(v["to"], serde_json::json!(c.to));
@@ -731,14 +758,44 @@ mod tests {
         let now = chrono::Utc::now();
         let c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
         let who = Some("Baris Goral <goralbaris@gmail.com>");
-        let text = show_text(&c, &[], &[], who);
+        let text = show_text(&c, &[], &[], who, &[]);
         assert!(
             text.contains("\nwaits on:   Baris Goral <goralbaris@gmail.com>\n"),
             "{text}"
         );
-        assert!(!show_text(&c, &[], &[], None).contains("waits on:"));
-        let v =
-            serde_json::to_value(CaseDetail::new(&c, &[], &[], who.map(str::to_string))).unwrap();
+        assert!(!show_text(&c, &[], &[], None, &[]).contains("waits on:"));
+        let detail = CaseDetail::new(&c, &[], &[], who.map(str::to_string), &[]);
+        let v = serde_json::to_value(detail).unwrap();
         assert_eq!(v["waits_on"], "Baris Goral <goralbaris@gmail.com>");
+        assert!(v.get("quarantined").is_none(), "{v}");
+    }
+
+    /// A reply of the case that could not be read is named with the case,
+    /// and the quarantine's other messages are not.
+    #[test]
+    fn show_names_the_cases_replies_that_could_not_be_read() {
+        let now = chrono::Utc::now();
+        let c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
+        let q = |hash: &str, case: Option<&str>| Quarantined {
+            hash: hash.repeat(32),
+            reason: "more than 200 MIME parts".into(),
+            source: "imap".into(),
+            size: 9,
+            message_id: Some(format!("{hash}@x")),
+            time: now,
+            case: case.map(|c| CaseId::parse(c).unwrap()),
+        };
+        let all = vec![
+            q("ab", Some("aaaaaaaaaaaa")),
+            q("cd", Some("bbbbbbbbbbbb")),
+            q("ef", None),
+        ];
+        let mine = of_case(&all, &c.id);
+        assert_eq!(mine.len(), 1);
+        let text = show_text(&c, &[], &[], None, &mine);
+        let want = "\nnot read:   <ab@x> (quarantined abababababababab, `perfbot quarantine retry`): more than 200 MIME parts\n";
+        assert!(text.contains(want), "{text}");
+        let v = serde_json::to_value(CaseDetail::new(&c, &[], &[], None, &mine)).unwrap();
+        assert_eq!(v["quarantined"][0]["message_id"], "ab@x");
     }
 }

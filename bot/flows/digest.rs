@@ -293,6 +293,8 @@ mod tests {
             size: 12,
             message_id: i.is_multiple_of(2).then(|| format!("m{i}@x")),
             time: chrono::Utc.with_ymd_and_hms(2026, 11, 1, 0, i, 0).unwrap(),
+            // The second was matched to a case before it could not be read.
+            case: (i == 2).then(|| crate::model::case::CaseId::parse("0123456789ab").unwrap()),
         };
         let text = |q: &[crate::model::Quarantined], unreadable: usize| {
             let mut d = crate::digest::build(&[], &[], now, now, t);
@@ -304,7 +306,7 @@ mod tests {
         let shown = text(&[quarantined(1), quarantined(2)], 0);
         let want = "\n\n== Mail that could not be read (2): `perfbot quarantine list` shows it, \
             `perfbot quarantine retry` (or a restart of `perfbot run`) reads it again\n\
-            * 2026-11-01 00:02 UTC 02ababababababab <m2@x>: reason 2\n\
+            * 2026-11-01 00:02 UTC 02ababababababab <m2@x>, a reply in case 0123456789ab: reason 2\n\
             * 2026-11-01 00:01 UTC 01ababababababab (no Message-ID): reason 1\n\n== ";
         assert!(shown.contains(want), "{shown}");
         let many: Vec<_> = (0..12).map(quarantined).collect();

@@ -153,6 +153,11 @@ pub struct Quarantined {
     pub size: usize,
     pub message_id: Option<String>,
     pub time: DateTime<Utc>,
+    /// The case whose thread it was found to belong to before it could not
+    /// be read: a reply that may decide the case. None when nothing
+    /// matched, and for messages quarantined before perfbot kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<super::case::CaseId>,
 }
 
 /// A message an archive holds that could not be taken out of it: its object

@@ -182,11 +182,13 @@ fn show(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let thread = store.thread(&c.id)?;
     let timeline = crate::app::view::timeline(&store.case_outbox(&c.id)?, &thread);
     let waits_on = crate::model::case::waits_on_named(&c, &events, &thread);
+    let unread = crate::app::view::of_case(&store.quarantined()?, &c.id);
     if json {
-        let v = CaseDetail::new(&c, &events, &timeline, waits_on);
+        let v = CaseDetail::new(&c, &events, &timeline, waits_on, &unread);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let text = crate::app::view::show_text(&c, &events, &timeline, waits_on.as_deref());
+        let waits = waits_on.as_deref();
+        let text = crate::app::view::show_text(&c, &events, &timeline, waits, &unread);
         print!("{text}");
     }
     Ok(())

@@ -135,7 +135,7 @@ fn held_line(h: &Held) -> String {
 /// A message that could not be read, with the reason.
 fn quarantined_line(q: &Quarantined) -> String {
     format!(
-        "{}  {}  {} bytes  {}\n    {}{}",
+        "{}  {}  {} bytes  {}\n    {}{}{}",
         crate::model::shown_time(q.time),
         short_hash(&q.hash),
         q.size,
@@ -144,6 +144,10 @@ fn quarantined_line(q: &Quarantined) -> String {
         q.message_id
             .as_ref()
             .map(|m| format!(" <{m}>"))
+            .unwrap_or_default(),
+        q.case
+            .as_ref()
+            .map(|c| format!(", a reply in case {c}"))
             .unwrap_or_default()
     )
 }

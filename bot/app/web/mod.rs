@@ -511,6 +511,9 @@ pub struct CaseData {
     /// Whom the case waits on, from its whole history (not one page's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits_on: Option<String>,
+    /// Replies found to belong to the case that could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quarantined: Vec<crate::digest::UnreadMessage>,
     pub events: Vec<Event>,
     pub timeline: Vec<TimelineItem>,
     pub report: Option<String>,
@@ -565,6 +568,8 @@ fn case_data(
     let replies = settle_replies(&thread);
     let timeline = crate::app::view::timeline(&outbox, &thread);
     let waits_on = crate::model::case::waits_on_named(&c, &events, &thread);
+    let all = s.store.quarantined().map_err(internal)?;
+    let quarantined = crate::app::view::of_case(&all, &c.id);
     let pages = timeline
         .len()
         .div_ceil(PAGE_MESSAGES)
@@ -581,6 +586,7 @@ fn case_data(
     let data = CaseData {
         case: c,
         waits_on,
+        quarantined,
         events,
         timeline,
         report,
@@ -1658,6 +1664,7 @@ mod tests {
             size: 5,
             message_id: Some("m@x".into()),
             time: chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap(),
+            case: Some(CaseId::parse("0123456789ab").unwrap()),
         };
         s.store.quarantine(&q, b"junk\n").unwrap();
         let d = digest_value(&s, None).unwrap();
@@ -1666,11 +1673,40 @@ mod tests {
         let html =
             s.hb.render("digest", &crate::flows::digest::view(&d))
                 .unwrap();
-        let want = "<li>2026-11-01 00:00 UTC <code>cdcdcdcdcdcdcdcd</code> &lt;m@x&gt;: not a mail: &lt;script&gt;</li>";
+        let want = "<li>2026-11-01 00:00 UTC <code>cdcdcdcdcdcdcdcd</code> &lt;m@x&gt;, a reply in case <a href=\"/case/0123456789ab\">0123456789ab</a>: not a mail: &lt;script&gt;</li>";
         assert!(
             html.contains("<h2>Mail that could not be read (1)</h2>"),
             "{html}"
         );
         assert!(html.contains(want), "{html}");
+    }
+
+    /// The case page names a reply of its thread that could not be read;
+    /// a case with none says nothing of it.
+    #[test]
+    fn the_case_page_names_its_replies_that_could_not_be_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mine = Case::sample("0123456789ab", CaseState::Reported, Utc::now());
+        let mut other = Case::sample("bbbbbbbbbbbb", CaseState::Reported, Utc::now());
+        other.message_id = crate::model::MessageId::parse("other@x").unwrap();
+        let s = serving(tmp.path(), [mine.clone(), other.clone()]);
+        let q = crate::model::Quarantined {
+            hash: "cd".repeat(32),
+            reason: "more than 200 MIME parts".into(),
+            source: "imap".into(),
+            size: 5,
+            message_id: Some("m@x".into()),
+            time: chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap(),
+            case: Some(mine.id.clone()),
+        };
+        s.store.quarantine(&q, b"junk\n").unwrap();
+        let page = |c: &Case| {
+            let (d, _) = case_data(&s, c.id.as_str(), None).unwrap();
+            s.hb.render("case", &view::case_page(&d, None)).unwrap()
+        };
+        let html = page(&mine);
+        let want = "<tr><th>Not read</th><td class=\"unread\">&lt;m@x&gt;, quarantined 2026-11-01 00:00 UTC (<code>cdcdcdcdcdcdcdcd</code>): more than 200 MIME parts &mdash;";
+        assert!(html.contains(want), "{html}");
+        assert!(!page(&other).contains("Not read"));
     }
 }

@@ -138,6 +138,8 @@ fn fmt(v: f64) -> String {
 pub struct CasePage<'a> {
     pub case: &'a Case,
     pub waits_on: Option<&'a str>,
+    /// The case's replies that could not be read (in the quarantine).
+    pub quarantined: Vec<crate::digest::UnreadShown<'a>>,
     /// The report's To and Cc, joined.
     pub to: String,
     pub cc: String,
@@ -213,6 +215,11 @@ pub fn case_page(d: &CaseData, settle: Option<Settle>) -> CasePage<'_> {
     CasePage {
         case: &d.case,
         waits_on: d.waits_on.as_deref(),
+        quarantined: d
+            .quarantined
+            .iter()
+            .map(crate::digest::UnreadShown::of)
+            .collect(),
         to: d.case.to.join(", "),
         cc: d.case.cc.join(", "),
         plots,

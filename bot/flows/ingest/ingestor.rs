@@ -277,6 +277,7 @@ impl<'a> Ingestor<'a> {
         source: &str,
         reason: String,
         message_id: Option<&MessageId>,
+        case: Option<&CaseId>,
     ) -> Result<Outcome, StoreError> {
         let hash: String = Sha256::digest(raw)
             .iter()
@@ -291,6 +292,7 @@ impl<'a> Ingestor<'a> {
                 size: raw.len(),
                 message_id: message_id.map(|m| m.to_string()),
                 time: Utc::now(),
+                case: case.cloned(),
             },
             raw,
         )?;
@@ -526,14 +528,14 @@ impl<'a> Ingestor<'a> {
             Some(Err(why)) => {
                 let why = format!("a tracked robot report that could not be read: {why}");
                 return self
-                    .quarantine(raw, source, why, Some(&head.message_id))
+                    .quarantine(raw, source, why, Some(&head.message_id), None)
                     .map(Some);
             }
         };
         if let Some(refused) = self.dkim_refusal(raw, head) {
             let why = format!("a tracked robot's report {refused}: not adopted");
             return self
-                .quarantine(raw, source, why, Some(&head.message_id))
+                .quarantine(raw, source, why, Some(&head.message_id), None)
                 .map(Some);
         }
         // One commit and headline metric, one case: a second report of it (a
@@ -669,7 +671,10 @@ impl<'a> Ingestor<'a> {
     ) -> Result<Outcome, StoreError> {
         let msg = match parse(raw, &self.limits) {
             Ok(m) => m,
-            Err(e) => return self.quarantine(raw, source, e.to_string(), Some(&head.message_id)),
+            Err(e) => {
+                let id = Some(&head.message_id);
+                return self.quarantine(raw, source, e.to_string(), id, Some(case));
+            }
         };
         let sender = SenderKind::Bot("a tracked robot's report".into());
         let mut entry = thread_entry(head, &msg, &sender, MatchedBy::SameRegression, source);
@@ -695,7 +700,7 @@ impl<'a> Ingestor<'a> {
     fn ingest_whole(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
         let head = match parse_head(raw, &self.limits) {
             Ok(h) => h,
-            Err(e) => return self.quarantine(raw, source, e.to_string(), None),
+            Err(e) => return self.quarantine(raw, source, e.to_string(), None, None),
         };
         if let Some(id) = self.known.get(&head.message_id).cloned() {
             self.stats.matched += 1;
@@ -717,7 +722,7 @@ impl<'a> Ingestor<'a> {
             Ok(m) => m,
             Err(e) => {
                 let id = head.message_id.clone();
-                return self.quarantine(raw, source, e.to_string(), Some(&id));
+                return self.quarantine(raw, source, e.to_string(), Some(&id), Some(&case));
             }
         };
         if let Some(why) = &msg.limited {
