@@ -1212,6 +1212,38 @@ mod tests {
         let s = Store::open(&tmp.path().join("state")).unwrap();
         (tmp, s)
     }
+    /// A message quarantined again keeps its first record; a later reading
+    /// that matched it to a case names the case, once.
+    #[test]
+    fn a_quarantined_message_learns_its_case_once() {
+        let (_tmp, s) = store();
+        let first = Utc::now() - chrono::Duration::days(3);
+        let q = |case: Option<&str>, reason: &str, time| crate::model::Quarantined {
+            hash: "ab".repeat(32),
+            reason: reason.into(),
+            source: "imap".into(),
+            size: 4,
+            message_id: Some("m@x".into()),
+            time,
+            case: case.map(|c| CaseId::parse(c).unwrap()),
+        };
+        let kept = || s.quarantined().unwrap().remove(0);
+        assert!(s.quarantine(&q(None, "first", first), b"raw\n").unwrap());
+        let table = [
+            (Some("aaaaaaaaaaaa"), Some("aaaaaaaaaaaa")),
+            (Some("bbbbbbbbbbbb"), Some("aaaaaaaaaaaa")),
+            (None, Some("aaaaaaaaaaaa")),
+        ];
+        for (given, want) in table {
+            assert!(!s
+                .quarantine(&q(given, "again", Utc::now()), b"raw\n")
+                .unwrap());
+            let k = kept();
+            assert_eq!(k.case.as_ref().map(CaseId::as_str), want, "{given:?}");
+            assert_eq!((k.reason.as_str(), k.time), ("first", first));
+        }
+        assert_eq!(s.quarantined().unwrap().len(), 1);
+    }
 
     fn queued_case(s: &Store) -> (Case, OutboxEntry) {
         let c = Case::sample("0123456789ab", CaseState::Queued, Utc::now());

@@ -272,7 +272,16 @@ impl Store {
     /// Keep an unreadable message: its bytes in `state/quarantine/<hash>.eml`,
     /// its record here. `false` when it was quarantined before.
     pub fn quarantine(&self, q: &Quarantined, raw: &[u8]) -> Result<bool, StoreError> {
-        if self.quarantine.contains_key(&q.hash)? {
+        if let Some(bytes) = self.quarantine.get(&q.hash)? {
+            // Kept already. A later reading that matched it to a case (read
+            // again once its report came, or kept before cases were noted)
+            // names the case; nothing else changes.
+            let mut kept: Quarantined = decode("quarantine", q.hash.as_bytes(), &bytes)?;
+            if kept.case.is_none() && q.case.is_some() {
+                kept.case = q.case.clone();
+                self.quarantine.insert(q.hash.as_str(), encode(&kept))?;
+                self.flush()?;
+            }
             return Ok(false);
         }
         let dir = self.dir.join("quarantine");
