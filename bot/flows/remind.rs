@@ -180,6 +180,15 @@ pub fn run(
     if !config.file.track.remind {
         records.retain(|(c, _, _)| !c.adopted);
     }
+    // A reply of the case that could not be read may be the answer a ping
+    // would ask for: neither chased nor made stale; the digest names the
+    // mail, and it is read again after an upgrade or a raised limit.
+    let unread: std::collections::HashSet<_> = store
+        .quarantined()?
+        .into_iter()
+        .filter_map(|q| q.case)
+        .collect();
+    records.retain(|(c, _, _)| !unread.contains(&c.id));
     let outbox = store.outbox_entries()?;
     let by_id: std::collections::HashMap<_, _> =
         records.iter().map(|rec| (&rec.0.id, rec)).collect();
@@ -354,6 +363,39 @@ mod tests {
         let text = "[reminders]\nenabled = true\n";
         let config = Config::parse(text, "test", dir.to_path_buf()).unwrap();
         (config, Store::open(&dir.join("state")).unwrap())
+    }
+
+    /// A case with a reply that could not be read (quarantined with its
+    /// case) is neither pinged nor made stale: that reply may be the answer.
+    #[test]
+    fn a_case_whose_reply_could_not_be_read_is_not_chased() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (config, store) = reminding(tmp.path());
+        let mut c = case(CaseState::Reported, Utc::now());
+        c.to = vec!["Author <author@x>".into()];
+        store.create_sample(&c);
+        let later = |days| Utc::now() + Duration::days(days);
+        // Without it, the same case is due a ping, later stale.
+        let due = run(&config, &store, later(10), true).unwrap();
+        assert_eq!(due.len(), 1, "{due:?}");
+        let q = crate::model::Quarantined {
+            hash: "ab".repeat(32),
+            reason: "22 MIME parts, over the limit of 10".into(),
+            source: "imap".into(),
+            size: 9,
+            message_id: Some("many@x".into()),
+            time: Utc::now(),
+            case: Some(c.id.clone()),
+        };
+        store.quarantine(&q, b"raw\n").unwrap();
+        for days in [10, 100] {
+            assert_eq!(
+                run(&config, &store, later(days), false).unwrap(),
+                Vec::<String>::new()
+            );
+        }
+        assert!(pings(&store).is_empty());
+        assert_eq!(store.case(&c.id).unwrap().state, CaseState::Reported);
     }
 
     /// `run` on a real store: a case quiet past `stale_days` is marked
