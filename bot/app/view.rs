@@ -776,14 +776,10 @@ mod tests {
     fn show_names_the_cases_replies_that_could_not_be_read() {
         let now = chrono::Utc::now();
         let c = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
-        let q = |hash: &str, case: Option<&str>| Quarantined {
-            hash: hash.repeat(32),
-            reason: "more than 200 MIME parts".into(),
-            source: "imap".into(),
-            size: 9,
-            message_id: Some(format!("{hash}@x")),
-            time: now,
-            case: case.map(|c| CaseId::parse(c).unwrap()),
+        let q = |hash: &str, case: Option<&str>| {
+            let case = case.map(|c| CaseId::parse(c).unwrap());
+            let why = "more than 200 MIME parts";
+            Quarantined::sample(hash, &format!("{hash}@x"), why, now, case.as_ref())
         };
         let all = vec![
             q("ab", Some("aaaaaaaaaaaa")),

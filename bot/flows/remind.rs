@@ -378,15 +378,8 @@ mod tests {
         // Without it, the same case is due a ping, later stale.
         let due = run(&config, &store, later(10), true).unwrap();
         assert_eq!(due.len(), 1, "{due:?}");
-        let q = crate::model::Quarantined {
-            hash: "ab".repeat(32),
-            reason: "22 MIME parts, over the limit of 10".into(),
-            source: "imap".into(),
-            size: 9,
-            message_id: Some("many@x".into()),
-            time: Utc::now(),
-            case: Some(c.id.clone()),
-        };
+        let why = "22 MIME parts, over the limit of 10";
+        let q = crate::model::Quarantined::sample("ab", "many@x", why, Utc::now(), Some(&c.id));
         store.quarantine(&q, b"raw\n").unwrap();
         for days in [10, 100] {
             assert_eq!(

@@ -160,6 +160,30 @@ pub struct Quarantined {
     pub case: Option<super::case::CaseId>,
 }
 
+#[cfg(test)]
+impl Quarantined {
+    /// A message `message_id`, its hash `hash` repeated to 64 digits,
+    /// quarantined at `time` for `reason`, matched to `case` or not: for
+    /// tests of what shows the quarantine.
+    pub fn sample(
+        hash: &str,
+        message_id: &str,
+        reason: &str,
+        time: DateTime<Utc>,
+        case: Option<&super::case::CaseId>,
+    ) -> Quarantined {
+        Quarantined {
+            hash: hash.repeat(64 / hash.len().max(1)),
+            reason: reason.into(),
+            source: "imap".into(),
+            size: 9,
+            message_id: Some(message_id.into()),
+            time,
+            case: case.cloned(),
+        }
+    }
+}
+
 /// A message an archive holds that could not be taken out of it: its object
 /// is missing (a partial clone), damaged, not what its id says, not a blob,
 /// or too big to read. There are no bytes to keep, so where it is and why is

@@ -1218,14 +1218,9 @@ mod tests {
     fn a_quarantined_message_learns_its_case_once() {
         let (_tmp, s) = store();
         let first = Utc::now() - chrono::Duration::days(3);
-        let q = |case: Option<&str>, reason: &str, time| crate::model::Quarantined {
-            hash: "ab".repeat(32),
-            reason: reason.into(),
-            source: "imap".into(),
-            size: 4,
-            message_id: Some("m@x".into()),
-            time,
-            case: case.map(|c| CaseId::parse(c).unwrap()),
+        let q = |case: Option<&str>, reason: &str, time| {
+            let case = case.map(|c| CaseId::parse(c).unwrap());
+            crate::model::Quarantined::sample("ab", "m@x", reason, time, case.as_ref())
         };
         let kept = || s.quarantined().unwrap().remove(0);
         assert!(s.quarantine(&q(None, "first", first), b"raw\n").unwrap());

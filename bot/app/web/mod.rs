@@ -1657,15 +1657,10 @@ mod tests {
     fn the_digest_page_names_quarantined_mail() {
         let tmp = tempfile::tempdir().unwrap();
         let s = serving(tmp.path(), []);
-        let q = crate::model::Quarantined {
-            hash: "cd".repeat(32),
-            reason: "not a mail: <script>".into(),
-            source: "stdin".into(),
-            size: 5,
-            message_id: Some("m@x".into()),
-            time: chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap(),
-            case: Some(CaseId::parse("0123456789ab").unwrap()),
-        };
+        let at = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap();
+        let case = CaseId::parse("0123456789ab").unwrap();
+        let why = "not a mail: <script>";
+        let q = crate::model::Quarantined::sample("cd", "m@x", why, at, Some(&case));
         s.store.quarantine(&q, b"junk\n").unwrap();
         let d = digest_value(&s, None).unwrap();
         // Scripts (`/api/digest`) get the whole hash; the page its start.
@@ -1690,15 +1685,9 @@ mod tests {
         let mut other = Case::sample("bbbbbbbbbbbb", CaseState::Reported, Utc::now());
         other.message_id = crate::model::MessageId::parse("other@x").unwrap();
         let s = serving(tmp.path(), [mine.clone(), other.clone()]);
-        let q = crate::model::Quarantined {
-            hash: "cd".repeat(32),
-            reason: "more than 200 MIME parts".into(),
-            source: "imap".into(),
-            size: 5,
-            message_id: Some("m@x".into()),
-            time: chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap(),
-            case: Some(mine.id.clone()),
-        };
+        let at = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 1, 0, 0, 0).unwrap();
+        let why = "more than 200 MIME parts";
+        let q = crate::model::Quarantined::sample("cd", "m@x", why, at, Some(&mine.id));
         s.store.quarantine(&q, b"junk\n").unwrap();
         let page = |c: &Case| {
             let (d, _) = case_data(&s, c.id.as_str(), None).unwrap();
