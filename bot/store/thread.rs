@@ -243,11 +243,19 @@ impl Store {
     pub fn case_records(&self) -> Result<Vec<crate::model::case::CaseRecord>, StoreError> {
         let mut out = Vec::new();
         for c in self.cases()? {
-            let ev = self.events(&c.id)?;
-            let th = self.thread(&c.id)?;
+            let (ev, th) = self.history(&c.id)?;
             out.push((c, ev, th));
         }
         Ok(out)
+    }
+
+    /// A case's history and thread: what a `CaseRecord` holds besides the
+    /// case.
+    pub fn history(
+        &self,
+        case: &CaseId,
+    ) -> Result<(Vec<crate::model::case::Event>, Vec<ThreadEntry>), StoreError> {
+        Ok((self.events(case)?, self.thread(case)?))
     }
 
     /// Every Message-ID perfbot knows to belong to a case thread.

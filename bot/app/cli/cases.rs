@@ -142,10 +142,7 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
 /// `cases list`: the cases the filter admits, in the order asked.
 fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Result<(), Failure> {
     let now = Utc::now();
-    let history = |id: &_| -> Result<_, crate::store::StoreError> {
-        Ok((store.events(id)?, store.thread(id)?))
-    };
-    let mut list = filter.select(store.cases()?, now, history)?;
+    let mut list = filter.select(store.cases()?, now, |id| store.history(id))?;
     sort.sort(&mut list);
     if json {
         let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();

@@ -264,9 +264,7 @@ fn filtered(s: &AppState, f: &Filter, order: CaseOrder) -> Result<Listing, WebEr
     let total = all.len();
     let mut cases = q
         .filter
-        .select(all, now, |id| -> Result<_, crate::store::StoreError> {
-            Ok((s.store.events(id)?, s.store.thread(id)?))
-        })
+        .select(all, now, |id| s.store.history(id))
         .map_err(internal)?;
     q.order.unwrap_or(order).sort(&mut cases);
     Ok(Listing {
