@@ -370,11 +370,7 @@ fn reread_quarantine(ing: &mut Ingestor, store: &Store) {
             }
         }
     }
-    if read > 0 {
-        if let Err(e) = store.flush() {
-            tracing::warn!(error = %e, "quarantine read again, not yet on disk");
-        }
-    }
+    // Each message read is durable already: letting it go flushed the store.
     if !list.is_empty() {
         tracing::info!(read, kept, "quarantine read again at start");
     }
