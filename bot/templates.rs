@@ -252,6 +252,10 @@ handlebars::handlebars_helper!(
     urlencode: |v: str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
 );
 
+/// The dashboard's pages: each `web/<page>` built in, or `<page>.hbs` in
+/// `web.templates_dir`.
+const WEB_PAGES: [&str; 4] = ["layout", "list", "case", "digest"];
+
 /// The dashboard's registry (HTML-escaped): `layout`, `list`, `case`,
 /// `digest`, each from `dir` when there, else built in.
 pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
@@ -259,7 +263,7 @@ pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
     hb.set_strict_mode(false);
     hb.register_helper("when", Box::new(when));
     hb.register_helper("urlencode", Box::new(urlencode));
-    for page in ["layout", "list", "case", "digest"] {
+    for page in WEB_PAGES {
         let p = dir.join(format!("{page}.hbs"));
         let text = std::fs::read_to_string(&p).unwrap_or_else(|_| {
             builtin(&format!("web/{page}"))
@@ -389,7 +393,7 @@ pub fn drift(path: &Path, name: &str) -> Option<Drift> {
 
 /// `drift` of the dashboard's pages, whose copies are `dir/<page>.hbs`.
 pub fn web_drift(dir: &Path) -> Vec<Drift> {
-    ["layout", "list", "case", "digest"]
+    WEB_PAGES
         .into_iter()
         .filter_map(|page| drift(&dir.join(format!("{page}.hbs")), &format!("web/{page}")))
         .collect()
