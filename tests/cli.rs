@@ -77,8 +77,14 @@ fn report_twice_makes_one_case_and_one_email() {
     for k in ["id", "subject", "message_id", "created", "updated"] {
         assert!(c.get(k).is_some(), "missing {k}");
     }
+    // A reported case waits on the commit's author, the report's first To.
+    let waits = c["waits_on"].as_str().expect("waits_on");
+    assert!(waits.contains('@'), "{waits}");
 
     let id = c["id"].as_str().unwrap();
+    let o = perfbot(&cfg, &["cases", "list"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.ends_with(&format!("  [waits on {waits}]\n")), "{out}");
     // The dashboard's filters, at the command line; the state column is
     // padded whatever the state's length.
     for (args, want) in [

@@ -251,6 +251,31 @@ pub struct CaseSummary<'a> {
     /// A question asked of the robot's people, not answered yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<&'a Question>,
+    /// Whom an open case waits on, as `model::case::waits_on_named` names
+    /// them. None when not asked (`From<&Case>`), or for a closed case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits_on: Option<String>,
+}
+
+impl<'a> CaseSummary<'a> {
+    /// The summaries of `list`, each naming whom its case waits on by its
+    /// history (`history`: events and thread, read only for a case that
+    /// can wait on anyone).
+    pub fn waiting<E>(
+        list: &'a [Case],
+        history: impl Fn(&CaseId) -> Result<(Vec<Event>, Vec<ThreadEntry>), E>,
+    ) -> Result<Vec<CaseSummary<'a>>, E> {
+        list.iter()
+            .map(|c| {
+                let mut s = CaseSummary::from(c);
+                if crate::model::case::may_wait(c) {
+                    let (events, thread) = history(&c.id)?;
+                    s.waits_on = crate::model::case::waits_on_named(c, &events, &thread);
+                }
+                Ok(s)
+            })
+            .collect()
+    }
 }
 
 impl<'a> From<&'a Case> for CaseSummary<'a> {
@@ -268,6 +293,7 @@ impl<'a> From<&'a Case> for CaseSummary<'a> {
             created: c.created.to_rfc3339(),
             updated: c.updated.to_rfc3339(),
             question: c.question.as_ref(),
+            waits_on: None,
         }
     }
 }
@@ -283,9 +309,6 @@ pub struct CaseDetail<'a> {
     pub commit_subject: &'a str,
     pub subsystem: Option<&'a str>,
     pub events: &'a [Event],
-    /// Whom an open case waits on (`model::case::waits_on`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waits_on: Option<String>,
     /// Replies found to belong to the case that could not be read: in the
     /// quarantine, and perhaps a decision.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -303,17 +326,30 @@ impl<'a> CaseDetail<'a> {
         quarantined: &'a [UnreadMessage],
     ) -> CaseDetail<'a> {
         CaseDetail {
-            summary: c.into(),
+            summary: CaseSummary {
+                waits_on,
+                ..c.into()
+            },
             thread,
             to: &c.to,
             cc: &c.cc,
             commit_subject: &c.commit_subject,
             subsystem: c.subsystem.as_deref(),
             events,
-            waits_on,
             quarantined,
         }
     }
+}
+
+/// One line of `cases list`'s text: id, state, subject, and whom the case
+/// waits on (or that a question to the robot's people is open).
+pub fn list_line(s: &CaseSummary) -> String {
+    let tail = match (s.question, &s.waits_on) {
+        (Some(_), _) => "  [a question to the robot's people is open]".to_string(),
+        (None, Some(who)) => format!("  [waits on {who}]"),
+        (None, None) => String::new(),
+    };
+    format!("{}  {:<16}  {}{tail}\n", s.id, s.state, s.subject)
 }
 
 /// The quarantined messages found to belong to case `id`: replies that
@@ -749,6 +785,46 @@ mod tests {
         let v = serde_json::to_value(detail).unwrap();
         assert_eq!(v["id"], "aaaaaaaaaaaa");
         assert_eq!(v["to"], serde_json::json!(c.to));
+    }
+
+    /// `cases list` (text and JSON) says whom each open case waits on, and
+    /// reads no history for a closed case.
+    #[test]
+    fn the_case_list_says_whom_each_case_waits_on() {
+        let now = chrono::Utc::now();
+        let mut open = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
+        open.to = vec!["goralbaris <goralbaris@gmail.com>".into()];
+        let mut asked = Case::sample("bbbbbbbbbbbb", CaseState::Investigating, now);
+        asked.question = Some(Question {
+            message_id: MessageId::parse("q@x").unwrap(),
+            from: "a@x".into(),
+            quote: "Could you retest?".into(),
+            asked: now,
+        });
+        let closed = Case::sample("cccccccccccc", CaseState::Fixed, now);
+        let list = [open, asked, closed];
+        let named = ThreadEntry {
+            from_name: "Baris Goral".into(),
+            ..ThreadEntry::sample("r@x", "goralbaris@gmail.com", "words")
+        };
+        let history = |id: &CaseId| match id.as_str() {
+            "cccccccccccc" => Err(format!("read the history of closed case {id}")),
+            _ => Ok((vec![], vec![named.clone()])),
+        };
+        let rows = CaseSummary::waiting(&list, history).unwrap();
+        let got: Vec<String> = rows.iter().map(list_line).collect();
+        let s = |i: usize| &list[i].subject;
+        assert_eq!(
+            got,
+            [
+                format!("aaaaaaaaaaaa  reported          {}  [waits on Baris Goral <goralbaris@gmail.com>]\n", s(0)),
+                format!("bbbbbbbbbbbb  investigating     {}  [a question to the robot's people is open]\n", s(1)),
+                format!("cccccccccccc  fixed             {}\n", s(2)),
+            ]
+        );
+        let v = serde_json::to_value(&rows).unwrap();
+        assert_eq!(v[0]["waits_on"], "Baris Goral <goralbaris@gmail.com>");
+        assert!(v[2].get("waits_on").is_none(), "{v}");
     }
 
     /// `cases show` (text and JSON) says whom a case waits on as it is

@@ -398,6 +398,17 @@ pub fn waits_on(c: &Case, events: &[Event]) -> Option<String> {
     }
 }
 
+/// Whether a case can wait on anyone (`waits_on` can name someone): so a
+/// list need not read the history of a closed case.
+pub fn may_wait(c: &Case) -> bool {
+    use CaseState::*;
+    c.question.is_some()
+        || matches!(
+            c.state,
+            NeedsHuman | AwaitingFix | AwaitingRevert | Investigating | Reported | Reopened
+        )
+}
+
 /// `from` as the report's To or Cc wrote it (`Name <addr>`) when it is
 /// there, else as it is.
 fn addressed_as(c: &Case, from: &str) -> String {
@@ -515,6 +526,37 @@ mod tests {
             waits_on(&c, &[]).as_deref(),
             Some("the robot's people (a question to them is open)")
         );
+    }
+
+    /// `may_wait` is false only where `waits_on` names nobody, whatever
+    /// the history: a list may skip reading that case's history.
+    #[test]
+    fn a_case_that_may_not_wait_waits_on_nobody() {
+        let now = chrono::Utc::now();
+        let said = |new: CaseState| Event {
+            time: now,
+            cause: Cause::Message {
+                message_id: MessageId::parse("r@x").unwrap(),
+                from: "eric@x".into(),
+                quote: "words".into(),
+            },
+            old: Some(CaseState::Reported),
+            new,
+            note: String::new(),
+        };
+        for state in CaseState::ALL {
+            let mut c = Case::sample("aaaaaaaaaaaa", state, now);
+            c.to = vec!["dave@x".into()];
+            let named = waits_on(&c, &[]).is_some() || waits_on(&c, &[said(state)]).is_some();
+            assert_eq!(may_wait(&c), named, "{state}");
+            c.question = Some(Question {
+                message_id: MessageId::parse("q@x").unwrap(),
+                from: "a@x".into(),
+                quote: "Could you retest?".into(),
+                asked: now,
+            });
+            assert!(may_wait(&c) && waits_on(&c, &[]).is_some(), "{state}");
+        }
     }
 
     #[test]

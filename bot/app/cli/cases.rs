@@ -144,9 +144,9 @@ fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Resu
     let now = Utc::now();
     let mut list = filter.select(store.cases()?, now, |id| store.history(id))?;
     sort.sort(&mut list);
+    let rows = CaseSummary::waiting(&list, |id| store.history(id))?;
     if json {
-        let v: Vec<CaseSummary> = list.iter().map(CaseSummary::from).collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&rows)?);
     } else if list.is_empty() {
         // "in state S" when that is the whole filter, as before filters.
         let state_only = CaseFilter {
@@ -160,13 +160,8 @@ fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Resu
         };
         println!("no cases{only}");
     } else {
-        for c in &list {
-            let asked = if c.question.is_some() {
-                "  [a question to the robot's people is open]"
-            } else {
-                ""
-            };
-            println!("{}  {:<16}  {}{asked}", c.id, c.state, c.subject);
+        for c in &rows {
+            print!("{}", crate::app::view::list_line(c));
         }
     }
     Ok(())

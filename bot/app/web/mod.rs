@@ -868,16 +868,12 @@ async fn digest_page(State(s): State<Arc<AppState>>, Query(q): Query<Since>) -> 
 }
 
 async fn api_cases(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
-    match filtered(&s, &f, CaseOrder::Oldest) {
-        Ok(l) => Json(
-            l.cases
-                .iter()
-                .map(crate::app::view::CaseSummary::from)
-                .collect::<Vec<_>>(),
-        )
-        .into_response(),
-        Err(e) => e.into_response(),
-    }
+    let summaries = filtered(&s, &f, CaseOrder::Oldest).and_then(|l| {
+        crate::app::view::CaseSummary::waiting(&l.cases, |id| s.store.history(id))
+            .map(|rows| Json(rows).into_response())
+            .map_err(internal)
+    });
+    summaries.unwrap_or_else(|e| e.into_response())
 }
 
 async fn api_case(
