@@ -320,7 +320,8 @@ fn ingest_thread(s: Arc<Shared>) {
     if let Err(e) = ing.release_held() {
         tracing::warn!(error = %e, "held replies: not read again now");
     }
-    reread_quarantine(&mut ing, &store);
+    let released = reread_quarantine(&mut ing, &store);
+    Metrics::add(&s.metrics.quarantine_released, released);
     let report = |ing: &mut Ingestor, before: &crate::flows::ingest::Stats| {
         let st = &ing.stats;
         Metrics::add(&s.metrics.messages_ingested, (st.read - before.read) as u64);
@@ -353,13 +354,17 @@ fn ingest_thread(s: Arc<Shared>) {
 /// limit (`inbound.max_mime_parts`), a reply that reads now reaches its
 /// case. `quarantine retry` does it by hand, but is refused while the
 /// daemon holds the database. What still cannot be read stays, with the
-/// reason it has now.
-fn reread_quarantine(ing: &mut Ingestor, store: &Store) {
+/// reason it has now, and a warning says how many stay. Returns how many
+/// were read.
+fn reread_quarantine(ing: &mut Ingestor, store: &Store) -> u64 {
     let list = match store.quarantined() {
         Ok(list) => list,
-        Err(e) => return tracing::warn!(error = %e, "quarantine: not read again now"),
+        Err(e) => {
+            tracing::warn!(error = %e, "quarantine: not read again now");
+            return 0;
+        }
     };
-    let (mut read, mut kept) = (0, 0);
+    let (mut read, mut kept) = (0u64, 0u64);
     for q in &list {
         match ing.retry_quarantined(q) {
             Ok(crate::flows::ingest::Outcome::Quarantined(_)) => kept += 1,
@@ -371,9 +376,16 @@ fn reread_quarantine(ing: &mut Ingestor, store: &Store) {
         }
     }
     // Each message read is durable already: letting it go flushed the store.
-    if !list.is_empty() {
+    if kept > 0 {
+        tracing::warn!(
+            read,
+            kept,
+            "quarantine read again at start; `perfbot quarantine list` names what stays"
+        );
+    } else if read > 0 {
         tracing::info!(read, kept, "quarantine read again at start");
     }
+    read
 }
 
 /// What the daemon tells its operator when it starts.

@@ -32,6 +32,9 @@ pub struct Metrics {
     pub mails_failed: AtomicU64,
     pub messages_ingested: AtomicU64,
     pub messages_quarantined: AtomicU64,
+    /// Quarantined messages read again since start, and read this time
+    /// (the daemon's re-read at start).
+    pub quarantine_released: AtomicU64,
     pub replies_handled: AtomicU64,
     pub reports_queued: AtomicU64,
 }
@@ -901,19 +904,25 @@ struct Counters {
     mails_failed: u64,
     messages_ingested: u64,
     messages_quarantined: u64,
+    quarantine_released: u64,
     replies_handled: u64,
     reports_queued: u64,
+    /// Messages in the quarantine now (a gauge: what an operator watches;
+    /// None when the store could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quarantine_held: Option<u64>,
     cases_by_state: BTreeMap<&'static str, u64>,
 }
 
 impl Counters {
     /// The counters as (name, value), in `/metrics` order.
-    fn totals(&self) -> [(&'static str, u64); 6] {
+    fn totals(&self) -> [(&'static str, u64); 7] {
         [
             ("mails_sent", self.mails_sent),
             ("mails_failed", self.mails_failed),
             ("messages_ingested", self.messages_ingested),
             ("messages_quarantined", self.messages_quarantined),
+            ("quarantine_released", self.quarantine_released),
             ("replies_handled", self.replies_handled),
             ("reports_queued", self.reports_queued),
         ]
@@ -933,6 +942,8 @@ fn counters(s: &AppState) -> Counters {
         mails_failed: Metrics::get(&m.mails_failed),
         messages_ingested: Metrics::get(&m.messages_ingested),
         messages_quarantined: Metrics::get(&m.messages_quarantined),
+        quarantine_released: Metrics::get(&m.quarantine_released),
+        quarantine_held: s.store.quarantined().ok().map(|q| q.len() as u64),
         replies_handled: Metrics::get(&m.replies_handled),
         reports_queued: Metrics::get(&m.reports_queued),
         cases_by_state,
@@ -960,6 +971,9 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Response {
     let mut out = String::new();
     for (k, n) in c.totals() {
         out.push_str(&format!("perfbot_{k} {n}\n"));
+    }
+    if let Some(n) = c.quarantine_held {
+        out.push_str(&format!("perfbot_quarantine_held {n}\n"));
     }
     for (st, n) in &c.cases_by_state {
         out.push_str(&format!("perfbot_cases{{state=\"{st}\"}} {n}\n"));
