@@ -605,4 +605,35 @@ fn digest_warns_of_an_old_copy_of_its_template() {
         "{}",
         stderr(&o)
     );
+
+    // `--format html` renders the dashboard's digest page in its layout:
+    // an old copy of either is named.
+    let web = tmp.path().join("web");
+    std::fs::create_dir(&web).unwrap();
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let text = text.replacen("[web]\n", &format!("[web]\ntemplates_dir = {web:?}\n"), 1);
+    assert!(text.contains(&format!("{web:?}")), "no [web] section");
+    std::fs::write(&cfg, text).unwrap();
+    let layout = std::fs::read_to_string(root().join("templates/web/layout.hbs")).unwrap();
+    let untitled = layout.replace(
+        "<title>{{title}} · perfbot</title>",
+        "<title>perfbot</title>",
+    );
+    assert_ne!(layout, untitled);
+    std::fs::write(web.join("layout.hbs"), untitled).unwrap();
+    let o = perfbot(&cfg, &["digest", "--format", "html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<title>perfbot</title>"));
+    let want = format!(
+        "warning: {}: this copy never names `title`",
+        web.join("layout.hbs").display()
+    );
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    // The text digest uses no page: it says nothing of them.
+    let o = perfbot(&cfg, &["digest"]);
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
 }

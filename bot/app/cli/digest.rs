@@ -42,14 +42,17 @@ pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
             "nobody gets the digest: set digest.to or trust.operators"
         )));
     }
-    // An old copy of the template leaves out what was added since.
-    let used = match a.format {
-        Format::Json => None,
-        Format::Text => Some(config.file.digest.template.clone()),
-        Format::Html => Some("web/digest".to_string()),
+    // An old copy of a template used leaves out what was added since.
+    let mut used = match a.format {
+        Format::Json => vec![],
+        Format::Text => vec![config.file.digest.template.clone()],
+        Format::Html => vec!["web/digest".to_string(), "web/layout".to_string()],
     };
+    if a.send {
+        used.push(config.file.digest.template.clone());
+    }
     for d in config.template_drift() {
-        if used.as_ref() == Some(&d.name) || (a.send && d.name == config.file.digest.template) {
+        if used.contains(&d.name) {
             eprintln!("warning: {d}");
         }
     }
