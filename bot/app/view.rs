@@ -255,16 +255,27 @@ pub struct CaseSummary<'a> {
     /// them. None when not asked (`From<&Case>`), or for a closed case.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits_on: Option<String>,
+    /// Replies of the case that could not be read (in the quarantine; one
+    /// may decide the case). Left out when none, or not asked.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unread: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl<'a> CaseSummary<'a> {
-    /// The summaries of `list`, each naming whom its case waits on by its
-    /// history (`history`: events and thread, read only for a case that
-    /// can wait on anyone).
-    pub fn waiting<E>(
+    /// The summaries of `list` as lists show them: each naming whom its
+    /// case waits on by its history (`history`: events and thread, read
+    /// only for a case that can wait on anyone), and how many of its
+    /// replies are among the `quarantined`.
+    pub fn listed<E>(
         list: &'a [Case],
         history: impl Fn(&CaseId) -> Result<(Vec<Event>, Vec<ThreadEntry>), E>,
+        quarantined: &[Quarantined],
     ) -> Result<Vec<CaseSummary<'a>>, E> {
+        let unread = unread_by_case(quarantined);
         list.iter()
             .map(|c| {
                 let mut s = CaseSummary::from(c);
@@ -272,10 +283,20 @@ impl<'a> CaseSummary<'a> {
                     let (events, thread) = history(&c.id)?;
                     s.waits_on = crate::model::case::waits_on_named(c, &events, &thread);
                 }
+                s.unread = unread.get(&c.id).copied().unwrap_or(0);
                 Ok(s)
             })
             .collect()
     }
+}
+
+/// How many of the `quarantined` messages belong to each case.
+pub fn unread_by_case(quarantined: &[Quarantined]) -> std::collections::HashMap<&CaseId, usize> {
+    let mut out = std::collections::HashMap::new();
+    for case in quarantined.iter().filter_map(|q| q.case.as_ref()) {
+        *out.entry(case).or_insert(0) += 1;
+    }
+    out
 }
 
 impl<'a> From<&'a Case> for CaseSummary<'a> {
@@ -294,6 +315,7 @@ impl<'a> From<&'a Case> for CaseSummary<'a> {
             updated: c.updated.to_rfc3339(),
             question: c.question.as_ref(),
             waits_on: None,
+            unread: 0,
         }
     }
 }
@@ -341,14 +363,20 @@ impl<'a> CaseDetail<'a> {
     }
 }
 
-/// One line of `cases list`'s text: id, state, subject, and whom the case
-/// waits on (or that a question to the robot's people is open).
+/// One line of `cases list`'s text: id, state, subject, whom the case
+/// waits on (or that a question to the robot's people is open), and its
+/// replies that could not be read.
 pub fn list_line(s: &CaseSummary) -> String {
-    let tail = match (s.question, &s.waits_on) {
+    let mut tail = match (s.question, &s.waits_on) {
         (Some(_), _) => "  [a question to the robot's people is open]".to_string(),
         (None, Some(who)) => format!("  [waits on {who}]"),
         (None, None) => String::new(),
     };
+    match s.unread {
+        0 => {}
+        1 => tail.push_str("  [a reply could not be read]"),
+        n => tail.push_str(&format!("  [{n} replies could not be read]")),
+    }
     format!("{}  {:<16}  {}{tail}\n", s.id, s.state, s.subject)
 }
 
@@ -788,7 +816,8 @@ mod tests {
     }
 
     /// `cases list` (text and JSON) says whom each open case waits on, and
-    /// reads no history for a closed case.
+    /// reads no history for a closed case; and how many of each case's
+    /// replies could not be read.
     #[test]
     fn the_case_list_says_whom_each_case_waits_on() {
         let now = chrono::Utc::now();
@@ -811,20 +840,31 @@ mod tests {
             "cccccccccccc" => Err(format!("read the history of closed case {id}")),
             _ => Ok((vec![], vec![named.clone()])),
         };
-        let rows = CaseSummary::waiting(&list, history).unwrap();
+        let q = |hash: &str, case: &str| {
+            let case = CaseId::parse(case).unwrap();
+            Quarantined::sample(hash, &format!("{hash}@x"), "parts", now, Some(&case))
+        };
+        let unread = [
+            q("ab", "aaaaaaaaaaaa"),
+            q("cd", "cccccccccccc"),
+            q("ef", "cccccccccccc"),
+        ];
+        let rows = CaseSummary::listed(&list, history, &unread).unwrap();
         let got: Vec<String> = rows.iter().map(list_line).collect();
         let s = |i: usize| &list[i].subject;
         assert_eq!(
             got,
             [
-                format!("aaaaaaaaaaaa  reported          {}  [waits on Baris Goral <goralbaris@gmail.com>]\n", s(0)),
+                format!("aaaaaaaaaaaa  reported          {}  [waits on Baris Goral <goralbaris@gmail.com>]  [a reply could not be read]\n", s(0)),
                 format!("bbbbbbbbbbbb  investigating     {}  [a question to the robot's people is open]\n", s(1)),
-                format!("cccccccccccc  fixed             {}\n", s(2)),
+                format!("cccccccccccc  fixed             {}  [2 replies could not be read]\n", s(2)),
             ]
         );
         let v = serde_json::to_value(&rows).unwrap();
         assert_eq!(v[0]["waits_on"], "Baris Goral <goralbaris@gmail.com>");
         assert!(v[2].get("waits_on").is_none(), "{v}");
+        assert_eq!((&v[0]["unread"], &v[2]["unread"]), (&1.into(), &2.into()));
+        assert!(v[1].get("unread").is_none(), "{v}");
     }
 
     /// `cases show` (text and JSON) says whom a case waits on as it is

@@ -144,7 +144,7 @@ fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Resu
     let now = Utc::now();
     let mut list = filter.select(store.cases()?, now, |id| store.history(id))?;
     sort.sort(&mut list);
-    let rows = CaseSummary::waiting(&list, |id| store.history(id))?;
+    let rows = CaseSummary::listed(&list, |id| store.history(id), &store.quarantined()?)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else if list.is_empty() {

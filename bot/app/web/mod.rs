@@ -300,6 +300,8 @@ struct CaseRow<'a> {
     /// A question to the robot's people is open.
     question: bool,
     replies: usize,
+    /// Replies that could not be read (in the quarantine).
+    unread: usize,
     first_reply: Option<String>,
     evidence: Option<String>,
     who: Option<String>,
@@ -311,6 +313,8 @@ struct CaseRow<'a> {
 
 fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, WebError> {
     let now = Utc::now();
+    let quarantined = s.store.quarantined().map_err(internal)?;
+    let unread = crate::app::view::unread_by_case(&quarantined);
     let mut cases = Vec::with_capacity(list.len());
     for c in list {
         let events = s.store.events(&c.id).map_err(internal)?;
@@ -327,6 +331,7 @@ fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, Web
             adopted: c.adopted,
             question: c.question.is_some(),
             replies: f.replies,
+            unread: unread.get(&c.id).copied().unwrap_or(0),
             first_reply: f.first_reply,
             evidence: f.evidence,
             who: f.who,
@@ -872,7 +877,8 @@ async fn digest_page(State(s): State<Arc<AppState>>, Query(q): Query<Since>) -> 
 
 async fn api_cases(State(s): State<Arc<AppState>>, Query(f): Query<Filter>) -> Response {
     let summaries = filtered(&s, &f, CaseOrder::Oldest).and_then(|l| {
-        crate::app::view::CaseSummary::waiting(&l.cases, |id| s.store.history(id))
+        let quarantined = s.store.quarantined().map_err(internal)?;
+        crate::app::view::CaseSummary::listed(&l.cases, |id| s.store.history(id), &quarantined)
             .map(|rows| Json(rows).into_response())
             .map_err(internal)
     });
@@ -1684,8 +1690,9 @@ mod tests {
         assert!(html.contains(want), "{html}");
     }
 
-    /// The case page names a reply of its thread that could not be read;
-    /// a case with none says nothing of it.
+    /// The case page names a reply of its thread that could not be read,
+    /// and the list counts it in the case's row; a case with none says
+    /// nothing of it.
     #[test]
     fn the_case_page_names_its_replies_that_could_not_be_read() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1705,5 +1712,20 @@ mod tests {
         let want = "<tr><th>Not read</th><td class=\"unread\">&lt;m@x&gt;, quarantined 2026-11-01 00:00 UTC (<code>cdcdcdcdcdcdcdcd</code>): more than 200 MIME parts &mdash;";
         assert!(html.contains(want), "{html}");
         assert!(!page(&other).contains("Not read"));
+
+        let s = Arc::new(s);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let r = rt.block_on(list_page(State(s.clone()), Query(Filter::default())));
+        let body = rt
+            .block_on(axum::body::to_bytes(r.into_body(), usize::MAX))
+            .unwrap();
+        let html = String::from_utf8(body.to_vec()).unwrap();
+        let unread =
+            "<span class=\"unread\" title=\"could not be read: see the case\">+1 not read</span>";
+        assert_eq!(html.matches(unread).count(), 1, "{html}");
+        let row = html.split("<tr>").find(|r| r.contains(unread)).unwrap();
+        assert!(row.contains("/case/0123456789ab"), "{row}");
     }
 }
