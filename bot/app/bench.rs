@@ -721,16 +721,10 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
     let health = Health { port };
     // Up, and caught up with what the mailbox held before.
     health
-        .wait(&|_| true, 30)
+        .wait(|_| true, 30)
         .ok_or_else(|| anyhow::anyhow!("the daemon did not come up"))?;
     std::thread::sleep(Duration::from_secs(3));
-    let handled_now = || {
-        health
-            .get()
-            .map(|v| v["replies_handled"].as_u64().unwrap_or(0))
-            .unwrap_or(0)
-    };
-    let before = handled_now();
+    let before = health.get().map_or(0, |c| c.replies_handled);
     let files = write_replies(&maildir, count, &parents)?;
     // Delivered at once: timed from the first rename into new/.
     let t0 = Instant::now();
@@ -738,21 +732,12 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         std::fs::rename(maildir.with_file_name("tmp").join(f), maildir.join(f))?;
     }
     let target = before + count as u64;
-    let done = health.wait(
-        &|v| v["replies_handled"].as_u64().unwrap_or(0) >= target,
-        120,
-    );
+    let done = health.wait(|c| c.replies_handled >= target, 120);
     let took = t0.elapsed().as_secs_f64();
-    // Idle CPU over ten seconds.
     std::thread::sleep(Duration::from_secs(2));
-    let (c0, i0) = (cpu_ticks(child.0.id()), Instant::now());
-    std::thread::sleep(Duration::from_secs(10));
-    let cpu = (cpu_ticks(child.0.id()) - c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0;
+    let cpu = idle_cpu(child.0.id(), Duration::from_secs(10));
     drop(child);
-    let handled = done
-        .as_ref()
-        .and_then(|v| v["replies_handled"].as_u64())
-        .map_or(0, |n| n - before);
+    let handled = done.map_or(0, |c| c.replies_handled - before);
     Ok(format!(
         "daemon: {count} replies dropped at once into the bot's mailbox\n\
          applied {handled} in {took:.2} s (IMAP IDLE wake-up, fetch, parse, classify, record)\n\
@@ -869,13 +854,19 @@ struct Health {
     port: u16,
 }
 
+/// What the bench reads of the daemon's `/healthz`.
+#[derive(Debug, serde::Deserialize)]
+struct Counts {
+    replies_handled: u64,
+}
+
 impl Health {
-    fn get(&self) -> Option<serde_json::Value> {
+    fn get(&self) -> Option<Counts> {
         serde_json::from_str(&crate::app::web::get_local(self.port, "/healthz").ok()?).ok()
     }
 
-    /// The health once `f` holds of it, within `secs`.
-    fn wait(&self, f: &dyn Fn(&serde_json::Value) -> bool, secs: u64) -> Option<serde_json::Value> {
+    /// The counts once `f` holds of them, within `secs`.
+    fn wait(&self, f: impl Fn(&Counts) -> bool, secs: u64) -> Option<Counts> {
         let end = Instant::now() + std::time::Duration::from_secs(secs);
         while Instant::now() < end {
             if let Some(v) = self.get().filter(|v| f(v)) {
@@ -885,6 +876,13 @@ impl Health {
         }
         None
     }
+}
+
+/// The CPU process `pid` uses over `span`, in percent of one core.
+fn idle_cpu(pid: u32, span: std::time::Duration) -> f64 {
+    let (c0, i0) = (cpu_ticks(pid), Instant::now());
+    std::thread::sleep(span);
+    cpu_ticks(pid).saturating_sub(c0) as f64 / 100.0 / i0.elapsed().as_secs_f64() * 100.0
 }
 
 /// The CPU time process `pid` used so far, in clock ticks (user + system).
