@@ -64,7 +64,7 @@ pub struct Person {
     pub email: String,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Commit {
     pub sha: String,
@@ -580,7 +580,10 @@ impl Default for Style {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// A report's input: what `perfbot report` reads, and what `parse-report`
+/// reads back from a robot mail. (`Default` is an empty report, for
+/// building one field by field.)
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportInput {
     /// The report's Date (RFC 3339); the time of queueing when absent.

@@ -191,8 +191,7 @@ impl<'a> Reader<'a> {
         let base = Commit {
             sha: first.base_sha.clone(),
             subject: first.base_subject.clone(),
-            author: None,
-            committer: None,
+            ..Commit::default()
         };
         let (tests, in_addition_only) = tests_of(&r.groups, &r.block, &r.extras, r.appendix)?;
         let (layout, style) = self.style(h, sentence, &r.read);
@@ -530,14 +529,9 @@ impl<'a> Reader<'a> {
             commit: commit_of(h, sha, subject),
             base: Commit {
                 sha: base_sha.into(),
-                subject: String::new(),
-                author: None,
-                committer: None,
+                ..Commit::default()
             },
             tree,
-            patch: None,
-            still_regression_on: Vec::new(),
-            in_addition_only: Vec::new(),
             tests: vec![test],
             recipients: recipients_of(h),
             headline: Some(HeadlineChoice {
@@ -545,15 +539,13 @@ impl<'a> Reader<'a> {
                 kind: Some(kind),
             }),
             preface,
-            note: None,
             attachments: attachments_of(h),
-            trailer: None,
-            unread: Vec::new(),
             style: Style {
                 layout: Some(Layout::Lkp2014),
                 plot_style: plot_style.unwrap_or_default(),
                 ..Style::default()
             },
+            ..ReportInput::default()
         };
         let ending = sections::ending(lines);
         Ok(ParsedReport {
