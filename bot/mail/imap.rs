@@ -209,6 +209,15 @@ pub fn connect(acct: &ImapAccount) -> Result<ImapSession, ImapError> {
     connect_with_socket(acct).map(|(s, _)| s)
 }
 
+/// Whether `acct` can read `mailbox`: connect, log in, EXAMINE it (read
+/// only), log out.
+pub fn can_read(acct: &ImapAccount, mailbox: &str) -> Result<(), ImapError> {
+    let mut s = connect(acct)?;
+    guarded(|| s.examine(mailbox))?;
+    let _ = s.logout();
+    Ok(())
+}
+
 /// A second handle on a session's TCP socket. The `imap` crate keeps its
 /// stream to itself, and its IDLE clears the read timeout and blocks in a
 /// read: this handle is how another thread ends that read (`stop`) and how

@@ -160,6 +160,17 @@ impl SmtpSender {
         })
     }
 
+    /// Whether the server answers and takes perfbot's login: a connection
+    /// as a send makes it (EHLO, TLS as configured, AUTH), then NOOP. The
+    /// error says why not.
+    pub async fn reachable(&self) -> Result<(), String> {
+        match self.transport.test_connection().await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("the connection closed after the login".into()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// Send `raw` to `to`. A recipient the server refuses permanently by
     /// name is left out and the mail goes to the others (as lists and MTAs
     /// do): lettre gives up at the first refused RCPT before any DATA, so

@@ -14,6 +14,7 @@ use crate::store::Store;
 
 mod bench;
 mod cases;
+mod check;
 mod classify;
 mod compare;
 mod digest;
@@ -82,6 +83,8 @@ pub enum Command {
     Policy(policy::PolicyCmd),
     /// Run the whole job: ingest, deliver, remind, digest, dashboard (until SIGTERM)
     Run,
+    /// Check what `run` would start with: config, templates, state, and that the mail servers take perfbot's login
+    Check(check::CheckArgs),
     /// The thread-status digest
     Digest(digest::DigestArgs),
     /// Queue the reminders that are due, mark stale cases
@@ -188,6 +191,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Outbox(c) => outbox::run(&config, c),
         Command::Optout(c) => optout::run(&config, c),
         Command::Run => run::run(config),
+        Command::Check(a) => check::run(&config, a),
         Command::Digest(a) => digest::run(&config, a),
         Command::Remind(a) => remind::run(&config, a),
         Command::Review(a) => review::run(&config, a),
