@@ -414,7 +414,17 @@ fn the_daemon_reads_its_quarantine_again_at_start() {
         seen = common::http_get(port, &path).filter(|page| page.contains("many@x"));
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let metrics = common::http_get(port, "/metrics").unwrap_or_default();
+    // The reply reaches its case before it leaves the quarantine, and the
+    // count follows the whole re-read: wait for both.
+    let want = ["perfbot_quarantine_released 1", "perfbot_quarantine_held 1"];
+    let mut metrics = String::new();
+    while std::time::Instant::now() < deadline {
+        metrics = common::http_get(port, "/metrics").unwrap_or_default();
+        if want.iter().all(|w| metrics.lines().any(|l| l == *w)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     unsafe {
         libc::kill(daemon.id() as i32, libc::SIGTERM);
     }
@@ -429,7 +439,7 @@ fn the_daemon_reads_its_quarantine_again_at_start() {
     );
     assert!(log.contains("quarantine read again at start"), "{log}");
     assert!(log.contains("read=1 kept=1"), "{log}");
-    for line in ["perfbot_quarantine_released 1", "perfbot_quarantine_held 1"] {
+    for line in want {
         assert!(metrics.lines().any(|l| l == line), "{line}: {metrics}");
     }
     let o = perfbot(&cfg, &["quarantine", "list", "--json"]);
