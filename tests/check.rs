@@ -66,6 +66,27 @@ fn the_default_set_up_checks_out_offline() {
     assert!(stop.contains("emergency_stop"), "{stop}");
     let old = line(&out, "warn", "templates").unwrap_or_else(|| panic!("{out}"));
     assert!(old.contains("digest.hbs: this copy never names"), "{old}");
+
+    // The dashboard's address taken by another program: `run` could not
+    // start, so the check fails.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = taken.local_addr().unwrap();
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let listen = text.replacen(
+        "listen = \"127.0.0.1:8080\"",
+        &format!("listen = \"{at}\""),
+        1,
+    );
+    assert_ne!(text, listen);
+    std::fs::write(&cfg, listen).unwrap();
+    let (out, code) = check(&cfg, &[], &[]);
+    assert_eq!(code, Some(1), "{out}");
+    let l = line(&out, "FAIL", "dashboard").unwrap_or_else(|| panic!("{out}"));
+    assert!(l.contains(&format!("http://{at}/")), "{l}");
+    drop(taken);
+    let (out, code) = check(&cfg, &[], &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(line(&out, "ok", "dashboard").is_some(), "{out}");
 }
 
 /// SMTP: the real server takes the login; a wrong password and a port with

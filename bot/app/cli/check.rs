@@ -75,6 +75,7 @@ pub fn run(config: &Config, a: CheckArgs) -> Result<(), Failure> {
     found.extend(stops(config));
     found.push(recipients(config));
     found.push(reading(config, a.offline).map_err(Failure::usage)?);
+    found.push(dashboard(config));
     for f in &found {
         println!("{f}");
     }
@@ -232,4 +233,25 @@ fn reading(config: &Config, offline: bool) -> Result<Finding, crate::config::Con
         }
     };
     Ok(Finding::new(Level::Ok, "reading", text))
+}
+
+/// The dashboard's address: free to listen on, or the running daemon's.
+/// Taken by another program, `run` could not start.
+fn dashboard(config: &Config) -> Finding {
+    let web = &config.file.web;
+    if !web.enabled {
+        return Finding::new(Level::Ok, "dashboard", "off (web.enabled = false)");
+    }
+    let at = format!("http://{}/", web.listen);
+    if crate::store::daemon_running(&config.state_dir()) {
+        return Finding::new(
+            Level::Ok,
+            "dashboard",
+            format!("{at} (the running daemon's)"),
+        );
+    }
+    match std::net::TcpListener::bind(web.listen) {
+        Ok(_) => Finding::new(Level::Ok, "dashboard", format!("{at}: the address is free")),
+        Err(e) => Finding::new(Level::Fail, "dashboard", format!("{at}: web.listen: {e}")),
+    }
 }
