@@ -197,3 +197,41 @@ fn check_tries_the_imap_login_and_mailbox() {
         "the password must not be shown"
     );
 }
+
+/// While `perfbot run` holds the state and the dashboard's address, the
+/// check says so and passes; it waits for nothing.
+#[test]
+fn check_beside_a_running_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("config.toml")).unwrap();
+    let port = free_port();
+    let text = text.replacen(
+        "listen = \"127.0.0.1:8080\"",
+        &format!("listen = \"127.0.0.1:{port}\""),
+        1,
+    );
+    let cfg = tmp.path().join("config.toml");
+    std::fs::write(&cfg, text).unwrap();
+    std::fs::create_dir(tmp.path().join("templates")).unwrap();
+    let mut daemon = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("run")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (out, code) = check(&cfg, &[], &[]);
+    unsafe {
+        libc::kill(daemon.id() as i32, libc::SIGTERM);
+    }
+    assert!(daemon.wait().unwrap().success());
+    assert_eq!(code, Some(0), "{out}");
+    let state = line(&out, "ok", "state").unwrap_or_else(|| panic!("{out}"));
+    assert!(state.contains("held by a running `perfbot run`"), "{state}");
+    let web = line(&out, "ok", "dashboard").unwrap_or_else(|| panic!("{out}"));
+    assert!(web.contains("(the running daemon's)"), "{web}");
+}
