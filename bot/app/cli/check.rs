@@ -18,10 +18,14 @@ pub struct CheckArgs {
     /// say.
     #[arg(long)]
     pub offline: bool,
+    /// Print the findings as JSON (`level`, `what`, `text` each).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 enum Level {
     Ok,
     /// Works, but an operator should know (an old template copy, sending
@@ -31,7 +35,7 @@ enum Level {
 }
 
 /// One line of `perfbot check`.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 struct Finding {
     level: Level,
     what: &'static str,
@@ -59,8 +63,14 @@ impl fmt::Display for Finding {
     }
 }
 
+/// `check --json`.
+#[derive(serde::Serialize)]
+struct Checked<'a> {
+    config: &'a str,
+    findings: &'a [Finding],
+}
+
 pub fn run(config: &Config, a: CheckArgs) -> Result<(), Failure> {
-    println!("perfbot check: config {}", config.source);
     let mut found = templates(config);
     found.push(state(config));
     // A transport or mail source that cannot work as configured is a usage
@@ -76,8 +86,17 @@ pub fn run(config: &Config, a: CheckArgs) -> Result<(), Failure> {
     found.push(recipients(config));
     found.push(reading(config, a.offline).map_err(Failure::usage)?);
     found.push(dashboard(config));
-    for f in &found {
-        println!("{f}");
+    if a.json {
+        let v = Checked {
+            config: &config.source,
+            findings: &found,
+        };
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("perfbot check: config {}", config.source);
+        for f in &found {
+            println!("{f}");
+        }
     }
     let failed = found.iter().filter(|f| f.level == Level::Fail).count();
     if failed > 0 {
