@@ -148,19 +148,10 @@ state_dir = {state:?}
 [report]
 templates_dir = {templates:?}
 
-[inbound]
-source = "imap"
-
-[imap]
-url = "imap://127.0.0.1:{IMAP_PORT}"
-user = "bot@example.test"
-ca_file = {ca:?}
-mailbox = {mailbox:?}
-timeout_secs = 10
-"#,
+{imap}"#,
         state = dir.join("state"),
         templates = root().join("templates"),
-        ca = ca_file(),
+        imap = imap_sections(&format!("mailbox = {mailbox:?}\ntimeout_secs = 10")),
     );
     let p = dir.join("config.toml");
     std::fs::write(&p, text).unwrap();

@@ -64,14 +64,7 @@ url = "smtp://127.0.0.1:{SMTP_PORT}"
 ca_file = {ca:?}
 timeout_secs = 10
 
-[inbound]
-source = "imap"
-
-[imap]
-url = "imap://127.0.0.1:{IMAP_PORT}"
-user = "bot@example.test"
-ca_file = {ca:?}
-
+{imap}
 [trust]
 operators = ["bob@example.test"]
 maintainers = ["list@example.test"]
@@ -88,6 +81,7 @@ enabled = true
         outbox = dir.join("state/outbox"),
         stop = dir.join("STOP"),
         ca = ca_file(),
+        imap = imap_sections(""),
     );
     let p = dir.join("config.toml");
     std::fs::write(&p, text).unwrap();

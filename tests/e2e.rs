@@ -35,15 +35,7 @@ retry_base_secs = 1
 url = "smtp://127.0.0.1:{SMTP_PORT}"
 ca_file = {ca:?}
 
-[inbound]
-source = "imap"
-
-[imap]
-url = "imap://127.0.0.1:{IMAP_PORT}"
-user = "bot@example.test"
-ca_file = {ca:?}
-poll_secs = 60
-
+{imap}
 [trust]
 operators = ["bob@example.test"]
 
@@ -64,6 +56,7 @@ poll_every_secs = 1
         stop = dir.join("STOP"),
         spool = dir.join("spool"),
         ca = ca_file(),
+        imap = imap_sections("poll_secs = 60"),
     );
     let p = dir.join("config.toml");
     std::fs::write(&p, text).unwrap();

@@ -32,22 +32,12 @@ cc = []
 [outbound]
 outbox_dir = {outbox:?}
 
-[inbound]
-source = "imap"
-
-[imap]
-url = "imap://127.0.0.1:{IMAP_PORT}"
-user = "bot@example.test"
-ca_file = {ca:?}
-mailbox = "INBOX"
-timeout_secs = 10
-{extra}
-"#,
+{imap}"#,
         state = dir.join("state"),
         domain = id_domain(dir),
         templates = root().join("templates"),
         outbox = dir.join("state/outbox"),
-        ca = ca_file(),
+        imap = imap_sections(&format!("mailbox = \"INBOX\"\ntimeout_secs = 10\n{extra}")),
     );
     let p = dir.join("config.toml");
     std::fs::write(&p, text).unwrap();

@@ -29,6 +29,17 @@ pub fn ca_file() -> PathBuf {
     mail_dir().join("ca.pem")
 }
 
+/// A config's `[inbound]` and `[imap]` sections: replies read over IMAP as
+/// `bot@example.test` from the test server, trusting its CA; `extra` adds
+/// `[imap]` keys.
+pub fn imap_sections(extra: &str) -> String {
+    format!(
+        "[inbound]\nsource = \"imap\"\n\n[imap]\nurl = \"imap://127.0.0.1:{IMAP_PORT}\"\n\
+         user = \"bot@example.test\"\nca_file = {:?}\n{extra}\n",
+        ca_file()
+    )
+}
+
 /// The mail server must be up: these tests never pass by skipping. Set
 /// `PERFBOT_SKIP_MAIL_TESTS=1` to leave them out on purpose (they then say so).
 pub fn mail_server() -> bool {
