@@ -683,12 +683,7 @@ mod tests {
             assert_eq!(filter.admits(&c, now), want, "{filter:?}");
         }
         // A question to the robot's people needs a human as much.
-        c.question = Some(Question {
-            message_id: MessageId::parse("q@x").unwrap(),
-            from: "a@x".into(),
-            quote: "Could you retest?".into(),
-            asked: now,
-        });
+        c.question = Some(Question::sample("Could you retest?", now));
         assert!(with(|f| f.needs_human = true).admits(&c, now));
     }
 
@@ -824,12 +819,7 @@ mod tests {
         let mut open = Case::sample("aaaaaaaaaaaa", CaseState::Reported, now);
         open.to = vec!["goralbaris <goralbaris@gmail.com>".into()];
         let mut asked = Case::sample("bbbbbbbbbbbb", CaseState::Investigating, now);
-        asked.question = Some(Question {
-            message_id: MessageId::parse("q@x").unwrap(),
-            from: "a@x".into(),
-            quote: "Could you retest?".into(),
-            asked: now,
-        });
+        asked.question = Some(Question::sample("Could you retest?", now));
         let closed = Case::sample("cccccccccccc", CaseState::Fixed, now);
         let list = [open, asked, closed];
         let named = ThreadEntry {

@@ -560,12 +560,10 @@ mod tests {
         for (state, age, pings, asked, want) in cases {
             let mut c = case(*state, d(*age));
             if *asked {
-                c.question = Some(crate::model::case::Question {
-                    message_id: MessageId::parse("q@x").unwrap(),
-                    from: "a@x".into(),
-                    quote: "Could you run it again?".into(),
-                    asked: d(*age),
-                });
+                c.question = Some(crate::model::case::Question::sample(
+                    "Could you run it again?",
+                    d(*age),
+                ));
             }
             let rec = vec![(c, vec![], vec![])];
             let ob: Vec<OutboxEntry> = pings.iter().map(|(p, s)| ping((d(*p), *s))).collect();

@@ -258,6 +258,19 @@ pub struct Question {
     pub asked: DateTime<Utc>,
 }
 
+impl Question {
+    /// A question from `a@x` asked at `asked` (`<q@x>`), for tests.
+    #[cfg(test)]
+    pub fn sample(quote: &str, asked: DateTime<Utc>) -> Question {
+        Question {
+            message_id: MessageId::parse("q@x").expect("valid id"),
+            from: "a@x".into(),
+            quote: quote.into(),
+            asked,
+        }
+    }
+}
+
 /// Why something happened to a case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -516,12 +529,7 @@ mod tests {
             assert_eq!(waits_on(&c, events).as_deref(), *want, "{state}");
         }
         let mut c = Case::sample("aaaaaaaaaaaa", CaseState::AwaitingFix, now);
-        c.question = Some(Question {
-            message_id: MessageId::parse("q@x").unwrap(),
-            from: "a@x".into(),
-            quote: "Could you retest?".into(),
-            asked: now,
-        });
+        c.question = Some(Question::sample("Could you retest?", now));
         assert_eq!(
             waits_on(&c, &[]).as_deref(),
             Some("the robot's people (a question to them is open)")
@@ -549,12 +557,7 @@ mod tests {
             c.to = vec!["dave@x".into()];
             let named = waits_on(&c, &[]).is_some() || waits_on(&c, &[said(state)]).is_some();
             assert_eq!(may_wait(&c), named, "{state}");
-            c.question = Some(Question {
-                message_id: MessageId::parse("q@x").unwrap(),
-                from: "a@x".into(),
-                quote: "Could you retest?".into(),
-                asked: now,
-            });
+            c.question = Some(Question::sample("Could you retest?", now));
             assert!(may_wait(&c) && waits_on(&c, &[]).is_some(), "{state}");
         }
     }

@@ -1432,12 +1432,10 @@ mod tests {
         let human = Case::sample("aaaaaaaaaaaa", CaseState::NeedsHuman, now);
         let mut asked = Case::sample("bbbbbbbbbbbb", CaseState::AwaitingFix, now);
         asked.message_id = crate::model::MessageId::parse("b@x").unwrap();
-        asked.question = Some(crate::model::case::Question {
-            message_id: crate::model::MessageId::parse("q@x").unwrap(),
-            from: "a@x".into(),
-            quote: "Could the robot test v2?".into(),
-            asked: now,
-        });
+        asked.question = Some(crate::model::case::Question::sample(
+            "Could the robot test v2?",
+            now,
+        ));
         let mut quiet = Case::sample("cccccccccccc", CaseState::AwaitingFix, now);
         quiet.message_id = crate::model::MessageId::parse("c@x").unwrap();
         let s = serving(tmp.path(), [human, asked, quiet]);
