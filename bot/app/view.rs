@@ -350,6 +350,7 @@ impl<'a> CaseDetail<'a> {
         CaseDetail {
             summary: CaseSummary {
                 waits_on,
+                unread: quarantined.len(),
                 ..c.into()
             },
             thread,
@@ -899,5 +900,6 @@ mod tests {
         assert!(text.contains(want), "{text}");
         let v = serde_json::to_value(CaseDetail::new(&c, &[], &[], None, &mine)).unwrap();
         assert_eq!(v["quarantined"][0]["message_id"], "ab@x");
+        assert_eq!(v["unread"], 1, "as the list counts them");
     }
 }
