@@ -132,11 +132,14 @@ fn check_tries_the_smtp_login() {
     let (out, code) = check(&cfg, &[], &[]);
     assert_eq!(code, Some(1), "{out}");
     assert!(line(&out, "FAIL", "sending").is_some(), "{out}");
-    // A user without a password cannot work at all: a usage error, as `run`.
+    // A user without a password cannot work at all: a usage error, as
+    // `run`; the other lines are still printed.
     let cfg = config(tmp.path(), &url, "", "user = \"bot@example.test\"");
     let (out, code) = check(&cfg, &[], &[]);
     assert_eq!(code, Some(2), "{out}");
-    assert!(out.contains("no password"), "{out}");
+    let l = line(&out, "FAIL", "sending").unwrap_or_else(|| panic!("{out}"));
+    assert!(l.contains("no password"), "{l}");
+    assert!(line(&out, "ok", "reading").is_some(), "{out}");
 }
 
 fn imap_config(dir: &Path, mailbox: &str) -> PathBuf {

@@ -32,6 +32,8 @@ enum Level {
     /// stopped).
     Warn,
     Fail,
+    /// The config cannot work at all (`run` refuses to start: exit 2).
+    Unusable,
 }
 
 /// One line of `perfbot check`.
@@ -57,7 +59,7 @@ impl fmt::Display for Finding {
         let level = match self.level {
             Level::Ok => "ok  ",
             Level::Warn => "warn",
-            Level::Fail => "FAIL",
+            Level::Fail | Level::Unusable => "FAIL",
         };
         write!(f, "{level}  {}: {}", self.what, self.text)
     }
@@ -73,18 +75,21 @@ struct Checked<'a> {
 pub fn run(config: &Config, a: CheckArgs) -> Result<(), Failure> {
     let mut found = templates(config);
     found.push(state(config));
-    // A transport or mail source that cannot work as configured is a usage
-    // error (exit 2), as `perfbot run` makes it.
     // The SMTP pool is made and dropped with the runtime entered.
     {
         let rt = runtime()?;
         let _entered = rt.enter();
-        let t = Transport::from_config(config).map_err(Failure::usage)?;
-        found.push(sending(&rt, &t, a.offline));
+        found.push(match Transport::from_config(config) {
+            Ok(t) => sending(&rt, &t, a.offline),
+            Err(e) => Finding::new(Level::Unusable, "sending", e.to_string()),
+        });
     }
     found.extend(stops(config));
     found.push(recipients(config));
-    found.push(reading(config, a.offline).map_err(Failure::usage)?);
+    found.push(
+        reading(config, a.offline)
+            .unwrap_or_else(|e| Finding::new(Level::Unusable, "reading", e.to_string())),
+    );
     found.push(dashboard(config));
     if a.json {
         let v = Checked {
@@ -98,11 +103,16 @@ pub fn run(config: &Config, a: CheckArgs) -> Result<(), Failure> {
             println!("{f}");
         }
     }
-    let failed = found.iter().filter(|f| f.level == Level::Fail).count();
-    if failed > 0 {
-        return Err(anyhow!("{failed} of {} checks failed", found.len()).into());
+    // A transport or mail source that cannot work as configured is a usage
+    // error (exit 2), as `perfbot run` makes it; a server that refuses, 1.
+    let failed = |l: Level| found.iter().filter(|f| f.level == l).count();
+    let (unusable, failed) = (failed(Level::Unusable), failed(Level::Fail));
+    let why = anyhow!("{} of {} checks failed", unusable + failed, found.len());
+    match (unusable, failed) {
+        (0, 0) => Ok(()),
+        (0, _) => Err(why.into()),
+        _ => Err(Failure::usage(why)),
     }
-    Ok(())
 }
 
 /// The templates compiled when the config was read; an old copy of one in
