@@ -275,7 +275,7 @@ impl<'a> CaseSummary<'a> {
         history: impl Fn(&CaseId) -> Result<(Vec<Event>, Vec<ThreadEntry>), E>,
         quarantined: &[Quarantined],
     ) -> Result<Vec<CaseSummary<'a>>, E> {
-        let unread = unread_by_case(quarantined);
+        let unread = Quarantined::by_case(quarantined);
         list.iter()
             .map(|c| {
                 let mut s = CaseSummary::from(c);
@@ -288,15 +288,6 @@ impl<'a> CaseSummary<'a> {
             })
             .collect()
     }
-}
-
-/// How many of the `quarantined` messages belong to each case.
-pub fn unread_by_case(quarantined: &[Quarantined]) -> std::collections::HashMap<&CaseId, usize> {
-    let mut out = std::collections::HashMap::new();
-    for case in quarantined.iter().filter_map(|q| q.case.as_ref()) {
-        *out.entry(case).or_insert(0) += 1;
-    }
-    out
 }
 
 impl<'a> From<&'a Case> for CaseSummary<'a> {

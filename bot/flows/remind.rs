@@ -183,12 +183,9 @@ pub fn run(
     // A reply of the case that could not be read may be the answer a ping
     // would ask for: neither chased nor made stale; the digest names the
     // mail, and it is read again after an upgrade or a raised limit.
-    let unread: std::collections::HashSet<_> = store
-        .quarantined()?
-        .into_iter()
-        .filter_map(|q| q.case)
-        .collect();
-    records.retain(|(c, _, _)| !unread.contains(&c.id));
+    let quarantined = store.quarantined()?;
+    let unread = crate::model::Quarantined::by_case(&quarantined);
+    records.retain(|(c, _, _)| !unread.contains_key(&c.id));
     let outbox = store.outbox_entries()?;
     let by_id: std::collections::HashMap<_, _> =
         records.iter().map(|rec| (&rec.0.id, rec)).collect();

@@ -160,6 +160,19 @@ pub struct Quarantined {
     pub case: Option<super::case::CaseId>,
 }
 
+impl Quarantined {
+    /// How many of the messages `all` belong to each case: replies that
+    /// could not be read, and may decide it (the lists count them; `remind`
+    /// chases no such case).
+    pub fn by_case(all: &[Quarantined]) -> std::collections::HashMap<&super::case::CaseId, usize> {
+        let mut out = std::collections::HashMap::new();
+        for case in all.iter().filter_map(|q| q.case.as_ref()) {
+            *out.entry(case).or_insert(0) += 1;
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 impl Quarantined {
     /// A message `message_id`, its hash `hash` repeated to 64 digits,

@@ -170,8 +170,7 @@ fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Resu
 /// `cases show`: a case, its events and its thread's timeline.
 fn show(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let c = store.find_case(id)?;
-    let events = store.events(&c.id)?;
-    let thread = store.thread(&c.id)?;
+    let (events, thread) = store.history(&c.id)?;
     let timeline = crate::app::view::timeline(&store.case_outbox(&c.id)?, &thread);
     let waits_on = crate::model::case::waits_on_named(&c, &events, &thread);
     let unread = crate::app::view::of_case(&store.quarantined()?, &c.id);

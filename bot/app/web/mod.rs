@@ -314,11 +314,10 @@ struct CaseRow<'a> {
 fn list_rows<'a>(s: &AppState, list: &'a [Case]) -> Result<Vec<CaseRow<'a>>, WebError> {
     let now = Utc::now();
     let quarantined = s.store.quarantined().map_err(internal)?;
-    let unread = crate::app::view::unread_by_case(&quarantined);
+    let unread = crate::model::Quarantined::by_case(&quarantined);
     let mut cases = Vec::with_capacity(list.len());
     for c in list {
-        let events = s.store.events(&c.id).map_err(internal)?;
-        let thread = s.store.thread(&c.id).map_err(internal)?;
+        let (events, thread) = s.store.history(&c.id).map_err(internal)?;
         let line = crate::digest::CaseLine::new(c, now);
         let f = crate::digest::followed(c, &events, &thread, &line);
         let waits = crate::model::case::waits_on_named(c, &events, &thread);
@@ -568,8 +567,7 @@ fn case_data(
         .find_case(id)
         .map_err(|e| WebError(StatusCode::NOT_FOUND, e.to_string()))?;
     let page = page_number(page)?;
-    let events = s.store.events(&c.id).map_err(internal)?;
-    let thread = s.store.thread(&c.id).map_err(internal)?;
+    let (events, thread) = s.store.history(&c.id).map_err(internal)?;
     let outbox = s.store.case_outbox(&c.id).map_err(internal)?;
     let replies = settle_replies(&thread);
     let timeline = crate::app::view::timeline(&outbox, &thread);
