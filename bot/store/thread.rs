@@ -311,6 +311,12 @@ impl Store {
         Ok(v)
     }
 
+    /// How many messages the quarantine holds, none of them decoded (the
+    /// gauge `/metrics` reads on every scrape).
+    pub fn quarantine_len(&self) -> usize {
+        self.quarantine.len()
+    }
+
     /// A quarantined message read again and still not read: its reason now,
     /// its first quarantine's time kept.
     pub fn requarantine(&self, hash: &str, reason: &str) -> Result<(), StoreError> {

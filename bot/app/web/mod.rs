@@ -911,10 +911,8 @@ struct Counters {
     quarantine_released: u64,
     replies_handled: u64,
     reports_queued: u64,
-    /// Messages in the quarantine now (a gauge: what an operator watches;
-    /// None when the store could not be read).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    quarantine_held: Option<u64>,
+    /// Messages in the quarantine now (a gauge: what an operator watches).
+    quarantine_held: u64,
     cases_by_state: BTreeMap<&'static str, u64>,
 }
 
@@ -947,7 +945,7 @@ fn counters(s: &AppState) -> Counters {
         messages_ingested: Metrics::get(&m.messages_ingested),
         messages_quarantined: Metrics::get(&m.messages_quarantined),
         quarantine_released: Metrics::get(&m.quarantine_released),
-        quarantine_held: s.store.quarantined().ok().map(|q| q.len() as u64),
+        quarantine_held: s.store.quarantine_len() as u64,
         replies_handled: Metrics::get(&m.replies_handled),
         reports_queued: Metrics::get(&m.reports_queued),
         cases_by_state,
@@ -973,12 +971,15 @@ async fn healthz(State(s): State<Arc<AppState>>) -> Response {
 async fn metrics(State(s): State<Arc<AppState>>) -> Response {
     let c = counters(&s);
     let mut out = String::new();
+    // Typed, so a scraper rates the counters and not the gauges.
     for (k, n) in c.totals() {
-        out.push_str(&format!("perfbot_{k} {n}\n"));
+        out.push_str(&format!("# TYPE perfbot_{k} counter\nperfbot_{k} {n}\n"));
     }
-    if let Some(n) = c.quarantine_held {
-        out.push_str(&format!("perfbot_quarantine_held {n}\n"));
-    }
+    let held = c.quarantine_held;
+    out.push_str(&format!(
+        "# TYPE perfbot_quarantine_held gauge\nperfbot_quarantine_held {held}\n"
+    ));
+    out.push_str("# TYPE perfbot_cases gauge\n");
     for (st, n) in &c.cases_by_state {
         out.push_str(&format!("perfbot_cases{{state=\"{st}\"}} {n}\n"));
     }
@@ -1723,5 +1724,47 @@ mod tests {
         assert_eq!(html.matches(unread).count(), 1, "{html}");
         let row = html.split("<tr>").find(|r| r.contains(unread)).unwrap();
         assert!(row.contains("/case/0123456789ab"), "{row}");
+    }
+
+    /// `/metrics` is Prometheus text: each counter and gauge typed once,
+    /// before its samples; the quarantine's gauge counts what it holds now.
+    #[test]
+    fn metrics_are_typed_prometheus_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let now = Utc::now();
+        let s = serving(
+            tmp.path(),
+            [Case::sample("aaaaaaaaaaaa", CaseState::Reported, now)],
+        );
+        for hash in ["ab", "cd"] {
+            let q = crate::model::Quarantined::sample(hash, "m@x", "junk", now, None);
+            s.store.quarantine(&q, b"junk\n").unwrap();
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let r = rt.block_on(metrics(State(Arc::new(s))));
+        let body = rt
+            .block_on(axum::body::to_bytes(r.into_body(), usize::MAX))
+            .unwrap();
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        for want in [
+            "# TYPE perfbot_mails_sent counter\nperfbot_mails_sent 0\n",
+            "# TYPE perfbot_quarantine_held gauge\nperfbot_quarantine_held 2\n",
+            "# TYPE perfbot_cases gauge\nperfbot_cases{state=\"reported\"} 1\n",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+        // Every sample's metric is typed, once, before it.
+        let mut typed = std::collections::HashSet::new();
+        for line in text.lines() {
+            if let Some(t) = line.strip_prefix("# TYPE ") {
+                let name = t.split(' ').next().unwrap();
+                assert!(typed.insert(name.to_string()), "typed twice: {name}");
+            } else {
+                let name = line.split(['{', ' ']).next().unwrap();
+                assert!(typed.contains(name), "untyped: {line}");
+            }
+        }
     }
 }
