@@ -1537,3 +1537,200 @@ fn is_false(b: &bool) -> bool {
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The f2fs improvement of 2018: one test of aggregated rows and bisect
+    /// samples, a tree, an author.
+    fn example() -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/seed004-f2fs-aim7-improvement.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// `edit` applied to the example makes an input that is refused with an
+    /// error at the JSON path `at` whose message contains `words`.
+    fn check(edit: impl Fn(&mut Value), at: &str, words: &str) -> Result<(), String> {
+        let mut v = example();
+        edit(&mut v);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/edited.json");
+        match LoadedInput::parse(&v.to_string(), &path) {
+            Ok(_) => Err(format!("{at}: accepted")),
+            Err(e)
+                if e.file == path && e.at.as_deref() == Some(at) && e.message.contains(words) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(format!("{at}, {words:?}: {e}")),
+        }
+    }
+
+    #[test]
+    fn the_example_is_accepted() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/edited.json");
+        LoadedInput::parse(&example().to_string(), &path).unwrap();
+    }
+
+    /// What serde cannot check is checked once, and each refusal names the
+    /// field and what it takes.
+    #[test]
+    fn bad_fields_are_named_with_what_they_take() {
+        type Edit = fn(&mut Value);
+        let table: &[(Edit, &str, &str)] = &[
+            (|v| v["tests"] = json!([]), "$.tests", "at least one test"),
+            (
+                |v| {
+                    v["commit"].as_object_mut().unwrap().remove("author");
+                    v["recipients"]["to"] = json!([]);
+                },
+                "$.recipients.to",
+                "no recipient",
+            ),
+            (
+                |v| v["recipients"]["cc"] = json!(["Last, First <a@b.example>"]),
+                "$.recipients.cc[0]",
+                "not one e-mail address",
+            ),
+            (
+                |v| v["commit"]["author"]["email"] = json!("<jk@f2fs.example>"),
+                "$.commit.author.email",
+                "not an e-mail address",
+            ),
+            (
+                |v| v["trailer"] = json!("x".repeat(5000)),
+                "$.trailer",
+                "at most 4096 bytes",
+            ),
+            (
+                |v| v["trailer"] = json!("ring \u{7} the bell"),
+                "$.trailer",
+                "no control characters",
+            ),
+            (
+                |v| v["style"]["in_addition_width"] = json!(999),
+                "$.style.in_addition_width",
+                "at most 998",
+            ),
+            (
+                |v| v["style"]["subject_template"] = json!("{{commit}}\nBcc: x@evil.example"),
+                "$.style.subject_template",
+                "one line",
+            ),
+            (
+                |v| v["style"]["subject_template"] = json!("{{#if commit}}"),
+                "$.style.subject_template",
+                "not a subject template",
+            ),
+            (
+                |v| {
+                    v["style"]["remarks"] =
+                        json!([{"before": "details", "text": "x", "blank_after": 10}])
+                },
+                "$.style.remarks[0].blank_after",
+                "10 blank lines: at most 9",
+            ),
+            (
+                |v| v["tests"][0]["params"][" "] = json!("x"),
+                "$.tests[0].params.\" \"",
+                "an empty parameter name",
+            ),
+            (
+                |v| v["tests"][0]["description"] = json!("x".repeat(65 << 10)),
+                "$.tests[0].description",
+                "over 64 KB",
+            ),
+            (
+                |v| v["tests"][0]["bisect"]["points"] = json!([]),
+                "$.tests[0].bisect.points",
+                "empty",
+            ),
+            (
+                |v| v["tests"][0]["bisect"]["titles"] = json!({"aim7.jobs-per-min": "a\nb"}),
+                "$.tests[0].bisect.titles.\"aim7.jobs-per-min\"",
+                "one line of at most 80 characters",
+            ),
+            (
+                |v| v["tests"][0]["bisect"]["ranges"] = json!({"aim7.jobs-per-min": [5, 1]}),
+                "$.tests[0].bisect.ranges.\"aim7.jobs-per-min\"",
+                "low below high",
+            ),
+            (
+                |v| {
+                    let first = v["tests"][0]["aggregated"][0].clone();
+                    v["tests"][0]["aggregated"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(first);
+                },
+                "$.tests[0].aggregated[165].metric",
+                "listed twice",
+            ),
+            (
+                |v| v["tests"][0]["aggregated"][0]["metric"] = json!("aim7 jobs"),
+                "$.tests[0].aggregated[0].metric",
+                "no spaces",
+            ),
+            (
+                |v| v["tests"][0]["aggregated"][0]["change"] = json!("lots"),
+                "$.tests[0].aggregated[0].change",
+                "not a number",
+            ),
+            (
+                |v| v["tests"][0]["aggregated"][0]["annotation"] = json!(" "),
+                "$.tests[0].aggregated[0].annotation",
+                "one line of at most 200 bytes",
+            ),
+            (
+                |v| v["tests"][0]["aggregated"][0]["base"] = json!({"fails": 1, "runs": 3}),
+                "$.tests[0].aggregated[0]",
+                "both failure counts",
+            ),
+            (
+                |v| v["tests"][0]["samples"] = json!({"base": {"a.b": [1]}, "head": {"a.b": [2]}}),
+                "$.tests[0]",
+                "not both",
+            ),
+            (
+                |v| {
+                    v["tests"][0].as_object_mut().unwrap().remove("aggregated");
+                    v["tests"][0]["samples"] =
+                        json!({"base": {"a.b": [1, "two"]}, "head": {"a.b": [2]}});
+                },
+                "$.tests[0].samples.base.\"a.b\"",
+                "not the text \"two\"",
+            ),
+        ];
+        let wrong: Vec<String> = table
+            .iter()
+            .filter_map(|(edit, at, words)| check(edit, at, words).err())
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    /// An input file is read only when it is a regular file of UTF-8 text
+    /// under the size limit: a directory or an oversized (sparse) file is
+    /// refused before a byte is read, and bad UTF-8 is placed.
+    #[test]
+    fn an_input_file_is_checked_before_it_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let refused = |p: &Path| read_input(p).unwrap_err().to_string();
+        assert!(refused(tmp.path()).ends_with("not a regular file"));
+        let big = tmp.path().join("big.json");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_INPUT_BYTES + 1)
+            .unwrap();
+        assert!(
+            refused(&big).contains("over the limit"),
+            "{}",
+            refused(&big)
+        );
+        let latin1 = tmp.path().join("latin1.json");
+        std::fs::write(&latin1, b"{\"x\": \"caf\xe9\"}").unwrap();
+        assert!(refused(&latin1).ends_with("not UTF-8 text (byte 10 is invalid)"));
+        assert!(refused(&tmp.path().join("none.json")).ends_with("no such file"));
+    }
+}
