@@ -209,4 +209,51 @@ mod tests {
             }
         }
     }
+
+    /// A case that kept no samples (an aggregated input, an adopted robot
+    /// report) is verified by a follow-up of aggregated rows: its base is
+    /// the regressing commit's mean taken back by the reported change,
+    /// with that mean's scatter. Back to it: verified; still down: not.
+    #[test]
+    fn an_aggregated_follow_up_verifies_a_case_without_samples() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = Config::load(None).unwrap();
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/seed004-f2fs-aim7-improvement.json");
+        let mut c = Case::sample("0123456789ab", CaseState::Fixed, chrono::Utc::now());
+        c.testcase = "aim7".into();
+        c.headline_metric = "aim7.jobs-per-min".into();
+        c.headline_change = "-47.8%".into();
+        store.adopt_case(&c, Cause::system("test")).unwrap();
+        // The regressing commit measured again (2085 jobs a minute), and a
+        // commit with the fix: `fixed` jobs a minute.
+        let follow_up = |base_sha: &str, fixed: f64| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&example).unwrap()).unwrap();
+            v["base"]["sha"] = base_sha.into();
+            v["commit"]["sha"] = "fedcba9876543210fedcba9876543210fedcba98".into();
+            v["tests"][0]["aggregated"] = serde_json::json!([{
+                "metric": "aim7.jobs-per-min",
+                "base": {"mean": 2085.0, "stddev_percent": 1.0},
+                "head": {"mean": fixed, "stddev_percent": 1.0},
+            }]);
+            v["tests"][0].as_object_mut().unwrap().remove("bisect");
+            LoadedInput::parse(&v.to_string(), &example).unwrap()
+        };
+        let found = |base_sha: &str, fixed: f64| {
+            find(&config, &store, &follow_up(base_sha, fixed)).unwrap()
+        };
+        let back = found(&c.commit, 3990.0).expect("matched by test, metric and commit");
+        assert!(back.verified(), "{}", back.figures);
+        assert!(
+            back.figures.starts_with("aim7.jobs-per-min: "),
+            "{}",
+            back.figures
+        );
+        let still = found(&c.commit[..12], 2100.0).expect("an abbreviated id matches");
+        assert!(!still.verified(), "{}", still.figures);
+        // A comparison from another commit is no follow-up of this case.
+        assert!(found("1111111111111111111111111111111111111111", 3990.0).is_none());
+    }
 }
