@@ -120,3 +120,99 @@ pub fn commit(staging: &Path, spool: &Path, stem: &str) -> Result<PathBuf, Spool
     std::fs::rename(staging, &to).map_err(|e| io(&to, e))?;
     Ok(to)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{LoadedInput, TestData};
+
+    /// An input in `dir` whose test's samples are two matrix files and
+    /// which attaches a kernel config by path.
+    fn input_with_files(dir: &Path) -> PathBuf {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/seed004-f2fs-aim7-improvement.json");
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(example).unwrap()).unwrap();
+        let t = v["tests"][0].as_object_mut().unwrap();
+        t.remove("aggregated");
+        t.remove("bisect");
+        v["tests"][0]["samples"] =
+            serde_json::json!({"base": "runs/base.matrix.json", "head": "head.json"});
+        v["attachments"] = serde_json::json!([{"name": "config-4.16", "path": "config"}]);
+        std::fs::create_dir_all(dir.join("runs")).unwrap();
+        let matrix = |m: f64| format!("{{\"aim7.jobs-per-min\": [{m}, {m}, {m}]}}");
+        std::fs::write(dir.join("runs/base.matrix.json"), matrix(2085.0)).unwrap();
+        std::fs::write(dir.join("head.json"), matrix(3992.0)).unwrap();
+        std::fs::write(dir.join("config"), "CONFIG_F2FS_FS=y\n").unwrap();
+        let input = dir.join("in.json");
+        std::fs::write(&input, v.to_string()).unwrap();
+        input
+    }
+
+    /// The snapshot holds copies of the matrices and attachments the input
+    /// names, under plain names, and reads as the input did; what happens
+    /// to the originals afterwards changes nothing in it.
+    #[test]
+    fn a_snapshot_copies_every_file_the_input_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let input = input_with_files(tmp.path());
+        let staging = staging(&tmp.path().join("spool"), "in").unwrap();
+        let out = snapshot(&input, &staging).unwrap();
+        for name in ["runs/base.matrix.json", "head.json", "config"] {
+            std::fs::write(tmp.path().join(name), "changed afterwards").unwrap();
+        }
+        let mut names: Vec<String> = std::fs::read_dir(&staging)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "a0-config",
+                INPUT,
+                "t0-base-base.matrix.json",
+                "t0-head-head.json"
+            ]
+        );
+        let loaded = LoadedInput::load(&out).unwrap();
+        assert_eq!(
+            loaded.files,
+            [("config-4.16".into(), b"CONFIG_F2FS_FS=y\n".to_vec())]
+        );
+        let Some(TestData::Raw { base, head }) = loaded.data.first() else {
+            panic!("samples expected: {:?}", loaded.data);
+        };
+        let first = |m: &crate::compare::matrix::Matrix| {
+            m.stats["aim7.jobs-per-min"].numbers().unwrap()[0].value
+        };
+        assert_eq!((first(base), first(head)), (2085.0, 3992.0));
+
+        let spooled = commit(&staging, &tmp.path().join("spool"), "in").unwrap();
+        assert!(spooled.join(INPUT).is_file() && !staging.exists());
+        assert!(spooled.extension().is_some_and(|e| e == "d"));
+    }
+
+    /// What cannot be copied is named, and the input's own file when it is
+    /// no JSON object.
+    #[test]
+    fn what_cannot_be_copied_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let input = input_with_files(tmp.path());
+        let fresh = || staging(&tmp.path().join("spool"), "in").unwrap();
+        std::fs::remove_file(tmp.path().join("head.json")).unwrap();
+        let e = snapshot(&input, &fresh()).unwrap_err().to_string();
+        assert!(e.contains("head.json") && e.contains("no such file"), "{e}");
+
+        std::fs::write(tmp.path().join("head.json"), "{}").unwrap();
+        std::fs::remove_file(tmp.path().join("config")).unwrap();
+        let e = snapshot(&input, &fresh()).unwrap_err().to_string();
+        assert!(e.starts_with(&input.display().to_string()), "{e}");
+        assert!(e.contains("config"), "{e}");
+
+        let list = tmp.path().join("list.json");
+        std::fs::write(&list, "[1, 2]").unwrap();
+        let e = snapshot(&list, &fresh()).unwrap_err();
+        assert!(matches!(e, SpoolError::NotAnObject { .. }), "{e}");
+    }
+}
