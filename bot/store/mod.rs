@@ -1416,4 +1416,74 @@ mod tests {
         let s = open_retrying(&dir);
         assert_eq!(s.cases().unwrap().len(), 1);
     }
+
+    /// `Store::open` until it gives an error other than a lock a dropped
+    /// handle's flusher still holds.
+    fn refusal(dir: &Path) -> StoreError {
+        for _ in 0..100 {
+            match Store::open(dir) {
+                Err(StoreError::Sled(_) | StoreError::Locked { .. }) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50))
+                }
+                Err(e) => return e,
+                Ok(_) => panic!("opened"),
+            }
+        }
+        panic!("still locked")
+    }
+
+    /// The files that tell a damaged database from a new one, damaged
+    /// themselves: each refusal names the file and what is wrong, and
+    /// nothing is reset (put back, the database opens with its case).
+    #[test]
+    fn damaged_identity_files_are_refused_not_reset() {
+        let table = [
+            (MARKER_FILE, "the database marker is unreadable"),
+            (GENERATION_FILE, "unreadable generation \"not a number\""),
+        ];
+        for (file, words) in table {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("state");
+            let path = dir.join(file);
+            let kept = {
+                let s = Store::open(&dir).unwrap();
+                queued_case(&s);
+                std::fs::read(&path).unwrap()
+            };
+            std::fs::write(&path, "not a number").unwrap();
+            let e = refusal(&dir);
+            let shown = e.to_string();
+            assert!(matches!(e, StoreError::Corrupt { .. }), "{file}: {shown}");
+            assert!(shown.contains(&path.display().to_string()), "{shown}");
+            assert!(shown.contains(words), "{file}: {shown}");
+            std::fs::write(&path, kept).unwrap();
+            let s = open_retrying(&dir);
+            assert_eq!(s.cases().unwrap().len(), 1, "{file}");
+        }
+    }
+
+    /// A database that lost its schema version but holds data is damaged;
+    /// one emptied under its marker is refused as emptied. Neither is
+    /// taken for a new database.
+    #[test]
+    fn a_database_without_its_schema_is_not_a_new_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        {
+            let s = Store::open(&dir).unwrap();
+            queued_case(&s);
+            s.meta.remove("schema").unwrap();
+            s.flush().unwrap();
+        }
+        let e = refusal(&dir).to_string();
+        assert!(e.contains("no schema version"), "{e}");
+
+        // Emptied: a new, empty sled database in its place, the marker and
+        // the generation file beside it as they were.
+        std::fs::remove_dir_all(dir.join("db")).unwrap();
+        sled::open(dir.join("db")).unwrap().flush().unwrap();
+        let e = refusal(&dir);
+        assert!(matches!(e, StoreError::Emptied { .. }), "{e}");
+        assert!(e.to_string().contains("Restore db/ from a backup"), "{e}");
+    }
 }
