@@ -618,6 +618,63 @@ fn no_panics_on_odd_periods_and_dates() {
     }
 }
 
+/// The daemon mails the digest when it is due, once a period: started
+/// again within the period (after a kill), it finds the digest sent and
+/// says when the next is due, instead of sending another.
+#[test]
+fn the_daemon_mails_the_digest_once_a_period_across_restarts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!(
+            "[web]\nlisten = \"127.0.0.1:{port}\"\n\
+             [digest]\nevery_hours = 24\nto = [\"ops@ci.example\"]\n"
+        ),
+    );
+    let input = input_with(tmp.path(), "in.json", |_| {});
+    ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
+    let digests = || {
+        std::fs::read_dir(tmp.path().join("state/outbox"))
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                text.contains("Subject: [perfbot] digest") && text.contains("To: ops@ci.example")
+            })
+            .count()
+    };
+    let log = tmp.path().join("run.log");
+    let start = || {
+        let child = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .arg("run")
+            .env("RUST_LOG", "perfbot=debug")
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Daemon(Some(child))
+    };
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !done() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(done(), "{what}: {said}");
+    };
+    let daemon = start();
+    wait("the digest mailed", &|| digests() == 1);
+    drop(daemon);
+    let _daemon = start();
+    wait("the next digest's time said", &|| {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("digest not due yet"))
+    });
+    assert_eq!(digests(), 1, "a second digest within the period");
+    assert_eq!(outbox_files(tmp.path()), 2, "the report and one digest");
+}
+
 #[test]
 fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     let tmp = tempfile::tempdir().unwrap();

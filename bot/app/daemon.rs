@@ -272,14 +272,13 @@ fn schedule_once(s: &Shared) {
     }
     let hours = s.config.file.digest.every_hours;
     if hours > 0 {
-        let last = s
-            .store
-            .meta_get("last_digest")
-            .ok()
-            .flatten()
-            .and_then(|v| chrono::DateTime::parse_from_rfc3339(&v).ok());
-        let due = last
-            .is_none_or(|l| now - l.with_timezone(&Utc) >= chrono::Duration::hours(hours as i64));
+        use crate::flows::digest::{last_scheduled, Occasion};
+        let every = chrono::Duration::hours(hours as i64);
+        let last = last_scheduled(&s.store).ok().flatten();
+        let due = last.is_none_or(|l| now - l >= every);
+        if let (false, Some(l)) = (due, last) {
+            tracing::debug!(next = %(l + every).to_rfc3339(), "digest not due yet");
+        }
         if due {
             let since = now - chrono::Duration::hours(hours as i64);
             match crate::flows::digest::from_store(
@@ -289,11 +288,11 @@ fn schedule_once(s: &Shared) {
                 s.config.digest_thresholds(),
             )
             .map_err(crate::flows::digest::DigestError::from)
-            .and_then(|d| crate::flows::digest::queue_mail(&s.config, &s.store, &d))
-            {
+            .and_then(|d| {
+                crate::flows::digest::queue_mail(&s.config, &s.store, &d, Occasion::Scheduled)
+            }) {
                 Ok(Some(id)) => {
                     tracing::info!(message_id = %id, "digest queued");
-                    let _ = s.store.meta_set("last_digest", &now.to_rfc3339());
                     s.wake.notify_one();
                 }
                 Ok(None) => {

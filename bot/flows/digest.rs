@@ -48,12 +48,35 @@ pub fn render_text(config: &crate::config::Config, d: &Digest) -> Result<String,
     config.render_template(&config.file.digest.template, &v)
 }
 
+/// Where the daemon keeps when it last queued the digest on its schedule
+/// (RFC 3339, in the store's meta).
+pub const LAST_SCHEDULED: &str = "last_digest";
+
+/// Why a digest mail is queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occasion {
+    /// `digest --send`: the schedule is left as it is.
+    ByHand,
+    /// The daemon's schedule: the digest and the time it was due are
+    /// recorded together (`LAST_SCHEDULED`).
+    Scheduled,
+}
+
+/// When the daemon last queued the digest on its schedule.
+pub fn last_scheduled(store: &Store) -> Result<Option<DateTime<Utc>>, StoreError> {
+    Ok(store
+        .meta_get(LAST_SCHEDULED)?
+        .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
+        .map(|t| t.with_timezone(&Utc)))
+}
+
 /// Queue the digest as a mail to the operators (or `digest.to`). Returns the
 /// Message-ID, or `None` when nobody is configured to get it.
 pub fn queue_mail(
     config: &crate::config::Config,
     store: &Store,
     d: &Digest,
+    occasion: Occasion,
 ) -> Result<Option<crate::model::MessageId>, DigestError> {
     use crate::mail::message::{build as build_mail, Envelope};
     let to = config.digest_to();
@@ -93,7 +116,9 @@ pub fn queue_mail(
             .collect(),
         d.generated,
     );
-    store.queue_system_mail(&entry, &raw)?;
+    let when = d.generated.to_rfc3339();
+    let note = (occasion == Occasion::Scheduled).then_some((LAST_SCHEDULED, when.as_str()));
+    store.queue_system_mail_noting(&entry, &raw, note)?;
     Ok(Some(id))
 }
 
@@ -116,6 +141,36 @@ fn subject(d: &Digest) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A digest queued on the schedule records when, with the mail; one
+    /// queued by hand leaves the schedule as it is.
+    #[test]
+    fn only_the_scheduled_digest_moves_the_schedule() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = crate::config::Config::parse(
+            "[digest]\nto = [\"ops@example.test\"]\n",
+            "test",
+            tmp.path().to_path_buf(),
+        )
+        .unwrap();
+        let t = crate::digest::Thresholds {
+            awaiting_days: 14,
+            no_reply_days: 7,
+        };
+        let at = |s: i64| chrono::DateTime::from_timestamp(1_780_000_000 + s, 0).unwrap();
+        let d = crate::digest::build(&[], &[], at(0), at(0), t);
+        let id = queue_mail(&config, &store, &d, Occasion::ByHand).unwrap();
+        assert!(id.is_some());
+        assert_eq!(last_scheduled(&store).unwrap(), None);
+        let d = crate::digest::build(&[], &[], at(60), at(60), t);
+        let id = queue_mail(&config, &store, &d, Occasion::Scheduled).unwrap();
+        assert_eq!(last_scheduled(&store).unwrap(), Some(at(60)));
+        assert_eq!(
+            store.outbox_entry(id.as_ref().unwrap()).unwrap().subject,
+            subject(&d)
+        );
+    }
 
     /// Sections stand apart by one blank line, the signature too, and the
     /// Subject's verb agrees with its count.

@@ -89,13 +89,28 @@ impl Store {
 
     /// Queue mail that is about no case (the digest). Idempotent by Message-ID.
     pub fn queue_system_mail(&self, e: &OutboxEntry, raw: &[u8]) -> Result<bool, StoreError> {
-        let created = (&self.outbox, &self.outbox_raw)
-            .transaction(|(outbox, outbox_raw)| {
+        self.queue_system_mail_noting(e, raw, None)
+    }
+
+    /// `queue_system_mail`, and in the same transaction `meta[key] = value`
+    /// when given: the daemon's digest and the time it was last sent, so
+    /// that a kill between the two can neither send it twice nor skip it.
+    pub fn queue_system_mail_noting(
+        &self,
+        e: &OutboxEntry,
+        raw: &[u8],
+        note: Option<(&str, &str)>,
+    ) -> Result<bool, StoreError> {
+        let created = (&self.outbox, &self.outbox_raw, &self.meta)
+            .transaction(|(outbox, outbox_raw, meta)| {
                 if outbox.get(e.message_id.as_str())?.is_some() {
                     return Ok(false);
                 }
                 outbox.insert(e.message_id.as_str(), encode(e))?;
                 outbox_raw.insert(e.message_id.as_str(), raw)?;
+                if let Some((key, value)) = note {
+                    meta.insert(key, value.as_bytes())?;
+                }
                 Ok(true)
             })
             .map_err(tx_err)?;

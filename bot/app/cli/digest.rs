@@ -73,7 +73,7 @@ pub fn run(config: &Config, a: DigestArgs) -> Result<(), Failure> {
         }
     }
     if a.send {
-        if let Some(id) = digest::queue_mail(config, &store, &d)? {
+        if let Some(id) = digest::queue_mail(config, &store, &d, digest::Occasion::ByHand)? {
             eprintln!("digest queued as <{id}>; `perfbot send` delivers it");
         }
     }
