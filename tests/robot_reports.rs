@@ -929,6 +929,99 @@ fn ingestion_adopts_tracked_robot_reports_once() {
     );
 }
 
+/// With DKIM checked, a tracked robot's report opens a case only with an
+/// aligned DKIM pass: a copy under the robot's address without one (forged,
+/// or its signature stripped) is kept in the quarantine with the reason and
+/// opens nothing; the signed copy is adopted.
+#[test]
+fn a_tracked_report_without_the_robots_signature_is_not_adopted() {
+    use base64::Engine;
+    use mail_auth::common::crypto::Ed25519Key;
+    use mail_auth::common::headers::HeaderWriter;
+    use mail_auth::dkim::DkimSigner;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let pkcs8 = Ed25519Key::generate_pkcs8().unwrap();
+    let public = base64::engine::general_purpose::STANDARD
+        .encode(Ed25519Key::from_pkcs8_der(&pkcs8).unwrap().public_key());
+    let text = config_in(tmp.path()).replace("[trust]\n", "[trust]\ndkim = true\n");
+    let cfg = tmp.path().join("tracked.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[track]\nsenders = [\"oliver.sang@intel.com\"]\n\
+             [trust.dkim_keys]\n\"sel._domainkey.intel.com\" = \"v=DKIM1; k=ed25519; p={public}\"\n"
+        ),
+    )
+    .unwrap();
+    // The real report without its own signature (intel.com's key is in DNS,
+    // which the test does not ask).
+    let real = std::fs::read(
+        root().join("tests/fixtures/threads/2024-12-27_linux-crypto_e1d3422c95/00-report.eml"),
+    )
+    .unwrap();
+    let mut unsigned = Vec::new();
+    let mut in_signature = false;
+    for line in real.split_inclusive(|&b| b == b'\n') {
+        let folded = line.starts_with(b" ") || line.starts_with(b"\t");
+        in_signature = (in_signature && folded) || line.starts_with(b"DKIM-Signature:");
+        if !in_signature {
+            unsigned.extend_from_slice(line);
+        }
+    }
+    assert!(!String::from_utf8_lossy(&unsigned).contains("DKIM-Signature"));
+    let signed = {
+        let sig = DkimSigner::from_key(Ed25519Key::from_pkcs8_der(&pkcs8).unwrap())
+            .domain("intel.com")
+            .selector("sel")
+            .headers(["From", "To", "Subject", "Message-ID", "Date"])
+            .sign(&unsigned)
+            .unwrap();
+        [sig.to_header().into_bytes(), unsigned.clone()].concat()
+    };
+    let run = |args: &[&str], stdin: &[u8]| {
+        use std::io::Write;
+        let mut c = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(stdin).unwrap();
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let out = run(&["ingest", "--stdin"], &unsigned);
+    assert!(
+        out.contains("quarantined 1") && !out.contains("adopted 1"),
+        "{out}"
+    );
+    let q: serde_json::Value =
+        serde_json::from_str(&run(&["quarantine", "list", "--json"], b"")).unwrap();
+    let why = q["messages"][0]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("tracked robot's report without an aligned DKIM pass"),
+        "{why}"
+    );
+    let cases = run(&["cases", "list", "--json"], b"");
+    assert_eq!(cases.trim(), "[]");
+
+    let out = run(&["ingest", "--stdin"], &signed);
+    assert!(out.contains("adopted 1"), "{out}");
+}
+
 /// Adoption goes by address: a report under the robot's display name from
 /// another address opens nothing (with `names` set too), a second genuine
 /// report of the same commit and metric joins the first case, and `names`
