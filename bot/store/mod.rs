@@ -1384,17 +1384,7 @@ mod tests {
             queued_case(&s);
             s.meta_set("schema", "99").unwrap();
         }
-        // sled's flusher thread lets go of the lock a moment after a drop:
-        // the file lock (Sled) or perfbot's own (Locked) may still be held.
-        let e = loop {
-            match Store::open(&dir) {
-                Err(StoreError::Sled(_) | StoreError::Locked { .. }) => {
-                    std::thread::sleep(std::time::Duration::from_millis(50))
-                }
-                Err(e) => break e,
-                Ok(_) => panic!("a newer schema was accepted"),
-            }
-        };
+        let e = refusal(&dir);
         assert!(matches!(e, StoreError::Newer { found: 99, .. }), "{e}");
         // Nothing was reset: back at the known schema, the case is still there.
         {
@@ -1418,7 +1408,9 @@ mod tests {
     }
 
     /// `Store::open` until it gives an error other than a lock a dropped
-    /// handle's flusher still holds.
+    /// handle's flusher still holds: sled's flusher thread lets go of the
+    /// lock a moment after a drop, so the file lock (Sled) or perfbot's own
+    /// (Locked) may still be held.
     fn refusal(dir: &Path) -> StoreError {
         for _ in 0..100 {
             match Store::open(dir) {
