@@ -163,6 +163,11 @@ mod tests {
         let id = queue_mail(&config, &store, &d, Occasion::ByHand).unwrap();
         assert!(id.is_some());
         assert_eq!(last_scheduled(&store).unwrap(), None);
+        // Due in the same second: the same mail, queued once, and noted.
+        let again = queue_mail(&config, &store, &d, Occasion::Scheduled).unwrap();
+        assert_eq!(again, id);
+        assert_eq!(last_scheduled(&store).unwrap(), Some(at(0)));
+        assert_eq!(store.outbox_entries().unwrap().len(), 1);
         let d = crate::digest::build(&[], &[], at(60), at(60), t);
         let id = queue_mail(&config, &store, &d, Occasion::Scheduled).unwrap();
         assert_eq!(last_scheduled(&store).unwrap(), Some(at(60)));

@@ -103,14 +103,16 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let created = (&self.outbox, &self.outbox_raw, &self.meta)
             .transaction(|(outbox, outbox_raw, meta)| {
+                // Noted even when the mail is queued already (the same
+                // Message-ID): what the note records is queued either way.
+                if let Some((key, value)) = note {
+                    meta.insert(key, value.as_bytes())?;
+                }
                 if outbox.get(e.message_id.as_str())?.is_some() {
                     return Ok(false);
                 }
                 outbox.insert(e.message_id.as_str(), encode(e))?;
                 outbox_raw.insert(e.message_id.as_str(), raw)?;
-                if let Some((key, value)) = note {
-                    meta.insert(key, value.as_bytes())?;
-                }
                 Ok(true)
             })
             .map_err(tx_err)?;
