@@ -270,37 +270,36 @@ fn schedule_once(s: &Shared) {
         }
         Err(e) => tracing::error!(error = %e, "the review of quiet cases failed"),
     }
+    scheduled_digest(s, now);
+}
+
+/// The digest, when `digest.every_hours` says it is due: queued together
+/// with the time it was due (`Occasion::Scheduled`), so a restart within
+/// the period finds it sent.
+fn scheduled_digest(s: &Shared, now: chrono::DateTime<Utc>) {
+    use crate::flows::digest::{from_store, last_scheduled, queue_mail, DigestError, Occasion};
     let hours = s.config.file.digest.every_hours;
-    if hours > 0 {
-        use crate::flows::digest::{last_scheduled, Occasion};
-        let every = chrono::Duration::hours(hours as i64);
-        let last = last_scheduled(&s.store).ok().flatten();
-        let due = last.is_none_or(|l| now - l >= every);
-        if let (false, Some(l)) = (due, last) {
-            tracing::debug!(next = %(l + every).to_rfc3339(), "digest not due yet");
+    if hours == 0 {
+        return;
+    }
+    let every = chrono::Duration::hours(hours as i64);
+    let last = last_scheduled(&s.store).ok().flatten();
+    if let Some(last) = last.filter(|l| now - *l < every) {
+        tracing::debug!(next = %(last + every).to_rfc3339(), "digest not due yet");
+        return;
+    }
+    let queued = from_store(&s.store, now, now - every, s.config.digest_thresholds())
+        .map_err(DigestError::from)
+        .and_then(|d| queue_mail(&s.config, &s.store, &d, Occasion::Scheduled));
+    match queued {
+        Ok(Some(id)) => {
+            tracing::info!(message_id = %id, "digest queued");
+            s.wake.notify_one();
         }
-        if due {
-            let since = now - chrono::Duration::hours(hours as i64);
-            match crate::flows::digest::from_store(
-                &s.store,
-                now,
-                since,
-                s.config.digest_thresholds(),
-            )
-            .map_err(crate::flows::digest::DigestError::from)
-            .and_then(|d| {
-                crate::flows::digest::queue_mail(&s.config, &s.store, &d, Occasion::Scheduled)
-            }) {
-                Ok(Some(id)) => {
-                    tracing::info!(message_id = %id, "digest queued");
-                    s.wake.notify_one();
-                }
-                Ok(None) => {
-                    tracing::warn!("digest due, but nobody gets it (digest.to, trust.operators)")
-                }
-                Err(e) => tracing::error!(error = %e, "digest failed"),
-            }
+        Ok(None) => {
+            tracing::warn!("digest due, but nobody gets it (digest.to, trust.operators)")
         }
+        Err(e) => tracing::error!(error = %e, "digest failed"),
     }
 }
 
