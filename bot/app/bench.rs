@@ -94,15 +94,15 @@ pub fn compare_render(
         rows_out = table.rows.len();
         bytes = text.len();
     }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let n = times.len();
+    let (median, min, max) = spread(times);
     format!(
         "compare+render: {metrics} metrics x {} commits x {runs} runs, {} iterations\n  rows selected: {rows_out}, table bytes: {bytes}\n  time per compare+render: min {:.2} ms, median {:.2} ms, max {:.2} ms\n  (building the synthetic input: {:.1} ms)\n  peak RSS: {}\n",
         commits.max(2),
-        times.len(),
-        times[0],
+        n,
+        min,
         median,
-        times[times.len() - 1],
+        max,
         build.as_secs_f64() * 1000.0,
         peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.1} MiB")),
     )
@@ -267,12 +267,9 @@ fn time_page(port: u16, page: &str, iterations: usize) -> anyhow::Result<String>
             .map_err(|_| anyhow::anyhow!("GET {page}: no 200 OK from the dashboard"))?
             .len();
     }
-    times.sort_by(f64::total_cmp);
+    let (median, min, max) = spread(times);
     Ok(format!(
-        "  {page:<20} min {:.2} ms, median {:.2} ms, max {:.2} ms, {:.0} KB\n",
-        times[0],
-        times[times.len() / 2],
-        times[times.len() - 1],
+        "  {page:<20} min {min:.2} ms, median {median:.2} ms, max {max:.2} ms, {:.0} KB\n",
         bytes as f64 / 1000.0
     ))
 }
@@ -667,15 +664,21 @@ fn classify_inputs() -> [(String, String); 5] {
 
 /// `f` timed `iterations` times: the median, least and most, in µs.
 fn spread_micros(iterations: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
-    let mut v: Vec<f64> = (0..iterations.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e6
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
+    spread(
+        (0..iterations.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e6
+            })
+            .collect(),
+    )
+}
+
+/// The median, least and most of `times` (at least one).
+fn spread(mut times: Vec<f64>) -> (f64, f64, f64) {
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], times[0], times[times.len() - 1])
 }
 
 /// `perfbot run` under load, against the local test mail server: ten reported
