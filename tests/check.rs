@@ -214,10 +214,7 @@ fn check_beside_a_running_daemon() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_dashboard(port);
     let (out, code) = check(&cfg, &[], &[]);
     unsafe {
         libc::kill(daemon.id() as i32, libc::SIGTERM);

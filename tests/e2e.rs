@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::*;
 
@@ -65,32 +65,6 @@ poll_every_secs = 1
 
 fn get_json(port: u16, path: &str) -> Option<serde_json::Value> {
     serde_json::from_str(&http_get(port, path)?).ok()
-}
-
-fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// `wait_for`, printing the daemon's log when it times out.
-fn wait_for_or<T>(log: &Path, what: &str, secs: u64, f: impl FnMut() -> Option<T>) -> T {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_for(what, secs, f)));
-    match r {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!(
-                "--- daemon log\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
-            std::panic::resume_unwind(e)
-        }
-    }
 }
 
 fn start(cfg: &Path, port: u16) -> Daemon {

@@ -9,7 +9,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{event_to, free_port, http_get, ok, perfbot, root, stderr, Daemon};
+use common::{
+    event_to, free_port, http_get, ok, perfbot, root, stderr, wait_for_dashboard, wait_for_or,
+    Daemon,
+};
 
 /// A file-outbox config whose state lives in `dir`, plus `extra` TOML.
 fn setup(dir: &Path, extra: &str) -> PathBuf {
@@ -656,20 +659,16 @@ fn the_daemon_mails_the_digest_once_a_period_across_restarts() {
             .unwrap();
         Daemon(Some(child))
     };
-    let wait = |what: &str, done: &dyn Fn() -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !done() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        let said = std::fs::read_to_string(&log).unwrap_or_default();
-        assert!(done(), "{what}: {said}");
-    };
     let daemon = start();
-    wait("the digest mailed", &|| digests() == 1);
+    wait_for_or(&log, "the digest mailed", 30, || {
+        (digests() == 1).then_some(())
+    });
     drop(daemon);
     let _daemon = start();
-    wait("the next digest's time said", &|| {
-        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("digest not due yet"))
+    wait_for_or(&log, "the next digest's time said", 30, || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|l| l.contains("digest not due yet"))
+            .then_some(())
     });
     assert_eq!(digests(), 1, "a second digest within the period");
     assert_eq!(outbox_files(tmp.path()), 2, "the report and one digest");
@@ -705,10 +704,7 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
         .unwrap();
     let pid = child.id();
     let mut d = Daemon(Some(child));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_dashboard(port);
     // 300 half-open connections: each sends half a request line and waits.
     let mut held = Vec::new();
     for _ in 0..300 {
@@ -1739,10 +1735,7 @@ fn start_daemon(cfg: &Path, port: u16, env: &[(&str, &str)]) -> Daemon {
         c.env(k, v);
     }
     let d = Daemon(Some(c.stderr(std::process::Stdio::null()).spawn().unwrap()));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while http_get(port, "/healthz").is_none() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_dashboard(port);
     d
 }
 

@@ -332,6 +332,43 @@ pub fn smtp_to_bot(raw: &str) {
     });
 }
 
+/// `f` until it gives a value, every 100 ms; the test fails after `secs`,
+/// saying what it waited for.
+pub fn wait_for<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `wait_for`, printing the daemon's log when it times out.
+pub fn wait_for_or<T>(log: &Path, what: &str, secs: u64, f: impl FnMut() -> Option<T>) -> T {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_for(what, secs, f)));
+    match r {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!(
+                "--- daemon log\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+            std::panic::resume_unwind(e)
+        }
+    }
+}
+
+/// Up to 20 s for a starting daemon's dashboard on `port` to answer
+/// `/healthz`; what the test checks next says whether it did.
+pub fn wait_for_dashboard(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while http_get(port, "/healthz").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A plain HTTP GET on loopback (the dashboard); the body of a 200 answer
 /// (another answer is printed, for the failing test's output).
 pub fn http_get(port: u16, path: &str) -> Option<String> {
