@@ -648,17 +648,7 @@ fn the_daemon_mails_the_digest_once_a_period_across_restarts() {
             .count()
     };
     let log = tmp.path().join("run.log");
-    let start = || {
-        let child = Command::new(env!("CARGO_BIN_EXE_perfbot"))
-            .arg("--config")
-            .arg(&cfg)
-            .arg("run")
-            .env("RUST_LOG", "perfbot=debug")
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        Daemon(Some(child))
-    };
+    let start = || start_daemon_logging(&cfg, &log);
     let daemon = start();
     wait_for_or(&log, "the digest mailed", 30, || {
         (digests() == 1).then_some(())
@@ -672,6 +662,93 @@ fn the_daemon_mails_the_digest_once_a_period_across_restarts() {
     });
     assert_eq!(digests(), 1, "a second digest within the period");
     assert_eq!(outbox_files(tmp.path()), 2, "the report and one digest");
+}
+
+/// The daemon pings a report nobody answered, in its thread, at most
+/// `max_pings` times; started again (after a kill) it counts the pings
+/// already sent and sends no more.
+#[test]
+fn the_daemon_pings_a_silent_thread_at_most_max_pings_across_restarts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!(
+            "schedule_every_secs = 1\n\
+             [web]\nlisten = \"127.0.0.1:{port}\"\n\
+             [reminders]\nenabled = true\nno_reply_days = 0\nmax_pings = 2\n\
+             [digest]\nevery_hours = 24\nto = [\"ops@ci.example\"]\n"
+        ),
+    );
+    let input = input_with(tmp.path(), "in.json", |_| {});
+    ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
+    let mails = || -> Vec<String> {
+        std::fs::read_dir(tmp.path().join("state/outbox"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+            // The report is in ISO 8859-1.
+            .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned())
+            .collect()
+    };
+    let pings = || -> Vec<String> {
+        mails()
+            .into_iter()
+            .filter(|text| text.contains("(reminder "))
+            .collect()
+    };
+    let log = tmp.path().join("run.log");
+    let daemon = start_daemon_logging(&cfg, &log);
+    let sent = wait_for_or(&log, "two pings", 30, || {
+        let p = pings();
+        (p.len() == 2).then_some(p)
+    });
+    let report = mails()
+        .into_iter()
+        .find(|t| t.contains("X-Perfbot-Case: ") && !t.contains("In-Reply-To: "))
+        .expect("the report in the outbox");
+    let report_id = report
+        .lines()
+        .find_map(|l| l.strip_prefix("Message-ID: "))
+        .expect("the report's Message-ID")
+        .trim()
+        .to_string();
+    for text in &sent {
+        assert!(
+            text.contains(&format!("In-Reply-To: {report_id}")),
+            "a ping outside the report's thread ({report_id}): {text}"
+        );
+    }
+    assert!(sent.iter().any(|t| t.contains("(reminder 1 of 2)")));
+    assert!(sent.iter().any(|t| t.contains("(reminder 2 of 2)")));
+    drop(daemon);
+    let _daemon = start_daemon_logging(&cfg, &log);
+    // The digest comes after the reminders in each round of the
+    // scheduler: once it is said not due, a round has run.
+    wait_for_or(
+        &log,
+        "a round of the scheduler after the restart",
+        30,
+        || {
+            std::fs::read_to_string(&log)
+                .is_ok_and(|l| l.contains("digest not due yet"))
+                .then_some(())
+        },
+    );
+    assert_eq!(pings().len(), 2, "a ping past max_pings after a restart");
+}
+
+/// `perfbot run` on `cfg`, its log (at debug level) written to `log`.
+fn start_daemon_logging(cfg: &Path, log: &Path) -> Daemon {
+    let child = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(cfg)
+        .arg("run")
+        .env("RUST_LOG", "perfbot=debug")
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    Daemon(Some(child))
 }
 
 #[test]
