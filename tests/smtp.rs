@@ -816,6 +816,123 @@ fn tls_and_auth_failures_are_clear_and_secrets_stay_out_of_logs() {
     assert!(why.contains("certificate") || why.contains("tls"), "{why}");
 }
 
+/// TLS from the first byte (`smtps://`, `imaps://`) carries mail both ways,
+/// trusting the private CA. A CA file that cannot be used is named with its
+/// setting before any connection; one that does not vouch for the server
+/// fails the handshake, said as TLS.
+#[test]
+fn implicit_tls_carries_mail_and_ca_files_are_checked() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let imap = |url: &str, ca: &Path| {
+        format!(
+            "[inbound]\nsource = \"imap\"\n[imap]\nurl = \"{url}\"\n\
+             user = \"bot@example.test\"\nca_file = {ca:?}\n"
+        )
+    };
+    let with_ca = |ca: &Path| {
+        let cfg = config(
+            tmp.path(),
+            &format!("smtps://127.0.0.1:{SUBMISSIONS_PORT}"),
+            "",
+            "user = \"bot@example.test\"",
+        );
+        let text = std::fs::read_to_string(&cfg).unwrap().replace(
+            &format!("ca_file = {:?}", ca_file()),
+            &format!("ca_file = {ca:?}"),
+        );
+        let text = text + &imap(&format!("imaps://127.0.0.1:{IMAPS_PORT}"), ca);
+        std::fs::write(&cfg, text).unwrap();
+        cfg
+    };
+    let pw = [
+        ("PERFBOT_SMTP_PASSWORD", "secret"),
+        ("PERFBOT_IMAP_PASSWORD", "secret"),
+    ];
+    let cfg = with_ca(&ca_file());
+    let o = perfbot_env(&cfg, &["check"], &pw);
+    ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    for line in ["ok    sending: ", "ok    reading: "] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let err = ok(&perfbot_env(&cfg, &["send"], &pw));
+    assert!(err.contains("sent 1,"), "{err}");
+    assert_eq!(wait_copies("alice", &id, 1).len(), 1);
+
+    // Files that are no CA: refused as the config's error (exit 2), each
+    // naming its setting and path.
+    let bad = [
+        ("empty.pem", "", "no certificate in it"),
+        (
+            "key.pem",
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            "no certificate in it",
+        ),
+        (
+            "junk.pem",
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+            "certificate 1: not a usable certificate",
+        ),
+    ];
+    for (name, text, why) in bad {
+        let ca = tmp.path().join(name);
+        std::fs::write(&ca, text).unwrap();
+        let o = perfbot_env(&with_ca(&ca), &["check"], &pw);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        for setting in ["smtp.ca_file", "imap.ca_file"] {
+            let said = format!("{setting} {}: {why}", ca.display());
+            assert!(out.contains(&said), "{said}: {out}");
+        }
+    }
+
+    // A real CA, but not the server's: the handshake fails, said as TLS.
+    let other = tmp.path().join("other-ca.pem");
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=another CA", "-keyout"])
+        .arg(tmp.path().join("other-key.pem"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let o = perfbot_env(&with_ca(&other), &["check"], &pw);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let reading = out
+        .lines()
+        .find(|l| l.contains("reading: "))
+        .unwrap_or_default();
+    assert!(
+        reading.starts_with("FAIL")
+            && reading.contains(&format!("TLS with 127.0.0.1:{IMAPS_PORT}")),
+        "{out}"
+    );
+    assert!(reading.contains("UnknownIssuer"), "{out}");
+    let sending = out
+        .lines()
+        .find(|l| l.contains("sending: "))
+        .unwrap_or_default();
+    assert!(sending.starts_with("FAIL"), "{out}");
+    assert!(sending.to_lowercase().contains("certificate"), "{out}");
+}
+
 #[test]
 fn kill_9_while_sending_loses_nothing_and_never_changes_a_message_id() {
     if !mail_server() {

@@ -13,7 +13,7 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
 use crate::config::Secret;
@@ -38,8 +38,6 @@ pub enum ImapError {
     },
     #[error("imap: {0}")]
     Protocol(#[from] imap::Error),
-    #[error("CA file {path}: {why}")]
-    Ca { path: String, why: String },
     /// The `imap` crate panicked on what the server sent (it has
     /// `unreachable!()`s for answers it does not expect).
     #[error("imap: the server's answer broke the IMAP library: {0}")]
@@ -52,8 +50,9 @@ pub struct ImapAccount {
     pub url: ServerUrl,
     pub user: String,
     pub password: Secret,
-    /// PEM of a CA to trust besides the public roots.
-    pub ca_pem: Option<Vec<u8>>,
+    /// A CA to trust besides the public roots (`imap.ca_file`, read and
+    /// checked with the config by [`crate::mail::ca::read`]).
+    pub ca: Vec<CertificateDer<'static>>,
     pub timeout: Duration,
 }
 
@@ -145,29 +144,11 @@ impl imap::extensions::idle::SetReadTimeout for ImapStream {
 
 pub type ImapSession = imap::Session<ImapStream>;
 
-fn tls_config(ca_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, ImapError> {
+fn tls_config(ca: &[CertificateDer<'static>]) -> Result<Arc<ClientConfig>, ImapError> {
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Some(pem) = ca_pem {
-        let mut n = 0;
-        for c in CertificateDer::pem_slice_iter(pem) {
-            let c = c.map_err(|e| ImapError::Ca {
-                path: "(ca file)".into(),
-                why: e.to_string(),
-            })?;
-            roots.add(c).map_err(|e| ImapError::Ca {
-                path: "(ca file)".into(),
-                why: e.to_string(),
-            })?;
-            n += 1;
-        }
-        if n == 0 {
-            return Err(ImapError::Ca {
-                path: "(ca file)".into(),
-                why: "no certificate in it".into(),
-            });
-        }
-    }
+    // Checked when read: none is refused here.
+    roots.add_parsable_certificates(ca.iter().cloned());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cfg = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -182,7 +163,7 @@ fn tls_config(ca_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, ImapError> {
 
 fn wrap(tcp: TcpStream, acct: &ImapAccount) -> Result<ImapStream, ImapError> {
     let addr = acct.url.addr();
-    let cfg = tls_config(acct.ca_pem.as_deref())?;
+    let cfg = tls_config(&acct.ca)?;
     let name = ServerName::try_from(acct.url.host.clone()).map_err(|e| ImapError::Tls {
         addr: addr.clone(),
         why: e.to_string(),

@@ -2,6 +2,7 @@
 //! them (files, standard output, SMTP), IMAP access, DKIM verification, and the
 //! guard rails applied at send time.
 
+pub mod ca;
 pub(crate) mod dkim;
 pub(crate) mod guard;
 pub mod imap;

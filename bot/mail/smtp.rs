@@ -109,11 +109,13 @@ impl SmtpSender {
         let mut tls = TlsParameters::builder(url.host.clone());
         if !sec.ca_file.as_os_str().is_empty() {
             let p = config.resolve(&sec.ca_file);
-            let pem = std::fs::read(&p)
+            let certs = crate::mail::ca::read(&p)
                 .map_err(|e| invalid(format!("smtp.ca_file {}: {e}", p.display())))?;
-            let cert = Certificate::from_pem(&pem)
-                .map_err(|e| invalid(format!("smtp.ca_file {}: {e}", p.display())))?;
-            tls = tls.add_root_certificate(cert);
+            for c in certs {
+                let c = Certificate::from_der(c.to_vec())
+                    .map_err(|e| invalid(format!("smtp.ca_file {}: {e}", p.display())))?;
+                tls = tls.add_root_certificate(c);
+            }
         }
         let params = || {
             tls.clone()

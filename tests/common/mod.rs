@@ -15,7 +15,9 @@ use perfbot::model::url::ServerUrl;
 
 pub const SMTP_PORT: u16 = 2525;
 pub const SUBMISSION_PORT: u16 = 1587;
+pub const SUBMISSIONS_PORT: u16 = 1465;
 pub const IMAP_PORT: u16 = 1143;
+pub const IMAPS_PORT: u16 = 1993;
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -255,7 +257,7 @@ pub fn imap(user: &str) -> ImapSession {
         url: ServerUrl::imap(&format!("imap://127.0.0.1:{IMAP_PORT}")).unwrap(),
         user: format!("{user}@example.test"),
         password: Secret::new("secret".into()),
-        ca_pem: Some(std::fs::read(ca_file()).unwrap()),
+        ca: perfbot::mail::ca::read(&ca_file()).unwrap(),
         timeout: Duration::from_secs(10),
     };
     let mut s = connect(&acct).unwrap();

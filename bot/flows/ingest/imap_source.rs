@@ -40,11 +40,12 @@ pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
     };
     let url = crate::model::url::ServerUrl::imap(&s.url)
         .map_err(|e| invalid(format!("imap.url: {e}")))?;
-    let ca_pem = if s.ca_file.as_os_str().is_empty() {
-        None
+    let ca = if s.ca_file.as_os_str().is_empty() {
+        Vec::new()
     } else {
         let p = config.resolve(&s.ca_file);
-        Some(std::fs::read(&p).map_err(|e| invalid(format!("imap.ca_file {}: {e}", p.display())))?)
+        crate::mail::ca::read(&p)
+            .map_err(|e| invalid(format!("imap.ca_file {}: {e}", p.display())))?
     };
     // Said before a connection, rather than as the server's "authentication
     // failed" that reads like a wrong password.
@@ -61,7 +62,7 @@ pub fn account(config: &Config) -> Result<ImapAccount, ConfigError> {
         url,
         user: s.user.clone(),
         password,
-        ca_pem,
+        ca,
         timeout: Duration::from_secs(s.timeout_secs.max(1)),
     })
 }
