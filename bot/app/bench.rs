@@ -498,6 +498,57 @@ pub fn ingest(
     ))
 }
 
+/// `bench --what maildir`: the synthetic LKML of `ingest` as a maildir of
+/// `messages` read mails (in `cur/`). Times the daemon's poll round, which
+/// reads `new/` only (one new reply each round), and the first reading at
+/// start, which reads `cur/` too.
+pub fn maildir(config: &Config, messages: usize, rounds: usize) -> anyhow::Result<String> {
+    use crate::flows::ingest::sources::ingest_maildir_with;
+    use crate::flows::ingest::Ingestor;
+    use crate::store::Store;
+
+    let (scratch, config) = scratch_config(config)?;
+    let store = Store::open(&config.state_dir())?;
+    let parents = ten_reported_cases(&config, &store, 7, |i| format!("bench.case{i}@perfbot"))?;
+    let dir = scratch.join("maildir");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(dir.join(sub))?;
+    }
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut bytes = 0u64;
+    for i in 0..messages {
+        let m = synthetic_message(&mut rng, i, &parents);
+        // Without the mbox's "From " line.
+        let m = m.split_once('\n').map_or(m.as_str(), |(_, rest)| rest);
+        bytes += m.len() as u64;
+        std::fs::write(dir.join("cur").join(format!("{i}.bench.host:2,S")), m)?;
+    }
+    let mut ing = Ingestor::new(&config, &store)?;
+    let t = Instant::now();
+    ingest_maildir_with(&mut ing, &dir, true)?;
+    let first = t.elapsed().as_secs_f64();
+    let mut times = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let reply = format!(
+            "From: Dave <dave@x.org>\r\nSubject: Re: report\r\nMessage-ID: <round{r}@bench>\r\n\
+             In-Reply-To: <{}>\r\n\r\nLooking into it.\r\n",
+            parents[r % parents.len()]
+        );
+        std::fs::write(dir.join("new").join(format!("r{r}.bench.host")), reply)?;
+        let t = Instant::now();
+        ingest_maildir_with(&mut ing, &dir, false)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (median, least, most) = spread(times);
+    Ok(format!(
+        "maildir: {messages} read messages, {:.1} MB in cur/\n\
+         first reading (cur/ and new/): {first:.2} s\n\
+         a poll round with one new reply ({rounds} rounds): median {median:.2} ms \
+         (least {least:.2}, most {most:.2})\n",
+        bytes as f64 / 1e6,
+    ))
+}
+
 /// `bench --what public-inbox`: the synthetic LKML of `ingest`, written as a
 /// public-inbox repository (one commit per message, with gitoxide), then read
 /// by `ingest --public-inbox` from an empty cursor; and read again (nothing

@@ -21,6 +21,9 @@ pub enum What {
     Classify,
     /// The daemon's loops
     Daemon,
+    /// A maildir with --count read messages: the follower's round (new/
+    /// only) and the first reading (cur/ too)
+    Maildir,
     /// A synthetic LKML of --count messages as a public-inbox repository
     PublicInbox,
     /// The noise gate's bootstrap interval over --metrics metrics × --runs
@@ -65,6 +68,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
         What::Ingest => bench::ingest(config, b.count, b.mbox.as_deref())?,
         What::Classify => bench::classify(config, b.iterations.max(100)),
         What::Daemon => bench::daemon(config, b.count)?,
+        What::Maildir => bench::maildir(config, b.count, b.iterations)?,
         What::PublicInbox => bench::public_inbox(config, b.count)?,
         What::Noise => bench::noise(config, b.metrics, b.runs),
         What::Dashboard => bench::dashboard(config, b.count, b.iterations, &b.to)?,

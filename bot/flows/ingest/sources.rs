@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, IsTerminal, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -270,44 +270,72 @@ pub fn ingest_maildir_with(
             why: e.to_string(),
         })?;
     }
-    let it = mail_parser::mailbox::maildir::MessageIterator::new(dir).map_err(|e| {
-        SourceError::Read {
-            path: shown.clone(),
+    let subdirs: &[&str] = if include_cur {
+        &["cur", "new"]
+    } else {
+        &["new"]
+    };
+    for sub in subdirs {
+        for path in maildir_files(&dir.join(sub)).map_err(|e| SourceError::Read {
+            path: format!("{shown}/{sub}"),
             why: e.to_string(),
-        }
-    })?;
-    for m in it {
-        let m = match m {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(maildir = %shown, error = %e, "unreadable maildir entry skipped");
-                continue;
-            }
-        };
-        let path = m.path().to_path_buf();
-        let in_new = path.parent().and_then(|p| p.file_name()) == Some("new".as_ref());
-        if !include_cur && !in_new {
-            continue;
-        }
-        let source = format!("maildir {}", path.display());
-        ing.ingest(m.contents(), &source)?;
-        // Durable before the file is marked read.
-        ing.store.flush()?;
-        // Recorded (or found irrelevant): mark it read by moving it to cur/.
-        if path.parent().and_then(|p| p.file_name()) == Some("new".as_ref()) {
-            if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-                let target = dir.join("cur").join(if name.contains(":2,") {
-                    name.to_string()
-                } else {
-                    format!("{name}:2,S")
-                });
-                if let Err(e) = std::fs::rename(&path, &target) {
-                    tracing::warn!(from = %path.display(), error = %e, "could not move to cur/");
+        })? {
+            // A message that cannot be read now stays where it is, and is
+            // tried again at the next reading.
+            let raw = match std::fs::read(&path) {
+                Ok(raw) => raw,
+                Err(e) => {
+                    tracing::warn!(message = %path.display(), error = %e, "unreadable maildir entry left for later");
+                    continue;
                 }
+            };
+            ing.ingest(&raw, &format!("maildir {}", path.display()))?;
+            if *sub == "new" {
+                // Durable before the file is marked read. What is in cur/
+                // stays there: a crash before the flush below only means
+                // it is read again.
+                ing.store.flush()?;
+                mark_read(dir, &path);
             }
         }
     }
+    ing.store.flush()?;
     Ok(())
+}
+
+/// The message files of a maildir's `new/` or `cur/`, in name order (for
+/// the names delivery agents give, the order they arrived in). Dot files
+/// are left alone, as the maildir convention says. Only the names are
+/// listed: a follower that reads `new/` every few seconds never touches
+/// the thousands of read messages in `cur/`.
+fn maildir_files(sub: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(sub)? {
+        let e = e?;
+        // `is_file` follows a symbolic link, as a mail reader would.
+        if e.file_name().to_string_lossy().starts_with('.') || !e.path().is_file() {
+            continue;
+        }
+        files.push(e.path());
+    }
+    files.sort_unstable();
+    Ok(files)
+}
+
+/// Recorded (or found irrelevant): marked read by its move from `new/` to
+/// `cur/`, with the seen flag, as a mail reader does.
+fn mark_read(dir: &Path, path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let target = dir.join("cur").join(if name.contains(":2,") {
+        name.to_string()
+    } else {
+        format!("{name}:2,S")
+    });
+    if let Err(e) = std::fs::rename(path, &target) {
+        tracing::warn!(from = %path.display(), error = %e, "could not move to cur/");
+    }
 }
 
 /// One message on standard input.
@@ -322,4 +350,65 @@ pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
     ing.ingest(&raw, "standard input")?;
     ing.store.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn mail(n: usize) -> String {
+        format!("From: a@x.org\r\nSubject: s{n}\r\nMessage-ID: <m{n}@x.org>\r\n\r\nHi.\r\n")
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A follower reads `new/` only, in the order of the names, and marks
+    /// each message read; `cur/` is read when asked (at start). Dot files
+    /// and directories are no messages and stay; a symbolic link to a
+    /// message is read.
+    #[test]
+    fn a_maildir_is_read_new_first_and_cur_only_when_asked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let md = tmp.path().join("md");
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(md.join(sub)).unwrap();
+        }
+        std::fs::write(md.join("new/2.b.host"), mail(2)).unwrap();
+        std::fs::write(md.join("new/1.a.host"), mail(1)).unwrap();
+        std::fs::write(md.join("new/.3.c.host"), mail(3)).unwrap();
+        std::fs::create_dir(md.join("new/4.folder")).unwrap();
+        std::fs::write(tmp.path().join("5.mail"), mail(5)).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("5.mail"), md.join("new/5.e.host")).unwrap();
+        std::fs::write(md.join("cur/0.z.host:2,S"), mail(0)).unwrap();
+        assert_eq!(
+            maildir_files(&md.join("new")).unwrap(),
+            ["1.a.host", "2.b.host", "5.e.host"].map(|n| md.join("new").join(n))
+        );
+
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = crate::config::Config::load(None).unwrap();
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        ingest_maildir_with(&mut ing, &md, false).unwrap();
+        assert_eq!(ing.stats.read, 3, "new/ only: {:?}", ing.stats);
+        assert_eq!(names(&md.join("new")), [".3.c.host", "4.folder"]);
+        assert_eq!(
+            names(&md.join("cur")),
+            [
+                "0.z.host:2,S",
+                "1.a.host:2,S",
+                "2.b.host:2,S",
+                "5.e.host:2,S"
+            ]
+        );
+        ingest_maildir_with(&mut ing, &md, true).unwrap();
+        assert_eq!(ing.stats.read, 7, "cur/ too: {:?}", ing.stats);
+    }
 }
