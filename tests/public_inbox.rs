@@ -171,13 +171,23 @@ fn loose(repo: &Path, hex: &str) -> PathBuf {
 }
 
 fn perfbot_json(cfg: &Path, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&perfbot_out(cfg, args)).unwrap()
+}
+
+/// What `perfbot` prints on standard output; it must succeed.
+fn perfbot_out(cfg: &Path, args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
         .arg(cfg)
         .args(args)
         .output()
         .unwrap();
-    serde_json::from_slice(&o.stdout).unwrap()
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
 }
 
 /// Make `repo` what `git clone --filter` leaves: every object in one
@@ -248,6 +258,18 @@ fn a_partial_clone_is_read_past_its_missing_object() {
     );
     assert_eq!(u[0]["commit"].as_str().unwrap().len(), 40);
     assert!(!u[0]["reason"].as_str().unwrap().is_empty());
+    // For people: what could not be read, where, and how often it was tried.
+    let text = perfbot_out(&cfg, &["quarantine", "list"]);
+    assert!(text.contains("  unreadable  tried 1×, last "), "{text}");
+    let place = format!(
+        "{} commit {} object {hole_id}",
+        u[0]["repository"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("public-inbox:"),
+        u[0]["commit"].as_str().unwrap()
+    );
+    assert!(text.contains(&place), "{place}: {text}");
 
     // Again: the hole is tried again, nothing else is read twice.
     let (o, err) = ingest(&cfg, &[&repo]);
@@ -449,6 +471,16 @@ fn replies_before_their_report_are_held_until_it_comes() {
     assert!(err.contains(&format!("held {}", replies.len())), "{err}");
     let listing = perfbot_json(&cfg, &["quarantine", "list", "--json"]);
     assert_eq!(listing["held"].as_array().unwrap().len(), replies.len());
+    let text = perfbot_out(&cfg, &["quarantine", "list"]);
+    let said = text
+        .lines()
+        .filter(|l| l.contains("  held  ") && l.contains("answers a report not read yet"))
+        .count();
+    assert_eq!(said, replies.len(), "{text}");
+    for h in listing["held"].as_array().unwrap() {
+        let id = format!("<{}>", h["message_id"].as_str().unwrap());
+        assert!(text.contains(&id), "{id}: {text}");
+    }
     // The report comes: adopted, and every held reply lands in its case.
     write_archive(&repo, [t[0].as_slice()]).unwrap();
     let (o, err) = ingest(&cfg, &[&repo]);
