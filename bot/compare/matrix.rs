@@ -21,6 +21,14 @@ impl Sample {
             integer: true,
         }
     }
+    /// A count beyond `i64` (a u64 counter near its top): still a whole
+    /// number, never wrapped to a negative one.
+    pub fn uint(v: u64) -> Self {
+        Sample {
+            value: v as f64,
+            integer: true,
+        }
+    }
     pub fn float(v: f64) -> Self {
         Sample {
             value: v,
@@ -235,7 +243,7 @@ fn sample(x: &serde_json::Value) -> Option<Sample> {
             if let Some(i) = n.as_i64() {
                 Some(Sample::int(i))
             } else if let Some(u) = n.as_u64() {
-                Some(Sample::int(u as i64))
+                Some(Sample::uint(u))
             } else {
                 n.as_f64()
                     .filter(|f| f.is_finite() && f.abs() <= MAX_SAMPLE)
@@ -415,10 +423,7 @@ mod stream {
             Ok(Item::Number(Sample::int(v)))
         }
         fn visit_u64<E>(self, v: u64) -> Result<Item, E> {
-            Ok(match i64::try_from(v) {
-                Ok(i) => Item::Number(Sample::int(i)),
-                Err(_) => Item::Number(Sample::int(v as i64)),
-            })
+            Ok(Item::Number(Sample::uint(v)))
         }
         fn visit_f64<E>(self, v: f64) -> Result<Item, E> {
             Ok(float(v))
@@ -566,6 +571,30 @@ mod tests {
             Series::Numbers(vec![Sample::int(1), Sample::float(2.5)])
         );
         assert_eq!(m.stats["b"], Series::Text);
+    }
+
+    /// Counters near the top of u64 (past i64): whole and positive in
+    /// both readers, never wrapped to a negative number.
+    #[test]
+    fn counters_past_i64_stay_positive() {
+        let text = r#"{"a": [18446744073709551615, 9223372036854775808, 1]}"#;
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let p = Path::new("m.json");
+        let want = Series::Numbers(vec![
+            Sample::uint(u64::MAX),
+            Sample::uint(1 << 63),
+            Sample::int(1),
+        ]);
+        for m in [
+            Matrix::parse(text, p).unwrap(),
+            Matrix::from_json(&value, p, "$").unwrap(),
+        ] {
+            assert_eq!(m.stats["a"], want);
+            let Series::Numbers(v) = &m.stats["a"] else {
+                unreachable!()
+            };
+            assert!(v[0].value > 1.8e19 && v[1].value > 9.2e18 && v[0].integer);
+        }
     }
 
     #[test]
