@@ -285,6 +285,7 @@ pub fn changed_stats(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::matrix::INCOMPLETE_RUN;
 
     fn m(stats: &[(&str, &[f64])]) -> Matrix {
         let mut m = Matrix::from_f64(stats.iter().map(|(k, v)| (k.to_string(), v.to_vec())));
@@ -339,5 +340,104 @@ mod tests {
         ]);
         let got = changed_stats(&base, &[&head], &rules, &SelectOptions::default());
         assert!(got.contains("dmesg.RIP:foo"), "{got:?}");
+    }
+
+    /// lkp's rules, one row each: the base's and the head's stats, and
+    /// what is selected.
+    #[test]
+    fn selection_rules_table() {
+        type Stats<'a> = &'a [(&'a str, &'a [f64])];
+        let iops_base: &[f64] = &[100.0, 101.0, 99.0];
+        let iops_head: &[f64] = &[80.0, 81.0, 79.0];
+        let table: &[(&str, Stats, Stats, &[&str])] = &[
+            (
+                "a moved metric",
+                &[("fio.write_iops", iops_base)],
+                &[("fio.write_iops", iops_head)],
+                &["fio.write_iops"],
+            ),
+            (
+                "a .fail with its .pass in the base",
+                &[
+                    ("ltp.x.pass", &[1.0, 1.0, 1.0]),
+                    ("ltp.x.fail", &[0.0, 0.0, 0.0]),
+                ],
+                &[
+                    ("ltp.x.pass", &[1.0, 1.0, 1.0]),
+                    ("ltp.x.fail", &[0.0, 1.0, 0.0]),
+                ],
+                &["ltp.x.fail"],
+            ),
+            (
+                "a .fail without its .pass in the base: nothing to weigh it by",
+                &[("ltp.x.fail", &[0.0, 0.0, 0.0])],
+                &[("ltp.x.fail", &[0.0, 1.0, 0.0])],
+                &[],
+            ),
+            (
+                "dmesg is exempt from the sibling rule",
+                &[("fio.write_iops", iops_base)],
+                &[
+                    ("fio.write_iops", iops_base),
+                    ("dmesg.BUG:x", &[0.0, 1.0, 0.0]),
+                ],
+                &["dmesg.BUG:x"],
+            ),
+            (
+                "a stat new in the head, not a failure: a new monitor, nothing to compare",
+                &[("fio.write_iops", iops_base)],
+                &[("fio.write_iops", iops_base), ("vmstat.new", iops_head)],
+                &[],
+            ),
+            (
+                "a new perf-profile stat when the base had perf-profile",
+                &[
+                    ("fio.write_iops", iops_base),
+                    ("perf-profile.self.a", &[1.0, 1.0, 1.0]),
+                ],
+                &[
+                    ("fio.write_iops", iops_base),
+                    ("perf-profile.self.a", &[1.0, 1.0, 1.0]),
+                    ("perf-profile.self.b", &[9.0, 9.0, 9.0]),
+                ],
+                &["perf-profile.self.b"],
+            ),
+            (
+                "two runs a side are too few",
+                &[("fio.write_iops", &[100.0, 101.0])],
+                &[("fio.write_iops", &[80.0, 81.0])],
+                &[],
+            ),
+            (
+                "a stat some runs lack counts 0 for them",
+                &[
+                    ("fio.write_iops", iops_base),
+                    ("vmstat.x", &[50.0, 50.0, 50.0]),
+                ],
+                &[("fio.write_iops", iops_base), ("vmstat.x", &[10.0])],
+                &["vmstat.x"],
+            ),
+            (
+                "an incomplete run: its failure stats, then the complete runs only",
+                &[
+                    ("fio.write_iops", &[100.0, 101.0, 99.0, 100.0]),
+                    ("dmesg.BUG:x", &[0.0, 0.0, 0.0, 0.0]),
+                ],
+                &[
+                    ("fio.write_iops", &[100.0, 101.0, 99.0, 5.0]),
+                    ("dmesg.BUG:x", &[0.0, 0.0, 0.0, 1.0]),
+                    (INCOMPLETE_RUN, &[0.0, 0.0, 0.0, 1.0]),
+                ],
+                // The flag is a last_state stat itself; the iops' fall was
+                // the incomplete run's only.
+                &["dmesg.BUG:x", INCOMPLETE_RUN],
+            ),
+        ];
+        let rules = SelectionRules::default_rules();
+        for (what, base, head, want) in table {
+            let got = changed_stats(&m(base), &[&m(head)], &rules, &SelectOptions::default());
+            let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+            assert_eq!(got, want, "{what}");
+        }
     }
 }
