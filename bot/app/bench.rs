@@ -502,7 +502,12 @@ pub fn ingest(
 /// `messages` read mails (in `cur/`). Times the daemon's poll round, which
 /// reads `new/` only (one new reply each round), and the first reading at
 /// start, which reads `cur/` too.
-pub fn maildir(config: &Config, messages: usize, rounds: usize) -> anyhow::Result<String> {
+pub fn maildir(
+    config: &Config,
+    messages: usize,
+    rounds: usize,
+    keep: Option<&std::path::Path>,
+) -> anyhow::Result<String> {
     use crate::flows::ingest::sources::ingest_maildir_with;
     use crate::flows::ingest::Ingestor;
     use crate::store::Store;
@@ -510,7 +515,8 @@ pub fn maildir(config: &Config, messages: usize, rounds: usize) -> anyhow::Resul
     let (scratch, config) = scratch_config(config)?;
     let store = Store::open(&config.state_dir())?;
     let parents = ten_reported_cases(&config, &store, 7, |i| format!("bench.case{i}@perfbot"))?;
-    let dir = scratch.join("maildir");
+    let dir = keep.map_or_else(|| scratch.join("maildir"), std::path::Path::to_path_buf);
+    anyhow::ensure!(!dir.exists(), "{}: exists already", dir.display());
     for sub in ["new", "cur", "tmp"] {
         std::fs::create_dir_all(dir.join(sub))?;
     }

@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// ingest: write the synthetic mbox here and keep it (reused if it exists)
     #[arg(long)]
     pub mbox: Option<PathBuf>,
+    /// maildir: make the maildir here and keep it (for other tools; it must
+    /// not exist yet)
+    #[arg(long)]
+    pub maildir: Option<PathBuf>,
 }
 
 pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
@@ -68,7 +72,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
         What::Ingest => bench::ingest(config, b.count, b.mbox.as_deref())?,
         What::Classify => bench::classify(config, b.iterations.max(100)),
         What::Daemon => bench::daemon(config, b.count)?,
-        What::Maildir => bench::maildir(config, b.count, b.iterations)?,
+        What::Maildir => bench::maildir(config, b.count, b.iterations, b.maildir.as_deref())?,
         What::PublicInbox => bench::public_inbox(config, b.count)?,
         What::Noise => bench::noise(config, b.metrics, b.runs),
         What::Dashboard => bench::dashboard(config, b.count, b.iterations, &b.to)?,
