@@ -460,3 +460,79 @@ fn keep_alive_lines_do_not_keep_an_idle_open() {
         "{polls} polls in 12 s: the IDLE outlived poll_secs"
     );
 }
+
+/// A proxy in front of the real IMAP server that hides STARTTLS from the
+/// capabilities it lists, as a server without TLS would. Its port.
+fn proxy_without_starttls() -> u16 {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let server = std::net::TcpStream::connect(("127.0.0.1", IMAP_PORT)).unwrap();
+            let (mut to_server, mut from_client) =
+                (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_client, &mut to_server);
+                let _ = to_server.shutdown(std::net::Shutdown::Write);
+            });
+            std::thread::spawn(move || {
+                let mut from_server = BufReader::new(server);
+                let mut to_client = client;
+                let mut line = Vec::new();
+                while from_server
+                    .read_until(b'\n', &mut line)
+                    .is_ok_and(|n| n > 0)
+                {
+                    let text = String::from_utf8_lossy(&line);
+                    let shown = if text.contains("CAPABILITY") {
+                        text.replace(" STARTTLS", "").into_bytes()
+                    } else {
+                        std::mem::take(&mut line)
+                    };
+                    if to_client.write_all(&shown).is_err() {
+                        break;
+                    }
+                    line.clear();
+                }
+                let _ = to_client.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+/// A server on this machine that offers no STARTTLS: `imap://` logs in in
+/// plain text (loopback only), `?tls=required` refuses, saying why.
+#[test]
+fn a_loopback_server_without_starttls_is_read_in_plain_text_unless_tls_is_required() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let port = proxy_without_starttls();
+    let cfg = imap_config(tmp.path(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let at = |url: &str| {
+        let text = text.replace(&format!("imap://127.0.0.1:{IMAP_PORT}"), url);
+        std::fs::write(&cfg, text).unwrap();
+        let o = perfbot_env(&cfg, &["check"], PW);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let reading = out
+            .lines()
+            .find(|l| l.contains("reading: "))
+            .unwrap_or_default()
+            .to_string();
+        (o.status.code(), reading)
+    };
+    let (code, reading) = at(&format!("imap://127.0.0.1:{port}"));
+    assert_eq!(code, Some(0), "{reading}");
+    assert!(
+        reading.starts_with("ok") && reading.contains("logged in"),
+        "{reading}"
+    );
+    let (code, reading) = at(&format!("imap://127.0.0.1:{port}?tls=required"));
+    assert_eq!(code, Some(1), "{reading}");
+    assert!(reading.starts_with("FAIL"), "{reading}");
+    assert!(reading.contains("does not offer STARTTLS"), "{reading}");
+}
