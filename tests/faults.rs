@@ -79,6 +79,19 @@ fn outbox_files(dir: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The text of every mail in the outbox (a report in ISO 8859-1 read
+/// lossily: the tests look for ASCII in it).
+fn outbox_mails(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir.join("state/outbox"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+                .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The mails in the outbox once there are `n`, or after 20 s.
 fn outbox_after_waiting(dir: &Path, n: usize) -> usize {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -638,11 +651,9 @@ fn the_daemon_mails_the_digest_once_a_period_across_restarts() {
     let input = input_with(tmp.path(), "in.json", |_| {});
     ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
     let digests = || {
-        std::fs::read_dir(tmp.path().join("state/outbox"))
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        outbox_mails(tmp.path())
+            .iter()
+            .filter(|text| {
                 text.contains("Subject: [perfbot] digest") && text.contains("To: ops@ci.example")
             })
             .count()
@@ -682,15 +693,7 @@ fn the_daemon_pings_a_silent_thread_at_most_max_pings_across_restarts() {
     );
     let input = input_with(tmp.path(), "in.json", |_| {});
     ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
-    let mails = || -> Vec<String> {
-        std::fs::read_dir(tmp.path().join("state/outbox"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
-            // The report is in ISO 8859-1.
-            .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned())
-            .collect()
-    };
+    let mails = || outbox_mails(tmp.path());
     let pings = || -> Vec<String> {
         mails()
             .into_iter()
