@@ -375,7 +375,7 @@ mod tests {
     /// and directories are no messages and stay; a symbolic link to a
     /// message is read.
     #[test]
-    fn a_maildir_is_read_new_first_and_cur_only_when_asked() {
+    fn a_maildir_follower_reads_new_only_and_cur_when_asked() {
         let tmp = tempfile::tempdir().unwrap();
         let md = tmp.path().join("md");
         for sub in ["new", "cur", "tmp"] {
