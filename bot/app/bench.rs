@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::compare::case_file::CaseFile;
 use crate::compare::matrix::Matrix;
-use crate::compare::{compare_columns, Column, SelectOptions};
+use crate::compare::{Column, SelectOptions};
 use crate::config::Config;
-use crate::report::table::{sort_rows, Table};
 
 /// A deterministic pseudo-random sequence (xorshift), so runs are comparable.
 struct Rng(u64);
@@ -72,23 +72,20 @@ pub fn compare_render(
     iterations: usize,
 ) -> String {
     let build_start = Instant::now();
-    let columns = synthetic(metrics, runs, commits.max(2));
+    // What `perfbot compare` tables, with the bench's one parameter.
+    let case = CaseFile {
+        path: PathBuf::from("bench"),
+        common_axes: vec![("testcase".into(), "bench".into())],
+        axis: "commit".into(),
+        columns: synthetic(metrics, runs, commits.max(2)),
+    };
     let build = build_start.elapsed();
     let mut times = Vec::new();
     let mut rows_out = 0;
     let mut bytes = 0;
     for _ in 0..iterations.max(1) {
         let t = Instant::now();
-        let mut rows = compare_columns(&columns, &config.selection, &SelectOptions::default());
-        sort_rows(&mut rows, &config.selection, true);
-        let ids: Vec<String> = columns.iter().map(|c| c.id.clone()).collect();
-        let table = Table {
-            params: vec![("testcase".into(), "bench".into())],
-            axis: "commit".into(),
-            commit_lines: ids.clone(),
-            column_ids: ids,
-            rows,
-        };
+        let table = case.table(&config.selection, &SelectOptions::default());
         let text = table.render();
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         rows_out = table.rows.len();

@@ -7,11 +7,11 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
+use perfbot::compare::case_file::CaseFile;
 use perfbot::compare::matrix::Matrix;
-use perfbot::compare::{compare_columns, Column, SelectOptions};
+use perfbot::compare::{Column, SelectOptions};
 use perfbot::config::Config;
 use perfbot::input::LoadedInput;
-use perfbot::report::table::{sort_rows, Table};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -30,18 +30,14 @@ fuzz_target!(|data: &[u8]| {
         Matrix::parse(a, Path::new("base.json")),
         Matrix::parse(b, Path::new("head.json")),
     ) {
-        let columns = [Column::new("base", a), Column::new("head", b)];
-        let opts = SelectOptions::default();
-        let mut rows = compare_columns(&columns, &config.selection, &opts);
-        sort_rows(&mut rows, &config.selection, true);
-        let ids: Vec<String> = columns.iter().map(|c| c.id.clone()).collect();
-        let table = Table {
-            params: vec![("testcase".into(), "fuzz".into())],
+        // As `perfbot compare base.json head.json` tables them.
+        let case = CaseFile {
+            path: "base.json".into(),
+            common_axes: Vec::new(),
             axis: "commit".into(),
-            commit_lines: ids.clone(),
-            column_ids: ids,
-            rows,
+            columns: vec![Column::new("base", a), Column::new("head", b)],
         };
+        let table = case.table(&config.selection, &SelectOptions::default());
         let _ = table.render();
     }
     // A report input, its files looked for in a folder that holds none.
