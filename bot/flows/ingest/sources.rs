@@ -275,6 +275,9 @@ pub fn ingest_maildir_with(
     } else {
         &["new"]
     };
+    // Read from cur/ and not made durable yet: flushed once at the end (a
+    // follower's round that reads nothing writes nothing).
+    let mut unflushed = false;
     for sub in subdirs {
         for path in maildir_files(&dir.join(sub)).map_err(|e| SourceError::Read {
             path: format!("{shown}/{sub}"),
@@ -296,10 +299,14 @@ pub fn ingest_maildir_with(
                 // it is read again.
                 ing.store.flush()?;
                 mark_read(dir, &path);
+            } else {
+                unflushed = true;
             }
         }
     }
-    ing.store.flush()?;
+    if unflushed {
+        ing.store.flush()?;
+    }
     Ok(())
 }
 
@@ -410,5 +417,14 @@ mod tests {
         );
         ingest_maildir_with(&mut ing, &md, true).unwrap();
         assert_eq!(ing.stats.read, 7, "cur/ too: {:?}", ing.stats);
+        // A follower's round that finds nothing new writes nothing (a
+        // flush syncs to disk: not every few seconds of an idle daemon).
+        let generation = || {
+            std::fs::read_to_string(tmp.path().join("state").join(crate::store::GENERATION_FILE))
+                .unwrap()
+        };
+        let before = generation();
+        ingest_maildir_with(&mut ing, &md, false).unwrap();
+        assert_eq!(generation(), before, "an idle round flushed");
     }
 }
