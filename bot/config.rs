@@ -19,8 +19,14 @@ pub const DEFAULT_CONFIG: &str = include_str!("../config.toml");
 pub enum ConfigError {
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
-    #[error("{path}: {source}")]
-    Rules { path: String, source: RulesError },
+    /// A rule overridden in `section` (`[compare.selection]`, `[[direction]]`)
+    /// is wrong. Not the error's source: its words are in the message.
+    #[error("{path}: {section}: {why}")]
+    Rules {
+        path: String,
+        section: &'static str,
+        why: RulesError,
+    },
 }
 
 pub use crate::report::settings::{BotSection, ReportKind, ReportSection};
@@ -800,19 +806,23 @@ impl Config {
         let file: ConfigFile =
             toml::from_str(text).map_err(|e| invalid(e.to_string().trim().to_string()))?;
         file.validate().map_err(invalid)?;
-        let rules = |e| ConfigError::Rules {
-            path: source.to_string(),
-            source: e,
+        let rules = |section| {
+            move |why| ConfigError::Rules {
+                path: source.to_string(),
+                section,
+                why,
+            }
         };
-        let selection =
-            SelectionRules::with_overrides(file.compare.selection.as_ref()).map_err(rules)?;
-        let directions = DirectionTable::with_overrides(&file.direction).map_err(rules)?;
+        let selection = SelectionRules::with_overrides(file.compare.selection.as_ref())
+            .map_err(rules("[compare.selection]"))?;
+        let directions =
+            DirectionTable::with_overrides(&file.direction).map_err(rules("[[direction]]"))?;
         let intent_rules = if file.reply.rule.is_empty() {
             None
         } else {
             Some(
                 crate::reply::understand::rules::Rules::with_overrides(&file.reply.rule)
-                    .map_err(|e| invalid(e.to_string()))?,
+                    .map_err(|e| invalid(format!("[[reply.rule]]: {e}")))?,
             )
         };
         let resolve = |p: &Path| resolved(&base_dir, p);
@@ -1351,6 +1361,102 @@ mod tests {
         ] {
             let c = with("trust", line).unwrap();
             assert_eq!(c.reply.trust.same_name, same, "{line}");
+        }
+    }
+
+    /// `[compare.selection]`, `[[direction]]` and `[[reply.rule]]` change
+    /// what perfbot does, or are refused with the section, key and fault named.
+    #[test]
+    fn rule_overrides_take_effect_or_say_what_is_wrong() {
+        type Check = fn(&Config) -> bool;
+        let parse = |extra: &str| {
+            let text = format!("{DEFAULT_CONFIG}\n{extra}\n");
+            Config::parse(&text, "c.toml", PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        };
+        let took: &[(&str, Check)] = &[
+            // A list replaces the built-in one…
+            ("[compare.selection]\ndenylist = [\"^fio\\\\.\"]", |c| {
+                !c.selection.is_reportable("fio.write_iops")
+                    && c.selection.is_reportable("interrupts.x")
+            }),
+            // …a table merges with it, key by key.
+            (
+                "[compare.selection.sort_key_components]\nmybench = 1",
+                |c| {
+                    c.selection.sort_key("mybench.a.b", "mybench") == "mybench"
+                        && c.selection.sort_key("perf-profile.a.b.c", "perf-profile")
+                            == "perf-profile.a"
+                },
+            ),
+            (
+                "[compare.selection]\nfallback_rules = [[\"^mybench\\\\.\", \"delta_gt\", 10]]",
+                |c| {
+                    !c.selection.reasonable_change("mybench.x", 5.0, 1e9)
+                        && c.selection.reasonable_change("mybench.x", 11.0, 1.0)
+                },
+            ),
+            (
+                "[[direction]]\npattern = '^mybench\\.score$'\ndirection = \"lower\"",
+                |c| {
+                    c.directions.direction("mybench.score")
+                        == crate::compare::rules::Direction::Lower
+                },
+            ),
+        ];
+        for (extra, check) in took {
+            let c = parse(extra).unwrap_or_else(|e| panic!("{extra}: {e}"));
+            assert!(check(&c), "{extra}");
+        }
+        // The whole message, on one line.
+        let refused: &[(&str, &str)] = &[
+            (
+                "[compare.selection]\nmin_run = 2",
+                "c.toml: [compare.selection]: unknown field `min_run`, expected one of `min_runs`,",
+            ),
+            (
+                "[compare.selection]\nmin_runs = \"three\"",
+                "c.toml: [compare.selection]: `min_runs`: invalid type: string \"three\", expected usize",
+            ),
+            (
+                "[compare.selection]\nthresholds = [[\"^a\", \"x\"]]",
+                "c.toml: [compare.selection]: `thresholds`: invalid type: string \"x\", expected a number",
+            ),
+            (
+                "[compare.selection]\nfallback_rules = [[\"^x\", \"min_gt\", 1]]",
+                "c.toml: [compare.selection]: bad pattern \"^x\" in fallback_rules: unknown test \"min_gt\" (max_gt or delta_gt)",
+            ),
+            (
+                "[compare.selection]\ndenylist = [\"(\"]",
+                "c.toml: [compare.selection]: bad pattern \"(\" in denylist: regex parse error:",
+            ),
+            (
+                "[[direction]]\npattern = '('\ndirection = \"lower\"",
+                "c.toml: [[direction]]: bad pattern \"(\" in direction: regex parse error:",
+            ),
+            (
+                "[[direction]]\npattern = 'x'\ndirection = \"sideways\"",
+                "unknown variant `sideways`, expected one of `higher`, `lower`, `none`",
+            ),
+            (
+                "[[reply.rule]]\nid = \"mine\"\nintent = \"maybe\"\nweight = 0.5\npatterns = [\"x\"]",
+                "c.toml: [[reply.rule]]: intent rule mine: unknown intent \"maybe\" (one of ",
+            ),
+            (
+                "[[reply.rule]]\nid = \"mine\"\nintent = \"wont-fix\"\nweight = 2.0\npatterns = [\"x\"]",
+                "c.toml: [[reply.rule]]: intent rule mine: weight 2 is not in 0..=1",
+            ),
+        ];
+        for (extra, want) in refused {
+            let e = parse(extra).expect_err(extra).to_string();
+            assert!(
+                e.starts_with(want) || (!want.starts_with("c.toml") && e.contains(want)),
+                "{extra}:\n{e}"
+            );
+            // The regex crate's and a TOML parse error's own layout point at
+            // the fault in the text, over several lines.
+            if !e.contains("regex parse error") && !e.contains("TOML parse error") {
+                assert!(!e.contains('\n'), "{extra}: more than one line:\n{e}");
+            }
         }
     }
 

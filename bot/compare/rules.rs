@@ -11,9 +11,9 @@ pub const DEFAULT_DIRECTION: &str = include_str!("../rules/direction.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {
-    #[error("rules: {0}")]
+    #[error("{0}")]
     Toml(String),
-    #[error("rules: bad pattern {pattern:?} in {list}: {error}")]
+    #[error("bad pattern {pattern:?} in {list}: {error}")]
     Pattern {
         list: String,
         pattern: String,
@@ -23,11 +23,47 @@ pub enum RulesError {
 
 /// A number as written in the rules: lkp treats integer and float thresholds
 /// differently (an integer threshold also asks for a large enough difference).
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Number {
     Int(i64),
     Float(f64),
+}
+
+/// By hand rather than `untagged`, whose error names no type ("data did not
+/// match any variant of untagged enum Number").
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Number;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Number, E> {
+                Ok(Number::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Number, E> {
+                i64::try_from(v)
+                    .map(Number::Int)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Number, E> {
+                Ok(Number::Float(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A TOML error on one line, the key first ("`min_runs`: invalid type: …"
+/// rather than the message, a line break and "in `min_runs`").
+fn toml_error(e: toml::de::Error) -> RulesError {
+    let text = e.to_string();
+    let text = text.trim();
+    RulesError::Toml(match text.rsplit_once("\nin ") {
+        Some((why, key)) => format!("{key}: {why}"),
+        None => text.to_string(),
+    })
 }
 
 impl Number {
@@ -146,14 +182,11 @@ impl SelectionRules {
     }
 
     pub fn with_overrides(over: Option<&toml::Table>) -> Result<Self, RulesError> {
-        let mut table: toml::Table =
-            toml::from_str(DEFAULT_SELECTION).map_err(|e| RulesError::Toml(e.to_string()))?;
+        let mut table: toml::Table = toml::from_str(DEFAULT_SELECTION).map_err(toml_error)?;
         if let Some(o) = over {
             merge_toml(&mut table, o);
         }
-        let spec: SelectionSpec = toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| RulesError::Toml(e.to_string()))?;
+        let spec: SelectionSpec = toml::Value::Table(table).try_into().map_err(toml_error)?;
         Self::compile(spec)
     }
 
@@ -341,8 +374,7 @@ impl DirectionTable {
 
     /// `extra` entries (from config) are consulted before the defaults.
     pub fn with_overrides(extra: &[DirectionEntry]) -> Result<Self, RulesError> {
-        let file: DirectionFile =
-            toml::from_str(DEFAULT_DIRECTION).map_err(|e| RulesError::Toml(e.to_string()))?;
+        let file: DirectionFile = toml::from_str(DEFAULT_DIRECTION).map_err(toml_error)?;
         let mut entries = extra.to_vec();
         entries.extend(file.entry);
         for e in &entries {

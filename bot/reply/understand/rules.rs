@@ -54,7 +54,7 @@ struct RuleFile {
 pub enum RuleError {
     #[error("intent rules: {0}")]
     Toml(String),
-    #[error("intent rule {id}: unknown intent {intent:?}")]
+    #[error("intent rule {id}: unknown intent {intent:?} (one of {})", crate::reply::Intent::ALL.map(|i| i.as_str()).join(", "))]
     Intent { id: String, intent: String },
     #[error("intent rule {id}: weight {weight} is not in 0..=1")]
     Weight { id: String, weight: f64 },
