@@ -175,10 +175,26 @@ pub fn run(cli: Cli) -> ExitCode {
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("perfbot: {:#}", f.error);
+            eprintln!("perfbot: {}", error_line(&f.error));
             ExitCode::from(f.code)
         }
     }
+}
+
+/// An error and its causes on one line, as anyhow's `{:#}` prints them, but
+/// without a cause whose words the line already holds: many errors say their
+/// source in their own message (so that a log line with `%e` keeps it), and
+/// would otherwise print it twice.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let words = cause.to_string();
+        if !line.contains(&words) {
+            line.push_str(": ");
+            line.push_str(&words);
+        }
+    }
+    line
 }
 
 fn dispatch(cli: Cli) -> Result<(), Failure> {
@@ -322,4 +338,38 @@ fn require_files<'p>(paths: impl IntoIterator<Item = &'p Path>) -> Result<(), Fa
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    /// Each cause once, whether or not an error says its source itself.
+    #[test]
+    fn an_error_line_says_each_cause_once() {
+        let sled = || sled::Error::Unsupported("x".into());
+        let table: Vec<(anyhow::Error, &str)> = vec![
+            (anyhow::anyhow!("a").context("b"), "b: a"),
+            (
+                crate::store::StoreError::Sled(sled()).into(),
+                "state database: Unsupported: x",
+            ),
+            (
+                anyhow::Error::new(crate::store::StoreError::Sled(sled())).context("reading cases"),
+                "reading cases: state database: Unsupported: x",
+            ),
+            (
+                crate::config::ConfigError::Rules {
+                    path: "c.toml".into(),
+                    section: "[compare.selection]",
+                    why: crate::compare::rules::RulesError::Toml("`min_runs`: bad".into()),
+                }
+                .into(),
+                "c.toml: [compare.selection]: `min_runs`: bad",
+            ),
+        ];
+        for (e, want) in table {
+            assert_eq!(error_line(&e), want);
+        }
+    }
 }
