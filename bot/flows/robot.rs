@@ -20,8 +20,14 @@ pub enum RobotError {
     NotMail { file: String },
     #[error("{file}: no text part")]
     NoText { file: String },
-    #[error("{file}: {error}")]
-    Parse { file: String, error: ParseError },
+    /// `line`: the line of the text the error names, shortened (empty when
+    /// it names none), so that the reader sees it without counting lines.
+    #[error("{file}: {error}{line}")]
+    Parse {
+        file: String,
+        error: ParseError,
+        line: String,
+    },
     #[error("{file}: the input read from it is not valid: {why}")]
     Input { file: String, why: String },
     #[error("{file}: rendering it back: {why}")]
@@ -245,11 +251,25 @@ impl RobotError {
     }
 }
 
+/// `: "…"`, the text's 1-based line `n` (shortened), or nothing.
+fn quoted_line(text: &str, n: usize) -> String {
+    const MAX: usize = 72;
+    let Some(line) = n.checked_sub(1).and_then(|i| text.lines().nth(i)) else {
+        return String::new();
+    };
+    let line = line.trim();
+    match line.char_indices().nth(MAX) {
+        Some((cut, _)) => format!(": {:?}", format!("{}…", &line[..cut])),
+        None => format!(": {line:?}"),
+    }
+}
+
 /// A robot mail's headers, body and what the body reports.
 fn read_report(raw: &[u8], file: &str) -> Result<(Headers, String, ParsedReport), RobotError> {
     let (h, body) = read_mail(raw, file)?;
     let parsed = parse(&h, &body).map_err(|error| RobotError::Parse {
         file: file.into(),
+        line: quoted_line(&body, error.line),
         error,
     })?;
     Ok((h, body, parsed))
@@ -1083,4 +1103,22 @@ pub enum ReplayError {
     NoReport(String),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_line_an_error_names_is_quoted_short() {
+        let long = format!("{}± tail", "x".repeat(71));
+        let text = format!("first\n  second  \n{long}\n");
+        for (n, want) in [
+            (0, String::new()),
+            (1, ": \"first\"".to_string()),
+            (2, ": \"second\"".to_string()),
+            (3, format!(": \"{}±…\"", "x".repeat(71))),
+            (9, String::new()),
+        ] {
+            assert_eq!(super::quoted_line(&text, n), want, "{n}");
+        }
+    }
 }

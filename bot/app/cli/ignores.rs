@@ -17,7 +17,10 @@ pub enum IgnoresCmd {
     /// Drop the rules a mail gave (its Message-ID), or only its rule for one
     /// metric or testcase
     Drop {
+        /// The Message-ID of the mail that gave the rules, as `ignores list`
+        /// shows it (with or without <>)
         message_id: String,
+        /// The one metric or testcase to stop ignoring; none: all the mail's rules
         what: Option<String>,
     },
 }

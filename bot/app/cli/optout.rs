@@ -13,13 +13,16 @@ use crate::store::optout::OptOut;
 pub enum OptoutCmd {
     /// Never send mail to this address again
     Add {
+        /// The address (`name@example.org` or `Name <name@example.org>`)
         #[arg(value_parser = address)]
         address: Address,
+        /// Why, in a few words; kept with the address
         #[arg(long, default_value = "")]
         reason: String,
     },
     /// Allow mail to this address again
     Remove {
+        /// The address as `optout list` shows it
         #[arg(value_parser = address)]
         address: Address,
     },

@@ -21,6 +21,7 @@ pub enum OutboxCmd {
     },
     /// Print one message as it will be (or was) sent
     Show {
+        /// The mail's Message-ID as `outbox list` shows it (with or without <>)
         message_id: String,
         /// Delivery state and history instead of the message
         #[arg(long)]
@@ -30,16 +31,23 @@ pub enum OutboxCmd {
         json: bool,
     },
     /// Release a held (moderated) mail for sending
-    Approve { message_id: String },
+    Approve {
+        /// The mail's Message-ID as `outbox list` shows it (with or without <>)
+        message_id: String,
+    },
     /// Never send this mail (it stays listed as dead, with the reason)
     Drop {
+        /// The mail's Message-ID as `outbox list` shows it (with or without <>)
         message_id: String,
         /// Why, in a few words; kept with the mail
         #[arg(long, value_parser = super::reason)]
         reason: String,
     },
     /// Try a failed or dead mail again now, under the same Message-ID
-    Retry { message_id: String },
+    Retry {
+        /// The mail's Message-ID as `outbox list` shows it (with or without <>)
+        message_id: String,
+    },
 }
 
 impl OutboxCmd {

@@ -13,7 +13,10 @@ use crate::flows::report::prepare;
 pub enum PolicyCmd {
     /// Check the policy file; with report inputs, say what would be sent
     /// where and why (nothing is recorded or sent)
-    Check { inputs: Vec<PathBuf> },
+    Check {
+        /// Report inputs (JSON, as `perfbot report` takes them)
+        inputs: Vec<PathBuf>,
+    },
 }
 
 pub fn run(config: &Config, c: PolicyCmd) -> Result<(), Failure> {

@@ -177,8 +177,19 @@ fn read_mail_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
     super::require_files(a.mails.iter().map(PathBuf::as_path))?;
     let files = mails_in(&a.mails);
+    let empty: Vec<String> = (a.mails.iter())
+        .filter(|p| p.is_dir() && walkdir(p).is_empty())
+        .map(|p| p.display().to_string())
+        .collect();
+    const WHAT: &str = "no report mail in it (a 00-report.eml, or files *.eml, *.eml.gz, *.txt)";
     if files.is_empty() {
-        return Err(Failure::usage(anyhow::anyhow!("no report mails found")));
+        return Err(Failure::usage(anyhow::anyhow!(
+            "{}: {WHAT}",
+            empty.join(", ")
+        )));
+    }
+    for dir in &empty {
+        eprintln!("perfbot: {dir}: {WHAT}");
     }
     let mut results: Vec<RoundTrip> = Vec::new();
     for f in &files {

@@ -81,11 +81,21 @@ pub struct ParsedReport {
 
 /// Why a mail could not be read as a report.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}: {message}")]
 pub struct ParseError {
     /// 1-based line of the body (0: the mail as a whole).
     pub line: usize,
     pub message: String,
+}
+
+/// The line is the decoded text's, not the file's (headers, transfer
+/// encodings and an archive's note lie between), so the message says so.
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            0 => f.write_str(&self.message),
+            n => write!(f, "line {n} of its text: {}", self.message),
+        }
+    }
 }
 
 fn err(line: usize, message: impl Into<String>) -> ParseError {
