@@ -933,11 +933,6 @@ impl Config {
         self.reply.gate.require_verified
     }
 
-    /// Who gets escalations: `escalation.to`, else the operators.
-    pub fn escalation_to(&self) -> Vec<String> {
-        self.reply.escalation.to.clone()
-    }
-
     /// The dashboard's operator token: `PERFBOT_WEB_TOKEN`, else
     /// `web.operator_token_file` (empty: settling on the dashboard is off).
     pub fn web_token(&self) -> Result<Secret, ConfigError> {
@@ -951,11 +946,6 @@ impl Config {
     /// The SMTP password: `PERFBOT_SMTP_PASSWORD`, else `smtp.password_file`.
     pub fn smtp_password(&self) -> Result<Secret, ConfigError> {
         secret("PERFBOT_SMTP_PASSWORD", &self.file.smtp.password_file, self)
-    }
-
-    /// A template by name (`classic`, `modern`) or path.
-    pub fn template_path(&self, name: &str) -> PathBuf {
-        crate::templates::path_of(&self.templates_dir(), name)
     }
 
     /// Where the operator's own templates are (each falls back to the built-in copy).

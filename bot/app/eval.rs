@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::model::case::{Case, CaseState};
+use crate::model::case::CaseState;
 use crate::reply::policy::effect::{decide, decide_in, Effect, MovedBy};
 use crate::reply::policy::trust::{Policy, Role};
 use crate::reply::understand::classify::quoted_decision;
@@ -1249,17 +1249,6 @@ pub fn read_one(l: &Labelled, u: &Understanding, policy: &Policy) -> Read {
         decision_score: None,
         understanding: u.clone(),
     }
-}
-
-/// A reported case for the policy to judge against.
-pub fn sample_case() -> Case {
-    Case::blank(
-        crate::model::case::CaseId::from_key("000000000001"),
-        "000000000001".into(),
-        crate::model::MessageId::parse("eval@perfbot").expect("valid"),
-        CaseState::Reported,
-        chrono::Utc::now(),
-    )
 }
 
 #[cfg(test)]

@@ -37,10 +37,6 @@ impl Store {
     pub fn optouts(&self) -> Result<Vec<OptOut>, StoreError> {
         decode_all("optout", self.optout.iter())
     }
-
-    pub fn is_opted_out(&self, a: &Address) -> Result<bool, StoreError> {
-        Ok(self.optout.contains_key(a.as_str())?)
-    }
 }
 
 #[cfg(test)]

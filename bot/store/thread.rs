@@ -201,20 +201,6 @@ impl Store {
             .map_err(tx_err)
     }
 
-    /// Update the stored thread entry of a message (its understanding). Not
-    /// flushed: part of ingestion's batch (see `record_thread_message`).
-    pub fn update_thread_entry(
-        &self,
-        case: &CaseId,
-        entry: &ThreadEntry,
-    ) -> Result<(), StoreError> {
-        let key = event_key(case, entry.seq);
-        if self.thread.contains_key(&key)? {
-            self.thread.insert(key, encode(entry))?;
-        }
-        Ok(())
-    }
-
     /// A case's thread in arrival order.
     pub fn thread(&self, case: &CaseId) -> Result<Vec<ThreadEntry>, StoreError> {
         self.thread
