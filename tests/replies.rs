@@ -179,6 +179,64 @@ fn a_patch_attached_to_a_reply_awaits_the_fix() {
     );
 }
 
+/// `perfbot classify` reads a mail as ingestion does (its attachments among
+/// its words), plain text as the replier's words, and says so in each form.
+#[test]
+fn classify_reads_a_mail_or_plain_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let mail = patch_attached("r@x");
+    let mail = mail.as_bytes();
+    // (arguments, standard input, what standard output and error contain)
+    let table: &[(&[&str], &[u8], &str, &str)] = &[
+        (
+            &["classify"],
+            mail,
+            "fix-posted (0.70): a patch attached to the reply\n",
+            "",
+        ),
+        (
+            &["classify", "--json"],
+            mail,
+            "\"rule\": \"inline-patch\"",
+            "",
+        ),
+        (
+            &["classify", "--words", "--rules-only"],
+            mail,
+            "fix-posted (0.70)",
+            "--- own words\nSomething like the attached, entirely untested.\n",
+        ),
+        (
+            &["classify", "--role", "author"],
+            b"This is not a regression, the test is broken.",
+            "not-a-regression (0.9",
+            "",
+        ),
+        (
+            &["classify"],
+            b"",
+            "other (0.30): (no words of its own)",
+            "",
+        ),
+        (
+            &["classify"],
+            b"\x00\xff",
+            "other (0.30): (no words of its own)",
+            "",
+        ),
+    ];
+    for (args, input, out, err) in table {
+        let o = run(&cfg, args, Some(input));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(stdout.contains(out), "{args:?}: {stdout}");
+        assert!(stderr.contains(err), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn a_question_escalates_to_the_operators() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1368,6 +1426,11 @@ fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
             .clone()
     };
     assert!(rules().is_empty(), "a stranger's rule is not kept");
+    let o = run(&cfg, &["ignores", "list"], None);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "no #perfbot ignore rule\n"
+    );
     let answered = |to: &str| {
         outbox(&cfg)
             .iter()
@@ -1407,6 +1470,15 @@ fn ignore_is_obeyed_from_the_trusted_and_covers_later_reports() {
         serde_json::json!({"kind": "subsystem", "name": "xfs"})
     );
     assert_eq!(r[0]["message_id"], "ig3@x");
+    let o = run(&cfg, &["ignores", "list"], None);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("case {}", c.id))
+            && text.contains("fio.write_iops")
+            && text.contains("xfs")
+            && text.contains("maint@kernel.example"),
+        "{text}"
+    );
 
     // A later xfs commit with the same headline: recorded, not mailed.
     let later = |name: &str, n: u32| {
