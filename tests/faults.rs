@@ -854,6 +854,11 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
         "{err}"
     );
     assert!(err.contains("reading: maildir"), "{err}");
+    // And that it stopped, the work in hand done.
+    assert!(
+        err.ends_with("perfbot run: stopping, finishing the work in hand\nperfbot run: stopped\n"),
+        "{err}"
+    );
 }
 
 #[test]

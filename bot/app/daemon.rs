@@ -492,6 +492,9 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     eprintln!("{}", startup_lines(&config, web_addr.as_deref()).join("\n"));
 
     shutdown_signal().await;
+    // Said on the terminal too, as the start is: Ctrl-C is answered, and a
+    // slow stop (a mail in flight) is seen to be one.
+    eprintln!("perfbot run: stopping, finishing the work in hand");
     tracing::info!("stopping: finishing the work in hand");
     s.stop();
     for l in loops {
@@ -503,6 +506,7 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
     store.flush()?;
     tracing::info!("stopped");
+    eprintln!("perfbot run: stopped");
     Ok(())
 }
 
