@@ -12,6 +12,10 @@ use crate::model::Address;
 use crate::reply::policy::trust::Role;
 use crate::reply::Intent;
 
+/// The longest a mail server may take over one exchange (`smtp.timeout_secs`,
+/// `imap.timeout_secs`).
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
+
 /// The repository's default config, built in so that the binary runs anywhere.
 pub const DEFAULT_CONFIG: &str = include_str!("../config.toml");
 
@@ -1160,6 +1164,16 @@ impl ConfigFile {
             crate::model::url::ServerUrl::smtp(&self.smtp.url)
                 .map_err(|e| format!("smtp.url: {e}"))?;
         }
+        for (name, secs) in [
+            ("smtp.timeout_secs", self.smtp.timeout_secs),
+            ("imap.timeout_secs", self.imap.timeout_secs),
+        ] {
+            if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
+                return Err(format!(
+                    "{name} ({secs}) must be between 1 and {MAX_TIMEOUT_SECS} (an hour)"
+                ));
+            }
+        }
         self.validate_periods()?;
         let signal = self.review.min_signal;
         if !(signal > 0.0 && signal <= 1.0) {
@@ -1522,6 +1536,12 @@ mod tests {
             ("review", "min_signal = 0", "review.min_signal"),
             ("inbound", "max_text_bytes = 100", "inbound.max_text_bytes"),
             ("review", "min_signal = nan", "review.min_signal"),
+            ("smtp", "timeout_secs = 0", "smtp.timeout_secs (0) must be between 1 and 3600"),
+            (
+                "imap",
+                "timeout_secs = 99999999999",
+                "imap.timeout_secs (99999999999) must be between 1",
+            ),
             ("trust", "min_confidence = 1.5", "min_confidence"),
             (
                 "trust",

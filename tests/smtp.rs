@@ -232,6 +232,45 @@ fn bounded_attempts_end_dead_with_the_reason() {
     assert_eq!(wait_copies("alice", &id, 1).len(), 1);
 }
 
+/// A server that takes the connection and then never says a word: lettre
+/// bounds only the connect, so perfbot bounds the conversation. The mail
+/// fails (to be retried) with the reason; `check` says so; neither hangs.
+#[test]
+fn a_server_gone_silent_fails_the_mail_instead_of_holding_it() {
+    if !mail_server() {
+        return;
+    }
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        // Held open, unanswered.
+        let _held: Vec<_> = silent.incoming().collect();
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(
+        tmp.path(),
+        &format!("smtp://127.0.0.1:{port}?tls=none"),
+        "",
+        "",
+    );
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("timeout_secs = 10", "timeout_secs = 1")).unwrap();
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let o = perfbot(&cfg, &["send"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "failed", "{e}");
+    let why = e["last_error"].as_str().unwrap();
+    assert!(why.contains("the server went silent"), "{why}");
+    let o = perfbot(&cfg, &["check"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_ne!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("FAIL  sending") && out.contains("the server went silent"),
+        "{out}"
+    );
+}
+
 /// What a proxy does with the bytes a client just sent, given all it sent
 /// on the connection so far.
 enum Pass {
@@ -370,8 +409,8 @@ fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
         .spawn()
         .unwrap();
     // The server took it (its copy is in perfbot's own mailbox); perfbot
-    // still waits for the answer the proxy holds back (for up to the
-    // config's 10 s).
+    // still waits for the answer the proxy holds back (up to the config's
+    // 10 s an exchange).
     assert_eq!(wait_copies("bot", &id, 1).len(), 1);
     let _ = child.kill(); // SIGKILL
     let _ = child.wait();

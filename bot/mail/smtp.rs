@@ -96,6 +96,20 @@ pub struct SmtpSender {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Address,
     pub url: ServerUrl,
+    /// `smtp.timeout_secs`: how long the server may take over one exchange.
+    timeout: Duration,
+}
+
+/// The exchanges of a mail's conversation besides one RCPT per recipient:
+/// greeting, EHLO, STARTTLS, EHLO again, AUTH, MAIL, DATA, the end of data.
+const EXCHANGES: u32 = 8;
+
+/// What a conversation that went silent is told as.
+fn silent(bound: Duration) -> String {
+    format!(
+        "the server went silent: the conversation did not end within {} s (smtp.timeout_secs per exchange)",
+        bound.as_secs()
+    )
 }
 
 impl SmtpSender {
@@ -159,6 +173,7 @@ impl SmtpSender {
             transport: b.build(),
             from,
             url,
+            timeout: Duration::from_secs(sec.timeout_secs.max(1)),
         })
     }
 
@@ -166,10 +181,13 @@ impl SmtpSender {
     /// as a send makes it (EHLO, TLS as configured, AUTH), then NOOP. The
     /// error says why not.
     pub async fn reachable(&self) -> Result<(), String> {
-        match self.transport.test_connection().await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err("the connection closed after the login".into()),
-            Err(e) => Err(e.to_string()),
+        // Up to the login, and NOOP.
+        let bound = self.timeout * (EXCHANGES - 2);
+        match tokio::time::timeout(bound, self.transport.test_connection()).await {
+            Err(_) => Err(silent(bound)),
+            Ok(Ok(true)) => Ok(()),
+            Ok(Ok(false)) => Err("the connection closed after the login".into()),
+            Ok(Err(e)) => Err(e.to_string()),
         }
     }
 
@@ -205,7 +223,15 @@ impl SmtpSender {
         let to = to.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
         let env = SmtpEnvelope::new(Some(parse(&self.from)?), to)
             .map_err(|e| SendError::Permanent(e.to_string()))?;
-        match self.transport.send_raw(&env, raw).await {
+        // lettre bounds only the connect of an async send (lettre#1027): a
+        // server that takes the connection and then says nothing would hold
+        // the mail, and every mail after it, for ever. The whole
+        // conversation is bounded here instead, a timeout per exchange.
+        let bound = self.timeout * (EXCHANGES + to_count(&env));
+        let sent = tokio::time::timeout(bound, self.transport.send_raw(&env, raw))
+            .await
+            .map_err(|_| SendError::Transient(silent(bound)))?;
+        match sent {
             Ok(resp) => Ok(format!(
                 "{} {}",
                 resp.code(),
@@ -221,6 +247,10 @@ impl SmtpSender {
             Err(e) => Err(SendError::Transient(describe(&e))),
         }
     }
+}
+
+fn to_count(env: &SmtpEnvelope) -> u32 {
+    u32::try_from(env.to().len()).unwrap_or(u32::MAX / 2)
 }
 
 #[cfg(test)]
