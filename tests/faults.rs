@@ -741,6 +741,56 @@ fn the_daemon_pings_a_silent_thread_at_most_max_pings_across_restarts() {
     assert_eq!(pings().len(), 2, "a ping past max_pings after a restart");
 }
 
+/// A stop waits for the mail in flight; a second SIGTERM does not: perfbot
+/// stops at once with 128 + the signal's number, saying so, and the mail cut
+/// short is still in the outbox, unsent, for the next start.
+#[test]
+fn a_second_signal_stops_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // An SMTP server that takes the connection and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    silent.set_nonblocking(true).unwrap();
+    let smtp = silent.local_addr().unwrap().port();
+    let web = free_port();
+    let cfg = setup(
+        tmp.path(),
+        &format!(
+            "[web]\nlisten = \"127.0.0.1:{web}\"\n\
+             [smtp]\nurl = \"smtp://127.0.0.1:{smtp}\"\ntimeout_secs = 600\n"
+        ),
+    );
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("transport = \"file\"", "transport = \"smtp\""),
+    )
+    .unwrap();
+    let input = input_with(tmp.path(), "in.json", |_| {});
+    ok(&perfbot(&cfg, &["report", input.to_str().unwrap()]));
+    let log = tmp.path().join("run.log");
+    let mut d = start_daemon_logging(&cfg, &log);
+    let _held = wait_for_or(&log, "the mail in flight", 30, || silent.accept().ok());
+    let pid = d.0.as_ref().unwrap().id() as i32;
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    wait_for_or(&log, "the first stop said", 30, || {
+        said().contains("perfbot run: stopping").then_some(())
+    });
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = d.0.take().unwrap().wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{}", said());
+    assert!(
+        said().contains("perfbot run: stopped at once (a second signal)"),
+        "{}",
+        said()
+    );
+    let o = perfbot(&cfg, &["outbox", "list", "--json"]);
+    let entries: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let entries = entries.as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_ne!(entries[0]["state"], "sent", "{entries:?}");
+}
+
 /// `perfbot run` on `cfg`, its log (at debug level) written to `log`.
 fn start_daemon_logging(cfg: &Path, log: &Path) -> Daemon {
     let child = Command::new(env!("CARGO_BIN_EXE_perfbot"))

@@ -417,26 +417,64 @@ fn startup_lines(config: &Config, web: Option<&str>) -> Vec<String> {
     out
 }
 
-/// SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGINT and SIGTERM, listened for from the moment this is made, so that a
+/// second signal after the first is never missed.
+pub struct StopSignals {
     #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "no SIGTERM handler: only Ctrl-C stops perfbot");
-                let _ = ctrl_c.await;
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    /// Must be called within the runtime.
+    pub fn new() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let listen = |kind, name: &str| {
+                signal(kind)
+                    .map_err(|e| tracing::warn!(error = %e, "no {name} handler"))
+                    .ok()
+            };
+            StopSignals {
+                int: listen(SignalKind::interrupt(), "SIGINT"),
+                term: listen(SignalKind::terminate(), "SIGTERM"),
             }
         }
+        #[cfg(not(unix))]
+        StopSignals {}
     }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
+
+    /// The next SIGINT or SIGTERM: its number.
+    pub async fn next(&mut self) -> i32 {
+        #[cfg(unix)]
+        {
+            async fn one(s: &mut Option<tokio::signal::unix::Signal>, n: i32) -> i32 {
+                if let Some(s) = s {
+                    if s.recv().await.is_some() {
+                        return n;
+                    }
+                }
+                std::future::pending().await
+            }
+            tokio::select! {
+                n = one(&mut self.int, libc::SIGINT) => n,
+                n = one(&mut self.term, libc::SIGTERM) => n,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            2
+        }
+    }
+}
+
+impl Default for StopSignals {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Run until SIGTERM/SIGINT, delivering through `transport` (made from the
@@ -482,6 +520,8 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
             .name("ingest".into())
             .spawn(move || ingest_thread(s2))?
     };
+    // Listened for before anything starts: a signal during the start is kept.
+    let mut signals = StopSignals::new();
     let loops = vec![
         tokio::spawn(delivery_loop(s.clone(), transport)),
         tokio::spawn(spool_loop(s.clone())),
@@ -491,10 +531,23 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     // Said on the terminal whatever RUST_LOG is: where to look, what is read.
     eprintln!("{}", startup_lines(&config, web_addr.as_deref()).join("\n"));
 
-    shutdown_signal().await;
+    signals.next().await;
     // Said on the terminal too, as the start is: Ctrl-C is answered, and a
     // slow stop (a mail in flight) is seen to be one.
-    eprintln!("perfbot run: stopping, finishing the work in hand");
+    eprintln!(
+        "perfbot run: stopping, finishing the work in hand (a second Ctrl-C or SIGTERM stops at once)"
+    );
+    // A second signal does not wait for the work in hand (an SMTP server
+    // that went silent holds a mail up to its timeout). Stopping at once is
+    // safe: the state is durable at every step, as under kill -9, and a mail
+    // whose sending was cut short is checked before it is sent again.
+    tokio::spawn(async move {
+        let n = signals.next().await;
+        eprintln!(
+            "perfbot run: stopped at once (a second signal); the work in hand is taken up at the next start"
+        );
+        std::process::exit(128 + n);
+    });
     tracing::info!("stopping: finishing the work in hand");
     s.stop();
     for l in loops {

@@ -231,8 +231,9 @@ fn configured(config: &Config, ing: &mut Ingestor, follow: bool) -> Result<(), F
             r
         });
         rt.block_on(async {
+            let mut signals = crate::app::daemon::StopSignals::new();
             tokio::select! {
-                _ = crate::app::daemon::shutdown_signal() => {
+                _ = signals.next() => {
                     stop.store(true, Ordering::Relaxed);
                     let _ = writeln!(std::io::stderr(), "stopping");
                 }
