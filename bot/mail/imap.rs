@@ -7,7 +7,7 @@
 //! `imaps://` is TLS from the first byte.
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
@@ -217,6 +217,20 @@ impl SocketHandle {
     }
 }
 
+/// Connect to the first of `addrs` that takes the connection, as other
+/// clients do: a name such as `localhost` may give `::1` first to a server
+/// that listens on 127.0.0.1 only. The last refusal is the error.
+fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::other("the name gave no address");
+    for a in addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(tcp) => return Ok(tcp),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// [`connect`], with a [`SocketHandle`] on the session's socket.
 pub fn connect_with_socket(acct: &ImapAccount) -> Result<(ImapSession, SocketHandle), ImapError> {
     let addr = acct.url.addr();
@@ -224,12 +238,8 @@ pub fn connect_with_socket(acct: &ImapAccount) -> Result<(ImapSession, SocketHan
         addr: addr.clone(),
         source,
     };
-    let sockaddr = addr
-        .to_socket_addrs()
-        .map_err(cerr)?
-        .next()
-        .ok_or_else(|| cerr(std::io::Error::other("no address")))?;
-    let tcp = TcpStream::connect_timeout(&sockaddr, acct.timeout).map_err(cerr)?;
+    let addrs: Vec<SocketAddr> = addr.to_socket_addrs().map_err(cerr)?.collect();
+    let tcp = connect_any(&addrs, acct.timeout).map_err(cerr)?;
     tcp.set_read_timeout(Some(acct.timeout)).map_err(cerr)?;
     tcp.set_write_timeout(Some(acct.timeout)).map_err(cerr)?;
     let socket = SocketHandle(tcp.try_clone().map_err(cerr)?);
@@ -484,4 +494,29 @@ pub fn find_message_ids(
     }
     let _ = s.logout();
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first address that takes the connection is used; with none, the
+    /// last refusal is the error.
+    #[test]
+    fn every_address_of_a_name_is_tried() {
+        let live = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let refused = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let t = Duration::from_secs(5);
+        let tcp = connect_any(&[refused, live.local_addr().unwrap()], t).unwrap();
+        assert_eq!(tcp.peer_addr().unwrap(), live.local_addr().unwrap());
+        let e = connect_any(&[refused], t).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert!(connect_any(&[], t)
+            .unwrap_err()
+            .to_string()
+            .contains("no address"));
+    }
 }
