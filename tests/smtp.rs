@@ -432,6 +432,56 @@ fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
     assert_eq!(copies("bot", &id).len(), 1);
 }
 
+/// The server took the mail and then fell silent: the send fails, its fate
+/// unknown, and the next run finds the mail in perfbot's own mailbox and marks
+/// it sent instead of sending it a second time.
+#[test]
+fn a_mail_the_server_fell_silent_over_is_looked_for_before_it_goes_again() {
+    if !mail_server() {
+        return;
+    }
+    let port = withholding_proxy();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = through_proxy(tmp.path(), port);
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("cc_self = false", "cc_self = true")
+        .replace("timeout_secs = 10", "timeout_secs = 1");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[inbound]\nsource = \"imap\"\n\n[imap]\nurl = \"imap://127.0.0.1:{IMAP_PORT}\"\nuser = \"bot@example.test\"\nca_file = {:?}\n",
+            ca_file()
+        ),
+    )
+    .unwrap();
+    let env = [("PERFBOT_IMAP_PASSWORD", "secret")];
+    let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
+    let o = perfbot_env(&cfg, &["send"], &env);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = state_of(&cfg, &id);
+    assert_eq!(
+        (e["state"].as_str(), e["fate_unknown"].as_bool()),
+        (Some("failed"), Some(true)),
+        "{e}"
+    );
+    assert_eq!(wait_copies("bot", &id, 1).len(), 1);
+    let o = perfbot_env(&cfg, &["outbox", "show", "--status", &id], &env);
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        shown.contains("fate:       unknown: the server may have taken it"),
+        "{shown}"
+    );
+
+    let err = stderr(&perfbot_env(&cfg, &["send"], &env));
+    assert!(err.contains("found already delivered 1"), "{err}");
+    let e = state_of(&cfg, &id);
+    assert_eq!(e["state"], "sent", "{e}");
+    assert_eq!(e.get("fate_unknown"), None, "{e}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(copies("alice", &id).len(), 1);
+}
+
 #[test]
 fn connection_dropped_during_data_is_retried_with_the_same_message_id() {
     if !mail_server() {

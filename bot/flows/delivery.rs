@@ -136,7 +136,8 @@ fn due(e: &OutboxEntry, now: DateTime<Utc>) -> bool {
     }
 }
 
-/// Mails left in "sending" by a process that died may have left. perfbot
+/// Mails left in "sending" by a process that died may have left, and so may
+/// mails whose server fell silent (`fate_unknown`). perfbot
 /// copies itself on its reports (`report.cc_self`); when it reads its mailbox
 /// over IMAP, a copy there means the server took the mail: mark it sent
 /// instead of sending it a second time. Best effort: when the mailbox cannot
@@ -159,7 +160,7 @@ async fn confirm_sending(
     let ids: Vec<crate::model::MessageId> = due
         .iter()
         .filter(|e| {
-            e.state == OutboxState::Sending
+            (e.state == OutboxState::Sending || e.fate_unknown)
                 && (copied || e.recipients.iter().any(|r| me.contains(r)))
         })
         .map(|e| e.message_id.clone())
@@ -174,6 +175,7 @@ async fn confirm_sending(
     for e in due.iter_mut().filter(|e| found.contains(&e.message_id)) {
         e.state = OutboxState::Sent;
         e.sent_at = Some(now);
+        e.fate_unknown = false;
         e.server_reply = Some(
             "interrupted while sending; a copy is in perfbot's own mailbox, so the server took it"
                 .into(),
@@ -619,6 +621,7 @@ fn record_sent(
     e.state = OutboxState::Sent;
     e.sent_at = Some(now);
     e.last_error = None;
+    e.fate_unknown = false;
     e.server_reply = Some(reply.clone());
     e.refused = refused
         .iter()
@@ -659,6 +662,7 @@ fn record_failure(
     let give_up = matches!(err, SendError::Permanent(_) | SendError::Operator(_))
         || e.attempts >= o.max_attempts;
     e.last_error = Some(err.to_string());
+    e.fate_unknown = matches!(err, SendError::Silent(_));
     let note = if give_up {
         e.state = OutboxState::Dead;
         s.dead += 1;

@@ -352,6 +352,7 @@ mod tests {
             server_reply: None,
             refused: vec![],
             held_because: None,
+            fate_unknown: false,
         }
     }
 

@@ -24,6 +24,8 @@ pub enum SendError {
     /// Nothing can go out until the operator fixes something (the server
     /// refused our credentials): not the mail's fault, so it stays queued.
     Operator(String),
+    /// The server fell silent: it may have taken the mail, or not.
+    Silent(String),
 }
 
 impl std::fmt::Display for SendError {
@@ -32,6 +34,7 @@ impl std::fmt::Display for SendError {
             SendError::Transient(s) => write!(f, "temporary failure: {s}"),
             SendError::Permanent(s) => write!(f, "permanent failure: {s}"),
             SendError::Operator(s) => write!(f, "the server refused perfbot itself: {s}"),
+            SendError::Silent(s) => write!(f, "temporary failure: {s}"),
         }
     }
 }
@@ -230,7 +233,7 @@ impl SmtpSender {
         let bound = self.timeout * (EXCHANGES + to_count(&env));
         let sent = tokio::time::timeout(bound, self.transport.send_raw(&env, raw))
             .await
-            .map_err(|_| SendError::Transient(silent(bound)))?;
+            .map_err(|_| SendError::Silent(silent(bound)))?;
         match sent {
             Ok(resp) => Ok(format!(
                 "{} {}",

@@ -134,6 +134,11 @@ pub struct OutboxEntry {
     /// (the noise gate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_because: Option<String>,
+    /// The last attempt ended with the server silent, perhaps after it had
+    /// the whole mail: before the next, perfbot's own mailbox is searched
+    /// for it, as for a mail whose sending was cut short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fate_unknown: bool,
 }
 
 impl OutboxEntry {
@@ -161,6 +166,7 @@ impl OutboxEntry {
             server_reply: None,
             refused: Vec::new(),
             held_because: None,
+            fate_unknown: false,
         }
     }
 }

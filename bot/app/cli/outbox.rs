@@ -166,6 +166,12 @@ fn status_text(e: &OutboxEntry, events: &[crate::model::Event]) -> String {
     for r in &e.refused {
         line("refused:", r);
     }
+    if e.fate_unknown {
+        line(
+            "fate:",
+            "unknown: the server may have taken it before it fell silent (looked for in perfbot's own mailbox before it goes again, when that is read over IMAP)",
+        );
+    }
     let named = format!("<{}>", e.message_id);
     let mine: Vec<_> = events.iter().filter(|v| v.note.contains(&named)).collect();
     if !mine.is_empty() {
