@@ -825,6 +825,9 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     // A pointer that is a directory: moved aside with the reason, not
     // skipped on every pass.
     std::fs::create_dir_all(spool.join("a-dir.ref")).unwrap();
+    // A FIFO sorts first: read, it would hold the spool for ever.
+    let fifo = std::ffi::CString::new(spool.join("a-fifo.json").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
         .arg(&cfg)
@@ -852,6 +855,8 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     let why = std::fs::read_to_string(spool.join("failed/a-dir.ref.error")).unwrap();
     assert!(why.contains("not a readable pointer file"), "{why}");
     assert!(!spool.join("a-dir.ref").exists());
+    let why = std::fs::read_to_string(spool.join("failed/a-fifo.json.error")).unwrap();
+    assert!(why.contains("not a regular file"), "{why}");
     // The daemon keeps its open files bounded whatever the clients do.
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
@@ -906,7 +911,9 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     assert!(err.contains("reading: maildir"), "{err}");
     // And that it stopped, the work in hand done.
     assert!(
-        err.ends_with("perfbot run: stopping, finishing the work in hand\nperfbot run: stopped\n"),
+        err.ends_with(
+            "perfbot run: stopping, finishing the work in hand (a second Ctrl-C or SIGTERM stops at once)\nperfbot run: stopped\n"
+        ),
         "{err}"
     );
 }

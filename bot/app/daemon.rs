@@ -173,8 +173,24 @@ fn settled(p: &Path) -> bool {
 }
 
 /// The input a spooled file stands for. A `.ref` pointer that cannot be
-/// read is said and moved aside (never skipped again and again): `None`.
+/// read is said and moved aside (never skipped again and again): `None`. So
+/// is what is no regular file (a FIFO named `x.json` would hold the spool,
+/// and a stop, for ever on the first read).
 fn spooled_input(f: &Path, dir: &Path) -> Option<PathBuf> {
+    let file = if f.is_dir() {
+        f.join(crate::flows::spool::INPUT)
+    } else {
+        f.to_path_buf()
+    };
+    if file.exists() && !file.is_file() {
+        let why = format!(
+            "{}: not a regular file (a FIFO, a socket or a device): never read",
+            file.display()
+        );
+        tracing::warn!(file = %f.display(), "{why}: moved to failed/");
+        move_to_failed(f, dir, &why);
+        return None;
+    }
     if f.extension().is_some_and(|e| e == "ref") {
         match std::fs::read_to_string(f) {
             Ok(p) => Some(PathBuf::from(p.trim())),
@@ -184,10 +200,8 @@ fn spooled_input(f: &Path, dir: &Path) -> Option<PathBuf> {
                 None
             }
         }
-    } else if f.is_dir() {
-        Some(f.join(crate::flows::spool::INPUT))
     } else {
-        Some(f.to_path_buf())
+        Some(file)
     }
 }
 
