@@ -61,6 +61,25 @@ pub struct TimelineItem {
 }
 
 /// The thread in time order: perfbot's outbox mail and the recorded replies.
+/// What became of one of perfbot's mails, and why when it did not go: the
+/// server's last words, or what holds it.
+fn delivery_words(e: &OutboxEntry) -> String {
+    use crate::model::OutboxState;
+    let why = match e.state {
+        OutboxState::Held => e.held_because.as_deref(),
+        OutboxState::Failed | OutboxState::Dead | OutboxState::Queued => e.last_error.as_deref(),
+        OutboxState::Sent | OutboxState::Sending => None,
+    };
+    let mut words = match why {
+        Some(why) => format!("{} ({}: {why})", e.kind, e.state.as_str()),
+        None => format!("{} ({})", e.kind, e.state.as_str()),
+    };
+    if e.fate_unknown {
+        words.push_str("; the server may have taken it before it fell silent");
+    }
+    words
+}
+
 pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineItem> {
     let mut items: Vec<TimelineItem> = outbox
         .iter()
@@ -70,7 +89,7 @@ pub fn timeline(outbox: &[OutboxEntry], thread: &[ThreadEntry]) -> Vec<TimelineI
             from: "perfbot".into(),
             sender: Origin::Perfbot,
             subject: e.subject.clone(),
-            text: format!("{} ({})", e.kind, e.state.as_str()),
+            text: delivery_words(e),
             understanding: None,
             limited: None,
             patches: Vec::new(),
@@ -596,6 +615,49 @@ mod tests {
     /// The report leads its thread even where its Date was given and a
     /// reply is dated before it was sent (a backfilled report); the rest
     /// follow in time order.
+    #[test]
+    fn a_mail_that_did_not_go_says_why() {
+        use crate::model::OutboxState;
+        let e = |state, error: Option<&str>, held: Option<&str>, unknown| {
+            let mut e = OutboxEntry::queued(
+                MessageId::parse("r@p").unwrap(),
+                CaseId::system(),
+                OutboxKind::Report,
+                "s".into(),
+                Vec::new(),
+                chrono::Utc::now(),
+            );
+            e.state = state;
+            e.last_error = error.map(str::to_string);
+            e.held_because = held.map(str::to_string);
+            e.fate_unknown = unknown;
+            e
+        };
+        for (entry, want) in [
+            (e(OutboxState::Sent, None, None, false), "report (sent)"),
+            (e(OutboxState::Queued, None, None, false), "report (queued)"),
+            (
+                e(OutboxState::Failed, Some("temporary failure: refused"), None, false),
+                "report (failed: temporary failure: refused)",
+            ),
+            (
+                e(OutboxState::Failed, Some("temporary failure: the server went silent"), None, true),
+                "report (failed: temporary failure: the server went silent); the server may have taken it before it fell silent",
+            ),
+            (
+                e(OutboxState::Dead, Some("permanent failure: 550"), None, false),
+                "report (dead: permanent failure: 550)",
+            ),
+            (
+                e(OutboxState::Held, None, Some("within the noise"), false),
+                "report (held: within the noise)",
+            ),
+            (e(OutboxState::Held, None, None, false), "report (held)"),
+        ] {
+            assert_eq!(delivery_words(&entry), want);
+        }
+    }
+
     #[test]
     fn the_report_leads_its_thread() {
         let at = |d: &str| chrono::DateTime::parse_from_rfc3339(d).unwrap().to_utc();
