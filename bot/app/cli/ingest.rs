@@ -103,7 +103,7 @@ impl Missed {
             return Err(Failure {
                 code: 4,
                 error: anyhow!(
-                    "{unreadable} message(s) could not be read out of the archive and were skipped; \
+                    "{unreadable} message(s) could not be read out of the archive or mailbox and were skipped; \
                      `perfbot quarantine list` shows where and why, and the next run tries them again"
                 ),
             });

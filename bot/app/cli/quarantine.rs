@@ -12,8 +12,9 @@ use crate::store::{Store, StoreError};
 
 #[derive(Subcommand, Debug)]
 pub enum QuarantineCmd {
-    /// List quarantined messages, and the messages of archives that could
-    /// not be read out of them (missing or damaged objects)
+    /// List quarantined messages, and the messages of archives and
+    /// mailboxes that could not be read out of them (missing or damaged
+    /// objects, over the size cap)
     List {
         /// As JSON, for scripts
         #[arg(long)]
@@ -102,14 +103,30 @@ fn list(store: &Store, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A message of an archive that could not be read out of it.
+/// A message of an archive or a mailbox that could not be read out of it.
 fn unreadable_line(u: &Unreadable) -> String {
     format!(
-        "{}  unreadable  tried {}×, last {}  {}\n    {} commit {}{}",
+        "{}  unreadable  tried {}×, last {}  {}\n    {}",
         crate::model::shown_time(u.first_seen),
         u.tries,
         crate::model::shown_time(u.last_tried),
         u.reason,
+        unreadable_where(u)
+    )
+}
+
+/// Where the message is, in its source's words: a maildir's file (its
+/// path moves when it is marked read), an IMAP mailbox's UID, an archive's
+/// commit and object.
+fn unreadable_where(u: &Unreadable) -> String {
+    if let Some(dir) = u.repository.strip_prefix("maildir:") {
+        return format!("{dir}: file {}", u.commit);
+    }
+    if u.repository.starts_with("imap://") {
+        return format!("{} {}", u.repository, u.commit);
+    }
+    format!(
+        "{} commit {}{}",
         u.repository.trim_start_matches("public-inbox:"),
         u.commit,
         u.object
@@ -242,5 +259,43 @@ fn retried(o: &Outcome) -> String {
         Outcome::Adopted { case } => format!("read: a robot's report, adopted as case {case}"),
         Outcome::ReadInFull { case } => format!("read: case {case}'s report in full"),
         Outcome::Quarantined(why) => format!("still quarantined: {why}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_message_is_placed_in_its_sources_words() {
+        let u = |repository: &str, commit: &str, object: Option<&str>| Unreadable {
+            repository: repository.into(),
+            commit: commit.into(),
+            object: object.map(str::to_string),
+            reason: "r".into(),
+            first_seen: chrono::Utc::now(),
+            last_tried: chrono::Utc::now(),
+            tries: 1,
+        };
+        for (u, want) in [
+            (
+                u("maildir:/srv/md", "1.a.host", Some("/srv/md/new/1.a.host")),
+                "/srv/md: file 1.a.host",
+            ),
+            (
+                u("imap://bot@mail:993/INBOX", "uid 7", None),
+                "imap://bot@mail:993/INBOX uid 7",
+            ),
+            (
+                u("public-inbox:/m/lkml/0.git", "abc", Some("def")),
+                "/m/lkml/0.git commit abc object def",
+            ),
+            (
+                u("public-inbox:/m/lkml/0.git", "abc", Some("abc")),
+                "/m/lkml/0.git commit abc",
+            ),
+        ] {
+            assert_eq!(unreadable_where(&u), want);
+        }
     }
 }

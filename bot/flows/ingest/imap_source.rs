@@ -93,7 +93,8 @@ impl ImapInbox {
             account: account(config)?,
             mailbox: config.file.imap.mailbox.clone(),
             batch: config.file.imap.batch.max(1),
-            max_fetch: (4 * config.file.inbound.max_message_bytes as u64).min(MAX_ANSWER_BYTES / 2),
+            max_fetch: ((super::OVERSIZE_FACTOR * config.file.inbound.max_message_bytes) as u64)
+                .min(MAX_ANSWER_BYTES / 2),
             conn: None,
             use_idle: config.file.imap.idle,
             idle_capable: false,

@@ -12,3 +12,10 @@ pub(crate) mod sources;
 pub mod thread;
 
 pub use ingestor::{Ingestor, Outcome, Stats};
+
+/// A message bigger than this many times `inbound.max_message_bytes` is not
+/// read at all, from any source (memory stays bounded by the limit, not by
+/// what a mailbox or an archive holds): it is recorded as unreadable, and
+/// read once the limit is raised. Within it, the first `max_message_bytes`
+/// are read (`parse::parse`).
+pub const OVERSIZE_FACTOR: usize = 4;

@@ -92,9 +92,8 @@ pub struct Read {
 const CHECKPOINT: usize = 10_000;
 
 /// A blob bigger than this many times `inbound.max_message_bytes` is not
-/// inflated at all (memory stays bounded by the limit, not by the archive):
-/// it is recorded as unreadable, and read once the limit is raised.
-const BLOB_CAP_FACTOR: usize = 4;
+/// inflated at all.
+const BLOB_CAP_FACTOR: usize = super::OVERSIZE_FACTOR;
 
 /// Read one repository from its cursor to its head, oldest first.
 /// `progress` is told the bytes of message data read so far.

@@ -278,21 +278,16 @@ pub fn ingest_maildir_with(
     // Read from cur/ and not made durable yet: flushed once at the end (a
     // follower's round that reads nothing writes nothing).
     let mut unflushed = false;
+    let key = format!("maildir:{shown}");
+    let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR) as u64;
     for sub in subdirs {
         for path in maildir_files(&dir.join(sub)).map_err(|e| SourceError::Read {
             path: format!("{shown}/{sub}"),
             why: e.to_string(),
         })? {
-            // A message that cannot be read now stays where it is, and is
-            // tried again at the next reading.
-            let raw = match std::fs::read(&path) {
-                Ok(raw) => raw,
-                Err(e) => {
-                    tracing::warn!(message = %path.display(), error = %e, "unreadable maildir entry left for later");
-                    continue;
-                }
-            };
-            ing.ingest(&raw, &format!("maildir {}", path.display()))?;
+            if !take_one(ing, &key, &path, cap)? {
+                continue;
+            }
             if *sub == "new" {
                 // Durable before the file is marked read. What is in cur/
                 // stays there: a crash before the flush below only means
@@ -307,6 +302,67 @@ pub fn ingest_maildir_with(
     if unflushed {
         ing.store.flush()?;
     }
+    Ok(())
+}
+
+/// Read one maildir file (or, over the size cap, record it unread).
+/// `false`: it cannot be read now, and stays where it is for the next
+/// reading.
+fn take_one(ing: &mut Ingestor, key: &str, path: &Path, cap: u64) -> Result<bool, SourceError> {
+    let unique = unique_name(path);
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    if size > cap {
+        note_oversize(ing, key, &unique, path, size, cap)?;
+        return Ok(true);
+    }
+    let raw = match std::fs::read(path) {
+        Ok(raw) => raw,
+        Err(e) => {
+            tracing::warn!(message = %path.display(), error = %e, "unreadable maildir entry left for later");
+            return Ok(false);
+        }
+    };
+    ing.ingest(&raw, &format!("maildir {}", path.display()))?;
+    // Read at last (the limit was raised): no longer unreadable.
+    ing.store.clear_unreadable(key, &unique)?;
+    Ok(true)
+}
+
+/// A maildir file's unique part: its name without the `:2,` flags, which
+/// change when it is marked read.
+fn unique_name(path: &Path) -> String {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    name.split_once(":2,")
+        .map_or(&*name, |(u, _)| u)
+        .to_string()
+}
+
+/// A file over the cap is not read: recorded as unreadable (`quarantine
+/// list`), and marked read like any other; it stays in the maildir, and is
+/// read by the first reading of `cur/` after the limit is raised.
+fn note_oversize(
+    ing: &mut Ingestor,
+    key: &str,
+    unique: &str,
+    path: &Path,
+    size: u64,
+    cap: u64,
+) -> Result<(), SourceError> {
+    let now = chrono::Utc::now();
+    ing.store.record_unreadable(&crate::model::Unreadable {
+        repository: key.to_string(),
+        commit: unique.to_string(),
+        object: Some(path.display().to_string()),
+        reason: format!(
+            "{size} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
+            super::OVERSIZE_FACTOR
+        ),
+        first_seen: now,
+        last_tried: now,
+        tries: 1,
+    })?;
+    ing.stats.unreadable += 1;
+    tracing::warn!(message = %path.display(), size, cap, "maildir message over the size cap: recorded, not read");
     Ok(())
 }
 
@@ -426,5 +482,39 @@ mod tests {
         let before = generation();
         ingest_maildir_with(&mut ing, &md, false).unwrap();
         assert_eq!(generation(), before, "an idle round flushed");
+    }
+
+    /// A file over 4 × the message limit is never read into memory: it is
+    /// recorded as unreadable and marked read, stays in the maildir, and is
+    /// read (its record cleared) by a reading of `cur/` once the limit is
+    /// raised.
+    #[test]
+    fn a_maildir_file_over_the_cap_is_recorded_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let md = tmp.path().join("md");
+        std::fs::create_dir_all(md.join("new")).unwrap();
+        let big = format!("{}{}", mail(1), "x".repeat(5000));
+        std::fs::write(md.join("new/1.a.host"), &big).unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = crate::config::Config::load(None).unwrap();
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        ing.limits.max_bytes = 1000;
+        ingest_maildir_with(&mut ing, &md, false).unwrap();
+        assert_eq!((ing.stats.read, ing.stats.unreadable), (0, 1));
+        assert_eq!(names(&md.join("cur")), ["1.a.host:2,S"]);
+        let key = format!("maildir:{}", md.display());
+        let u = store.unreadable(Some(&key)).unwrap();
+        assert_eq!(u.len(), 1, "{u:?}");
+        assert_eq!(u[0].commit, "1.a.host");
+        assert!(
+            u[0].reason
+                .starts_with(&format!("{} bytes, over 4000", big.len())),
+            "{u:?}"
+        );
+
+        ing.limits.max_bytes = 2000;
+        ingest_maildir_with(&mut ing, &md, true).unwrap();
+        assert_eq!(ing.stats.read, 1);
+        assert!(store.unreadable(Some(&key)).unwrap().is_empty());
     }
 }
