@@ -280,12 +280,18 @@ pub fn ingest_maildir_with(
     let mut unflushed = false;
     let key = format!("maildir:{shown}");
     let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR) as u64;
+    // The files of this maildir once over the cap (a record to clear when
+    // one is read at last): looked up here once, not per file.
+    let unread: std::collections::HashSet<String> = (ing.store.unreadable(Some(&key))?)
+        .into_iter()
+        .map(|u| u.commit)
+        .collect();
     for sub in subdirs {
-        for path in maildir_files(&dir.join(sub)).map_err(|e| SourceError::Read {
+        for (path, size) in maildir_files(&dir.join(sub)).map_err(|e| SourceError::Read {
             path: format!("{shown}/{sub}"),
             why: e.to_string(),
         })? {
-            if !take_one(ing, &key, &path, cap)? {
+            if !take_one(ing, &key, &unread, (&path, size), cap)? {
                 continue;
             }
             if *sub == "new" {
@@ -308,9 +314,14 @@ pub fn ingest_maildir_with(
 /// Read one maildir file (or, over the size cap, record it unread).
 /// `false`: it cannot be read now, and stays where it is for the next
 /// reading.
-fn take_one(ing: &mut Ingestor, key: &str, path: &Path, cap: u64) -> Result<bool, SourceError> {
+fn take_one(
+    ing: &mut Ingestor,
+    key: &str,
+    unread: &std::collections::HashSet<String>,
+    (path, size): (&Path, u64),
+    cap: u64,
+) -> Result<bool, SourceError> {
     let unique = unique_name(path);
-    let size = std::fs::metadata(path).map_or(0, |m| m.len());
     if size > cap {
         note_oversize(ing, key, &unique, path, size, cap)?;
         return Ok(true);
@@ -323,8 +334,10 @@ fn take_one(ing: &mut Ingestor, key: &str, path: &Path, cap: u64) -> Result<bool
         }
     };
     ing.ingest(&raw, &format!("maildir {}", path.display()))?;
-    // Read at last (the limit was raised): no longer unreadable.
-    ing.store.clear_unreadable(key, &unique)?;
+    if unread.contains(&unique) {
+        // Read at last (the limit was raised): no longer unreadable.
+        ing.store.clear_unreadable(key, &unique)?;
+    }
     Ok(true)
 }
 
@@ -371,15 +384,19 @@ fn note_oversize(
 /// are left alone, as the maildir convention says. Only the names are
 /// listed: a follower that reads `new/` every few seconds never touches
 /// the thousands of read messages in `cur/`.
-fn maildir_files(sub: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// Each with its size, from the one `stat` that tells a file.
+fn maildir_files(sub: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
     let mut files = Vec::new();
     for e in std::fs::read_dir(sub)? {
         let e = e?;
-        // `is_file` follows a symbolic link, as a mail reader would.
-        if e.file_name().to_string_lossy().starts_with('.') || !e.path().is_file() {
+        if e.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
-        files.push(e.path());
+        // Followed through a symbolic link, as a mail reader would.
+        match std::fs::metadata(e.path()) {
+            Ok(m) if m.is_file() => files.push((e.path(), m.len())),
+            _ => {}
+        }
     }
     files.sort_unstable();
     Ok(files)
@@ -452,7 +469,11 @@ mod tests {
         std::os::unix::fs::symlink(tmp.path().join("5.mail"), md.join("new/5.e.host")).unwrap();
         std::fs::write(md.join("cur/0.z.host:2,S"), mail(0)).unwrap();
         assert_eq!(
-            maildir_files(&md.join("new")).unwrap(),
+            maildir_files(&md.join("new"))
+                .unwrap()
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect::<Vec<_>>(),
             ["1.a.host", "2.b.host", "5.e.host"].map(|n| md.join("new").join(n))
         );
 
