@@ -376,20 +376,21 @@ fn through_proxy(dir: &Path, port: u16) -> std::path::PathBuf {
     config(dir, &format!("smtp://127.0.0.1:{port}?tls=none"), "", "")
 }
 
-/// perfbot killed after the server took a mail but before it heard so: the
-/// mail stays "sending". With its own copy in its IMAP mailbox, the next
-/// run finds it there and marks it sent instead of sending it again.
-#[test]
-fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
-    if !mail_server() {
-        return;
-    }
-    let port = withholding_proxy();
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = through_proxy(tmp.path(), port);
+/// A config sending through a proxy that withholds the server's answer to
+/// the end of a mail, copying perfbot itself and reading its own mailbox over
+/// IMAP (`smtp.timeout_secs` as given), with the environment it needs.
+fn withholding_and_self_copied(
+    dir: &Path,
+    timeout_secs: u32,
+) -> (std::path::PathBuf, [(&'static str, &'static str); 1]) {
+    let cfg = through_proxy(dir, withholding_proxy());
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
-        .replace("cc_self = false", "cc_self = true");
+        .replace("cc_self = false", "cc_self = true")
+        .replace(
+            "timeout_secs = 10",
+            &format!("timeout_secs = {timeout_secs}"),
+        );
     std::fs::write(
         &cfg,
         format!(
@@ -398,7 +399,19 @@ fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
         ),
     )
     .unwrap();
-    let env = [("PERFBOT_IMAP_PASSWORD", "secret")];
+    (cfg, [("PERFBOT_IMAP_PASSWORD", "secret")])
+}
+
+/// perfbot killed after the server took a mail but before it heard so: the
+/// mail stays "sending". With its own copy in its IMAP mailbox, the next
+/// run finds it there and marks it sent instead of sending it again.
+#[test]
+fn a_mail_interrupted_after_the_server_took_it_is_found_not_sent_again() {
+    if !mail_server() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (cfg, env) = withholding_and_self_copied(tmp.path(), 10);
     let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
         .arg("--config")
@@ -440,22 +453,8 @@ fn a_mail_the_server_fell_silent_over_is_looked_for_before_it_goes_again() {
     if !mail_server() {
         return;
     }
-    let port = withholding_proxy();
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = through_proxy(tmp.path(), port);
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("cc_self = false", "cc_self = true")
-        .replace("timeout_secs = 10", "timeout_secs = 1");
-    std::fs::write(
-        &cfg,
-        format!(
-            "{text}\n[inbound]\nsource = \"imap\"\n\n[imap]\nurl = \"imap://127.0.0.1:{IMAP_PORT}\"\nuser = \"bot@example.test\"\nca_file = {:?}\n",
-            ca_file()
-        ),
-    )
-    .unwrap();
-    let env = [("PERFBOT_IMAP_PASSWORD", "secret")];
+    let (cfg, env) = withholding_and_self_copied(tmp.path(), 1);
     let id = report(&cfg, tmp.path(), "alice@example.test", &[]);
     let o = perfbot_env(&cfg, &["send"], &env);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -216,6 +216,22 @@ pub struct Unreadable {
     pub tries: u32,
 }
 
+impl Unreadable {
+    /// A first failure to read a message, now.
+    pub fn first(repository: &str, commit: &str, object: Option<String>, reason: String) -> Self {
+        let now = Utc::now();
+        Unreadable {
+            repository: repository.to_string(),
+            commit: commit.to_string(),
+            object,
+            reason,
+            first_seen: now,
+            last_tried: now,
+            tries: 1,
+        }
+    }
+}
+
 /// A reply that matched no case when it arrived but may answer a report not
 /// read yet (an archive or a mailbox out of order): kept, and read again
 /// when a case for one of the messages it answers appears.

@@ -324,16 +324,13 @@ fn note_missing(
     uid: u32,
     reason: String,
 ) -> Result<(), ImapSourceError> {
-    let now = chrono::Utc::now();
-    ing.store.record_unreadable(&crate::model::Unreadable {
-        repository: key.to_string(),
-        commit: format!("uid {uid}"),
-        object: None,
-        reason,
-        first_seen: now,
-        last_tried: now,
-        tries: 1,
-    })?;
+    ing.store
+        .record_unreadable(&crate::model::Unreadable::first(
+            key,
+            &format!("uid {uid}"),
+            None,
+            reason,
+        ))?;
     ing.stats.unreadable += 1;
     Ok(())
 }

@@ -336,16 +336,12 @@ fn unreadable(
     object: Option<gix::ObjectId>,
     reason: String,
 ) -> Unreadable {
-    let now = chrono::Utc::now();
-    Unreadable {
-        repository: key.to_string(),
-        commit: commit.to_string(),
-        object: object.map(|o| o.to_string()),
+    Unreadable::first(
+        key,
+        &commit.to_string(),
+        object.map(|o| o.to_string()),
         reason,
-        first_seen: now,
-        last_tried: now,
-        tries: 1,
-    }
+    )
 }
 
 fn note_unreadable(ing: &mut Ingestor, shown: &str, u: &Unreadable) -> Result<(), StoreError> {

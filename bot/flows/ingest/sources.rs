@@ -361,19 +361,12 @@ fn note_oversize(
     size: u64,
     cap: u64,
 ) -> Result<(), SourceError> {
-    let now = chrono::Utc::now();
-    ing.store.record_unreadable(&crate::model::Unreadable {
-        repository: key.to_string(),
-        commit: unique.to_string(),
-        object: Some(path.display().to_string()),
-        reason: format!(
-            "{size} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
-            super::OVERSIZE_FACTOR
-        ),
-        first_seen: now,
-        last_tried: now,
-        tries: 1,
-    })?;
+    let reason = format!(
+        "{size} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
+        super::OVERSIZE_FACTOR
+    );
+    let u = crate::model::Unreadable::first(key, unique, Some(path.display().to_string()), reason);
+    ing.store.record_unreadable(&u)?;
     ing.stats.unreadable += 1;
     tracing::warn!(message = %path.display(), size, cap, "maildir message over the size cap: recorded, not read");
     Ok(())
