@@ -21,6 +21,12 @@ fn main() -> std::process::ExitCode {
         )
         .with(filter)
         .init();
+    // `PERFBOT_CONFIG=` (set, but empty) means no config file, as an empty
+    // variable does for most tools, rather than clap's "a value is required
+    // for '--config'", which names an option the user never typed.
+    if std::env::var_os("PERFBOT_CONFIG").is_some_and(|v| v.is_empty()) {
+        std::env::remove_var("PERFBOT_CONFIG");
+    }
     let cli = perfbot::app::cli::Cli::parse();
     if cli.command.prints_for_a_pipe() {
         // `perfbot report --print | head`: end quietly when the reader goes,

@@ -299,6 +299,29 @@ fn bad_input_is_refused_clearly_and_writes_nothing() {
     assert!(!tmp.path().join("state").exists());
 }
 
+/// `PERFBOT_CONFIG` set but empty is no config file; set, it is one.
+#[test]
+fn an_empty_perfbot_config_is_none() {
+    let case = root().join("tests/fixtures/conformance/fio_two_commits/case.json");
+    let run = |value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .args(["compare", case.to_str().unwrap()])
+            .env("PERFBOT_CONFIG", value)
+            .current_dir(root())
+            .output()
+            .unwrap()
+    };
+    let o = run("");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run("/nonexistent/perfbot.toml");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("/nonexistent/perfbot.toml"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn compare_prints_the_conformance_table_and_accepts_matrices() {
     let tmp = tempfile::tempdir().unwrap();
