@@ -46,18 +46,7 @@ const OPERATOR_CODES: &[u16] = &[530, 534, 535, 538];
 
 /// Text of a lettre error with its causes: the server's reply is in there.
 fn describe(e: &lettre::transport::smtp::Error) -> String {
-    use std::error::Error;
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        let t = inner.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = inner.source();
-    }
-    s.replace(['\r', '\n'], " ")
+    crate::model::error::chain_line(e).replace(['\r', '\n'], " ")
 }
 
 /// What the server said when it took a mail: its reply, and the recipients
@@ -145,10 +134,12 @@ impl SmtpSender {
             TlsMode::Implicit => Tls::Wrapper(params()?),
             TlsMode::None => Tls::None,
         };
+        // lettre's bound on the connect, and perfbot's per exchange.
+        let timeout = Duration::from_secs(sec.timeout_secs.max(1));
         let mut b = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(url.host.clone())
             .port(url.port)
             .tls(tls)
-            .timeout(Some(Duration::from_secs(sec.timeout_secs.max(1))))
+            .timeout(Some(timeout))
             .pool_config(
                 PoolConfig::new()
                     .max_size(config.file.outbound.concurrency as u32)
@@ -176,7 +167,7 @@ impl SmtpSender {
             transport: b.build(),
             from,
             url,
-            timeout: Duration::from_secs(sec.timeout_secs.max(1)),
+            timeout,
         })
     }
 

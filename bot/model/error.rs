@@ -63,3 +63,21 @@ impl InputError {
         }
     }
 }
+
+/// An error and its causes on one line, each cause added only when its
+/// words are not in the line yet: many errors say their source in their own
+/// message (so that a log line with `%e` keeps it), and would otherwise say
+/// it twice.
+pub fn chain_line(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(inner) = cause {
+        let words = inner.to_string();
+        if !line.contains(&words) {
+            line.push_str(": ");
+            line.push_str(&words);
+        }
+        cause = inner.source();
+    }
+    line
+}

@@ -182,19 +182,9 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 /// An error and its causes on one line, as anyhow's `{:#}` prints them, but
-/// without a cause whose words the line already holds: many errors say their
-/// source in their own message (so that a log line with `%e` keeps it), and
-/// would otherwise print it twice.
+/// each cause once (`model::error::chain_line`).
 fn error_line(e: &anyhow::Error) -> String {
-    let mut line = e.to_string();
-    for cause in e.chain().skip(1) {
-        let words = cause.to_string();
-        if !line.contains(&words) {
-            line.push_str(": ");
-            line.push_str(&words);
-        }
-    }
-    line
+    crate::model::error::chain_line(e.as_ref())
 }
 
 fn dispatch(cli: Cli) -> Result<(), Failure> {
