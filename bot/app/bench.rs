@@ -566,8 +566,11 @@ pub fn public_inbox(config: &Config, messages: usize) -> anyhow::Result<String> 
     let mbox = scratch.join("lkml.mbox");
     write_synthetic_mbox(&mbox, messages, &["bench.case0@perfbot".to_string()])?;
     let mut raws: Vec<Vec<u8>> = Vec::with_capacity(messages);
-    crate::flows::ingest::mbox::for_each::<_, std::io::Error>(std::fs::File::open(&mbox)?, |m| {
-        raws.push(m.raw.to_vec());
+    let file = std::fs::File::open(&mbox)?;
+    crate::flows::ingest::mbox::for_each::<_, std::io::Error>(file, usize::MAX, |m| {
+        if let crate::flows::ingest::mbox::Item::Message(m) = m {
+            raws.push(m.raw.to_vec());
+        }
         Ok(())
     })?;
     let bytes: u64 = raws.iter().map(|r| r.len() as u64).sum();

@@ -116,11 +116,14 @@ fn unreadable_line(u: &Unreadable) -> String {
 }
 
 /// Where the message is, in its source's words: a maildir's file (its
-/// path moves when it is marked read), an IMAP mailbox's UID, an archive's
-/// commit and object.
+/// path moves when it is marked read), an mbox's byte, an IMAP mailbox's
+/// UID, an archive's commit and object.
 fn unreadable_where(u: &Unreadable) -> String {
     if let Some(dir) = u.repository.strip_prefix("maildir:") {
         return format!("{dir}: file {}", u.commit);
+    }
+    if let Some(file) = u.repository.strip_prefix("mbox:") {
+        return format!("{file}: the message at {}", u.commit);
     }
     if u.repository.starts_with("imap://") {
         return format!("{} {}", u.repository, u.commit);
@@ -281,6 +284,10 @@ mod tests {
             (
                 u("maildir:/srv/md", "1.a.host", Some("/srv/md/new/1.a.host")),
                 "/srv/md: file 1.a.host",
+            ),
+            (
+                u("mbox:/srv/lkml.mbox", "byte 4096", None),
+                "/srv/lkml.mbox: the message at byte 4096",
             ),
             (
                 u("imap://bot@mail:993/INBOX", "uid 7", None),

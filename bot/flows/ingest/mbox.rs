@@ -13,6 +13,23 @@ use std::io::Read;
 /// Bytes read per chunk (a message larger than this grows the buffer).
 const CHUNK: usize = 256 << 10;
 
+/// What an mbox holds, in order: messages, and those too large to read.
+pub enum Item<'a> {
+    Message(MboxMessage<'a>),
+    /// A message larger than the cap given to `for_each`: its bytes were
+    /// passed over, never held whole.
+    TooLarge(TooLarge),
+}
+
+/// A message passed over for its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// Where its `From ` line starts in the (decompressed) stream.
+    pub offset: u64,
+    /// Its size, `From ` line included.
+    pub len: u64,
+}
+
 /// One message of an mbox, as stored: mboxrd quoting (`>From `) still in
 /// place (`unquote` undoes it; routing never needs to, since headers cannot
 /// start with `>`).
@@ -65,17 +82,67 @@ struct Splitter {
     searched: usize,
     /// Start of each message found in `data` (the last one may be cut).
     starts: Vec<usize>,
+    /// A message may grow to this many bytes before it is passed over.
+    cap: usize,
+    /// Passing over a message too large to hold: where it started. `data`
+    /// then holds only the last few bytes read, where a boundary may start.
+    skipping: Option<u64>,
 }
 
+/// Bytes kept from one read for the next, where `\nFrom ` may straddle them.
+const STRADDLE: usize = 5;
+
 impl Splitter {
-    fn new() -> Splitter {
+    fn new(cap: usize) -> Splitter {
         Splitter {
             finder: memchr::memmem::Finder::new(b"\nFrom "),
             data: Vec::with_capacity(2 * CHUNK),
             base: 0,
             searched: 0,
             starts: Vec::new(),
+            cap,
+            skipping: None,
         }
+    }
+
+    /// Forget what is read before the last `keep` bytes.
+    fn keep_last(&mut self, keep: usize) {
+        let cut = self.data.len() - keep.min(self.data.len());
+        self.base += cut as u64;
+        self.data.drain(..cut);
+        self.searched = 0;
+    }
+
+    /// The one message in `data`, not whole yet, is larger than the cap:
+    /// pass over it, so that memory stays bounded by the cap, not by what
+    /// the file holds.
+    fn start_skipping(&mut self) {
+        let start = self.starts.pop().expect("the message being read");
+        self.skipping = Some(self.base + start as u64);
+        self.keep_last(STRADDLE);
+    }
+
+    /// While passing over a message: the message, once the next one starts
+    /// (`data` then starts with it) or the stream ends. `None` while it goes on.
+    fn skip_to_next(&mut self, eof: bool) -> Option<TooLarge> {
+        let offset = self.skipping?;
+        let end = match self.finder.find(&self.data) {
+            Some(i) => i + 1,
+            None if eof => self.data.len(),
+            None => {
+                self.keep_last(STRADDLE);
+                return None;
+            }
+        };
+        self.keep_last(self.data.len() - end);
+        if !self.data.is_empty() {
+            self.starts.push(0);
+        }
+        self.skipping = None;
+        Some(TooLarge {
+            offset,
+            len: self.base - offset,
+        })
     }
 
     /// Find the first `From ` line: anything before it is not mail. False
@@ -176,6 +243,12 @@ impl Splitter {
     }
 }
 
+/// What the reading thread hands on.
+enum Piece {
+    Batch(Batch),
+    TooLarge(TooLarge),
+}
+
 /// Read `r` on a thread of its own and cut it into batches of whole messages:
 /// the kernel's copy, gzip's inflate and the search for `From ` lines all
 /// happen there, beside the work on the batch before.
@@ -184,22 +257,33 @@ impl Splitter {
 /// same few are reused: memory stays flat however large the file.
 fn reader<R: Read + Send + 'static>(
     mut r: R,
+    cap: usize,
     free: std::sync::mpsc::Receiver<Vec<u8>>,
-) -> std::sync::mpsc::Receiver<std::io::Result<Batch>> {
+) -> std::sync::mpsc::Receiver<std::io::Result<Piece>> {
     let (tx, rx) = std::sync::mpsc::sync_channel(2);
     std::thread::Builder::new()
         .name("mbox-read".into())
         .spawn(move || {
-            let mut s = Splitter::new();
+            let mut s = Splitter::new(cap);
             loop {
                 // `read_to_end` fills spare capacity without zeroing it first;
                 // on an error, what it read before is in `data`.
-                let eof = match (&mut r).take(CHUNK as u64).read_to_end(&mut s.data) {
+                let read = (&mut r).take(CHUNK as u64).read_to_end(&mut s.data);
+                if s.skipping.is_some() {
+                    match s.skip_to_next(matches!(read, Ok(0))) {
+                        Some(t) if tx.send(Ok(Piece::TooLarge(t))).is_err() => return,
+                        Some(_) => {}
+                        None if read.is_ok() => continue,
+                        // Cut by the damage: lost with the rest.
+                        None => {}
+                    }
+                }
+                let eof = match read {
                     Ok(n) => n == 0,
                     Err(e) => {
                         // The whole messages before the damage still count.
-                        if let Some(b) = s.before_damage() {
-                            let _ = tx.send(Ok(b));
+                        if let Some(b) = s.skipping.is_none().then(|| s.before_damage()).flatten() {
+                            let _ = tx.send(Ok(Piece::Batch(b)));
                         }
                         let _ = tx.send(Err(e));
                         return;
@@ -209,21 +293,26 @@ fn reader<R: Read + Send + 'static>(
                     if eof {
                         // No message: an empty batch says how far the
                         // stream went, all of it before any `From ` line.
-                        let _ = tx.send(Ok(Batch {
+                        let _ = tx.send(Ok(Piece::Batch(Batch {
                             base: s.base + s.data.len() as u64,
                             data: Vec::new(),
                             starts: Vec::new(),
-                        }));
+                        })));
                         return;
                     }
                     continue;
                 }
                 s.scan(eof);
                 if !eof && s.starts.len() < 2 {
-                    continue; // one message larger than a chunk: read on
+                    // One message larger than a chunk: read on, or pass
+                    // over it once it is larger than the cap.
+                    if s.data.len() - s.starts[0] > s.cap {
+                        s.start_skipping();
+                    }
+                    continue;
                 }
                 let batch = s.batch(eof, free.try_recv().unwrap_or_default());
-                if tx.send(Ok(batch)).is_err() || eof {
+                if tx.send(Ok(Piece::Batch(batch))).is_err() || eof {
                     return;
                 }
             }
@@ -232,28 +321,46 @@ fn reader<R: Read + Send + 'static>(
     rx
 }
 
-/// Call `f` with every message of the mbox read from `r`, in order. Stops at
-/// the first error of `f` (returned as is) or of the reader. Returns how many
-/// bytes came before the first `From ` line: not mail, so not read (all of
-/// the stream when it has no `From ` line at all).
+/// Call `f` with every message of the mbox read from `r`, in order; a
+/// message over `cap` bytes (`From ` line included) is never held whole, and
+/// comes as `Item::TooLarge`. Stops at the first error of `f` (returned as
+/// is) or of the reader. Returns how many bytes came before the first
+/// `From ` line: not mail, so not read (all of the stream when it has no
+/// `From ` line at all).
 pub fn for_each<R: Read + Send + 'static, E: From<std::io::Error>>(
     r: R,
-    mut f: impl FnMut(MboxMessage<'_>) -> Result<(), E>,
+    cap: usize,
+    mut f: impl FnMut(Item<'_>) -> Result<(), E>,
 ) -> Result<u64, E> {
     let (give_back, free) = std::sync::mpsc::channel();
     let mut before_first = None;
-    for batch in reader(r, free) {
-        let b = batch?;
+    for piece in reader(r, cap, free) {
+        let b = match piece? {
+            Piece::Batch(b) => b,
+            Piece::TooLarge(t) => {
+                before_first.get_or_insert(t.offset);
+                f(Item::TooLarge(t))?;
+                continue;
+            }
+        };
         before_first.get_or_insert(b.base + b.starts.first().copied().unwrap_or(0) as u64);
         for (k, &start) in b.starts.iter().enumerate() {
             let end = b.starts.get(k + 1).copied().unwrap_or(b.data.len());
             let m = &b.data[start..end];
+            let offset = b.base + start as u64;
+            // One that grew past the cap within the last read is whole
+            // here: over the cap all the same.
+            if m.len() > cap {
+                let len = m.len() as u64;
+                f(Item::TooLarge(TooLarge { offset, len }))?;
+                continue;
+            }
             // The `From ` line is not part of the message.
             let body = memchr::memchr(b'\n', m).map_or(m.len(), |i| i + 1);
-            f(MboxMessage {
+            f(Item::Message(MboxMessage {
                 raw: &m[body..],
-                offset: b.base + start as u64,
-            })?;
+                offset,
+            }))?;
         }
         let _ = give_back.send(b.data);
     }
@@ -288,8 +395,10 @@ mod tests {
         } else {
             Box::new(std::io::Cursor::new(data.to_vec()))
         };
-        let before = for_each::<_, std::io::Error>(r, |m| {
-            out.push((unquote(m.raw).into_owned(), m.offset));
+        let before = for_each::<_, std::io::Error>(r, usize::MAX, |m| {
+            if let Item::Message(m) = m {
+                out.push((unquote(m.raw).into_owned(), m.offset));
+            }
             Ok(())
         })
         .unwrap();
@@ -346,7 +455,7 @@ mod tests {
             ("", &[], None),
         ];
         for (data, starts, want) in table {
-            let mut s = Splitter::new();
+            let mut s = Splitter::new(usize::MAX);
             s.data.extend_from_slice(data.as_bytes());
             s.starts.extend_from_slice(starts);
             // The batch is the whole messages, cut where the damaged one starts.
@@ -405,5 +514,148 @@ mod tests {
                 .map(|m| m.unwrap().contents().to_vec())
                 .collect();
         assert_eq!(ours, theirs);
+    }
+}
+
+/// Messages over the cap, in every place relative to the reads and the
+/// damage: the same items as an uncapped reading, with those over the cap
+/// passed over, and never more held than the cap and a few reads.
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    /// A stream that fails after `fail_at` bytes (if given).
+    struct Damaged {
+        data: Vec<u8>,
+        at: usize,
+        fail_at: Option<usize>,
+    }
+
+    impl Read for Damaged {
+        fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+            let end = self.fail_at.unwrap_or(self.data.len()).min(self.data.len());
+            if self.at == end && self.fail_at.is_some_and(|f| f <= self.data.len()) {
+                return Err(std::io::Error::other("bad sector"));
+            }
+            let n = b.len().min(end - self.at);
+            b[..n].copy_from_slice(&self.data[self.at..end][..n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// (offset, size with the `From ` line, body if read).
+    type Seen = (u64, u64, Option<Vec<u8>>);
+
+    fn read_all(data: &[u8], cap: usize, fail_at: Option<usize>) -> (Vec<Seen>, bool) {
+        let mut seen = Vec::new();
+        let r = Damaged {
+            data: data.to_vec(),
+            at: 0,
+            fail_at,
+        };
+        let result = for_each::<_, std::io::Error>(r, cap, |item| {
+            seen.push(match item {
+                Item::Message(m) => (m.offset, 0, Some(m.raw.to_vec())),
+                Item::TooLarge(t) => (t.offset, t.len, None),
+            });
+            Ok(())
+        });
+        (seen, result.is_err())
+    }
+
+    /// (offset, size with the `From ` line, body).
+    type Part = (u64, u64, Vec<u8>);
+
+    /// An mbox of messages with these body sizes; each message's offset
+    /// and size (`From ` line included).
+    fn mbox(bodies: &[usize]) -> (Vec<u8>, Vec<Part>) {
+        let mut data = Vec::new();
+        let mut parts = Vec::new();
+        for (i, &n) in bodies.iter().enumerate() {
+            let start = data.len();
+            data.extend_from_slice(b"From x@y Mon Jan  1 00:00:00 2024\n");
+            let body_at = data.len();
+            data.extend_from_slice(format!("Message-ID: <{i}@x>\n\n").as_bytes());
+            data.extend((0..n).map(|k| if k % 80 == 79 { b'\n' } else { b'x' }));
+            data.push(b'\n');
+            parts.push((
+                start as u64,
+                (data.len() - start) as u64,
+                data[body_at..].to_vec(),
+            ));
+        }
+        (data, parts)
+    }
+
+    fn check(bodies: &[usize], cap: usize, fail_at: Option<usize>) {
+        let (data, parts) = mbox(bodies);
+        let whole = |k: usize| match (fail_at, parts.get(k + 1)) {
+            (None, _) => true,
+            // A message is whole once the next one's `\nFrom ` was read.
+            (Some(f), Some(next)) => next.0 as usize + 5 <= f,
+            (Some(f), None) => f > data.len(),
+        };
+        let want: Vec<Seen> = parts
+            .iter()
+            .enumerate()
+            .take_while(|(k, _)| whole(*k))
+            .map(|(_, (offset, len, body))| {
+                if *len as usize > cap {
+                    (*offset, *len, None)
+                } else {
+                    (*offset, 0, Some(body.clone()))
+                }
+            })
+            .collect();
+        let (got, failed) = read_all(&data, cap, fail_at);
+        let summary = |v: &[Seen]| -> Vec<(u64, u64, Option<usize>)> {
+            v.iter()
+                .map(|(o, l, b)| (*o, *l, b.as_ref().map(Vec::len)))
+                .collect()
+        };
+        assert_eq!(
+            summary(&got),
+            summary(&want),
+            "bodies {bodies:?} cap {cap} fail at {fail_at:?}"
+        );
+        assert_eq!(got, want);
+        assert_eq!(failed, fail_at.is_some_and(|f| f <= data.len()));
+    }
+
+    #[test]
+    fn messages_over_the_cap_are_passed_over() {
+        let big = 3 * CHUNK + 17;
+        let table: &[(&[usize], usize)] = &[
+            // Within one read: found over the cap once whole.
+            (&[10, 500, 10], 300),
+            // Larger than reads: passed over while read.
+            (&[10, big, 10], CHUNK / 2),
+            (&[big], CHUNK),
+            (&[big, big, 5], 1000),
+            (&[big, 5, big], big + 100),
+            // Cap 0: every message over it.
+            (&[1, big, 2], 0),
+            // Exactly at the cap is read; a byte over, not.
+            (&[0, CHUNK + 3], 34 + 19 + CHUNK + 3 + 1),
+            (&[0, CHUNK + 3], 34 + 19 + CHUNK + 3),
+        ];
+        for &(bodies, cap) in table {
+            check(bodies, cap, None);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn any_sizes_caps_and_damage(
+            bodies in proptest::collection::vec(
+                proptest::prop_oneof![0usize..2_000, 0usize..(3 * CHUNK)], 1..6),
+            cap in proptest::prop_oneof![0usize..3_000, 0usize..(2 * CHUNK)],
+            fail in proptest::option::of(0.0f64..1.0),
+        ) {
+            let total: usize = mbox(&bodies).0.len();
+            check(&bodies, cap, fail.map(|f| (f * total as f64) as usize));
+        }
     }
 }

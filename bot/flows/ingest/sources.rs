@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::imap_source::{ImapInbox, ImapSourceError};
 use super::ingestor::Ingestor;
+use super::mbox::Item;
 use crate::config::{Config, ConfigError, InboundSource};
 use crate::store::StoreError;
 
@@ -170,15 +171,36 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     let mut n = 0usize;
     let mut last_tick = 0u64;
     let mut last_end = 0u64;
-    let result = super::mbox::for_each::<_, SourceError>(reader, |m| {
+    let key = format!("mbox:{shown}");
+    let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR);
+    // The messages of this file once over the cap, by where they start.
+    let unread: std::collections::HashSet<String> = (ing.store.unreadable(Some(&key))?)
+        .into_iter()
+        .map(|u| u.commit)
+        .collect();
+    let result = super::mbox::for_each::<_, SourceError>(reader, cap, |item| {
         n += 1;
-        last_end = m.offset;
-        decoded.store(m.offset, std::sync::atomic::Ordering::Relaxed);
+        let offset = match &item {
+            Item::Message(m) => m.offset,
+            Item::TooLarge(t) => t.offset,
+        };
+        last_end = offset;
+        decoded.store(offset, std::sync::atomic::Ordering::Relaxed);
         if !gz {
-            count.store(m.offset, std::sync::atomic::Ordering::Relaxed);
+            count.store(offset, std::sync::atomic::Ordering::Relaxed);
         }
-        let source = format!("mbox {shown} message {n} (at byte {})", m.offset);
-        ing.ingest_stored(m.raw, &source)?;
+        let at = format!("byte {offset}");
+        match item {
+            Item::TooLarge(t) => note_too_large(ing, &key, &at, n, t, cap)?,
+            Item::Message(m) => {
+                let source = format!("mbox {shown} message {n} (at {at})");
+                ing.ingest_stored(m.raw, &source)?;
+                if unread.contains(&at) {
+                    // Read at last (the limit was raised).
+                    ing.store.clear_unreadable(&key, &at)?;
+                }
+            }
+        }
         if n.is_multiple_of(CHECKPOINT) {
             ing.store.flush()?;
         }
@@ -196,6 +218,29 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
         .load(std::sync::atomic::Ordering::Relaxed)
         .max(last_end);
     mbox_outcome(result, &shown, gz, n, at)
+}
+
+/// A message of an mbox over the cap is not read: recorded as unreadable
+/// (`quarantine list`), and read by the first reading of the file after the
+/// limit is raised.
+fn note_too_large(
+    ing: &mut Ingestor,
+    key: &str,
+    at: &str,
+    n: usize,
+    t: super::mbox::TooLarge,
+    cap: usize,
+) -> Result<(), SourceError> {
+    let reason = format!(
+        "message {n}, {} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
+        t.len,
+        super::OVERSIZE_FACTOR
+    );
+    let u = crate::model::Unreadable::first(key, at, None, reason);
+    ing.store.record_unreadable(&u)?;
+    ing.stats.unreadable += 1;
+    tracing::warn!(source = %key, offset = t.offset, size = t.len, cap, "mbox message over the size cap: recorded, not read");
+    Ok(())
 }
 
 /// What the reading of an mbox came to, after `n` messages up to byte `at`
@@ -529,6 +574,49 @@ mod tests {
         ing.limits.max_bytes = 2000;
         ingest_maildir_with(&mut ing, &md, true).unwrap();
         assert_eq!(ing.stats.read, 1);
+        assert!(store.unreadable(Some(&key)).unwrap().is_empty());
+    }
+
+    /// A message of an mbox over 4 × the message limit is never held whole:
+    /// the messages around it are read, it is recorded as unreadable (where
+    /// it starts, its size), the reading says so (exit 4), and a reading
+    /// once the limit is raised reads it and clears the record.
+    #[test]
+    fn an_mbox_message_over_the_cap_is_recorded_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let big = format!("{}{}\n", mail(2), "x".repeat(5000));
+        let data = [mail(1), big.clone(), mail(3)]
+            .iter()
+            .map(|m| {
+                format!(
+                    "From a@x.org Mon Jan  1 00:00:00 2024\n{}",
+                    m.replace('\r', "")
+                )
+            })
+            .collect::<String>();
+        let f = tmp.path().join("list.mbox");
+        std::fs::write(&f, &data).unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let config = crate::config::Config::load(None).unwrap();
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        ing.limits.max_bytes = 1000;
+        ingest_mbox(&mut ing, &f).unwrap();
+        assert_eq!((ing.stats.read, ing.stats.unreadable), (2, 1));
+        let key = format!("mbox:{}", f.display());
+        let u = store.unreadable(Some(&key)).unwrap();
+        assert_eq!(u.len(), 1, "{u:?}");
+        let at = data.find("Subject: s2").unwrap() - "From: a@x.org\n".len() - 38;
+        assert_eq!(u[0].commit, format!("byte {at}"));
+        let size = 38 + big.replace('\r', "").len();
+        assert!(
+            u[0].reason
+                .starts_with(&format!("message 2, {size} bytes, over 4000")),
+            "{u:?}"
+        );
+
+        ing.limits.max_bytes = 2000;
+        ingest_mbox(&mut ing, &f).unwrap();
+        assert_eq!((ing.stats.read, ing.stats.unreadable), (5, 1));
         assert!(store.unreadable(Some(&key)).unwrap().is_empty());
     }
 }
