@@ -457,17 +457,34 @@ fn mark_read(dir: &Path, path: &Path) {
 }
 
 /// One message on standard input.
+/// Over 4 × `inbound.max_message_bytes` it is refused unread, as the other
+/// sources refuse such a message: a mail agent piping it in keeps it, and
+/// memory stays bounded by the limit.
 pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
-    let mut raw = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut raw)
-        .map_err(|e| SourceError::Read {
-            path: "standard input".into(),
-            why: e.to_string(),
-        })?;
+    let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR);
+    let raw = read_capped(std::io::stdin().lock(), cap).map_err(|why| SourceError::Read {
+        path: "standard input".into(),
+        why,
+    })?;
     ing.ingest(&raw, "standard input")?;
     ing.store.flush()?;
     Ok(())
+}
+
+/// All of `r`, if it is no more than `cap` bytes.
+fn read_capped(r: impl Read, cap: usize) -> Result<Vec<u8>, String> {
+    let mut raw = Vec::new();
+    r.take(cap as u64 + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| e.to_string())?;
+    if raw.len() > cap {
+        return Err(format!(
+            "the message is over {cap} bytes ({} × inbound.max_message_bytes): not read \
+             (raise the limit to read it)",
+            super::OVERSIZE_FACTOR
+        ));
+    }
+    Ok(raw)
 }
 
 #[cfg(test)]
@@ -575,6 +592,28 @@ mod tests {
         ingest_maildir_with(&mut ing, &md, true).unwrap();
         assert_eq!(ing.stats.read, 1);
         assert!(store.unreadable(Some(&key)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn standard_input_is_read_up_to_the_cap() {
+        for (len, cap, read) in [
+            (0, 0, true),
+            (10, 10, true),
+            (11, 10, false),
+            (5, 1000, true),
+        ] {
+            let got = read_capped(&vec![b'x'; len][..], cap);
+            assert_eq!(
+                got.as_ref().map(Vec::len).ok(),
+                read.then_some(len),
+                "{len} {cap}"
+            );
+            if !read {
+                assert!(got
+                    .unwrap_err()
+                    .starts_with(&format!("the message is over {cap} bytes")));
+            }
+        }
     }
 
     /// A message of an mbox over 4 × the message limit is never held whole:
