@@ -20,7 +20,22 @@ pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 /// Read an input file: a regular file of at most `MAX_INPUT_BYTES`, as UTF-8.
 /// `/dev/zero`, a FIFO or a directory is refused instead of read without end.
 pub fn read_input(path: &Path) -> Result<String, InputError> {
-    use std::io::Read;
+    let bytes = read_bytes(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        InputError::general(
+            path,
+            format!(
+                "not UTF-8 text (byte {} is invalid)",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Read a file given as input (a report input, a mail): a regular file of at
+/// most `MAX_INPUT_BYTES`, as bytes. What is no regular file is refused
+/// before a byte is read.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
     let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
     if !meta.is_file() {
         return Err(InputError::general(path, "not a regular file"));
@@ -36,25 +51,33 @@ pub fn read_input(path: &Path) -> Result<String, InputError> {
         ));
     }
     let f = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    f.take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| InputError::io(path, e))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(InputError::general(
-            path,
-            "grew past the input size limit while read",
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        InputError::general(
-            path,
-            format!(
-                "not UTF-8 text (byte {} is invalid)",
-                e.utf8_error().valid_up_to()
-            ),
-        )
+    read_capped(f, MAX_INPUT_BYTES, meta.len()).map_err(|e| match e {
+        Capped::Io(e) => InputError::io(path, e),
+        Capped::Over => InputError::general(path, "grew past the input size limit while read"),
     })
+}
+
+/// Why `read_capped` read nothing.
+#[derive(Debug)]
+pub enum Capped {
+    Io(std::io::Error),
+    /// More than the limit.
+    Over,
+}
+
+/// All of `r` (a file, standard input, a decompressor), if it is at most
+/// `limit` bytes: a stream without end is refused at the limit, never held
+/// beyond it. `expected`: the size known beforehand, if any.
+pub fn read_capped(r: impl std::io::Read, limit: u64, expected: u64) -> Result<Vec<u8>, Capped> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(expected.min(limit) as usize);
+    r.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Capped::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Capped::Over);
+    }
+    Ok(bytes)
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -1310,6 +1310,55 @@ fn attachments_are_regular_files_inside_the_inputs_folder() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("job.yaml"));
 }
 
+/// Every command that reads a mail or a labels file refuses what is no
+/// regular file before reading a byte (`/dev/zero` never ends, a FIFO
+/// blocks), and a gzipped mail that inflates past the input limit: exit 2
+/// (or, for `roundtrip`, a mail "could not be read"), the file named.
+#[test]
+fn mail_and_label_files_are_regular_files_of_bounded_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let fifo = tmp.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    for args in [
+        vec!["classify", "/dev/zero"],
+        vec!["classify", fifo],
+        vec!["parse-report", "/dev/zero"],
+        vec!["parse-report", fifo],
+        vec!["eval-replies", "/dev/zero"],
+        vec!["eval-replies", fifo],
+    ] {
+        let o = perfbot(&cfg, &args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        let want = format!("{}: not a regular file", args[1]);
+        assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
+    }
+    // 300 MB of zeros, gzipped to 300 KB: refused at the 256 MB limit.
+    let dir = tmp.path().join("mails");
+    std::fs::create_dir(&dir).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(dir.join("bomb.eml.gz")).unwrap(),
+        flate2::Compression::fast(),
+    );
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..300 {
+        std::io::Write::write_all(&mut gz, &zeros).unwrap();
+    }
+    gz.finish().unwrap();
+    let o = perfbot(&cfg, &["roundtrip", "--json", dir.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("over 268435456 bytes decompressed"),
+        "{out} {}",
+        stderr(&o)
+    );
+}
+
 /// The noise gate: a headline whose bootstrap interval stays under the
 /// reporting threshold (or reaches zero) is held for a
 /// human with the reason (never mailed, never dropped) and goes once

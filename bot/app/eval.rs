@@ -119,9 +119,9 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Labelled>, EvalError> {
     let mut seen = BTreeSet::new();
     for f in files {
         let shown = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| EvalError::File {
+        let text = crate::input::read_input(f).map_err(|e| EvalError::File {
             file: shown.clone(),
-            why: e.to_string(),
+            why: e.message,
         })?;
         let dir = f.parent().unwrap_or(Path::new("."));
         for (n, l) in text.lines().enumerate() {
@@ -192,9 +192,9 @@ impl Checked {
     /// The labelled reply: the mail is read once, its body and what the
     /// reading needs of its headers and attachments.
     fn read(self) -> Result<Labelled, EvalError> {
-        let raw = std::fs::read(&self.path).map_err(|e| EvalError::File {
+        let raw = crate::input::read_bytes(&self.path).map_err(|e| EvalError::File {
             file: self.path.display().to_string(),
-            why: e.to_string(),
+            why: e.message,
         })?;
         let mail = crate::flows::ingest::parse::parse(&raw, &Default::default()).ok();
         let patch_subject = mail

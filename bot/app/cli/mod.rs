@@ -302,18 +302,20 @@ fn write_model(out: &Path, model: &crate::reply::understand::Model) -> Result<us
     Ok(text.len())
 }
 
-/// Standard input for `-`, else the file.
+/// Standard input for `-`, else the file; either at most
+/// `input::MAX_INPUT_BYTES` (`/dev/zero` is refused, not read without end).
 fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
-    use anyhow::Context;
-    use std::io::Read;
+    use crate::input::{read_capped, Capped, MAX_INPUT_BYTES};
     if path.as_os_str() == "-" {
-        let mut raw = Vec::new();
-        std::io::stdin().read_to_end(&mut raw)?;
-        Ok(raw)
-    } else {
-        require_files([path])?;
-        Ok(std::fs::read(path).with_context(|| path.display().to_string())?)
+        return read_capped(std::io::stdin().lock(), MAX_INPUT_BYTES, 0).map_err(|e| match e {
+            Capped::Io(e) => anyhow!("standard input: {e}").into(),
+            Capped::Over => Failure::usage(anyhow!(
+                "standard input: over {MAX_INPUT_BYTES} bytes, the limit for an input: not read"
+            )),
+        });
     }
+    require_files([path])?;
+    crate::input::read_bytes(path).map_err(Failure::usage)
 }
 
 /// Every command says the same of an input path that is not there: exit 2,

@@ -473,18 +473,15 @@ pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
 
 /// All of `r`, if it is no more than `cap` bytes.
 fn read_capped(r: impl Read, cap: usize) -> Result<Vec<u8>, String> {
-    let mut raw = Vec::new();
-    r.take(cap as u64 + 1)
-        .read_to_end(&mut raw)
-        .map_err(|e| e.to_string())?;
-    if raw.len() > cap {
-        return Err(format!(
+    use crate::input::Capped;
+    crate::input::read_capped(r, cap as u64, 0).map_err(|e| match e {
+        Capped::Io(e) => e.to_string(),
+        Capped::Over => format!(
             "the message is over {cap} bytes ({} × inbound.max_message_bytes): not read \
              (raise the limit to read it)",
             super::OVERSIZE_FACTOR
-        ));
-    }
-    Ok(raw)
+        ),
+    })
 }
 
 #[cfg(test)]
