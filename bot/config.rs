@@ -784,9 +784,9 @@ impl Config {
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         match path {
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Invalid {
+                let text = read_file(p).map_err(|message| ConfigError::Invalid {
                     path: p.display().to_string(),
-                    message: e.to_string(),
+                    message,
                 })?;
                 let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
                 let dir = if dir.as_os_str().is_empty() {
@@ -1013,7 +1013,7 @@ fn intent_model(
     };
     let p = resolve(path);
     let why = |e: &dyn std::fmt::Display| format!("reply.model {}: {e}", p.display());
-    let text = std::fs::read_to_string(&p).map_err(|e| why(&e))?;
+    let text = read_file(&p).map_err(|e| why(&e))?;
     let model = crate::reply::understand::Model::from_text(&text).map_err(|e| why(&e))?;
     Ok(Some(std::sync::Arc::new(model)))
 }
@@ -1028,7 +1028,7 @@ fn list_policies(
     }
     let p = resolve(file);
     let why = |e: &dyn std::fmt::Display| format!("lists.policy_file {}: {e}", p.display());
-    let text = std::fs::read_to_string(&p).map_err(|e| why(&e))?;
+    let text = read_file(&p).map_err(|e| why(&e))?;
     let policies = crate::model::list_policy::ListPolicies::parse(&text).map_err(|e| why(&e))?;
     Ok(Some(policies))
 }
@@ -1093,16 +1093,16 @@ fn trust_policy(
         t.maintainers.iter().cloned().collect();
     if !t.maintainers_file.as_os_str().is_empty() {
         let p = resolve(&t.maintainers_file);
-        let text = std::fs::read_to_string(&p)
-            .map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?;
+        let text =
+            read_file(&p).map_err(|e| format!("trust.maintainers_file {}: {e}", p.display()))?;
         maintainers.extend(maintainers_from_file(&text));
     }
     let aliases = if t.mailmap_file.as_os_str().is_empty() {
         Aliases::default()
     } else {
         let p = resolve(&t.mailmap_file);
-        let text =
-            std::fs::read(&p).map_err(|e| format!("trust.mailmap_file {}: {e}", p.display()))?;
+        let text = crate::fsutil::read_limited(&p, MAX_CONFIG_FILE_BYTES)
+            .map_err(|e| format!("trust.mailmap_file {}: {e}", p.display()))?;
         Aliases::from_mailmap(&text)
             .map_err(|e| format!("trust.mailmap_file {}: {e}", p.display()))?
     };
@@ -1268,11 +1268,21 @@ pub fn secret(var: &str, file: &Path, config: &Config) -> Result<Secret, ConfigE
         return Ok(Secret::default());
     }
     let p = config.resolve(file);
-    let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Invalid {
+    let text = read_file(&p).map_err(|e| ConfigError::Invalid {
         path: config.source.clone(),
         message: format!("secret file {}: {e}", p.display()),
     })?;
     Ok(Secret(text.trim_end_matches(['\r', '\n']).to_string()))
+}
+
+/// The most a file the configuration names may weigh (the configuration
+/// itself, MAINTAINERS, a mailmap, a model, a secret): MAINTAINERS is about
+/// 1 MB. `--config /dev/zero` is refused, not read without end; a pipe
+/// (`--config <(…)`) is read.
+const MAX_CONFIG_FILE_BYTES: u64 = 64 << 20;
+
+fn read_file(p: &Path) -> Result<String, String> {
+    crate::fsutil::read_text(p, MAX_CONFIG_FILE_BYTES)
 }
 
 #[cfg(test)]

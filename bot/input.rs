@@ -36,48 +36,15 @@ pub fn read_input(path: &Path) -> Result<String, InputError> {
 /// most `MAX_INPUT_BYTES`, as bytes. What is no regular file is refused
 /// before a byte is read.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
-    let meta = std::fs::metadata(path).map_err(|e| InputError::io(path, e))?;
-    if !meta.is_file() {
-        return Err(InputError::general(path, "not a regular file"));
-    }
-    if meta.len() > MAX_INPUT_BYTES {
-        return Err(InputError::general(
+    use crate::fsutil::Bounded;
+    crate::fsutil::read_regular(path, MAX_INPUT_BYTES).map_err(|e| match e {
+        Bounded::Io(e) => InputError::io(path, e),
+        Bounded::Over(Some(len)) => InputError::general(
             path,
-            format!(
-                "{} bytes, over the limit of {} for an input file",
-                meta.len(),
-                MAX_INPUT_BYTES
-            ),
-        ));
-    }
-    let f = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
-    read_capped(f, MAX_INPUT_BYTES, meta.len()).map_err(|e| match e {
-        Capped::Io(e) => InputError::io(path, e),
-        Capped::Over => InputError::general(path, "grew past the input size limit while read"),
+            format!("{len} bytes, over the limit of {MAX_INPUT_BYTES} for an input file"),
+        ),
+        e => InputError::general(path, e.to_string()),
     })
-}
-
-/// Why `read_capped` read nothing.
-#[derive(Debug)]
-pub enum Capped {
-    Io(std::io::Error),
-    /// More than the limit.
-    Over,
-}
-
-/// All of `r` (a file, standard input, a decompressor), if it is at most
-/// `limit` bytes: a stream without end is refused at the limit, never held
-/// beyond it. `expected`: the size known beforehand, if any.
-pub fn read_capped(r: impl std::io::Read, limit: u64, expected: u64) -> Result<Vec<u8>, Capped> {
-    use std::io::Read;
-    let mut bytes = Vec::with_capacity(expected.min(limit) as usize);
-    r.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(Capped::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(Capped::Over);
-    }
-    Ok(bytes)
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -305,11 +305,12 @@ fn write_model(out: &Path, model: &crate::reply::understand::Model) -> Result<us
 /// Standard input for `-`, else the file; either at most
 /// `input::MAX_INPUT_BYTES` (`/dev/zero` is refused, not read without end).
 fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
-    use crate::input::{read_capped, Capped, MAX_INPUT_BYTES};
+    use crate::fsutil::{read_capped, Bounded};
+    use crate::input::MAX_INPUT_BYTES;
     if path.as_os_str() == "-" {
         return read_capped(std::io::stdin().lock(), MAX_INPUT_BYTES, 0).map_err(|e| match e {
-            Capped::Io(e) => anyhow!("standard input: {e}").into(),
-            Capped::Over => Failure::usage(anyhow!(
+            Bounded::Io(e) => anyhow!("standard input: {e}").into(),
+            _ => Failure::usage(anyhow!(
                 "standard input: over {MAX_INPUT_BYTES} bytes, the limit for an input: not read"
             )),
         });

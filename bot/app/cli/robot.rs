@@ -166,13 +166,14 @@ fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
 /// A mail file, gunzipped when its name ends in `.gz`; either way at most
 /// `input::MAX_INPUT_BYTES` (a gzip bomb is refused at the limit).
 fn read_mail_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    use crate::input::{read_capped, Capped, MAX_INPUT_BYTES};
+    use crate::fsutil::{read_capped, Bounded};
+    use crate::input::MAX_INPUT_BYTES;
     let raw = crate::input::read_bytes(path).map_err(|e| e.to_string())?;
     if path.extension().is_some_and(|x| x == "gz") {
         return read_capped(flate2::read::GzDecoder::new(&raw[..]), MAX_INPUT_BYTES, 0).map_err(
             |e| match e {
-                Capped::Io(e) => format!("{}: {e}", path.display()),
-                Capped::Over => format!(
+                Bounded::Io(e) => format!("{}: {e}", path.display()),
+                _ => format!(
                     "{}: over {MAX_INPUT_BYTES} bytes decompressed, the limit for an input: not read",
                     path.display()
                 ),

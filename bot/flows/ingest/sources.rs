@@ -473,10 +473,10 @@ pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
 
 /// All of `r`, if it is no more than `cap` bytes.
 fn read_capped(r: impl Read, cap: usize) -> Result<Vec<u8>, String> {
-    use crate::input::Capped;
-    crate::input::read_capped(r, cap as u64, 0).map_err(|e| match e {
-        Capped::Io(e) => e.to_string(),
-        Capped::Over => format!(
+    use crate::fsutil::Bounded;
+    crate::fsutil::read_capped(r, cap as u64, 0).map_err(|e| match e {
+        Bounded::Io(e) => e.to_string(),
+        _ => format!(
             "the message is over {cap} bytes ({} × inbound.max_message_bytes): not read \
              (raise the limit to read it)",
             super::OVERSIZE_FACTOR
