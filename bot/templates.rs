@@ -125,11 +125,17 @@ pub fn path_of(dir: &Path, name: &str) -> PathBuf {
     }
 }
 
+/// A template file: text of at most 16 MB (the largest shipped one is
+/// under 8 KB), so that a template path to `/dev/zero` is refused.
+fn read_file(p: &Path) -> Result<String, String> {
+    crate::fsutil::read_text(p, 16 << 20)
+}
+
 /// The text of template `name`: the operator's copy in `dir` when it exists,
 /// else the built-in one. A path that does not exist is an error.
 pub fn text(dir: &Path, name: &str) -> Result<String, TemplateError> {
     let p = path_of(dir, name);
-    match std::fs::read_to_string(&p) {
+    match read_file(&p) {
         Ok(t) => Ok(t),
         Err(e) if is_path(name) || builtin(name).is_none() => Err(TemplateError::Missing {
             name: name.to_string(),
@@ -146,11 +152,10 @@ pub fn report_pair(dir: &Path, name: &str) -> Result<(String, String), TemplateE
     if is_path(name) {
         let body = text(dir, name)?;
         let subject_path = path_of(dir, name).with_extension("subject.hbs");
-        let subject =
-            std::fs::read_to_string(&subject_path).map_err(|e| TemplateError::Missing {
-                name: name.to_string(),
-                why: format!("{}: {e}", subject_path.display()),
-            })?;
+        let subject = read_file(&subject_path).map_err(|e| TemplateError::Missing {
+            name: name.to_string(),
+            why: format!("{}: {e}", subject_path.display()),
+        })?;
         return Ok((body, subject));
     }
     // The report templates a config may name without a path: one per
@@ -265,7 +270,7 @@ pub fn web(dir: &Path) -> Result<Handlebars<'static>, TemplateError> {
     hb.register_helper("urlencode", Box::new(urlencode));
     for page in WEB_PAGES {
         let p = dir.join(format!("{page}.hbs"));
-        let text = std::fs::read_to_string(&p).unwrap_or_else(|_| {
+        let text = read_file(&p).unwrap_or_else(|_| {
             builtin(&format!("web/{page}"))
                 .expect("built in")
                 .to_string()
@@ -377,7 +382,7 @@ fn names(text: &str) -> std::collections::BTreeSet<&str> {
 /// behind the built-in one, if it does (no copy: it does not).
 pub fn drift(path: &Path, name: &str) -> Option<Drift> {
     let builtin = builtin(name)?;
-    let copy = std::fs::read_to_string(path).ok()?;
+    let copy = read_file(path).ok()?;
     let have = names(&copy);
     let missing: Vec<String> = names(builtin)
         .into_iter()
