@@ -383,7 +383,7 @@ mod tests {
         assert!(
             shown.contains(
                 ": reason 2\nAnd 2 more.\n\
-                3 messages of archives could not be read out of them; each run tries again.\n\n"
+                3 messages of mailboxes or archives could not be read (`perfbot quarantine list` says where and why).\n\n"
             ),
             "{shown}"
         );
