@@ -197,6 +197,68 @@ impl Quarantined {
     }
 }
 
+/// A source perfbot reads mail from, as its cursor and its unreadable
+/// records name it (`public-inbox:/srv/lkml/0.git`): one spelling, made and
+/// read here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailSource {
+    /// A maildir, by its path as given.
+    Maildir(String),
+    /// An mbox file, by its path as given.
+    Mbox(String),
+    /// An IMAP mailbox: `user@host:port/mailbox`.
+    Imap(String),
+    /// A public-inbox repository, by its canonical path.
+    PublicInbox(String),
+}
+
+impl MailSource {
+    const PREFIXES: [&'static str; 4] = ["maildir:", "mbox:", "imap://", "public-inbox:"];
+
+    /// The key its cursor and its records are stored under.
+    pub fn key(&self) -> String {
+        let (prefix, name) = match self {
+            MailSource::Maildir(n) => (Self::PREFIXES[0], n),
+            MailSource::Mbox(n) => (Self::PREFIXES[1], n),
+            MailSource::Imap(n) => (Self::PREFIXES[2], n),
+            MailSource::PublicInbox(n) => (Self::PREFIXES[3], n),
+        };
+        format!("{prefix}{name}")
+    }
+
+    /// The source a stored key names.
+    pub fn from_key(key: &str) -> Option<MailSource> {
+        let kinds = [
+            MailSource::Maildir,
+            MailSource::Mbox,
+            MailSource::Imap,
+            MailSource::PublicInbox,
+        ];
+        Self::PREFIXES
+            .iter()
+            .zip(kinds)
+            .find_map(|(p, kind)| key.strip_prefix(p).map(|n| kind(n.to_string())))
+    }
+
+    /// Where a message of it is, in its own words: a maildir's file (its
+    /// path moves when it is marked read), an mbox's byte, an IMAP
+    /// mailbox's UID, an archive's commit and object.
+    pub fn place(&self, at: &str, object: Option<&str>) -> String {
+        match self {
+            MailSource::Maildir(dir) => format!("{dir}: file {at}"),
+            MailSource::Mbox(file) => format!("{file}: the message at {at}"),
+            MailSource::Imap(_) => format!("{} {at}", self.key()),
+            MailSource::PublicInbox(repo) => format!(
+                "{repo} commit {at}{}",
+                object
+                    .filter(|o| *o != at)
+                    .map(|o| format!(" object {o}"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
 /// A message an archive holds that could not be taken out of it: its object
 /// is missing (a partial clone), damaged, not what its id says, not a blob,
 /// or too big to read. There are no bytes to keep, so where it is and why is
@@ -217,17 +279,27 @@ pub struct Unreadable {
 }
 
 impl Unreadable {
-    /// A first failure to read a message, now.
-    pub fn first(repository: &str, commit: &str, object: Option<String>, reason: String) -> Self {
+    /// A first failure to read a message of the source keyed `key`
+    /// (`MailSource::key`), now.
+    pub fn first(key: &str, commit: &str, object: Option<String>, reason: String) -> Self {
         let now = Utc::now();
         Unreadable {
-            repository: repository.to_string(),
+            repository: key.to_string(),
             commit: commit.to_string(),
             object,
             reason,
             first_seen: now,
             last_tried: now,
             tries: 1,
+        }
+    }
+
+    /// Where the message is, in its source's words (the stored key as it
+    /// is, for a key no source of this version makes).
+    pub fn place(&self) -> String {
+        match MailSource::from_key(&self.repository) {
+            Some(s) => s.place(&self.commit, self.object.as_deref()),
+            None => format!("{} {}", self.repository, self.commit),
         }
     }
 }
@@ -331,4 +403,55 @@ pub struct Reading {
 pub struct SecondaryReading {
     pub intent: String,
     pub confidence: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each source's key reads back as that source, and places a message
+    /// in the source's words; a key of no known source is shown as stored.
+    #[test]
+    fn an_unreadable_message_is_placed_in_its_sources_words() {
+        let table = [
+            (
+                MailSource::Maildir("/srv/md".into()),
+                "1.a.host",
+                Some("/srv/md/new/1.a.host"),
+                "/srv/md: file 1.a.host",
+            ),
+            (
+                MailSource::Mbox("/srv/lkml.mbox".into()),
+                "byte 4096",
+                None,
+                "/srv/lkml.mbox: the message at byte 4096",
+            ),
+            (
+                MailSource::Imap("bot@mail:993/INBOX".into()),
+                "uid 7",
+                None,
+                "imap://bot@mail:993/INBOX uid 7",
+            ),
+            (
+                MailSource::PublicInbox("/m/lkml/0.git".into()),
+                "abc",
+                Some("def"),
+                "/m/lkml/0.git commit abc object def",
+            ),
+            (
+                MailSource::PublicInbox("/m/lkml/0.git".into()),
+                "abc",
+                Some("abc"),
+                "/m/lkml/0.git commit abc",
+            ),
+        ];
+        for (source, at, object, want) in table {
+            assert_eq!(MailSource::from_key(&source.key()), Some(source.clone()));
+            let u = Unreadable::first(&source.key(), at, object.map(str::to_string), "r".into());
+            assert_eq!(u.place(), want);
+        }
+        let old = Unreadable::first("nntp://news/x", "byte 0", None, "r".into());
+        assert_eq!(old.place(), "nntp://news/x byte 0");
+        assert_eq!(MailSource::from_key("nntp://news/x"), None);
+    }
 }

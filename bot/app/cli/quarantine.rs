@@ -111,32 +111,7 @@ fn unreadable_line(u: &Unreadable) -> String {
         u.tries,
         crate::model::shown_time(u.last_tried),
         u.reason,
-        unreadable_where(u)
-    )
-}
-
-/// Where the message is, in its source's words: a maildir's file (its
-/// path moves when it is marked read), an mbox's byte, an IMAP mailbox's
-/// UID, an archive's commit and object.
-fn unreadable_where(u: &Unreadable) -> String {
-    if let Some(dir) = u.repository.strip_prefix("maildir:") {
-        return format!("{dir}: file {}", u.commit);
-    }
-    if let Some(file) = u.repository.strip_prefix("mbox:") {
-        return format!("{file}: the message at {}", u.commit);
-    }
-    if u.repository.starts_with("imap://") {
-        return format!("{} {}", u.repository, u.commit);
-    }
-    format!(
-        "{} commit {}{}",
-        u.repository.trim_start_matches("public-inbox:"),
-        u.commit,
-        u.object
-            .as_ref()
-            .filter(|o| **o != u.commit)
-            .map(|o| format!(" object {o}"))
-            .unwrap_or_default()
+        u.place()
     )
 }
 
@@ -262,47 +237,5 @@ fn retried(o: &Outcome) -> String {
         Outcome::Adopted { case } => format!("read: a robot's report, adopted as case {case}"),
         Outcome::ReadInFull { case } => format!("read: case {case}'s report in full"),
         Outcome::Quarantined(why) => format!("still quarantined: {why}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_unreadable_message_is_placed_in_its_sources_words() {
-        let u = |repository: &str, commit: &str, object: Option<&str>| Unreadable {
-            repository: repository.into(),
-            commit: commit.into(),
-            object: object.map(str::to_string),
-            reason: "r".into(),
-            first_seen: chrono::Utc::now(),
-            last_tried: chrono::Utc::now(),
-            tries: 1,
-        };
-        for (u, want) in [
-            (
-                u("maildir:/srv/md", "1.a.host", Some("/srv/md/new/1.a.host")),
-                "/srv/md: file 1.a.host",
-            ),
-            (
-                u("mbox:/srv/lkml.mbox", "byte 4096", None),
-                "/srv/lkml.mbox: the message at byte 4096",
-            ),
-            (
-                u("imap://bot@mail:993/INBOX", "uid 7", None),
-                "imap://bot@mail:993/INBOX uid 7",
-            ),
-            (
-                u("public-inbox:/m/lkml/0.git", "abc", Some("def")),
-                "/m/lkml/0.git commit abc object def",
-            ),
-            (
-                u("public-inbox:/m/lkml/0.git", "abc", Some("abc")),
-                "/m/lkml/0.git commit abc",
-            ),
-        ] {
-            assert_eq!(unreadable_where(&u), want);
-        }
     }
 }

@@ -103,12 +103,13 @@ impl ImapInbox {
 
     /// The cursor's key: which account and mailbox it is of.
     pub fn cursor_key(&self) -> String {
-        format!(
-            "imap://{}@{}/{}",
+        let account = format!(
+            "{}@{}/{}",
             self.account.user,
             self.account.url.addr(),
             self.mailbox
-        )
+        );
+        crate::model::MailSource::Imap(account).key()
     }
 
     fn connection(&mut self) -> Result<&mut (ImapSession, SocketHandle), ImapSourceError> {

@@ -72,7 +72,7 @@ pub fn repositories(path: &Path) -> Result<Vec<PathBuf>, PublicInboxError> {
 /// The cursor's key for a repository: its canonical path.
 fn cursor_key(repo: &Path) -> String {
     let p = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
-    format!("public-inbox:{}", p.display())
+    crate::model::MailSource::PublicInbox(p.display().to_string()).key()
 }
 
 /// What one repository gave.

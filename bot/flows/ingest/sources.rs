@@ -171,7 +171,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     let mut n = 0usize;
     let mut last_tick = 0u64;
     let mut last_end = 0u64;
-    let key = format!("mbox:{shown}");
+    let key = crate::model::MailSource::Mbox(shown.clone()).key();
     let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR);
     // The messages of this file once over the cap, by where they start.
     let unread: std::collections::HashSet<String> = (ing.store.unreadable(Some(&key))?)
@@ -323,7 +323,7 @@ pub fn ingest_maildir_with(
     // Read from cur/ and not made durable yet: flushed once at the end (a
     // follower's round that reads nothing writes nothing).
     let mut unflushed = false;
-    let key = format!("maildir:{shown}");
+    let key = crate::model::MailSource::Maildir(shown.clone()).key();
     let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR) as u64;
     // The files of this maildir once over the cap (a record to clear when
     // one is read at last): looked up here once, not per file.
@@ -575,7 +575,7 @@ mod tests {
         ingest_maildir_with(&mut ing, &md, false).unwrap();
         assert_eq!((ing.stats.read, ing.stats.unreadable), (0, 1));
         assert_eq!(names(&md.join("cur")), ["1.a.host:2,S"]);
-        let key = format!("maildir:{}", md.display());
+        let key = crate::model::MailSource::Maildir(md.display().to_string()).key();
         let u = store.unreadable(Some(&key)).unwrap();
         assert_eq!(u.len(), 1, "{u:?}");
         assert_eq!(u[0].commit, "1.a.host");
@@ -638,7 +638,7 @@ mod tests {
         ing.limits.max_bytes = 1000;
         ingest_mbox(&mut ing, &f).unwrap();
         assert_eq!((ing.stats.read, ing.stats.unreadable), (2, 1));
-        let key = format!("mbox:{}", f.display());
+        let key = crate::model::MailSource::Mbox(f.display().to_string()).key();
         let u = store.unreadable(Some(&key)).unwrap();
         assert_eq!(u.len(), 1, "{u:?}");
         let at = data.find("Subject: s2").unwrap() - "From: a@x.org\n".len() - 38;
