@@ -447,10 +447,11 @@ fn synthetic_body(m: &mut String, kind: f64, reply: bool, body: &str) {
 }
 
 /// Ingest a synthetic `messages`-message mbox into a scratch state directory
-/// holding ten reported cases.
+/// holding `cases` reported cases (the outbox a long-running bot has).
 pub fn ingest(
     config: &Config,
     messages: usize,
+    cases: usize,
     keep: Option<&std::path::Path>,
 ) -> anyhow::Result<String> {
     use crate::flows::ingest::sources::ingest_mbox;
@@ -459,7 +460,9 @@ pub fn ingest(
 
     let (scratch, config) = scratch_config(config)?;
     let store = Store::open(&config.state_dir())?;
-    let parents = ten_reported_cases(&config, &store, 7, |i| format!("bench.case{i}@perfbot"))?;
+    let parents = reported_cases(&config, &store, cases, 7, |i| {
+        format!("bench.case{i}@perfbot")
+    })?;
     // `--mbox PATH`: kept there (and reused when it exists), so that other
     // tools can be timed on the very same file.
     let path = keep.map_or_else(|| scratch.join("lkml.mbox"), std::path::Path::to_path_buf);
@@ -478,14 +481,14 @@ pub fn ingest(
     let rss = peak_rss_mib().unwrap_or(0.0);
     let s = ing.stats.clone();
     Ok(format!(
-        "ingest: {messages} messages, {:.1} MB mbox (generated in {:.1} s)\n\
+        "ingest: {messages} messages, {:.1} MB mbox (generated in {:.1} s), {cases} cases reported before\n\
          known thread ids (for other tools): {}\n\
          {}\n\
          time {:.2} s: {:.0} MB/s, {:.0} messages/s (a reader thread and the routing thread)\n\
          peak RSS {:.1} MiB (before ingesting: {:.1} MiB)\n",
         bytes as f64 / 1e6,
         generated.as_secs_f64(),
-        parents.join(" "),
+        shown_ids(&parents),
         s.line(),
         took,
         bytes as f64 / 1e6 / took,
@@ -511,7 +514,7 @@ pub fn maildir(
 
     let (scratch, config) = scratch_config(config)?;
     let store = Store::open(&config.state_dir())?;
-    let parents = ten_reported_cases(&config, &store, 7, |i| format!("bench.case{i}@perfbot"))?;
+    let parents = reported_cases(&config, &store, 10, 7, |i| format!("bench.case{i}@perfbot"))?;
     let dir = keep.map_or_else(|| scratch.join("maildir"), std::path::Path::to_path_buf);
     anyhow::ensure!(!dir.exists(), "{}: exists already", dir.display());
     for sub in ["new", "cur", "tmp"] {
@@ -765,7 +768,7 @@ pub fn daemon(config: &Config, count: usize) -> anyhow::Result<String> {
         let cfg = Config::load(Some(&cfg_path))?;
         // Closed again before the daemon opens it.
         let store = crate::store::Store::open(&cfg.state_dir())?;
-        ten_reported_cases(&cfg, &store, std::process::id().into(), |i| {
+        reported_cases(&cfg, &store, 10, std::process::id().into(), |i| {
             format!("case{i}@{domain}")
         })?
     };
@@ -849,9 +852,21 @@ fn daemon_config(
 /// Ten cases reported from the xfs example in `store`, the `i`th under the
 /// Message-ID `id(i)` (case keys told apart by `tag`); their reports'
 /// Message-IDs.
-fn ten_reported_cases(
+/// The first ten ids, and how many more.
+fn shown_ids(ids: &[String]) -> String {
+    let mut out = ids[..ids.len().min(10)].join(" ");
+    if ids.len() > 10 {
+        out.push_str(&format!(" and {} more", ids.len() - 10));
+    }
+    out
+}
+
+/// `n` reported cases, each with its report queued, whose Message-IDs
+/// `id(i)` gives.
+fn reported_cases(
     cfg: &Config,
     store: &crate::store::Store,
+    n: usize,
     tag: u64,
     id: impl Fn(usize) -> String,
 ) -> anyhow::Result<Vec<String>> {
@@ -861,7 +876,7 @@ fn ten_reported_cases(
     let now = chrono::Utc::now();
     let base = prepare(cfg, &example, None, false, now)?;
     let mut parents = Vec::new();
-    for i in 0..10 {
+    for i in 0..n {
         let mut p = base.clone();
         // The case id is the key's first 12 digits: make those differ.
         p.report.case_key = format!("{i:012x}{tag:052x}");

@@ -76,6 +76,11 @@ pub struct Store {
     messages: sled::Tree,
     outbox: sled::Tree,
     outbox_raw: sled::Tree,
+    /// The outbox's Message-IDs by case (`case/` + Message-ID → nothing):
+    /// a case's mail without decoding every mail perfbot ever queued.
+    /// Written with every new entry (a mail's case never changes); made
+    /// again at open when it does not hold one key per entry.
+    outbox_by_case: sled::Tree,
     optout: sled::Tree,
     cursors: sled::Tree,
     thread: sled::Tree,
@@ -242,6 +247,13 @@ pub(crate) fn event_key(case: &CaseId, seq: u64) -> Vec<u8> {
 
 /// The key prefix of a case's events and thread entries (`event_key`
 /// adds the sequence).
+/// An outbox entry's key in `outbox_by_case`.
+pub(crate) fn outbox_case_key(e: &crate::model::OutboxEntry) -> Vec<u8> {
+    let mut k = case_prefix(&e.case_id);
+    k.extend_from_slice(e.message_id.as_str().as_bytes());
+    k
+}
+
 pub(crate) fn case_prefix(case: &CaseId) -> Vec<u8> {
     let mut k = case.as_str().as_bytes().to_vec();
     k.push(b'/');
@@ -729,7 +741,7 @@ impl Store {
         let id = stored_id(&meta, &at, marker.as_ref())?;
         at.check_durable(held, durable)?;
         settle(&db, &meta, &at, fresh, id, marker.is_none())?;
-        Ok(Store {
+        let store = Store {
             generation: std::sync::atomic::AtomicU64::new(held.max(durable.unwrap_or(0))),
             flush_lock: std::sync::Mutex::new(()),
             generation_path: at.generation,
@@ -738,6 +750,7 @@ impl Store {
             messages: db.open_tree("messages")?,
             outbox: db.open_tree("outbox")?,
             outbox_raw: db.open_tree("outbox_raw")?,
+            outbox_by_case: db.open_tree("outbox_by_case")?,
             optout: db.open_tree("optout")?,
             cursors: db.open_tree("cursors")?,
             thread: db.open_tree("thread")?,
@@ -750,7 +763,9 @@ impl Store {
             meta,
             dir: state_dir.to_path_buf(),
             db,
-        })
+        };
+        store.index_outbox()?;
+        Ok(store)
     }
 
     /// `open`, waiting up to `wait` while another short-lived perfbot command
@@ -815,8 +830,9 @@ impl Store {
             &self.messages,
             &self.outbox,
             &self.outbox_raw,
+            &self.outbox_by_case,
         )
-            .transaction(|(cases, events, messages, outbox, outbox_raw)| {
+            .transaction(|(cases, events, messages, outbox, outbox_raw, by_case)| {
                 let report =
                     crate::model::MessageRef::ours(&case.id, crate::model::OutboxKind::Report);
                 let opened = (cases, events, messages);
@@ -827,6 +843,7 @@ impl Store {
                 }
                 outbox.insert(entry.message_id.as_str(), encode(entry))?;
                 outbox_raw.insert(entry.message_id.as_str(), raw)?;
+                by_case.insert(outbox_case_key(entry), &[])?;
                 Ok(Created::New(case.clone()))
             });
         let created = result.map_err(tx_err)?;
@@ -1264,6 +1281,84 @@ mod tests {
                 }
                 other => return other,
             }
+        }
+    }
+
+    /// A case's mail, read by the index, is the outbox's mail of that case
+    /// (reports, follow-ups, mail of no case), in the outbox's order; a
+    /// database whose index is missing or stale (written before it, or by a
+    /// perfbot without it) is indexed again when opened.
+    #[test]
+    fn a_cases_mail_is_found_by_its_index_and_the_index_is_made_at_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        let s = Store::open(&state).unwrap();
+        let ids = ["0123456789ab", "0123456789ac", "abcdef012345"];
+        let mut cases = Vec::new();
+        for id in ids {
+            let c = Case::sample(id, CaseState::Queued, Utc::now());
+            s.create_sample(&c);
+            cases.push(c);
+        }
+        for (i, c) in cases.iter().enumerate().take(2) {
+            let mut e = OutboxEntry::queued(
+                MessageId::parse(&format!("ack{i}@perfbot")).unwrap(),
+                c.id.clone(),
+                crate::model::OutboxKind::Ack,
+                "Re: x".into(),
+                vec!["a@example.test".into()],
+                Utc::now(),
+            );
+            assert!(s.queue_followup(&e, b"x", cli(), "ack").unwrap());
+            // Written back (a delivery): still indexed once.
+            e.attempts = 1;
+            s.put_outbox_entry(&e).unwrap();
+        }
+        let digest = OutboxEntry::queued(
+            MessageId::parse("digest1@perfbot").unwrap(),
+            CaseId::system(),
+            crate::model::OutboxKind::Digest,
+            "digest".into(),
+            vec!["op@example.test".into()],
+            Utc::now(),
+        );
+        assert!(s.queue_system_mail(&digest, b"x").unwrap());
+        let by_scan = |s: &Store, case: &CaseId| -> Vec<String> {
+            let all = s.outbox_entries().unwrap();
+            all.into_iter()
+                .filter(|e| &e.case_id == case)
+                .map(|e| e.message_id.to_string())
+                .collect()
+        };
+        let by_index = |s: &Store, case: &CaseId| -> Vec<String> {
+            let v = s.case_outbox(case).unwrap();
+            v.into_iter().map(|e| e.message_id.to_string()).collect()
+        };
+        let check = |s: &Store| {
+            for c in cases
+                .iter()
+                .map(|c| c.id.clone())
+                .chain([digest.case_id.clone()])
+            {
+                assert_eq!(by_index(s, &c), by_scan(s, &c), "{c}");
+            }
+            assert_eq!(by_index(s, &cases[0].id).len(), 2);
+            assert_eq!(by_index(s, &cases[2].id).len(), 1);
+        };
+        check(&s);
+        // An index lost, then one stale: made again at open.
+        let mut s = s;
+        for lost in [true, false] {
+            if lost {
+                s.outbox_by_case.clear().unwrap();
+            } else {
+                s.outbox_by_case.insert(b"zzz/gone@x", &[]).unwrap();
+            }
+            s.flush().unwrap();
+            drop(s);
+            s = reopen(&state).unwrap();
+            assert_eq!(s.outbox_by_case.len(), s.outbox.len());
+            check(&s);
         }
     }
 

@@ -6,8 +6,8 @@ use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
 use sled::Transactional;
 
 use super::{
-    abort, decode, decode_all, encode, event_key, move_case, no_case, note_event, tx_err, Abort,
-    Store, StoreError,
+    abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
+    outbox_case_key, tx_err, Abort, Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::model::{MessageId, MessageRef, OutboxEntry};
@@ -23,11 +23,49 @@ impl Store {
         Ok(out)
     }
 
-    /// The mail perfbot queued or sent about one case, oldest first.
+    /// The mail perfbot queued or sent about one case, oldest first (as
+    /// `outbox_entries` orders them).
     pub fn case_outbox(&self, case: &CaseId) -> Result<Vec<OutboxEntry>, StoreError> {
-        let mut v = self.outbox_entries()?;
-        v.retain(|e| &e.case_id == case);
-        Ok(v)
+        let prefix = case_prefix(case);
+        let mut out = Vec::new();
+        for k in self.outbox_by_case.scan_prefix(&prefix).keys() {
+            let k = k?;
+            let id = &k[prefix.len()..];
+            // Indexed with the entry, in one transaction: one without the
+            // other is a damaged database.
+            let v = self.outbox.get(id)?.ok_or_else(|| StoreError::Record {
+                tree: "outbox_by_case",
+                key: String::from_utf8_lossy(&k).into_owned(),
+                why: "names no outbox entry".into(),
+            })?;
+            out.push(decode::<OutboxEntry>("outbox", id, &v)?);
+        }
+        out.sort_by(|a, b| {
+            a.queued_at
+                .cmp(&b.queued_at)
+                .then_with(|| a.message_id.cmp(&b.message_id))
+        });
+        Ok(out)
+    }
+
+    /// Make `outbox_by_case` hold one key per outbox entry, if it does not:
+    /// a database written before the index, or by a perfbot without it.
+    /// Counting keys is cheap; decoding every entry happens only then.
+    pub(super) fn index_outbox(&self) -> Result<(), StoreError> {
+        if self.outbox_by_case.len() == self.outbox.len() {
+            return Ok(());
+        }
+        let entries = self.outbox_entries()?;
+        let mut batch = sled::Batch::default();
+        for k in self.outbox_by_case.iter().keys() {
+            batch.remove(k?);
+        }
+        for e in &entries {
+            batch.insert(outbox_case_key(e), &[]);
+        }
+        self.outbox_by_case.apply_batch(batch)?;
+        tracing::info!(entries = entries.len(), "outbox indexed by case");
+        Ok(())
     }
 
     pub fn outbox_entry(&self, id: &MessageId) -> Result<OutboxEntry, StoreError> {
@@ -101,8 +139,13 @@ impl Store {
         raw: &[u8],
         note: Option<(&str, &str)>,
     ) -> Result<bool, StoreError> {
-        let created = (&self.outbox, &self.outbox_raw, &self.meta)
-            .transaction(|(outbox, outbox_raw, meta)| {
+        let created = (
+            &self.outbox,
+            &self.outbox_raw,
+            &self.outbox_by_case,
+            &self.meta,
+        )
+            .transaction(|(outbox, outbox_raw, by_case, meta)| {
                 // Noted even when the mail is queued already (the same
                 // Message-ID): what the note records is queued either way.
                 if let Some((key, value)) = note {
@@ -113,6 +156,7 @@ impl Store {
                 }
                 outbox.insert(e.message_id.as_str(), encode(e))?;
                 outbox_raw.insert(e.message_id.as_str(), raw)?;
+                by_case.insert(outbox_case_key(e), &[])?;
                 Ok(true)
             })
             .map_err(tx_err)?;
@@ -147,24 +191,28 @@ impl Store {
         let created = (
             &self.outbox,
             &self.outbox_raw,
+            &self.outbox_by_case,
             &self.messages,
             &self.cases,
             &self.events,
         )
-            .transaction(|(outbox, outbox_raw, messages, cases, events)| {
-                let v = cases
-                    .get(e.case_id.as_str())?
-                    .ok_or_else(|| no_case(&e.case_id))?;
-                let c: Case = serde_json::from_slice(&v).map_err(abort)?;
-                let ev = note_event(&c, cause.clone(), note.to_string(), e.queued_at);
-                let queue = MailTrees {
-                    outbox,
-                    outbox_raw,
-                    messages,
-                    events,
-                };
-                queue.put(&e.case_id, e, raw, &ev, seq)
-            })
+            .transaction(
+                |(outbox, outbox_raw, outbox_by_case, messages, cases, events)| {
+                    let v = cases
+                        .get(e.case_id.as_str())?
+                        .ok_or_else(|| no_case(&e.case_id))?;
+                    let c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                    let ev = note_event(&c, cause.clone(), note.to_string(), e.queued_at);
+                    let queue = MailTrees {
+                        outbox,
+                        outbox_raw,
+                        outbox_by_case,
+                        messages,
+                        events,
+                    };
+                    queue.put(&e.case_id, e, raw, &ev, seq)
+                },
+            )
             .map_err(tx_err)?;
 
         Ok(created)
@@ -176,6 +224,7 @@ impl Store {
 pub(super) struct MailTrees<'t> {
     pub outbox: &'t TransactionalTree,
     pub outbox_raw: &'t TransactionalTree,
+    pub outbox_by_case: &'t TransactionalTree,
     pub messages: &'t TransactionalTree,
     pub events: &'t TransactionalTree,
 }
@@ -198,6 +247,7 @@ impl MailTrees<'_> {
         }
         self.outbox.insert(id, encode(e))?;
         self.outbox_raw.insert(id, raw)?;
+        self.outbox_by_case.insert(outbox_case_key(e), &[])?;
         self.messages
             .insert(id, encode(&MessageRef::ours(case, e.kind)))?;
         self.events.insert(event_key(case, seq), encode(ev))?;

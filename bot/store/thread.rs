@@ -149,11 +149,12 @@ impl Store {
             &self.events,
             &self.outbox,
             &self.outbox_raw,
+            &self.outbox_by_case,
             &self.ignores,
         );
         trees
             .transaction(
-                |(messages, thread, cases, events, outbox, outbox_raw, ignores)| {
+                |(messages, thread, cases, events, outbox, outbox_raw, outbox_by_case, ignores)| {
                     if messages.get(entry.message_id.as_str())?.is_some() {
                         return Ok(Recorded::Duplicate);
                     }
@@ -188,6 +189,7 @@ impl Store {
                     let queue = MailTrees {
                         outbox,
                         outbox_raw,
+                        outbox_by_case,
                         messages,
                         events,
                     };

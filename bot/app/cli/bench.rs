@@ -56,6 +56,10 @@ pub struct BenchArgs {
     /// Repetitions
     #[arg(long, default_value_t = 20)]
     pub iterations: usize,
+    /// ingest: cases reported before the reading (the outbox of a bot that
+    /// has run for a while)
+    #[arg(long, default_value_t = 10)]
+    pub cases: usize,
     /// ingest: write the synthetic mbox here and keep it (reused if it exists)
     #[arg(long)]
     pub mbox: Option<PathBuf>,
@@ -69,7 +73,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
     let out = match b.what {
         What::Compare => bench::compare_render(config, b.metrics, b.runs, b.commits, b.iterations),
         What::Deliver => runtime()?.block_on(bench::deliver(config, b.count, &b.to))?,
-        What::Ingest => bench::ingest(config, b.count, b.mbox.as_deref())?,
+        What::Ingest => bench::ingest(config, b.count, b.cases, b.mbox.as_deref())?,
         What::Classify => bench::classify(config, b.iterations.max(100)),
         What::Daemon => bench::daemon(config, b.count)?,
         What::Maildir => bench::maildir(config, b.count, b.iterations, b.maildir.as_deref())?,
