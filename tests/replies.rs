@@ -1013,9 +1013,10 @@ fn a_decision_in_a_reply_read_only_in_part_goes_to_a_human() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = setup(tmp.path(), "[inbound]\nmax_message_bytes = 20000\n");
     let c = report(&cfg);
-    // The author's words, then a big attachment: over the limit.
+    // The author's words, then a big attachment: over the limit (62 KB),
+    // and under 4 times it (past that, it is not read at all).
     let attachment =
-        "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\r\n".repeat(2000);
+        "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\r\n".repeat(1000);
     let raw = format!(
         "From: {DAVE}\r\nSubject: Re: x\r\nMessage-ID: <big@x>\r\nIn-Reply-To: <{}>\r\n\
          Content-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\n\
