@@ -11,7 +11,11 @@ fn main() -> std::process::ExitCode {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| {
-            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
+            // sled's own error lines repeat, once per tree, what perfbot
+            // says of the same failure (a full disk: eighteen lines).
+            tracing_subscriber::filter::Targets::new()
+                .with_default(tracing::Level::WARN)
+                .with_target("sled", tracing::level_filters::LevelFilter::OFF)
         });
     tracing_subscriber::registry()
         .with(

@@ -29,7 +29,11 @@ pub enum StoreError {
     #[error("state database {path} is still in use by another perfbot command after waiting {secs} s; try again when it has finished")]
     Busy { path: String, secs: u64 },
     #[error("state database: {0}")]
-    Sled(#[from] sled::Error),
+    Sled(sled::Error),
+    /// A write failed for want of space: said as such, not as sled's debug
+    /// text of the OS error.
+    #[error("state database: the disk that holds it is full: this was not written (what was written before is kept); free some space and run again")]
+    DiskFull,
     #[error("state database {path} was written by a newer perfbot (schema {found}, this one knows {SCHEMA_VERSION}); refusing to touch it")]
     Newer { path: String, found: u32 },
     #[error("state database {path} is missing, but {marker} says one was created there on {created}; restore db/ from a backup (or move {marker} and {generation} aside to start a new, empty database)")]
@@ -107,6 +111,17 @@ pub enum Created {
     Existing(Case),
 }
 
+impl From<sled::Error> for StoreError {
+    fn from(e: sled::Error) -> StoreError {
+        match &e {
+            sled::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => {
+                StoreError::DiskFull
+            }
+            _ => StoreError::Sled(e),
+        }
+    }
+}
+
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     tree: &'static str,
     key: &[u8],
@@ -159,7 +174,7 @@ pub(crate) fn tx_err(e: TransactionError<Abort>) -> StoreError {
             path: String::new(),
             why,
         },
-        TransactionError::Storage(e) => StoreError::Sled(e),
+        TransactionError::Storage(e) => e.into(),
     }
 }
 
@@ -1282,6 +1297,23 @@ mod tests {
                 other => return other,
             }
         }
+    }
+
+    /// A full disk is said as such, whichever way sled wraps it; other
+    /// errors keep sled's words.
+    #[test]
+    fn a_full_disk_is_said_in_words() {
+        use std::io::{Error, ErrorKind};
+        let full = || sled::Error::Io(Error::new(ErrorKind::StorageFull, "Os { code: 28 }"));
+        let got: StoreError = full().into();
+        assert!(matches!(got, StoreError::DiskFull), "{got}");
+        let got = tx_err(sled::transaction::TransactionError::Storage(full()));
+        assert!(
+            got.to_string().contains("the disk that holds it is full"),
+            "{got}"
+        );
+        let other: StoreError = sled::Error::Io(Error::from(ErrorKind::PermissionDenied)).into();
+        assert!(matches!(other, StoreError::Sled(_)), "{other}");
     }
 
     /// A case's mail, read by the index, is the outbox's mail of that case
