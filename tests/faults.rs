@@ -2296,3 +2296,150 @@ fn the_dashboard_queues_bursts_and_answers_health_under_slowloris() {
     }
     stop_daemon(d);
 }
+
+/// A tmpfs of `mb` MB mounted on a new folder, unmounted when dropped
+/// (then the folder is removed). `None` where this machine does not let the
+/// tests mount (not root, or a container without the right): the caller
+/// says so and checks nothing.
+struct SmallDisk(PathBuf, #[allow(dead_code)] tempfile::TempDir);
+
+impl SmallDisk {
+    fn mount(mb: u32) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mb}M"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk(dir.path().to_path_buf(), dir))
+    }
+
+    /// Fill it up but for `left` KB.
+    fn fill(&self, left: u64) {
+        let free = fs_free(&self.0);
+        let f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let keep = free.saturating_sub(left * 1024);
+        std::io::Write::write_all(&mut &f, &vec![0u8; keep as usize]).unwrap();
+        f.sync_all().unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Free bytes of the file system holding `p` (from `df`).
+fn fs_free(p: &Path) -> u64 {
+    let o = Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(p)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The disk holding the state fills while the daemon reads replies: sled
+/// fails every later write of the process, even once space is freed, so
+/// the daemon stops with exit 1 and the reason in words, instead of
+/// failing every round for ever; the replies it could not record stay
+/// unread in the maildir, and a start once there is room reads them.
+#[test]
+fn a_full_disk_stops_the_daemon_and_loses_no_mail() {
+    let Some(disk) = SmallDisk::mount(16) else {
+        eprintln!("skipped: this machine does not let the tests mount a tmpfs");
+        return;
+    };
+    let cfg = setup(&disk.0, "[web]\nenabled = false\n");
+    let o = perfbot(
+        &cfg,
+        &["report", "examples/seed002-xfs-fio-falloc-2022.json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cases: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["cases", "list", "--json"]).stdout).unwrap();
+    let report = cases[0]["message_id"].as_str().unwrap().to_string();
+    let case = cases[0]["id"].as_str().unwrap().to_string();
+    // Replies in the maildir, outside the small disk.
+    let md = tempfile::tempdir().unwrap();
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(md.path().join(sub)).unwrap();
+    }
+    let n = 400;
+    for i in 0..n {
+        let body = "x".repeat(3000);
+        std::fs::write(
+            md.path().join(format!("new/{}.r.host", 1000 + i)),
+            format!(
+                "From: Dev {i} <dev{i}@kernel.example>\nSubject: Re: x\nMessage-ID: <m{i}@x>\n\
+                 In-Reply-To: <{report}>\n\nI looked at this: {body} fine {i}.\n"
+            ),
+        )
+        .unwrap();
+    }
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen(
+        &format!("maildir = {:?}", disk.0.join("state/inbox")),
+        &format!("maildir = {:?}", md.path()),
+        1,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    disk.fill(600);
+    let c = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("run")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_or_kill(c, 60);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the disk that holds it is full")
+            && stderr(&o).contains("perfbot run stopped"),
+        "{}",
+        stderr(&o)
+    );
+    let unread = std::fs::read_dir(md.path().join("new")).unwrap().count();
+    assert!(unread > 0, "the disk did not fill");
+    std::fs::remove_file(disk.0.join("filler")).unwrap();
+    // Room again: every reply is recorded once, none lost.
+    let o = perfbot(&cfg, &["ingest"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["cases", "show", &case, "--json"]).stdout).unwrap();
+    let ids: std::collections::BTreeSet<&str> = v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["message_id"].as_str())
+        .filter(|id| id.starts_with('m') && id.ends_with("@x"))
+        .collect();
+    assert_eq!(ids.len(), n, "{ids:?}");
+    assert_eq!(
+        v["thread"].as_array().unwrap().len(),
+        n + 1,
+        "the report and each reply once"
+    );
+}
+
+/// The output of `c`, once it exits within `secs` (else killed: a failure).
+fn wait_or_kill(mut c: std::process::Child, secs: u64) -> Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while c.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if c.try_wait().unwrap().is_none() {
+        let _ = c.kill();
+        let o = c.wait_with_output().unwrap();
+        panic!("still running after {secs} s: {}", stderr(&o));
+    }
+    c.wait_with_output().unwrap()
+}

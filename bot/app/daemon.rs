@@ -36,6 +36,9 @@ struct Shared {
     wake: Notify,
     /// Bumped when the spool creates a case (ingestion reloads its index).
     generation: Arc<AtomicU64>,
+    /// Why a loop stopped the daemon, if one did (the database can no
+    /// longer be written).
+    failure: std::sync::Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -48,6 +51,19 @@ impl Shared {
         self.stop.store(true, Ordering::Relaxed);
         self.shutdown.send_replace(true);
         self.wake.notify_waiters();
+    }
+
+    /// A loop found the database can no longer be written: every loop
+    /// stops, and `run` ends with the reason, so that a supervisor starts
+    /// perfbot again (sled fails each later write of this process, even
+    /// once the disk has room again).
+    fn fail(&self, why: String) {
+        tracing::error!(error = %why, "the state database can no longer be written: stopping");
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(why);
+        self.stop();
     }
 
     /// Resolves once `stop` was called.
@@ -85,6 +101,7 @@ async fn delivery_loop(s: Arc<Shared>, transport: Transport) {
                     tracing::info!("{}", sum.line());
                 }
             }
+            Err(e) if e.is_broken() => s.fail(e.to_string()),
             Err(e) => tracing::error!(error = %e, "delivery failed"),
         }
         nap(&s, every, Some(&s.wake)).await;
@@ -357,8 +374,10 @@ fn ingest_thread(s: Arc<Shared>) {
         report(ing, &before);
         before = ing.stats.clone();
     });
-    if let Err(e) = r {
-        tracing::error!(error = %e, "ingestion disabled");
+    match r {
+        Err(e) if e.is_broken_store() => s.fail(e.to_string()),
+        Err(e) => tracing::error!(error = %e, "ingestion disabled"),
+        Ok(()) => {}
     }
 }
 
@@ -507,6 +526,7 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
         shutdown: watch::channel(false).0,
         wake: Notify::new(),
         generation: Arc::new(AtomicU64::new(0)),
+        failure: std::sync::Mutex::new(None),
     });
 
     let mut web = None;
@@ -545,12 +565,19 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     // Said on the terminal whatever RUST_LOG is: where to look, what is read.
     eprintln!("{}", startup_lines(&config, web_addr.as_deref()).join("\n"));
 
-    signals.next().await;
-    // Said on the terminal too, as the start is: Ctrl-C is answered, and a
-    // slow stop (a mail in flight) is seen to be one.
-    eprintln!(
-        "perfbot run: stopping, finishing the work in hand (a second Ctrl-C or SIGTERM stops at once)"
-    );
+    tokio::select! {
+        _ = signals.next() => {
+            // Said on the terminal too, as the start is: Ctrl-C is answered,
+            // and a slow stop (a mail in flight) is seen to be one.
+            eprintln!(
+                "perfbot run: stopping, finishing the work in hand (a second Ctrl-C or SIGTERM stops at once)"
+            );
+        }
+        // A loop stopped it (`Shared::fail`).
+        _ = s.stopped() => {
+            eprintln!("perfbot run: stopping: the state database can no longer be written");
+        }
+    }
     // A second signal does not wait for the work in hand (an SMTP server
     // that went silent holds a mail up to its timeout). Stopping at once is
     // safe: the state is durable at every step, as under kill -9, and a mail
@@ -571,6 +598,10 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
         let _ = w.await;
     }
     let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
+    let failure = s.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(why) = failure {
+        anyhow::bail!("{why} (perfbot run stopped)");
+    }
     store.flush()?;
     tracing::info!("stopped");
     eprintln!("perfbot run: stopped");

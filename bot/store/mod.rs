@@ -111,6 +111,24 @@ pub enum Created {
     Existing(Case),
 }
 
+impl StoreError {
+    /// The database can no longer be written by this process: sled keeps
+    /// failing every write after an I/O error (a full disk freed again
+    /// included), so a daemon must stop, and be started again, rather than
+    /// go on failing each round.
+    pub fn is_broken(&self) -> bool {
+        matches!(
+            self,
+            StoreError::DiskFull
+                | StoreError::Sled(
+                    sled::Error::Io(_)
+                        | sled::Error::Corruption { .. }
+                        | sled::Error::ReportableBug(_)
+                )
+        )
+    }
+}
+
 impl From<sled::Error> for StoreError {
     fn from(e: sled::Error) -> StoreError {
         match &e {

@@ -252,7 +252,7 @@ impl ImapInbox {
         poll_every: Duration,
         stop: &AtomicBool,
         mut after_poll: impl FnMut(&mut Ingestor, usize),
-    ) {
+    ) -> Result<(), ImapSourceError> {
         let mut backoff = Duration::from_secs(1);
         while !stop.load(Ordering::Relaxed) {
             let r = self
@@ -261,6 +261,11 @@ impl ImapInbox {
                 .and_then(|_| self.wait(poll_every, stop));
             match r {
                 Ok(()) => backoff = Duration::from_secs(1),
+                // Not the server's doing: reconnecting mends nothing.
+                Err(ImapSourceError::Store(e)) if e.is_broken() => {
+                    self.disconnect();
+                    return Err(e.into());
+                }
                 Err(e) => {
                     tracing::warn!(mailbox = %self.cursor_key(), error = %e, retry_in = ?backoff, "IMAP error; reconnecting");
                     self.disconnect();
@@ -273,6 +278,7 @@ impl ImapInbox {
             }
         }
         self.disconnect();
+        Ok(())
     }
 }
 

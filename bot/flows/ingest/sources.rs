@@ -48,7 +48,9 @@ pub enum Reading<'a> {
 /// Read the configured source (`inbound.source`), for `perfbot ingest` and
 /// the daemon alike. `after` runs after every round (the callers report
 /// progress and wake delivery there). Following, errors are logged and the
-/// source retried; once, they are returned.
+/// source retried, but for a database that can no longer be written
+/// (`StoreError::is_broken`), which ends the following; once, they are
+/// returned.
 pub fn read_configured(
     config: &Config,
     ing: &mut Ingestor,
@@ -69,7 +71,7 @@ pub fn read_configured(
         (InboundSource::Imap, Reading::Until(stop)) => {
             let mut inbox = ImapInbox::new(config)?;
             let every = Duration::from_secs(config.file.imap.poll_secs.max(1));
-            inbox.follow(ing, every, stop, |ing, _| after(ing));
+            inbox.follow(ing, every, stop, |ing, _| after(ing))?;
         }
         (InboundSource::Maildir, Reading::Once) => {
             // perfbot's own maildir: made on first use.
@@ -80,13 +82,21 @@ pub fn read_configured(
             let dir = config.maildir();
             let every = Duration::from_secs(config.file.run.poll_every_secs.max(1));
             let mut first = true;
+            let mut failing = Failing::default();
             while !stop.load(Ordering::Relaxed) {
-                // cur/ once at start, then only what arrives in new/.
-                if let Err(e) = ingest_maildir_with(ing, &dir, first) {
-                    tracing::warn!(error = %e, "maildir");
+                // cur/ once at start (until that reading succeeds), then
+                // only what arrives in new/.
+                match ingest_maildir_with(ing, &dir, first) {
+                    Ok(()) => {
+                        failing.ended();
+                        first = false;
+                    }
+                    Err(SourceError::Store(e)) if e.is_broken() => return Err(e.into()),
+                    Err(e) => {
+                        failing.again(&e.to_string(), Instant::now());
+                    }
                 }
                 after(ing);
-                first = false;
                 let until = Instant::now() + every;
                 while !stop.load(Ordering::Relaxed) && Instant::now() < until {
                     std::thread::sleep(Duration::from_millis(100));
@@ -95,6 +105,59 @@ pub fn read_configured(
         }
     }
     Ok(())
+}
+
+/// A follower's failure that comes back every round (a full disk, a
+/// maildir made unreadable) is logged when it starts, when its words
+/// change, and once every `QUIET` while it lasts, with how many rounds
+/// failed: not every two seconds.
+#[derive(Default)]
+struct Failing {
+    /// The error's words, when it was last logged, rounds since.
+    now: Option<(String, Instant, u64)>,
+}
+
+/// How often a lasting failure is said again.
+const QUIET: Duration = Duration::from_secs(600);
+
+impl Failing {
+    /// This round failed with `why`: whether it is said (and said so).
+    fn again(&mut self, why: &str, at: Instant) -> bool {
+        let say = match &mut self.now {
+            Some((last, when, rounds)) if last == why => {
+                *rounds += 1;
+                if at.duration_since(*when) < QUIET {
+                    return false;
+                }
+                tracing::warn!(error = %why, rounds = *rounds, "maildir: still failing");
+                true
+            }
+            _ => {
+                tracing::warn!(error = %why, "maildir");
+                true
+            }
+        };
+        self.now = Some((why.to_string(), at, 0));
+        say
+    }
+
+    /// A round went well: a failure that lasted is said to be over.
+    fn ended(&mut self) {
+        if let Some((why, _, _)) = self.now.take() {
+            tracing::warn!(was = %why, "maildir: read again");
+        }
+    }
+}
+
+impl SourceError {
+    /// The database can no longer be written (see `StoreError::is_broken`).
+    pub fn is_broken_store(&self) -> bool {
+        match self {
+            SourceError::Store(e) => e.is_broken(),
+            SourceError::Imap(ImapSourceError::Store(e)) => e.is_broken(),
+            _ => false,
+        }
+    }
 }
 
 impl From<std::io::Error> for SourceError {
@@ -611,6 +674,31 @@ mod tests {
                     .starts_with(&format!("the message is over {cap} bytes")));
             }
         }
+    }
+
+    /// A failure that lasts is said when it starts, when its words change,
+    /// and every ten minutes, not every round.
+    #[test]
+    fn a_lasting_failure_is_said_now_and_then() {
+        let t0 = Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
+        let mut f = Failing::default();
+        let said: Vec<bool> = [
+            ("full", 0),
+            ("full", 2),
+            ("full", 4),
+            ("gone", 6),
+            ("gone", 8),
+            ("gone", 606),
+            ("gone", 608),
+        ]
+        .iter()
+        .map(|&(why, secs)| f.again(why, at(secs)))
+        .collect();
+        assert_eq!(said, [true, false, false, true, false, true, false]);
+        f.ended();
+        assert!(f.now.is_none());
+        assert!(f.again("gone", at(610)), "a new failure after a good round");
     }
 
     /// A message of an mbox over 4 × the message limit is never held whole:
