@@ -2443,3 +2443,94 @@ fn wait_or_kill(mut c: std::process::Child, secs: u64) -> Output {
     }
     c.wait_with_output().unwrap()
 }
+
+/// The disk holding the state fills while the daemon takes report inputs
+/// from its spool: the input it could not record is not moved to `failed/`
+/// (it is not the input's fault) but left in the spool, the daemon stops
+/// with exit 1 (and does not hang in sled's flush on the way out), and a
+/// start once there is room takes every input left, once.
+#[test]
+fn a_full_disk_leaves_spooled_inputs_for_the_next_start() {
+    let Some(disk) = SmallDisk::mount(16) else {
+        eprintln!("skipped: this machine does not let the tests mount a tmpfs");
+        return;
+    };
+    let spool = tempfile::tempdir().unwrap();
+    let cfg = setup(&disk.0, "[web]\nenabled = false\n");
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen(
+        &format!("spool_dir = {:?}", disk.0.join("state/spool")),
+        &format!("spool_dir = {:?}", spool.path()),
+        1,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let o = perfbot(
+        &cfg,
+        &["report", "examples/seed002-xfs-fio-falloc-2022.json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    disk.fill(100);
+    let example = root().join("examples/seed004-f2fs-aim7-improvement.json");
+    let mut input: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example).unwrap()).unwrap();
+    let n = 80;
+    let settled = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for i in 0..n {
+        input["commit"]["sha"] = format!("{:040x}", 0xabc0000 + i).into();
+        let f = spool.path().join(format!("a{i:02}.json"));
+        std::fs::write(&f, input.to_string()).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(settled)
+            .unwrap();
+    }
+    let left = || {
+        std::fs::read_dir(spool.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
+            .arg("--config")
+            .arg(&cfg)
+            .arg("run")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let o = wait_or_kill(run(), 60);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the disk that holds it is full"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(left() > 0, "the disk did not fill");
+    assert!(
+        !spool.path().join("failed").exists(),
+        "an input was failed for the disk"
+    );
+    std::fs::remove_file(disk.0.join("filler")).unwrap();
+    let mut d = Daemon(Some(run()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while left() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(left(), 0, "the inputs left were not taken");
+    let c = d.0.take().unwrap();
+    unsafe {
+        libc::kill(c.id() as i32, libc::SIGTERM);
+    }
+    assert!(c.wait_with_output().unwrap().status.success());
+    let cases: serde_json::Value =
+        serde_json::from_slice(&perfbot(&cfg, &["cases", "list", "--json"]).stdout).unwrap();
+    assert_eq!(cases.as_array().unwrap().len(), n as usize + 1);
+}

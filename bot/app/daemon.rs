@@ -121,7 +121,11 @@ fn drain_spool(s: &Shared) -> usize {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             take_spooled(s, &input, &f, Utc::now())
         }))
-        .unwrap_or_else(|_| Err("perfbot failed on this input (a bug: please report it)".into()));
+        .unwrap_or_else(|_| {
+            Err(NotTaken::Refused(
+                "perfbot failed on this input (a bug: please report it)".into(),
+            ))
+        });
         let name = f.file_name().unwrap_or_default().to_owned();
         match result {
             Ok(created) => {
@@ -132,7 +136,12 @@ fn drain_spool(s: &Shared) -> usize {
                 }
                 move_to(&f, &dir.join("done"), &name);
             }
-            Err(e) => {
+            // Not the input's fault: it stays, for the next start.
+            Err(NotTaken::Broken(why)) => {
+                s.fail(why);
+                break;
+            }
+            Err(NotTaken::Refused(e)) => {
                 tracing::warn!(input = %f.display(), error = %e, "spooled report refused");
                 move_to_failed(&f, &dir, &e);
             }
@@ -222,6 +231,34 @@ fn spooled_input(f: &Path, dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// Why a spooled input was not taken.
+enum NotTaken {
+    /// Its own fault (or a bug): moved to `failed/` with the reason.
+    Refused(String),
+    /// The database can no longer be written (`StoreError::is_broken`):
+    /// the input is left where it is, for the next start.
+    Broken(String),
+}
+
+impl From<crate::store::StoreError> for NotTaken {
+    fn from(e: crate::store::StoreError) -> NotTaken {
+        if e.is_broken() {
+            NotTaken::Broken(e.to_string())
+        } else {
+            NotTaken::Refused(e.to_string())
+        }
+    }
+}
+
+impl From<crate::flows::report::QueueError> for NotTaken {
+    fn from(e: crate::flows::report::QueueError) -> NotTaken {
+        match e {
+            crate::flows::report::QueueError::Store(e) => e.into(),
+            e => NotTaken::Refused(e.to_string()),
+        }
+    }
+}
+
 /// Report a spooled input, or verify its case when it is a follow-up
 /// comparison of a fix.
 fn take_spooled(
@@ -229,16 +266,15 @@ fn take_spooled(
     input: &Path,
     f: &Path,
     now: chrono::DateTime<Utc>,
-) -> Result<crate::store::Created, String> {
-    let loaded = LoadedInput::load(input).map_err(|e| e.to_string())?;
-    if let Some(v) = verify::find(&s.config, &s.store, &loaded).map_err(|e| e.to_string())? {
-        let c = verify::record(&s.store, &v).map_err(|e| e.to_string())?;
+) -> Result<crate::store::Created, NotTaken> {
+    let loaded = LoadedInput::load(input).map_err(|e| NotTaken::Refused(e.to_string()))?;
+    if let Some(v) = verify::find(&s.config, &s.store, &loaded)? {
+        let c = verify::record(&s.store, &v)?;
         tracing::info!(case = %v.case.id, verified = v.verified(), recorded = c.is_some(), figures = %v.figures, input = %f.display(), "follow-up comparison from the spool");
         return Ok(crate::store::Created::Existing(v.case));
     }
-    prepare_loaded(&s.config, &loaded, None, false, now)
-        .and_then(|mut p| submit(&s.config, &s.store, &mut p, now))
-        .map_err(|e| e.to_string())
+    let mut p = prepare_loaded(&s.config, &loaded, None, false, now)?;
+    Ok(submit(&s.config, &s.store, &mut p, now)?)
 }
 
 /// Move a spooled file to `failed/`, with why beside it (`NAME.error`).
@@ -290,6 +326,7 @@ fn schedule_once(s: &Shared) {
                     s.wake.notify_one();
                 }
             }
+            Err(e) if broken(&e) => return s.fail(e.to_string()),
             Err(e) => tracing::error!(error = %e, "reminders failed"),
         }
     }
@@ -299,9 +336,18 @@ fn schedule_once(s: &Shared) {
                 tracing::info!("{l}");
             }
         }
+        Err(e) if e.is_broken() => return s.fail(e.to_string()),
         Err(e) => tracing::error!(error = %e, "the review of quiet cases failed"),
     }
     scheduled_digest(s, now);
+}
+
+/// An error of a job that may come from the database: whether that can no
+/// longer be written.
+fn broken(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<crate::store::StoreError>())
+        .any(crate::store::StoreError::is_broken)
 }
 
 /// The digest, when `digest.every_hours` says it is due: queued together
@@ -330,6 +376,7 @@ fn scheduled_digest(s: &Shared, now: chrono::DateTime<Utc>) {
         Ok(None) => {
             tracing::warn!("digest due, but nobody gets it (digest.to, trust.operators)")
         }
+        Err(DigestError::Store(e)) if e.is_broken() => s.fail(e.to_string()),
         Err(e) => tracing::error!(error = %e, "digest failed"),
     }
 }
@@ -600,6 +647,10 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
     let failure = s.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(why) = failure {
+        // Never dropped: sled flushes each tree when its database is
+        // dropped, and after a failed write that flush can wait for ever.
+        // What was written before is durable already.
+        std::mem::forget(store);
         anyhow::bail!("{why} (perfbot run stopped)");
     }
     store.flush()?;
