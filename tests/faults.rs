@@ -828,13 +828,7 @@ fn the_daemon_survives_bad_spool_files_and_half_open_connections() {
     // A FIFO sorts first: read, it would hold the spool for ever.
     let fifo = std::ffi::CString::new(spool.join("a-fifo.json").to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .arg("run")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&cfg);
     let pid = child.id();
     let mut d = Daemon(Some(child));
     wait_for_dashboard(port);
@@ -2392,14 +2386,7 @@ fn a_full_disk_stops_the_daemon_and_loses_no_mail() {
     );
     std::fs::write(&cfg, text).unwrap();
     disk.fill(600);
-    let c = std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-        .arg("--config")
-        .arg(&cfg)
-        .arg("run")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let o = wait_or_kill(c, 60);
+    let o = wait_or_kill(spawn_run(&cfg), 60);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("the disk that holds it is full")
@@ -2428,6 +2415,17 @@ fn a_full_disk_stops_the_daemon_and_loses_no_mail() {
         n + 1,
         "the report and each reply once"
     );
+}
+
+/// `perfbot run` on `cfg`, its standard error kept for the test to read.
+fn spawn_run(cfg: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(cfg)
+        .arg("run")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// The output of `c`, once it exits within `secs` (else killed: a failure).
@@ -2497,16 +2495,7 @@ fn a_full_disk_leaves_spooled_inputs_for_the_next_start() {
             })
             .count()
     };
-    let run = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_perfbot"))
-            .arg("--config")
-            .arg(&cfg)
-            .arg("run")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let o = wait_or_kill(run(), 60);
+    let o = wait_or_kill(spawn_run(&cfg), 60);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("the disk that holds it is full"),
@@ -2519,7 +2508,7 @@ fn a_full_disk_leaves_spooled_inputs_for_the_next_start() {
         "an input was failed for the disk"
     );
     std::fs::remove_file(disk.0.join("filler")).unwrap();
-    let mut d = Daemon(Some(run()));
+    let mut d = Daemon(Some(spawn_run(&cfg)));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while left() > 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(200));
