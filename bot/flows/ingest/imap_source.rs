@@ -254,20 +254,25 @@ impl ImapInbox {
         mut after_poll: impl FnMut(&mut Ingestor, usize),
     ) -> Result<(), ImapSourceError> {
         let mut backoff = Duration::from_secs(1);
+        let mut failing = super::failing::Failing::new(&self.cursor_key());
         while !stop.load(Ordering::Relaxed) {
             let r = self
                 .poll(ing)
                 .inspect(|n| after_poll(ing, *n))
                 .and_then(|_| self.wait(poll_every, stop));
             match r {
-                Ok(()) => backoff = Duration::from_secs(1),
+                Ok(()) => {
+                    failing.ended();
+                    backoff = Duration::from_secs(1);
+                }
                 // Not the server's doing: reconnecting mends nothing.
                 Err(ImapSourceError::Store(e)) if e.is_broken() => {
                     self.disconnect();
                     return Err(e.into());
                 }
                 Err(e) => {
-                    tracing::warn!(mailbox = %self.cursor_key(), error = %e, retry_in = ?backoff, "IMAP error; reconnecting");
+                    failing.again(&e.to_string(), Instant::now());
+                    tracing::info!(mailbox = %self.cursor_key(), error = %e, retry_in = ?backoff, "reconnecting");
                     self.disconnect();
                     let until = Instant::now() + backoff;
                     while !stop.load(Ordering::Relaxed) && Instant::now() < until {

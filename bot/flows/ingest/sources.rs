@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::failing::Failing;
 use super::imap_source::{ImapInbox, ImapSourceError};
 use super::ingestor::Ingestor;
 use super::mbox::Item;
@@ -82,7 +83,7 @@ pub fn read_configured(
             let dir = config.maildir();
             let every = Duration::from_secs(config.file.run.poll_every_secs.max(1));
             let mut first = true;
-            let mut failing = Failing::default();
+            let mut failing = Failing::new("maildir");
             while !stop.load(Ordering::Relaxed) {
                 // cur/ once at start (until that reading succeeds), then
                 // only what arrives in new/.
@@ -105,48 +106,6 @@ pub fn read_configured(
         }
     }
     Ok(())
-}
-
-/// A follower's failure that comes back every round (a full disk, a
-/// maildir made unreadable) is logged when it starts, when its words
-/// change, and once every `QUIET` while it lasts, with how many rounds
-/// failed: not every two seconds.
-#[derive(Default)]
-struct Failing {
-    /// The error's words, when it was last logged, rounds since.
-    now: Option<(String, Instant, u64)>,
-}
-
-/// How often a lasting failure is said again.
-const QUIET: Duration = Duration::from_secs(600);
-
-impl Failing {
-    /// This round failed with `why`: whether it is said (and said so).
-    fn again(&mut self, why: &str, at: Instant) -> bool {
-        let say = match &mut self.now {
-            Some((last, when, rounds)) if last == why => {
-                *rounds += 1;
-                if at.duration_since(*when) < QUIET {
-                    return false;
-                }
-                tracing::warn!(error = %why, rounds = *rounds, "maildir: still failing");
-                true
-            }
-            _ => {
-                tracing::warn!(error = %why, "maildir");
-                true
-            }
-        };
-        self.now = Some((why.to_string(), at, 0));
-        say
-    }
-
-    /// A round went well: a failure that lasted is said to be over.
-    fn ended(&mut self) {
-        if let Some((why, _, _)) = self.now.take() {
-            tracing::warn!(was = %why, "maildir: read again");
-        }
-    }
 }
 
 impl SourceError {
@@ -674,31 +633,6 @@ mod tests {
                     .starts_with(&format!("the message is over {cap} bytes")));
             }
         }
-    }
-
-    /// A failure that lasts is said when it starts, when its words change,
-    /// and every ten minutes, not every round.
-    #[test]
-    fn a_lasting_failure_is_said_now_and_then() {
-        let t0 = Instant::now();
-        let at = |secs: u64| t0 + Duration::from_secs(secs);
-        let mut f = Failing::default();
-        let said: Vec<bool> = [
-            ("full", 0),
-            ("full", 2),
-            ("full", 4),
-            ("gone", 6),
-            ("gone", 8),
-            ("gone", 606),
-            ("gone", 608),
-        ]
-        .iter()
-        .map(|&(why, secs)| f.again(why, at(secs)))
-        .collect();
-        assert_eq!(said, [true, false, false, true, false, true, false]);
-        f.ended();
-        assert!(f.now.is_none());
-        assert!(f.again("gone", at(610)), "a new failure after a good round");
     }
 
     /// A message of an mbox over 4 × the message limit is never held whole:
