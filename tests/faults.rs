@@ -2309,13 +2309,33 @@ impl SmallDisk {
         ok.then(|| SmallDisk(dir.path().to_path_buf(), dir))
     }
 
-    /// Fill it up but for `left` KB.
+    /// Fill it up but for `left` KB (with one more `filler` file each time).
     fn fill(&self, left: u64) {
         let free = fs_free(&self.0);
-        let f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let mut name = "filler".to_string();
+        while self.0.join(&name).exists() {
+            name.push('+');
+        }
+        let f = std::fs::File::create(self.0.join(name)).unwrap();
         let keep = free.saturating_sub(left * 1024);
         std::io::Write::write_all(&mut &f, &vec![0u8; keep as usize]).unwrap();
         f.sync_all().unwrap();
+    }
+}
+
+impl SmallDisk {
+    /// Remove what `fill` wrote.
+    fn empty(&self) {
+        for e in std::fs::read_dir(&self.0).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("filler")
+            {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
     }
 }
 
@@ -2396,7 +2416,16 @@ fn a_full_disk_stops_the_daemon_and_loses_no_mail() {
     );
     let unread = std::fs::read_dir(md.path().join("new")).unwrap().count();
     assert!(unread > 0, "the disk did not fill");
-    std::fs::remove_file(disk.0.join("filler")).unwrap();
+    // Not a byte left: even opening the database (which writes) says why.
+    disk.fill(0);
+    let o = perfbot(&cfg, &["cases", "list"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the disk that holds it is full"),
+        "{}",
+        stderr(&o)
+    );
+    disk.empty();
     // Room again: every reply is recorded once, none lost.
     let o = perfbot(&cfg, &["ingest"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -2507,7 +2536,7 @@ fn a_full_disk_leaves_spooled_inputs_for_the_next_start() {
         !spool.path().join("failed").exists(),
         "an input was failed for the disk"
     );
-    std::fs::remove_file(disk.0.join("filler")).unwrap();
+    disk.empty();
     let mut d = Daemon(Some(spawn_run(&cfg)));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while left() > 0 && std::time::Instant::now() < deadline {

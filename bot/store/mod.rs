@@ -24,6 +24,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum StoreError {
     #[error("state database {path}: {source}")]
     Open { path: String, source: sled::Error },
+    #[error("state database {path}: the disk that holds it is full, and opening a database writes to it: nothing was read or written; free some space and run again")]
+    OpenFull { path: String },
     #[error("state database {path} is in use by another perfbot process (is `perfbot run` running? Its dashboard serves the same data; reports can go to its spool directory)")]
     Locked { path: String },
     #[error("state database {path} is still in use by another perfbot command after waiting {secs} s; try again when it has finished")]
@@ -517,6 +519,10 @@ fn open_sled(path: &Path, shown: &str) -> Result<sled::Db, StoreError> {
             || source.to_string().contains("lock");
         if locked {
             StoreError::Locked {
+                path: shown.to_string(),
+            }
+        } else if matches!(&source, sled::Error::Io(e) if e.kind() == std::io::ErrorKind::StorageFull) {
+            StoreError::OpenFull {
                 path: shown.to_string(),
             }
         } else if matches!(source, sled::Error::Corruption { .. }) {
