@@ -647,10 +647,9 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
     let failure = s.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(why) = failure {
-        // Never dropped: sled flushes each tree when its database is
-        // dropped, and after a failed write that flush can wait for ever.
-        // What was written before is durable already.
-        std::mem::forget(store);
+        // Not flushed on the way out (see `Store`'s `Drop`), whichever
+        // error of which loop said it.
+        store.mark_broken();
         anyhow::bail!("{why} (perfbot run stopped)");
     }
     store.flush()?;

@@ -18,7 +18,7 @@ impl Store {
                 held_raw.insert(key, raw)?;
                 Ok::<(), sled::transaction::ConflictableTransactionError<Abort>>(())
             })
-            .map_err(tx_err)?;
+            .map_err(|e| self.noted(tx_err(e)))?;
         Ok(true)
     }
 

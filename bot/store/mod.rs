@@ -74,6 +74,9 @@ pub enum StoreError {
 
 pub struct Store {
     db: sled::Db,
+    /// A write failed so that sled fails every later one (`is_broken`):
+    /// then the database is never dropped (see `Drop`).
+    broken: std::sync::atomic::AtomicBool,
     generation: std::sync::atomic::AtomicU64,
     flush_lock: std::sync::Mutex<()>,
     generation_path: std::path::PathBuf,
@@ -750,7 +753,33 @@ fn stored_id(
     }
 }
 
+impl Drop for Store {
+    fn drop(&mut self) {
+        if self.broken.load(std::sync::atomic::Ordering::Relaxed) {
+            // sled flushes every tree as its database is dropped, and after
+            // a failed write that flush can wait for ever (`perfbot run`
+            // did, on a full disk). What was written before is durable.
+            std::mem::forget(self.db.clone());
+        }
+    }
+}
+
 impl Store {
+    /// `e`, noted first if it leaves the database unwritable.
+    fn noted(&self, e: StoreError) -> StoreError {
+        if e.is_broken() {
+            self.mark_broken();
+        }
+        e
+    }
+
+    /// The database can no longer be written (an error said so): it is not
+    /// flushed on the way out.
+    pub fn mark_broken(&self) {
+        self.broken
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// A database was made in `state_dir` (it may hold cases).
     pub fn exists(state_dir: &Path) -> bool {
         let at = DbFiles::in_dir(state_dir);
@@ -781,6 +810,7 @@ impl Store {
         at.check_durable(held, durable)?;
         settle(&db, &meta, &at, fresh, id, marker.is_none())?;
         let store = Store {
+            broken: std::sync::atomic::AtomicBool::new(false),
             generation: std::sync::atomic::AtomicU64::new(held.max(durable.unwrap_or(0))),
             flush_lock: std::sync::Mutex::new(()),
             generation_path: at.generation,
@@ -846,8 +876,10 @@ impl Store {
         use std::sync::atomic::Ordering;
         let _one_at_a_time = self.flush_lock.lock().unwrap_or_else(|p| p.into_inner());
         let n = self.generation.load(Ordering::Acquire) + 1;
-        self.meta.insert("generation", n.to_string().as_bytes())?;
-        self.db.flush()?;
+        self.meta
+            .insert("generation", n.to_string().as_bytes())
+            .map_err(|e| self.noted(e.into()))?;
+        self.db.flush().map_err(|e| self.noted(e.into()))?;
         write_generation(&self.generation_path, n)?;
         self.generation.store(n, Ordering::Release);
         Ok(())
@@ -885,7 +917,7 @@ impl Store {
                 by_case.insert(outbox_case_key(entry), &[])?;
                 Ok(Created::New(case.clone()))
             });
-        let created = result.map_err(tx_err)?;
+        let created = result.map_err(|e| self.noted(tx_err(e)))?;
         self.flush()?;
         Ok(created)
     }
@@ -905,7 +937,7 @@ impl Store {
                     None => Created::New(case.clone()),
                 })
             })
-            .map_err(tx_err)
+            .map_err(|e| self.noted(tx_err(e)))
     }
 
     pub fn case(&self, id: &CaseId) -> Result<Case, StoreError> {
@@ -1013,7 +1045,7 @@ impl Store {
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
         });
-        result.map_err(tx_err)
+        result.map_err(|e| self.noted(tx_err(e)))
     }
 
     /// Record that a follow-up comparison verified a case's fix: the case
@@ -1092,7 +1124,7 @@ impl Store {
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
         });
-        let c = result.map_err(tx_err)?;
+        let c = result.map_err(|e| self.noted(tx_err(e)))?;
         self.flush()?;
         Ok(c)
     }

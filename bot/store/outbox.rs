@@ -121,7 +121,7 @@ impl Store {
                 events.insert(event_key(&e.case_id, seq), encode(&ev))?;
                 Ok(())
             })
-            .map_err(tx_err)?;
+            .map_err(|e| self.noted(tx_err(e)))?;
         self.flush()
     }
 
@@ -159,7 +159,7 @@ impl Store {
                 by_case.insert(outbox_case_key(e), &[])?;
                 Ok(true)
             })
-            .map_err(tx_err)?;
+            .map_err(|e| self.noted(tx_err(e)))?;
         self.flush()?;
         Ok(created)
     }
@@ -213,7 +213,7 @@ impl Store {
                     queue.put(&e.case_id, e, raw, &ev, seq)
                 },
             )
-            .map_err(tx_err)?;
+            .map_err(|e| self.noted(tx_err(e)))?;
 
         Ok(created)
     }

@@ -200,7 +200,7 @@ impl Store {
                     Ok(Recorded::New)
                 },
             )
-            .map_err(tx_err)
+            .map_err(|e| self.noted(tx_err(e)))
     }
 
     /// A case's thread in arrival order.
