@@ -82,6 +82,11 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
         Bounded::Over(_) => format!("over the limit of {limit} bytes"),
         e => e.to_string(),
     })?;
+    utf8(bytes)
+}
+
+/// `bytes` as text, or where they stop being UTF-8.
+pub fn utf8(bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "not UTF-8 text (byte {} is invalid)",

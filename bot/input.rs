@@ -20,16 +20,7 @@ pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 /// Read an input file: a regular file of at most `MAX_INPUT_BYTES`, as UTF-8.
 /// `/dev/zero`, a FIFO or a directory is refused instead of read without end.
 pub fn read_input(path: &Path) -> Result<String, InputError> {
-    let bytes = read_bytes(path)?;
-    String::from_utf8(bytes).map_err(|e| {
-        InputError::general(
-            path,
-            format!(
-                "not UTF-8 text (byte {} is invalid)",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
+    crate::fsutil::utf8(read_bytes(path)?).map_err(|why| InputError::general(path, why))
 }
 
 /// Read a file given as input (a report input, a mail): a regular file of at

@@ -22,6 +22,14 @@ pub struct Limits {
     pub max_text: usize,
 }
 
+impl Limits {
+    /// A message bigger than this is never read at all, from any source
+    /// (`OVERSIZE_FACTOR` × `max_bytes`).
+    pub fn never_read_over(&self) -> usize {
+        self.max_bytes.saturating_mul(super::OVERSIZE_FACTOR)
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {

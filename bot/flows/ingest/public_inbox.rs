@@ -91,10 +91,6 @@ pub struct Read {
 /// Make durable and move the cursor every this many messages.
 const CHECKPOINT: usize = 10_000;
 
-/// A blob bigger than this many times `inbound.max_message_bytes` is not
-/// inflated at all.
-const BLOB_CAP_FACTOR: usize = super::OVERSIZE_FACTOR;
-
 /// Read one repository from its cursor to its head, oldest first.
 /// `progress` is told the bytes of message data read so far.
 ///
@@ -115,7 +111,7 @@ pub fn ingest_repository(
     };
     let repo = gix::open(repo_path).map_err(|e| git(e.to_string()))?;
     let key = cursor_key(repo_path);
-    let cap = ing.limits.max_bytes.saturating_mul(BLOB_CAP_FACTOR);
+    let cap = ing.limits.never_read_over();
     let before = ing.stats.unreadable;
     let mut read = Read {
         recovered: retry_unreadable(ing, &repo, &key, &shown, cap)?,
@@ -418,8 +414,9 @@ fn read_message(repo: &gix::Repository, tree: gix::ObjectId, cap: usize) -> Got 
             return failed(
                 id,
                 format!(
-                    "blob `m` of {} bytes, over {BLOB_CAP_FACTOR} × inbound.max_message_bytes ({cap}): not read",
-                    h.size()
+                    "blob `m` of {} bytes, over {} × inbound.max_message_bytes ({cap}): not read",
+                    h.size(),
+                    super::OVERSIZE_FACTOR
                 ),
             )
         }

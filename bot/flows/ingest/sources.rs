@@ -194,12 +194,9 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     let mut last_tick = 0u64;
     let mut last_end = 0u64;
     let key = crate::model::MailSource::Mbox(shown.clone()).key();
-    let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR);
+    let cap = ing.limits.never_read_over();
     // The messages of this file once over the cap, by where they start.
-    let unread: std::collections::HashSet<String> = (ing.store.unreadable(Some(&key))?)
-        .into_iter()
-        .map(|u| u.commit)
-        .collect();
+    let unread = unread_places(ing, &key)?;
     let result = super::mbox::for_each::<_, SourceError>(reader, cap, |item| {
         n += 1;
         let offset = match &item {
@@ -213,7 +210,10 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
         }
         let at = format!("byte {offset}");
         match item {
-            Item::TooLarge(t) => note_too_large(ing, &key, &at, n, t, cap)?,
+            Item::TooLarge(t) => {
+                let what = format!("message {n}, ");
+                note_oversize(ing, &key, (&at, None), &what, t.len, cap as u64)?
+            }
             Item::Message(m) => {
                 let source = format!("mbox {shown} message {n} (at {at})");
                 ing.ingest_stored(m.raw, &source)?;
@@ -240,29 +240,6 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
         .load(std::sync::atomic::Ordering::Relaxed)
         .max(last_end);
     mbox_outcome(result, &shown, gz, n, at)
-}
-
-/// A message of an mbox over the cap is not read: recorded as unreadable
-/// (`quarantine list`), and read by the first reading of the file after the
-/// limit is raised.
-fn note_too_large(
-    ing: &mut Ingestor,
-    key: &str,
-    at: &str,
-    n: usize,
-    t: super::mbox::TooLarge,
-    cap: usize,
-) -> Result<(), SourceError> {
-    let reason = format!(
-        "message {n}, {} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
-        t.len,
-        super::OVERSIZE_FACTOR
-    );
-    let u = crate::model::Unreadable::first(key, at, None, reason);
-    ing.store.record_unreadable(&u)?;
-    ing.stats.unreadable += 1;
-    tracing::warn!(source = %key, offset = t.offset, size = t.len, cap, "mbox message over the size cap: recorded, not read");
-    Ok(())
 }
 
 /// What the reading of an mbox came to, after `n` messages up to byte `at`
@@ -346,13 +323,10 @@ pub fn ingest_maildir_with(
     // follower's round that reads nothing writes nothing).
     let mut unflushed = false;
     let key = crate::model::MailSource::Maildir(shown.clone()).key();
-    let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR) as u64;
+    let cap = ing.limits.never_read_over() as u64;
     // The files of this maildir once over the cap (a record to clear when
     // one is read at last): looked up here once, not per file.
-    let unread: std::collections::HashSet<String> = (ing.store.unreadable(Some(&key))?)
-        .into_iter()
-        .map(|u| u.commit)
-        .collect();
+    let unread = unread_places(ing, &key)?;
     for sub in subdirs {
         for (path, size) in maildir_files(&dir.join(sub)).map_err(|e| SourceError::Read {
             path: format!("{shown}/{sub}"),
@@ -390,7 +364,8 @@ fn take_one(
 ) -> Result<bool, SourceError> {
     let unique = unique_name(path);
     if size > cap {
-        note_oversize(ing, key, &unique, path, size, cap)?;
+        let file = path.display().to_string();
+        note_oversize(ing, key, (&unique, Some(file)), "", size, cap)?;
         return Ok(true);
     }
     let raw = match std::fs::read(path) {
@@ -417,25 +392,41 @@ fn unique_name(path: &Path) -> String {
         .to_string()
 }
 
-/// A file over the cap is not read: recorded as unreadable (`quarantine
-/// list`), and marked read like any other; it stays in the maildir, and is
-/// read by the first reading of `cur/` after the limit is raised.
+/// Where in the source keyed `key` its messages once too big to read are
+/// (a maildir's file, an mbox's byte): a record to clear when one is read
+/// at last. Looked up once a reading, not per message.
+fn unread_places(
+    ing: &Ingestor,
+    key: &str,
+) -> Result<std::collections::HashSet<String>, SourceError> {
+    Ok(ing
+        .store
+        .unreadable(Some(key))?
+        .into_iter()
+        .map(|u| u.commit)
+        .collect())
+}
+
+/// A message over the cap is not read: recorded as unreadable (`quarantine
+/// list`) where it is (`at`, and the file `object` if any), `what` first in
+/// the reason; it stays in its mailbox, and is read by the first reading
+/// after the limit is raised.
 fn note_oversize(
     ing: &mut Ingestor,
     key: &str,
-    unique: &str,
-    path: &Path,
+    (at, object): (&str, Option<String>),
+    what: &str,
     size: u64,
     cap: u64,
 ) -> Result<(), SourceError> {
     let reason = format!(
-        "{size} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
+        "{what}{size} bytes, over {cap} ({} × inbound.max_message_bytes): not read",
         super::OVERSIZE_FACTOR
     );
-    let u = crate::model::Unreadable::first(key, unique, Some(path.display().to_string()), reason);
+    let u = crate::model::Unreadable::first(key, at, object, reason);
     ing.store.record_unreadable(&u)?;
     ing.stats.unreadable += 1;
-    tracing::warn!(message = %path.display(), size, cap, "maildir message over the size cap: recorded, not read");
+    tracing::warn!(source = %key, at, size, cap, "message over the size cap: recorded, not read");
     Ok(())
 }
 
@@ -483,7 +474,7 @@ fn mark_read(dir: &Path, path: &Path) {
 /// sources refuse such a message: a mail agent piping it in keeps it, and
 /// memory stays bounded by the limit.
 pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
-    let cap = ing.limits.max_bytes.saturating_mul(super::OVERSIZE_FACTOR);
+    let cap = ing.limits.never_read_over();
     let raw = read_capped(std::io::stdin().lock(), cap).map_err(|why| SourceError::Read {
         path: "standard input".into(),
         why,
