@@ -251,6 +251,40 @@ pub fn dashboard(
     Ok(out)
 }
 
+/// Opening a database of `count` cases, each with its report queued, as
+/// every command does first: `iterations` times, the database closed in
+/// between, and listing the cases once it is open (what `cases list` and the
+/// digest read).
+pub fn open(config: &Config, count: usize, iterations: usize, to: &str) -> anyhow::Result<String> {
+    use crate::store::Store;
+
+    let (_scratch, config) = scratch_config(config)?;
+    {
+        let store = Store::open(&config.state_dir())?;
+        queue_copies(&config, &store, count, to)?;
+        store.flush()?;
+    }
+    let (mut opens, mut lists) = (Vec::new(), Vec::new());
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        let store = Store::open(&config.state_dir())?;
+        opens.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
+        let n = store.cases()?.len();
+        lists.push(t.elapsed().as_secs_f64() * 1000.0);
+        anyhow::ensure!(n == count, "{n} cases read back of {count}");
+    }
+    let line = |what: &str, times: Vec<f64>| {
+        let (median, min, max) = spread(times);
+        format!("  {what:<12} min {min:.2} ms, median {median:.2} ms, max {max:.2} ms\n")
+    };
+    Ok(format!(
+        "open: a database of {count} cases, each with its report queued, {iterations} times\n{}{}",
+        line("open", opens),
+        line("list cases", lists),
+    ))
+}
+
 /// `GET page` on the loopback `port`, `iterations` times: a line with its
 /// times and size, or an error if it is not answered 200 OK.
 fn time_page(port: u16, page: &str, iterations: usize) -> anyhow::Result<String> {

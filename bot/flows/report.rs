@@ -638,16 +638,15 @@ fn earlier_version(store: &Store, case: &Case) -> Result<Option<Case>, StoreErro
         c.headline_metric == case.headline_metric
             && c.references.iter().any(|r| case.references.contains(r))
     };
+    let accepted = [
+        CaseState::NotARegression,
+        CaseState::WontFix,
+        CaseState::Duplicate,
+    ];
     Ok(store
-        .cases()?
+        .cases_in(&accepted)?
         .into_iter()
         .filter(|c| c.id != case.id && c.subject != case.subject)
-        .filter(|c| {
-            matches!(
-                c.state,
-                CaseState::NotARegression | CaseState::WontFix | CaseState::Duplicate
-            )
-        })
         .filter(|c| same_series(c) || same_thread(c))
         .max_by_key(|c| c.updated))
 }

@@ -88,8 +88,10 @@ pub struct Store {
     /// The outbox's Message-IDs by case (`case/` + Message-ID → nothing):
     /// a case's mail without decoding every mail perfbot ever queued.
     /// Written with every new entry (a mail's case never changes); made
-    /// again at open when it does not hold one key per entry.
+    /// again, the first time it is read, when it does not hold one key per
+    /// entry (`outbox_indexed` says it was checked).
     outbox_by_case: sled::Tree,
+    outbox_indexed: std::sync::Mutex<bool>,
     optout: sled::Tree,
     cursors: sled::Tree,
     thread: sled::Tree,
@@ -820,6 +822,7 @@ impl Store {
             outbox: db.open_tree("outbox")?,
             outbox_raw: db.open_tree("outbox_raw")?,
             outbox_by_case: db.open_tree("outbox_by_case")?,
+            outbox_indexed: std::sync::Mutex::new(false),
             optout: db.open_tree("optout")?,
             cursors: db.open_tree("cursors")?,
             thread: db.open_tree("thread")?,
@@ -833,7 +836,6 @@ impl Store {
             dir: state_dir.to_path_buf(),
             db,
         };
-        store.index_outbox()?;
         Ok(store)
     }
 
@@ -968,6 +970,26 @@ impl Store {
 
     pub fn cases(&self) -> Result<Vec<Case>, StoreError> {
         let mut out: Vec<Case> = decode_all("cases", self.cases.iter())?;
+        out.sort_by(|a: &Case, b: &Case| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        Ok(out)
+    }
+
+    /// The cases in one of `states`, ordered as `cases` orders them. Each
+    /// record's state is read first, alone: the others are not decoded (a
+    /// report queued among thousands of cases looks for the few settled ones).
+    pub fn cases_in(&self, states: &[CaseState]) -> Result<Vec<Case>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct StateOnly {
+            state: CaseState,
+        }
+        let mut out = Vec::new();
+        for kv in self.cases.iter() {
+            let (k, v) = kv?;
+            let head: StateOnly = decode("cases", &k, &v)?;
+            if states.contains(&head.state) {
+                out.push(decode::<Case>("cases", &k, &v)?);
+            }
+        }
         out.sort_by(|a: &Case, b: &Case| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
     }
@@ -1334,6 +1356,47 @@ mod tests {
         (c, e)
     }
 
+    /// `cases_in` finds what a full read filtered by state finds, in the
+    /// same order, for each set of states; a record it cannot read is an
+    /// error naming it, as `cases` says.
+    #[test]
+    fn cases_in_states_are_the_cases_read_whole_then_filtered() {
+        let (_tmp, s) = store();
+        let states = [
+            CaseState::Queued,
+            CaseState::NotARegression,
+            CaseState::WontFix,
+            CaseState::Duplicate,
+            CaseState::NotARegression,
+        ];
+        let t0 = Utc::now();
+        for (i, st) in states.iter().enumerate() {
+            let c = Case::sample(&format!("{i:012x}"), CaseState::Queued, t0);
+            s.create_sample(&c);
+            if *st != CaseState::Queued {
+                s.set_state(&c.id, *st, cli(), "test").unwrap();
+            }
+        }
+        let ids = |v: Vec<Case>| v.into_iter().map(|c| c.id.to_string()).collect::<Vec<_>>();
+        for want in [
+            vec![],
+            vec![CaseState::NotARegression],
+            vec![CaseState::Queued, CaseState::Duplicate],
+            vec![CaseState::Fixed],
+            states.to_vec(),
+        ] {
+            let whole = s.cases().unwrap();
+            let filtered: Vec<Case> = whole
+                .into_iter()
+                .filter(|c| want.contains(&c.state))
+                .collect();
+            assert_eq!(ids(s.cases_in(&want).unwrap()), ids(filtered), "{want:?}");
+        }
+        s.cases.insert("0000000000zz", &b"{\"id\":1}"[..]).unwrap();
+        let e = s.cases_in(&[CaseState::Fixed]).unwrap_err().to_string();
+        assert!(e.contains("0000000000zz"), "{e}");
+    }
+
     fn cli() -> Cause {
         Cause::Cli {
             user: "op".into(),
@@ -1445,8 +1508,8 @@ mod tests {
             s.flush().unwrap();
             drop(s);
             s = reopen(&state).unwrap();
-            assert_eq!(s.outbox_by_case.len(), s.outbox.len());
             check(&s);
+            assert_eq!(s.outbox_by_case.len(), s.outbox.len());
         }
     }
 

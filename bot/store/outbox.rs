@@ -26,6 +26,7 @@ impl Store {
     /// The mail perfbot queued or sent about one case, oldest first (as
     /// `outbox_entries` orders them).
     pub fn case_outbox(&self, case: &CaseId) -> Result<Vec<OutboxEntry>, StoreError> {
+        self.check_outbox_index()?;
         let prefix = case_prefix(case);
         let mut out = Vec::new();
         for k in self.outbox_by_case.scan_prefix(&prefix).keys() {
@@ -48,18 +49,38 @@ impl Store {
         Ok(out)
     }
 
-    /// Make `outbox_by_case` hold one key per outbox entry, if it does not:
-    /// a database written before the index, or by a perfbot without it.
-    /// Counting keys is cheap; decoding every entry happens only then.
-    pub(super) fn index_outbox(&self) -> Result<(), StoreError> {
+    /// Make `outbox_by_case` hold one key per outbox entry, if it does not
+    /// (a database written before the index, or by a perfbot without it),
+    /// once per open database: the first time a case's mail is looked up,
+    /// not at open, since counting both trees reads every key and most
+    /// commands never ask.
+    fn check_outbox_index(&self) -> Result<(), StoreError> {
+        // Held while the index is made again: one rebuild, not one per thread.
+        let mut checked = self
+            .outbox_indexed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if !*checked {
+            self.index_outbox()?;
+            *checked = true;
+        }
+        Ok(())
+    }
+
+    /// Counting keys is cheap next to decoding every entry, which happens
+    /// only when the counts differ. The index's keys are read before the
+    /// entries: a mail queued meanwhile (its entry and key written in one
+    /// transaction) is then either in neither list, and untouched, or its
+    /// entry is read too and its key written back.
+    fn index_outbox(&self) -> Result<(), StoreError> {
         if self.outbox_by_case.len() == self.outbox.len() {
             return Ok(());
         }
-        let entries = self.outbox_entries()?;
         let mut batch = sled::Batch::default();
         for k in self.outbox_by_case.iter().keys() {
             batch.remove(k?);
         }
+        let entries = self.outbox_entries()?;
         for e in &entries {
             batch.insert(outbox_case_key(e), &[]);
         }

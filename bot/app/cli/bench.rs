@@ -30,6 +30,8 @@ pub enum What {
     Noise,
     /// The dashboard's pages over --count cases, --iterations requests each
     Dashboard,
+    /// Opening a database of --count cases, --iterations times
+    Open,
 }
 
 #[derive(Args, Debug)]
@@ -37,8 +39,8 @@ pub struct BenchArgs {
     /// What to measure
     #[arg(long, value_enum, default_value = "compare")]
     pub what: What,
-    /// deliver: how many reports; ingest: how many messages; dashboard: how
-    /// many cases
+    /// deliver: how many reports; ingest: how many messages; dashboard,
+    /// open: how many cases
     #[arg(long, default_value_t = 1000)]
     pub count: usize,
     /// deliver, dashboard: the recipient of every report
@@ -80,6 +82,7 @@ pub fn run(config: &Config, b: BenchArgs) -> Result<(), Failure> {
         What::PublicInbox => bench::public_inbox(config, b.count)?,
         What::Noise => bench::noise(config, b.metrics, b.runs),
         What::Dashboard => bench::dashboard(config, b.count, b.iterations, &b.to)?,
+        What::Open => bench::open(config, b.count, b.iterations, &b.to)?,
     };
     print!("{out}");
     Ok(())
