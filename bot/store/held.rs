@@ -2,7 +2,7 @@
 
 use sled::Transactional;
 
-use super::{decode_all, encode, tx_err, Abort, Store, StoreError};
+use super::{decode_all, encode, Abort, Store, StoreError};
 use crate::model::Held;
 
 impl Store {
@@ -12,13 +12,12 @@ impl Store {
         if self.held.contains_key(key)? {
             return Ok(false);
         }
-        (&self.held, &self.held_raw)
-            .transaction(|(held, held_raw)| {
-                held.insert(key, encode(h))?;
-                held_raw.insert(key, raw)?;
-                Ok::<(), sled::transaction::ConflictableTransactionError<Abort>>(())
-            })
-            .map_err(|e| self.noted(tx_err(e)))?;
+        let result = (&self.held, &self.held_raw).transaction(|(held, held_raw)| {
+            held.insert(key, encode(h))?;
+            held_raw.insert(key, raw)?;
+            Ok::<(), sled::transaction::ConflictableTransactionError<Abort>>(())
+        });
+        self.committed(result)?;
         Ok(true)
     }
 

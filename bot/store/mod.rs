@@ -192,7 +192,7 @@ pub(crate) fn no_case(id: &CaseId) -> ConflictableTransactionError<Abort> {
     ConflictableTransactionError::Abort(Abort::NoCase(id.clone()))
 }
 
-pub(crate) fn tx_err(e: TransactionError<Abort>) -> StoreError {
+fn tx_err(e: TransactionError<Abort>) -> StoreError {
     match e {
         TransactionError::Abort(Abort::NoCase(id)) => StoreError::NoCase(id.to_string()),
         TransactionError::Abort(Abort::Damaged(why)) => StoreError::Corrupt {
@@ -767,6 +767,12 @@ impl Drop for Store {
 }
 
 impl Store {
+    /// A transaction's outcome as the store's: its error noted first if it
+    /// leaves the database unwritable.
+    fn committed<T>(&self, result: Result<T, TransactionError<Abort>>) -> Result<T, StoreError> {
+        result.map_err(|e| self.noted(tx_err(e)))
+    }
+
     /// `e`, noted first if it leaves the database unwritable.
     fn noted(&self, e: StoreError) -> StoreError {
         if e.is_broken() {
@@ -919,7 +925,7 @@ impl Store {
                 by_case.insert(outbox_case_key(entry), &[])?;
                 Ok(Created::New(case.clone()))
             });
-        let created = result.map_err(|e| self.noted(tx_err(e)))?;
+        let created = self.committed(result)?;
         self.flush()?;
         Ok(created)
     }
@@ -929,8 +935,8 @@ impl Store {
     /// transaction; nothing is queued. Not flushed: part of ingestion's batch.
     pub fn adopt_case(&self, case: &Case, cause: Cause) -> Result<Created, StoreError> {
         let seq = self.db.generate_id()?;
-        (&self.cases, &self.events, &self.messages)
-            .transaction(|(cases, events, messages)| {
+        let result =
+            (&self.cases, &self.events, &self.messages).transaction(|(cases, events, messages)| {
                 let trees = (cases, events, messages);
                 let report = crate::model::MessageRef::theirs(&case.id, crate::model::Sender::Bot);
                 let note = "robot report adopted from the list";
@@ -938,8 +944,8 @@ impl Store {
                     Some(existing) => Created::Existing(existing),
                     None => Created::New(case.clone()),
                 })
-            })
-            .map_err(|e| self.noted(tx_err(e)))
+            });
+        self.committed(result)
     }
 
     pub fn case(&self, id: &CaseId) -> Result<Case, StoreError> {
@@ -1067,7 +1073,7 @@ impl Store {
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
         });
-        result.map_err(|e| self.noted(tx_err(e)))
+        self.committed(result)
     }
 
     /// Record that a follow-up comparison verified a case's fix: the case
@@ -1146,7 +1152,7 @@ impl Store {
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
         });
-        let c = result.map_err(|e| self.noted(tx_err(e)))?;
+        let c = self.committed(result)?;
         self.flush()?;
         Ok(c)
     }

@@ -7,7 +7,7 @@ use sled::Transactional;
 
 use super::{
     abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
-    outbox_case_key, tx_err, Abort, Store, StoreError,
+    outbox_case_key, Abort, Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
 use crate::model::{MessageId, MessageRef, OutboxEntry};
@@ -123,8 +123,8 @@ impl Store {
     ) -> Result<(), StoreError> {
         let seq = self.db.generate_id()?;
         let now = Utc::now();
-        (&self.outbox, &self.cases, &self.events)
-            .transaction(|(outbox, cases, events)| {
+        let result =
+            (&self.outbox, &self.cases, &self.events).transaction(|(outbox, cases, events)| {
                 outbox.insert(e.message_id.as_str(), encode(e))?;
                 // Mail about no case (a digest) has no history to write to.
                 let Some(v) = cases.get(e.case_id.as_str())? else {
@@ -141,8 +141,8 @@ impl Store {
                 };
                 events.insert(event_key(&e.case_id, seq), encode(&ev))?;
                 Ok(())
-            })
-            .map_err(|e| self.noted(tx_err(e)))?;
+            });
+        self.committed(result)?;
         self.flush()
     }
 
@@ -160,7 +160,7 @@ impl Store {
         raw: &[u8],
         note: Option<(&str, &str)>,
     ) -> Result<bool, StoreError> {
-        let created = (
+        let result = (
             &self.outbox,
             &self.outbox_raw,
             &self.outbox_by_case,
@@ -179,8 +179,8 @@ impl Store {
                 outbox_raw.insert(e.message_id.as_str(), raw)?;
                 by_case.insert(outbox_case_key(e), &[])?;
                 Ok(true)
-            })
-            .map_err(|e| self.noted(tx_err(e)))?;
+            });
+        let created = self.committed(result)?;
         self.flush()?;
         Ok(created)
     }
@@ -209,7 +209,7 @@ impl Store {
         note: &str,
     ) -> Result<bool, StoreError> {
         let seq = self.db.generate_id()?;
-        let created = (
+        let result = (
             &self.outbox,
             &self.outbox_raw,
             &self.outbox_by_case,
@@ -233,8 +233,8 @@ impl Store {
                     };
                     queue.put(&e.case_id, e, raw, &ev, seq)
                 },
-            )
-            .map_err(|e| self.noted(tx_err(e)))?;
+            );
+        let created = self.committed(result)?;
 
         Ok(created)
     }

@@ -7,7 +7,7 @@ use sled::Transactional;
 use super::outbox::MailTrees;
 use super::{
     abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
-    tx_err, Store, StoreError,
+    Store, StoreError,
 };
 use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
@@ -152,55 +152,54 @@ impl Store {
             &self.outbox_by_case,
             &self.ignores,
         );
-        trees
-            .transaction(
-                |(messages, thread, cases, events, outbox, outbox_raw, outbox_by_case, ignores)| {
-                    if messages.get(entry.message_id.as_str())?.is_some() {
-                        return Ok(Recorded::Duplicate);
-                    }
-                    let v = cases.get(case.as_str())?.ok_or_else(|| no_case(case))?;
-                    let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
-                    if reply.expect.is_some_and(|e| e != c.state) {
-                        return Ok(Recorded::Conflict(c.state));
-                    }
-                    messages.insert(
-                        entry.message_id.as_str(),
-                        encode(&MessageRef::theirs(case, entry.sender)),
-                    )?;
-                    thread.insert(event_key(case, seq), encode(entry))?;
-                    let cause = Cause::Message {
-                        message_id: entry.message_id.clone(),
-                        from: entry.from.clone(),
-                        quote: entry.text.chars().take(2000).collect(),
-                    };
-                    let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
-                    events.insert(event_key(case, seq), encode(&ev))?;
-                    let noted = reply.note_on(&mut c);
-                    if let Some((new, cause, note)) = &reply.change {
-                        let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
-                        events.insert(event_key(case, change_seq), encode(&ev))?;
-                    }
-                    if noted || reply.change.is_some() {
-                        cases.insert(case.as_str(), encode(&c))?;
-                    }
-                    if let Some(rule) = reply.ignore {
-                        ignores.insert(rule.key().as_bytes(), encode(rule))?;
-                    }
-                    let queue = MailTrees {
-                        outbox,
-                        outbox_raw,
-                        outbox_by_case,
-                        messages,
-                        events,
-                    };
-                    for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
-                        let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
-                        queue.put(case, &m.entry, &m.raw, &ev, *mseq)?;
-                    }
-                    Ok(Recorded::New)
-                },
-            )
-            .map_err(|e| self.noted(tx_err(e)))
+        let result = trees.transaction(
+            |(messages, thread, cases, events, outbox, outbox_raw, outbox_by_case, ignores)| {
+                if messages.get(entry.message_id.as_str())?.is_some() {
+                    return Ok(Recorded::Duplicate);
+                }
+                let v = cases.get(case.as_str())?.ok_or_else(|| no_case(case))?;
+                let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
+                if reply.expect.is_some_and(|e| e != c.state) {
+                    return Ok(Recorded::Conflict(c.state));
+                }
+                messages.insert(
+                    entry.message_id.as_str(),
+                    encode(&MessageRef::theirs(case, entry.sender)),
+                )?;
+                thread.insert(event_key(case, seq), encode(entry))?;
+                let cause = Cause::Message {
+                    message_id: entry.message_id.clone(),
+                    from: entry.from.clone(),
+                    quote: entry.text.chars().take(2000).collect(),
+                };
+                let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
+                events.insert(event_key(case, seq), encode(&ev))?;
+                let noted = reply.note_on(&mut c);
+                if let Some((new, cause, note)) = &reply.change {
+                    let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
+                    events.insert(event_key(case, change_seq), encode(&ev))?;
+                }
+                if noted || reply.change.is_some() {
+                    cases.insert(case.as_str(), encode(&c))?;
+                }
+                if let Some(rule) = reply.ignore {
+                    ignores.insert(rule.key().as_bytes(), encode(rule))?;
+                }
+                let queue = MailTrees {
+                    outbox,
+                    outbox_raw,
+                    outbox_by_case,
+                    messages,
+                    events,
+                };
+                for (m, mseq) in reply.mails.iter().zip(&mail_seqs) {
+                    let ev = note_event(&c, m.cause.clone(), m.note.clone(), m.entry.queued_at);
+                    queue.put(case, &m.entry, &m.raw, &ev, *mseq)?;
+                }
+                Ok(Recorded::New)
+            },
+        );
+        self.committed(result)
     }
 
     /// A case's thread in arrival order.
