@@ -575,26 +575,10 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
         generation: Arc::new(AtomicU64::new(0)),
         failure: std::sync::Mutex::new(None),
     });
-
-    let mut web = None;
-    let mut web_addr: Option<String> = None;
-    if config.file.web.enabled {
-        let state = Arc::new(
-            AppState::new(config.clone(), store.clone(), metrics.clone())
-                .map_err(anyhow::Error::msg)?
-                .with_settle_token(&config.web_token()?),
-        );
-        let listener = tokio::net::TcpListener::bind(config.file.web.listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("web.listen {}: {e}", config.file.web.listen))?;
-        tracing::info!(listen = %listener.local_addr()?, "dashboard");
-        web_addr = Some(listener.local_addr()?.to_string());
-        let s2 = s.clone();
-        web = Some(tokio::spawn(async move {
-            let stop = async move { s2.stopped().await };
-            crate::app::web::serve(listener, crate::app::web::router(state), stop).await;
-        }));
-    }
+    let web = match config.file.web.enabled {
+        true => Some(start_web(&s).await?),
+        false => None,
+    };
     let ingest = {
         let s2 = s.clone();
         std::thread::Builder::new()
@@ -610,7 +594,8 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
     ];
     tracing::info!(state = %config.state_dir().display(), "perfbot running");
     // Said on the terminal whatever RUST_LOG is: where to look, what is read.
-    eprintln!("{}", startup_lines(&config, web_addr.as_deref()).join("\n"));
+    let web_addr = web.as_ref().map(|(_, addr)| addr.as_str());
+    eprintln!("{}", startup_lines(&config, web_addr).join("\n"));
 
     tokio::select! {
         _ = signals.next() => {
@@ -625,34 +610,64 @@ pub async fn run(config: Arc<Config>, store: Store, transport: Transport) -> any
             eprintln!("perfbot run: stopping: the state database can no longer be written");
         }
     }
-    // A second signal does not wait for the work in hand (an SMTP server
-    // that went silent holds a mail up to its timeout). Stopping at once is
-    // safe: the state is durable at every step, as under kill -9, and a mail
-    // whose sending was cut short is checked before it is sent again.
-    tokio::spawn(async move {
-        let n = signals.next().await;
-        eprintln!(
-            "perfbot run: stopped at once (a second signal); the work in hand is taken up at the next start"
-        );
-        std::process::exit(128 + n);
-    });
+    tokio::spawn(exit_at_second_signal(signals));
     tracing::info!("stopping: finishing the work in hand");
     s.stop();
     for l in loops {
         let _ = l.await;
     }
-    if let Some(w) = web {
+    if let Some((w, _)) = web {
         let _ = w.await;
     }
     let _ = tokio::task::spawn_blocking(move || ingest.join()).await;
+    finish(&s)
+}
+
+/// The dashboard, served until the daemon stops; and the address it
+/// listens on.
+async fn start_web(s: &Arc<Shared>) -> anyhow::Result<(tokio::task::JoinHandle<()>, String)> {
+    let config = &s.config;
+    let state = Arc::new(
+        AppState::new(config.clone(), s.store.clone(), s.metrics.clone())
+            .map_err(anyhow::Error::msg)?
+            .with_settle_token(&config.web_token()?),
+    );
+    let listener = tokio::net::TcpListener::bind(config.file.web.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("web.listen {}: {e}", config.file.web.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(listen = %addr, "dashboard");
+    let s2 = s.clone();
+    let served = tokio::spawn(async move {
+        let stop = async move { s2.stopped().await };
+        crate::app::web::serve(listener, crate::app::web::router(state), stop).await;
+    });
+    Ok((served, addr.to_string()))
+}
+
+/// A second signal does not wait for the work in hand (an SMTP server that
+/// went silent holds a mail up to its timeout). Stopping at once is safe:
+/// the state is durable at every step, as under kill -9, and a mail whose
+/// sending was cut short is checked before it is sent again.
+async fn exit_at_second_signal(mut signals: StopSignals) {
+    let n = signals.next().await;
+    eprintln!(
+        "perfbot run: stopped at once (a second signal); the work in hand is taken up at the next start"
+    );
+    std::process::exit(128 + n);
+}
+
+/// The end of a run whose work has stopped: the database flushed, or the
+/// error that stopped it.
+fn finish(s: &Shared) -> anyhow::Result<()> {
     let failure = s.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(why) = failure {
         // Not flushed on the way out (see `Store`'s `Drop`), whichever
         // error of which loop said it.
-        store.mark_broken();
+        s.store.mark_broken();
         anyhow::bail!("{why} (perfbot run stopped)");
     }
-    store.flush()?;
+    s.store.flush()?;
     tracing::info!("stopped");
     eprintln!("perfbot run: stopped");
     Ok(())
