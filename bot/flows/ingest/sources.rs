@@ -159,20 +159,29 @@ fn progress(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
-/// Ingest every message of an mbox file (gzip detected by its magic bytes).
-pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
-    let shown = path.display().to_string();
-    let err = |why: String| SourceError::Read {
-        path: shown.clone(),
-        why,
+/// An mbox file opened for reading: its bytes (inflated, for gzip) and how
+/// far into the file the reading is, for the progress bar.
+struct OpenMbox {
+    reader: Box<dyn Read + Send>,
+    len: u64,
+    gz: bool,
+    /// Bytes of the file read (compressed, for gzip; for a plain file, set
+    /// from the offsets of the messages).
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// Open an mbox, gzip detected by its magic bytes.
+fn open_mbox(path: &Path, shown: &str) -> Result<OpenMbox, SourceError> {
+    let err = |e: std::io::Error| SourceError::Read {
+        path: shown.to_string(),
+        why: e.to_string(),
     };
-    let mut f = File::open(path).map_err(|e| err(e.to_string()))?;
+    let mut f = File::open(path).map_err(err)?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut magic = [0u8; 2];
     let gz = f.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
     drop(f);
-    let f = File::open(path).map_err(|e| err(e.to_string()))?;
-    // Progress in bytes of the file (compressed, for gzip).
+    let f = File::open(path).map_err(err)?;
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let reader: Box<dyn Read + Send> = if gz {
         let file = Counting {
@@ -187,12 +196,28 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
         // A plain file is read straight into the splitter's buffers.
         Box::new(f)
     };
-    // Offsets are of the decompressed stream for gzip files.
-    let decoded = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    Ok(OpenMbox {
+        reader,
+        len,
+        gz,
+        count,
+    })
+}
+
+/// Ingest every message of an mbox file (gzip detected by its magic bytes).
+pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
+    let shown = path.display().to_string();
+    let OpenMbox {
+        reader,
+        len,
+        gz,
+        count,
+    } = open_mbox(path, &shown)?;
     let pb = progress(len, &shown);
     let mut n = 0usize;
     let mut last_tick = 0u64;
-    let mut last_end = 0u64;
+    // Where the last message started (of the decompressed stream, for gzip).
+    let mut last_start = 0u64;
     let key = crate::model::MailSource::Mbox(shown.clone()).key();
     let cap = ing.limits.never_read_over();
     // The messages of this file once over the cap, by where they start.
@@ -203,8 +228,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
             Item::Message(m) => m.offset,
             Item::TooLarge(t) => t.offset,
         };
-        last_end = offset;
-        decoded.store(offset, std::sync::atomic::Ordering::Relaxed);
+        last_start = offset;
         if !gz {
             count.store(offset, std::sync::atomic::Ordering::Relaxed);
         }
@@ -236,10 +260,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     pb.finish_and_clear();
     // What was read is kept, whatever stopped the reading.
     ing.store.flush()?;
-    let at = decoded
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .max(last_end);
-    mbox_outcome(result, &shown, gz, n, at)
+    mbox_outcome(result, &shown, gz, n, last_start)
 }
 
 /// What the reading of an mbox came to, after `n` messages up to byte `at`
