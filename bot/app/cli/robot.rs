@@ -219,48 +219,56 @@ pub fn run(config: &Config, a: RoundtripArgs) -> Result<(), Failure> {
         results.push(r);
     }
     if !a.json {
-        let same = results.iter().filter(|r| r.identical).count();
-        let failed = results.iter().filter(|r| r.error.is_some()).count();
-        let spaced = results
-            .iter()
-            .filter(|r| r.identical && r.spaced > 0)
-            .count();
-        println!(
-            "{same} of {} identical ({:.1}%; {spaced} of them with blank lines recorded where the mail differs from its layout), {} differ, {failed} could not be read or rendered",
-            results.len(),
-            100.0 * same as f64 / results.len() as f64,
-            results.len() - same - failed
-        );
-        let unread: Vec<&RoundTrip> = results.iter().filter(|r| r.unread > 0).collect();
-        if !unread.is_empty() {
-            println!(
-                "{} lines perfbot does not write back, kept in the input's unread, in {} {}: {}",
-                unread.iter().map(|r| r.unread).sum::<usize>(),
-                unread.len(),
-                if unread.len() == 1 { "mail" } else { "mails" },
-                unread
-                    .iter()
-                    .map(|r| r.file.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        let subjects = results.iter().filter(|r| r.subject_identical).count();
-        let headers = results.iter().filter(|r| r.headers_identical).count();
-        println!(
-            "Subject identical in {subjects} of {n}; To, Cc, In-Reply-To and References in {headers} of {n}",
-            n = results.len()
-        );
-        for r in results.iter().filter(|r| r.error.is_none()) {
-            for d in &r.headers {
-                println!(
-                    "   {}: {}: mail {:?}, perfbot {:?}",
-                    r.file, d.field, d.mail, d.perfbot
-                );
-            }
-        }
+        print!("{}", summary(&results));
     }
     Ok(())
+}
+
+/// The lines after a round trip of several mails: how many came back
+/// identical, what was not written back, and the headers that differ.
+fn summary(results: &[RoundTrip]) -> String {
+    use std::fmt::Write;
+    let n = results.len();
+    let count = |p: fn(&RoundTrip) -> bool| results.iter().filter(|r| p(r)).count();
+    let same = count(|r| r.identical);
+    let failed = count(|r| r.error.is_some());
+    let spaced = count(|r| r.identical && r.spaced > 0);
+    let mut out = format!(
+        "{same} of {n} identical ({:.1}%; {spaced} of them with blank lines recorded where the mail differs from its layout), {} differ, {failed} could not be read or rendered\n",
+        100.0 * same as f64 / n as f64,
+        n - same - failed
+    );
+    let unread: Vec<&RoundTrip> = results.iter().filter(|r| r.unread > 0).collect();
+    if !unread.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} lines perfbot does not write back, kept in the input's unread, in {} {}: {}",
+            unread.iter().map(|r| r.unread).sum::<usize>(),
+            unread.len(),
+            if unread.len() == 1 { "mail" } else { "mails" },
+            unread
+                .iter()
+                .map(|r| r.file.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Subject identical in {} of {n}; To, Cc, In-Reply-To and References in {} of {n}",
+        count(|r| r.subject_identical),
+        count(|r| r.headers_identical),
+    );
+    for r in results.iter().filter(|r| r.error.is_none()) {
+        for d in &r.headers {
+            let _ = writeln!(
+                out,
+                "   {}: {}: mail {:?}, perfbot {:?}",
+                r.file, d.field, d.mail, d.perfbot
+            );
+        }
+    }
+    out
 }
 
 #[derive(Args, Debug)]
