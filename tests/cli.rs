@@ -438,6 +438,40 @@ fn corrupt_or_newer_state_is_refused() {
     assert!(stderr(&o).contains("newer perfbot"), "{}", stderr(&o));
 }
 
+/// `bench --what open` reads back every case it queued, each time it opens
+/// the database (else it fails), in a scratch directory it removes. No
+/// timing is judged.
+#[test]
+fn the_open_bench_reads_back_every_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path());
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_perfbot"))
+        .arg("--config")
+        .arg(&cfg)
+        .args([
+            "bench",
+            "--what",
+            "open",
+            "--count",
+            "5",
+            "--iterations",
+            "3",
+        ])
+        .env("TMPDIR", &scratch)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("open: a database of 5 cases"), "{out}");
+    let rows: Vec<&str> = out.lines().skip(1).map(str::trim_start).collect();
+    assert!(rows[0].starts_with("open "), "{out}");
+    assert!(rows[1].starts_with("list cases "), "{out}");
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+    assert!(!tmp.path().join("state").exists());
+}
+
 /// `bench --what dashboard` serves every page it times, over its own
 /// scratch cases: each line names a page answered 200 OK (else the bench
 /// fails). No timing is judged.
