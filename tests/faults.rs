@@ -1008,6 +1008,12 @@ fn newcomer_stumbles() {
             2,
             "not a maildir: no new/ or cur/ in it",
         ),
+        // A folder given as an mbox is said to be one, with what reads it.
+        (
+            &["ingest", "--mbox", folder],
+            2,
+            "a directory, not an mbox file (a maildir is read with --maildir",
+        ),
         // An id that names nothing is bad input (2), as every unknown name
         // is; an empty one names nothing, not the only case there is.
         (&["cases", "show", "nosuch"], 2, "no case nosuch"),

@@ -176,6 +176,20 @@ fn open_mbox(path: &Path, shown: &str) -> Result<OpenMbox, SourceError> {
         path: shown.to_string(),
         why: e.to_string(),
     };
+    if path.is_dir() {
+        let maildir = path.join("new").is_dir() || path.join("cur").is_dir();
+        return Err(SourceError::NotASource {
+            path: shown.to_string(),
+            why: format!(
+                "a directory, not an mbox file{}",
+                if maildir {
+                    ": a maildir (read with --maildir)"
+                } else {
+                    " (a maildir is read with --maildir, a public-inbox archive with --public-inbox)"
+                }
+            ),
+        });
+    }
     let mut f = File::open(path).map_err(err)?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut magic = [0u8; 2];
