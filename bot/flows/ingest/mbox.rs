@@ -145,14 +145,18 @@ impl Splitter {
         })
     }
 
+    /// `data` starts the stream with a `From ` line. Only there does a
+    /// `From ` need no newline before it: the bytes kept while looking for
+    /// the first one start wherever the cut fell, mid-line.
+    fn at_stream_start(&self) -> bool {
+        self.base == 0 && self.data.starts_with(b"From ")
+    }
+
     /// Find the first `From ` line: anything before it is not mail. False
     /// while there is none yet; then only a few bytes are kept, for a
     /// boundary may straddle reads.
     fn first_start(&mut self) -> bool {
-        match (
-            self.data.starts_with(b"From "),
-            self.finder.find(&self.data),
-        ) {
+        match (self.at_stream_start(), self.finder.find(&self.data)) {
             (true, _) => self.starts.push(0),
             (false, Some(i)) => self.starts.push(i + 1),
             (false, None) => {
@@ -219,8 +223,7 @@ impl Splitter {
         let first = match self.starts.first() {
             Some(&s) => s,
             None => self
-                .data
-                .starts_with(b"From ")
+                .at_stream_start()
                 .then_some(0)
                 .or_else(|| self.finder.find(&self.data).map(|i| i + 1))?,
         };
@@ -379,7 +382,9 @@ mod tests {
     fn split_noting(data: &[u8], chunk_reader: bool) -> (Vec<(Vec<u8>, u64)>, u64) {
         let mut out = Vec::new();
         let r: Box<dyn Read + Send> = if chunk_reader {
-            // One byte per read: every boundary falls across reads.
+            // One byte per read, which the reader gathers into chunks all
+            // the same (a read ends only at a chunk's size or the stream's
+            // end): boundaries across reads need a stream over a chunk.
             struct Slow<'a>(&'a [u8]);
             impl Read for Slow<'_> {
                 fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
@@ -416,6 +421,12 @@ mod tests {
             ("junk\nFrom a\nx\nFrom b\ny\n", 2, 5),
             ("root:x:0:0:root:/root:/bin/bash\n", 0, 32),
             ("Subject: one message\n\nno From line\n", 0, 35),
+            // A `From ` mid-line is no message, where the search for the
+            // first one keeps the last bytes read as well (found by
+            // `any_bytes_are_accounted_for`).
+            ("\0From \n", 0, 7),
+            ("see From x", 0, 10),
+            ("see From x\nFrom a\nx\n", 1, 11),
             (long.as_str(), 0, long.len() as u64),
         ] {
             for slow in [false, true] {
@@ -642,6 +653,82 @@ mod cap_tests {
         ];
         for &(bodies, cap) in table {
             check(bodies, cap, None);
+        }
+    }
+
+    /// Any bytes: every byte of the stream is accounted for. Reading
+    /// stops nowhere early; the bytes before the first message are the
+    /// count returned; each message starts at a `From ` at a line start and
+    /// runs to the next one (its `From ` line, then `raw` as a slice of the
+    /// stream, then at most the newline before the next `From `), with no
+    /// `From ` line start inside it; a message passed over spans exactly
+    /// its bytes.
+    fn accounts_for_every_byte(data: &[u8], cap: usize) {
+        let mut items: Vec<(usize, usize, Option<Vec<u8>>)> = Vec::new();
+        let skipped =
+            for_each::<_, std::io::Error>(std::io::Cursor::new(data.to_vec()), cap, |item| {
+                items.push(match item {
+                    Item::Message(m) => (m.offset as usize, 0, Some(m.raw.to_vec())),
+                    Item::TooLarge(t) => (t.offset as usize, t.len as usize, None),
+                });
+                Ok(())
+            })
+            .expect("an in-memory stream reads");
+        let starts: Vec<usize> = items.iter().map(|i| i.0).collect();
+        let first = starts.first().copied().unwrap_or(data.len());
+        assert_eq!(skipped as usize, first, "bytes before the first message");
+        let line_start = |at: usize| at == 0 || data[at - 1] == b'\n';
+        let is_from = |at: usize| line_start(at) && data[at..].starts_with(b"From ");
+        assert!(!(0..first).any(is_from), "a message before the first one");
+        for (k, (offset, len, raw)) in items.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(data.len());
+            assert!(
+                is_from(*offset),
+                "item {k} at {offset} is no `From ` line start"
+            );
+            assert!(!(offset + 1..end).any(is_from), "a message inside item {k}");
+            match raw {
+                None => assert_eq!(offset + len, end, "item {k} passed over"),
+                Some(raw) => {
+                    assert!(end - offset <= cap, "item {k} over the cap read");
+                    let from_line = data[*offset..end]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(end - offset, |i| i + 1);
+                    let body = &data[offset + from_line..end];
+                    assert!(body.starts_with(raw), "item {k}: raw is not its bytes");
+                    assert!(body.len() - raw.len() <= 1, "item {k}: bytes left out");
+                }
+            }
+        }
+    }
+
+    fn soup() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just(b"From x@y Mon Jan  1 00:00:00 2024\n".to_vec()),
+            Just(b"From ".to_vec()),
+            Just(b">From ".to_vec()),
+            Just(b"From:".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"\n\n".to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..40),
+            (0usize..3000).prop_map(|n| vec![b'x'; n]),
+            // Near a read's size: boundaries fall across two reads.
+            (CHUNK - 40..CHUNK + 40).prop_map(|n| vec![b'x'; n]),
+        ];
+        proptest::collection::vec(piece, 0..30).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn any_bytes_are_accounted_for(
+            data in soup(),
+            cap in proptest::prop_oneof![0usize..4000, 0usize..(3 * CHUNK)],
+        ) {
+            accounts_for_every_byte(&data, cap);
         }
     }
 
