@@ -163,6 +163,33 @@ impl fmt::Display for Address {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// A display name, whatever it holds (quotes, brackets, commas,
+        /// control characters, any script: archives hold all of them),
+        /// never changes the address a header's mailbox carries.
+        #[test]
+        fn a_name_never_changes_the_address(
+            name in "\\PC{0,30}|[\"<>,;:@\\\\()\\[\\] a-z\r\n\t\u{0}]{0,20}",
+            local in "[a-z0-9._+-]{1,12}",
+            domain in "[a-z0-9-]{1,10}\\.(org|com|de)",
+        ) {
+            let email = format!("{local}@{domain}");
+            let want = Address::parse(&email);
+            let header = mailbox(&name, &email);
+            proptest::prop_assert_eq!(Address::parse(&header), want, "{}", header);
+        }
+
+        /// A Message-ID read back from its header form is itself; reading
+        /// one twice changes nothing.
+        #[test]
+        fn message_ids_read_back(raw in "\\PC{0,40}") {
+            if let Some(id) = MessageId::parse(&raw) {
+                proptest::prop_assert_eq!(MessageId::parse(&id.bracketed()), Some(id.clone()));
+                proptest::prop_assert_eq!(MessageId::parse(id.as_str()), Some(id));
+            }
+        }
+    }
+
     #[test]
     fn message_ids() {
         assert_eq!(MessageId::parse("<a@b>").unwrap().as_str(), "a@b");
