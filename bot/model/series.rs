@@ -39,4 +39,26 @@ mod tests {
             assert_eq!(series_key(subject).as_deref(), want, "{subject}");
         }
     }
+
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        /// Every version, part, tag and reply of a patch has its series'
+        /// key: the subject's own words, lower-cased.
+        #[test]
+        fn prefixes_never_change_the_key(
+            prefixes in proptest::collection::vec(prop_oneof![
+                Just("Re: ".to_string()),
+                Just("RE: ".to_string()),
+                "\\[net-next\\] ",
+                (1u8..9, 1u8..9, 1u8..9).prop_map(|(v, i, n)| format!("[PATCH v{v} {i}/{n}] ")),
+                Just("[PATCH RFC] ".to_string()),
+            ], 0..4),
+            // Not itself a prefix: no `Re:` or `[` first.
+            words in "[a-qs-zA-QS-Z0-9_.,-][A-Za-z0-9:_.,-]{0,9}( [A-Za-z0-9:_.,-]{1,10}){0,5}",
+        ) {
+            let subject = format!("{}[PATCH] {words}", prefixes.concat());
+            prop_assert_eq!(series_key(&subject), Some(words.to_ascii_lowercase()));
+        }
+    }
 }
