@@ -721,6 +721,56 @@ mod cap_tests {
         proptest::collection::vec(piece, 0..30).prop_map(|v| v.concat())
     }
 
+    /// mboxrd quoting as a writer does it: one more `>` on every line
+    /// that starts with `>`s and `From `.
+    fn quote(m: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for line in m.split_inclusive(|&c| c == b'\n') {
+            let n = line.iter().take_while(|&&c| c == b'>').count();
+            if line[n..].starts_with(b"From ") {
+                out.push(b'>');
+            }
+            out.extend_from_slice(line);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// A message quoted as mboxrd writers quote it reads back as it was.
+        #[test]
+        fn quoting_is_undone(lines in proptest::collection::vec(
+            "(>{0,3}From |>{1,2}|From|x|\\r)?[a-z ]{0,6}", 0..12)) {
+            let m = lines.join("\n");
+            let quoted = quote(m.as_bytes());
+            proptest::prop_assert_eq!(&unquote(&quoted)[..], m.as_bytes());
+        }
+
+        /// Messages written to an mbox as mboxrd writers write them (a
+        /// `From ` line, the quoted message, a blank line) come back one
+        /// for one, each as it was written.
+        #[test]
+        fn messages_written_come_back(messages in proptest::collection::vec(
+            proptest::collection::vec("(>{0,2}From |From|x)?[a-z ]{0,6}", 0..8), 0..6)) {
+            let messages: Vec<String> = messages.iter().map(|l| l.join("\n")).collect();
+            let mut file = Vec::new();
+            for m in &messages {
+                file.extend_from_slice(b"From x@y Mon Jan  1 00:00:00 2024\n");
+                file.extend_from_slice(&quote(m.as_bytes()));
+                file.extend_from_slice(b"\n");
+            }
+            let mut back = Vec::new();
+            for_each::<_, std::io::Error>(std::io::Cursor::new(file), usize::MAX, |item| {
+                if let Item::Message(m) = item {
+                    back.push(String::from_utf8(unquote(m.raw).into_owned()).expect("utf-8"));
+                }
+                Ok(())
+            })
+            .expect("an in-memory stream reads");
+            let want: Vec<String> = messages.iter().map(|m| format!("{m}\n")).collect();
+            proptest::prop_assert_eq!(back, want);
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
         #[test]
