@@ -233,6 +233,37 @@ fn iso_8859_1_body_carries_plus_minus_as_one_byte() {
     }
 }
 
+/// A report whose words ISO-8859-1 cannot hold (a Polish author, a
+/// Cyrillic subject) is written in UTF-8 instead: no name becomes `?`.
+/// One that fits stays in ISO-8859-1, as the robot's.
+#[test]
+fn a_report_latin1_cannot_hold_is_sent_in_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    v["commit"]["subject"] = serde_json::json!("f2fs: Michał Mirosław's fix для всех");
+    let p = dir.path().join("utf8.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    let out = prepare(&config(), &p, Some("modern"), false, Utc::now()).unwrap();
+    let mail = mail_parser::MessageParser::default()
+        .parse(&out.raw)
+        .unwrap();
+    let body = mail.body_text(0).unwrap();
+    assert!(body.contains("Michał Mirosław's fix для всех"), "{body}");
+    assert!(body.contains('±'), "{body}");
+    let head = String::from_utf8_lossy(
+        &out.raw[..out.raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap()],
+    )
+    .to_string();
+    assert!(
+        head.contains("Content-Type: text/plain; charset=\"utf-8\""),
+        "{head}"
+    );
+}
+
 /// Values are text, never templates: a commit subject with `{{…}}` and HTML
 /// stays literal in the subject and the body.
 #[test]

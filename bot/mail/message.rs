@@ -62,8 +62,7 @@ pub fn dedup_recipients(to: &[String], cc: &[String]) -> (Vec<String>, Vec<Strin
     (out_to, out_cc)
 }
 
-/// Text in the declared charset: ISO-8859-1 has no characters past U+00FF, which
-/// become `?` (the table itself only needs `±`).
+/// Text in the declared charset (`Charset::for_text` chose one that holds it).
 pub fn encode_body(text: &str, charset: Charset) -> Vec<u8> {
     charset.encode(&text.replace("\r\n", "\n").replace('\n', "\r\n"))
 }
@@ -82,9 +81,10 @@ fn fits_8bit(bytes: &[u8]) -> bool {
 /// The complete RFC 5322 message.
 pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
     let b = headed(env)?;
-    let ct = ContentType::parse(&format!("text/plain; charset=\"{}\"", env.charset.as_str()))
+    let charset = env.charset.for_text(body);
+    let ct = ContentType::parse(&format!("text/plain; charset=\"{}\"", charset.as_str()))
         .map_err(|e| BuildError::Build(e.to_string()))?;
-    let body = text_body(body, env.charset)?;
+    let body = text_body(body, charset)?;
     if !env.attachments.is_empty() {
         let text = SinglePart::builder()
             .header(ct)

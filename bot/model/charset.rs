@@ -22,6 +22,16 @@ impl Charset {
         }
     }
 
+    /// The charset `text` is written in: this one, unless it cannot hold
+    /// every character (a commit by "Michał Mirosław" in ISO-8859-1), then
+    /// UTF-8: a report never loses a name or a subject to `?`.
+    pub fn for_text(self, text: &str) -> Charset {
+        match self {
+            Charset::Latin1 if text.chars().any(|c| u32::from(c) > 0xff) => Charset::Utf8,
+            c => c,
+        }
+    }
+
     /// `text` in this charset; in ISO-8859-1 a character past U+00FF becomes `?`.
     pub fn encode(self, text: &str) -> Vec<u8> {
         match self {
@@ -42,6 +52,25 @@ mod tests {
     fn latin1_replaces_what_it_cannot_hold() {
         assert_eq!(Charset::Latin1.encode("±5% ✓"), b"\xb15% ?");
         assert_eq!(Charset::Utf8.encode("±"), "±".as_bytes());
+    }
+
+    #[test]
+    fn a_text_it_cannot_hold_is_written_in_utf8() {
+        for (charset, text, want) in [
+            (Charset::Latin1, "±5% Kleine-König", Charset::Latin1),
+            (Charset::Latin1, "Michał Mirosław", Charset::Utf8),
+            (Charset::Latin1, "", Charset::Latin1),
+            (Charset::Utf8, "±", Charset::Utf8),
+        ] {
+            let chosen = charset.for_text(text);
+            assert_eq!(chosen, want, "{text}");
+            let bytes = chosen.encode(text);
+            let back: String = match chosen {
+                Charset::Utf8 => String::from_utf8(bytes).unwrap(),
+                Charset::Latin1 => bytes.iter().map(|&b| char::from(b)).collect(),
+            };
+            assert_eq!(back, text);
+        }
     }
 
     #[test]

@@ -77,7 +77,8 @@ pub struct ReportSection {
     /// `classic`, `modern`, or a path to a `.hbs` file (its `.subject.hbs` beside it).
     pub template: String,
     pub templates_dir: PathBuf,
-    /// `iso-8859-1` (as the robot) or `utf-8`.
+    /// `iso-8859-1` (as the robot) or `utf-8`; a mail ISO-8859-1 cannot
+    /// hold goes in UTF-8 (`Charset::for_text`).
     pub charset: crate::model::Charset,
     /// Base of the `Closes:`/`Link:` URL: `<archive_url>/<message-id>`.
     pub archive_url: String,
