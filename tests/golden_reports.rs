@@ -233,20 +233,26 @@ fn iso_8859_1_body_carries_plus_minus_as_one_byte() {
     }
 }
 
+/// Seed 004's input with another commit subject, written in `dir`.
+fn seed004_with_subject(dir: &Path, subject: &str) -> std::path::PathBuf {
+    let mut v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    v["commit"]["subject"] = serde_json::json!(subject);
+    let p = dir.join("input.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}
+
 /// A report whose words ISO-8859-1 cannot hold (a Polish author, a
 /// Cyrillic subject) is written in UTF-8 instead: no name becomes `?`.
 /// One that fits stays in ISO-8859-1, as the robot's.
 #[test]
 fn a_report_latin1_cannot_hold_is_sent_in_utf8() {
     let dir = tempfile::tempdir().unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
-            .unwrap(),
-    )
-    .unwrap();
-    v["commit"]["subject"] = serde_json::json!("f2fs: Michał Mirosław's fix для всех");
-    let p = dir.path().join("utf8.json");
-    std::fs::write(&p, v.to_string()).unwrap();
+    let p = seed004_with_subject(dir.path(), "f2fs: Michał Mirosław's fix для всех");
     let out = prepare(&config(), &p, Some("modern"), false, Utc::now()).unwrap();
     let mail = mail_parser::MessageParser::default()
         .parse(&out.raw)
@@ -269,15 +275,10 @@ fn a_report_latin1_cannot_hold_is_sent_in_utf8() {
 #[test]
 fn template_syntax_in_data_stays_literal() {
     let dir = tempfile::tempdir().unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("examples/seed004-f2fs-aim7-improvement.json"))
-            .unwrap(),
-    )
-    .unwrap();
-    v["commit"]["subject"] =
-        serde_json::json!("f2fs: {{robot_email}} {{#each test}}x{{/each}} <b>&amp;</b>");
-    let p = dir.path().join("inject.json");
-    std::fs::write(&p, v.to_string()).unwrap();
+    let p = seed004_with_subject(
+        dir.path(),
+        "f2fs: {{robot_email}} {{#each test}}x{{/each}} <b>&amp;</b>",
+    );
     let out = prepare(&config(), &p, Some("modern"), false, Utc::now()).unwrap();
     assert!(
         out.rendered
