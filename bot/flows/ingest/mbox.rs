@@ -379,7 +379,7 @@ mod tests {
     }
 
     /// The messages, and the bytes before the first one.
-    fn split_noting(data: &[u8], chunk_reader: bool) -> (Vec<(Vec<u8>, u64)>, u64) {
+    pub(super) fn split_noting(data: &[u8], chunk_reader: bool) -> (Vec<(Vec<u8>, u64)>, u64) {
         let mut out = Vec::new();
         let r: Box<dyn Read + Send> = if chunk_reader {
             // One byte per read, which the reader gathers into chunks all
@@ -558,7 +558,13 @@ mod cap_tests {
     /// (offset, size with the `From ` line, body if read).
     type Seen = (u64, u64, Option<Vec<u8>>);
 
-    fn read_all(data: &[u8], cap: usize, fail_at: Option<usize>) -> (Vec<Seen>, bool) {
+    /// What `for_each` hands on, and how it ended: the bytes before the
+    /// first message, or the read error.
+    fn read_all(
+        data: &[u8],
+        cap: usize,
+        fail_at: Option<usize>,
+    ) -> (Vec<Seen>, std::io::Result<u64>) {
         let mut seen = Vec::new();
         let r = Damaged {
             data: data.to_vec(),
@@ -572,7 +578,7 @@ mod cap_tests {
             });
             Ok(())
         });
-        (seen, result.is_err())
+        (seen, result)
     }
 
     /// (offset, size with the `From ` line, body).
@@ -619,7 +625,8 @@ mod cap_tests {
                 }
             })
             .collect();
-        let (got, failed) = read_all(&data, cap, fail_at);
+        let (got, result) = read_all(&data, cap, fail_at);
+        let failed = result.is_err();
         let summary = |v: &[Seen]| -> Vec<(u64, u64, Option<usize>)> {
             v.iter()
                 .map(|(o, l, b)| (*o, *l, b.as_ref().map(Vec::len)))
@@ -664,16 +671,12 @@ mod cap_tests {
     /// `From ` line start inside it; a message passed over spans exactly
     /// its bytes.
     fn accounts_for_every_byte(data: &[u8], cap: usize) {
-        let mut items: Vec<(usize, usize, Option<Vec<u8>>)> = Vec::new();
-        let skipped =
-            for_each::<_, std::io::Error>(std::io::Cursor::new(data.to_vec()), cap, |item| {
-                items.push(match item {
-                    Item::Message(m) => (m.offset as usize, 0, Some(m.raw.to_vec())),
-                    Item::TooLarge(t) => (t.offset as usize, t.len as usize, None),
-                });
-                Ok(())
-            })
-            .expect("an in-memory stream reads");
+        let (seen, result) = read_all(data, cap, None);
+        let skipped = result.expect("an in-memory stream reads");
+        let items: Vec<(usize, usize, Option<Vec<u8>>)> = seen
+            .into_iter()
+            .map(|(o, l, raw)| (o as usize, l as usize, raw))
+            .collect();
         let starts: Vec<usize> = items.iter().map(|i| i.0).collect();
         let first = starts.first().copied().unwrap_or(data.len());
         assert_eq!(skipped as usize, first, "bytes before the first message");
@@ -758,14 +761,11 @@ mod cap_tests {
                 file.extend_from_slice(&quote(m.as_bytes()));
                 file.extend_from_slice(b"\n");
             }
-            let mut back = Vec::new();
-            for_each::<_, std::io::Error>(std::io::Cursor::new(file), usize::MAX, |item| {
-                if let Item::Message(m) = item {
-                    back.push(String::from_utf8(unquote(m.raw).into_owned()).expect("utf-8"));
-                }
-                Ok(())
-            })
-            .expect("an in-memory stream reads");
+            let back: Vec<String> = super::tests::split_noting(&file, false)
+                .0
+                .into_iter()
+                .map(|(m, _)| String::from_utf8(m).expect("utf-8"))
+                .collect();
             let want: Vec<String> = messages.iter().map(|m| format!("{m}\n")).collect();
             proptest::prop_assert_eq!(back, want);
         }
