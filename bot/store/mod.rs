@@ -171,6 +171,11 @@ pub(crate) fn decode_all<T: serde::de::DeserializeOwned>(
     .collect()
 }
 
+/// Cases as lists show them: oldest first, then by id.
+fn in_creation_order(cases: &mut [Case]) {
+    cases.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+}
+
 pub(crate) fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("records serialise")
 }
@@ -974,9 +979,10 @@ impl Store {
         found.ok_or(StoreError::NoCase(id))
     }
 
+    /// Every case, oldest first.
     pub fn cases(&self) -> Result<Vec<Case>, StoreError> {
         let mut out: Vec<Case> = decode_all("cases", self.cases.iter())?;
-        out.sort_by(|a: &Case, b: &Case| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        in_creation_order(&mut out);
         Ok(out)
     }
 
@@ -996,7 +1002,7 @@ impl Store {
                 out.push(decode::<Case>("cases", &k, &v)?);
             }
         }
-        out.sort_by(|a: &Case, b: &Case| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        in_creation_order(&mut out);
         Ok(out)
     }
 
