@@ -531,10 +531,11 @@ pub struct Style {
     /// …, "blank_after": 2}`), where the robot's operators annotated a report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remarks: Vec<crate::model::spacing::Remark>,
-    /// How the bisect plots are drawn (`lkp-2019`, `lkp-2020`, `gnuplot-5.4`;
-    /// `lkp-2020` if not given).
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub plot_style: crate::model::bisect::PlotStyle,
+    /// How the bisect plots are drawn (`lkp-2014`, `lkp-2019`, `lkp-2020`,
+    /// `gnuplot-5.4`); if not given, as the layout draws them
+    /// (`Layout::plot_style`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot_style: Option<crate::model::bisect::PlotStyle>,
     /// The Subject's shape where a read mail's differs from its layout's
     /// (`parse-report` records it): a subject template over the report's
     /// values, e.g. `[{{subsystem}}]  {{commit_sha10}}:  {{headline.metric}}
@@ -554,7 +555,7 @@ impl Default for Style {
             archive_tag: None,
             spacing: Default::default(),
             remarks: Vec::new(),
-            plot_style: Default::default(),
+            plot_style: None,
             layout: None,
             subject_template: None,
         }
@@ -653,10 +654,12 @@ fn has_line_break(s: &str) -> bool {
 }
 
 /// Longest single-line values: names and words (a branch, a testcase), subjects
-/// (the RFC 5322 line limit is 998), URLs.
+/// (the RFC 5322 line limit is 998), URLs, a test's description (a longer
+/// line goes out encoded).
 const MAX_NAME: usize = 200;
 const MAX_SUBJECT: usize = 500;
 const MAX_URL: usize = 2000;
+const MAX_DESCRIPTION: usize = 64 << 10;
 
 /// A single line of at most `max` characters, or an error at `at`.
 fn one_line(p: &Path, at: &str, v: &str, max: usize) -> Result<(), InputError> {
@@ -1002,14 +1005,13 @@ impl LoadedInput {
             }
             one_line(p, &format!("{at}.{f}"), v, MAX_SUBJECT)?;
         }
-        for (f, v) in [("description", &t.description), ("url", &t.url)] {
-            if let Some(v) = v {
-                if f == "url" {
-                    one_line(p, &format!("{at}.url"), v, MAX_URL)?;
-                } else if v.len() > 64 << 10 {
-                    return Err(InputError::field(p, &format!("{at}.{f}"), "over 64 KB"));
-                }
-            }
+        // The robot prints both on one line (`test-description: …`), and
+        // a line more would be read back as something else.
+        if let Some(v) = &t.description {
+            one_line(p, &format!("{at}.description"), v, MAX_DESCRIPTION)?;
+        }
+        if let Some(v) = &t.url {
+            one_line(p, &format!("{at}.url"), v, MAX_URL)?;
         }
         for (k, v) in &t.params {
             let key_at = format!("{at}.params.{}", crate::compare::matrix::json_key(k));
@@ -1621,7 +1623,12 @@ mod tests {
             (
                 |v| v["tests"][0]["description"] = json!("x".repeat(65 << 10)),
                 "$.tests[0].description",
-                "over 64 KB",
+                "66560 characters, over the limit of 65536",
+            ),
+            (
+                |v| v["tests"][0]["description"] = json!("one line\nand another"),
+                "$.tests[0].description",
+                "must be one line",
             ),
             (
                 |v| v["tests"][0]["bisect"]["points"] = json!([]),

@@ -4,6 +4,8 @@
 //! table, a patch's prefix in the tables' commit lines, the date the robot
 //! changed its signs — is answered here, so a new era is one variant.
 
+use super::bisect::PlotStyle;
+
 /// A layout is written as its name (`"lkp-2023-08"`), in inputs and output
 /// alike: `name` is the one list of names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,6 +124,16 @@ impl Layout {
     /// (the 2014–2022 robot did) and changes read as magnitudes.
     pub fn is_modern(self) -> bool {
         self == Layout::Modern || self.robot_year().is_some_and(|y| y >= 2023)
+    }
+
+    /// How the layout draws bisect plots where the input does not say: the
+    /// 2014 robot's gnuplot in its 2014 mails, lkp-2020's in every other.
+    pub fn plot_style(self) -> PlotStyle {
+        if self.has_2014_table() {
+            PlotStyle::Lkp2014
+        } else {
+            PlotStyle::Lkp2020
+        }
     }
 
     /// The 2014 robot's table: 15- and 25-digit commit titles, `~ N%`

@@ -472,7 +472,7 @@ impl Details {
             let plots = plots_for(
                 t,
                 test_headline.as_ref().map(|h| h.metric.as_str()),
-                i.style.plot_style,
+                i.style.plot_style.unwrap_or(layout.plot_style()),
             );
             if !plots.is_empty() {
                 d.text.push('\n');

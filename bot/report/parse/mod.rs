@@ -269,7 +269,7 @@ impl<'a> Reader<'a> {
         let materials_base = sections::materials_base(lines, &h.message_id);
         let appendix = self.appendix(sentence)?;
         // The details: one group per test.
-        let groups = self.groups()?;
+        let groups = self.groups(&block)?;
         Ok(Sections {
             preface: sections::trimmed_block(&lines[..anchor]),
             note,
@@ -322,7 +322,7 @@ impl<'a> Reader<'a> {
             archive_tag: (layout == Layout::Lkp2023Apr && !tags.link && tags.closes)
                 .then_some(crate::input::ArchiveTag::Closes),
             remarks: sections::remarks(lines, sentence),
-            plot_style: r.plot_style.unwrap_or_default(),
+            plot_style: r.plot_style.filter(|s| *s != layout.plot_style()),
             ..Style::default()
         };
         (layout, style)
@@ -386,7 +386,9 @@ impl<'a> Reader<'a> {
         let mut table = Vec::new();
         let mut j = rule_at + 1;
         while j < lines.len() && !lines[j].trim().is_empty() {
-            table.push(rows::row_2014(lines[j]).ok_or_else(|| {
+            // A failure count prints as in later tables (perfbot writes one so).
+            let row = rows::row_2014(lines[j]).or_else(|| rows::failure_row(lines[j]));
+            table.push(row.ok_or_else(|| {
                 err(
                     j,
                     "a row is `<mean> ~ N%  <change>%  <mean> ~ N%  TOTAL <metric>`",
@@ -552,7 +554,7 @@ impl<'a> Reader<'a> {
             attachments: attachments_of(h),
             style: Style {
                 layout: Some(Layout::Lkp2014),
-                plot_style: plot_style.unwrap_or_default(),
+                plot_style: plot_style.filter(|s| *s != Layout::Lkp2014.plot_style()),
                 ..Style::default()
             },
             ..ReportInput::default()
@@ -571,8 +573,9 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Every comparison group of the details.
-    fn groups(&self) -> Result<Vec<Group>, ParseError> {
+    /// Every comparison group of the details; the first is the test of
+    /// `block`.
+    fn groups(&self, block: &sections::TestBlock) -> Result<Vec<Group>, ParseError> {
         let lines = self.lines;
         let mut out: Vec<Group> = Vec::new();
         let mut i = 0;
@@ -590,7 +593,8 @@ impl<'a> Reader<'a> {
                 i += 1;
                 continue;
             }
-            let axes = self.axes(i)?;
+            let first = out.is_empty().then_some(block);
+            let axes = self.axes(i, first)?;
             let (base_sha, base_subject, header) = self.base_commit(i + 3)?;
             let (rows, j) = self.table_rows(header)?;
             let (plots, plot_style) = plots::plots_after(lines, j);
@@ -609,8 +613,13 @@ impl<'a> Reader<'a> {
     }
 
     /// A table's parameters under its rule at `rule`: `a/b/c:`, then the
-    /// values `x/y/z`.
-    fn axes(&self, rule: usize) -> Result<Vec<(String, String)>, ParseError> {
+    /// values `x/y/z`; for the first test, its block says what some of the
+    /// values are.
+    fn axes(
+        &self,
+        rule: usize,
+        block: Option<&sections::TestBlock>,
+    ) -> Result<Vec<(String, String)>, ParseError> {
         let lines = self.lines;
         let keys = lines
             .get(rule + 1)
@@ -621,21 +630,22 @@ impl<'a> Reader<'a> {
                     "a table starts with the parameter names, `a/b/c:`",
                 )
             })?;
+        // The values are indented by two spaces; a value may begin with a
+        // space of its own.
         let values = lines
             .get(rule + 2)
-            .map(|v| v.trim_start())
+            .map(|v| v.strip_prefix("  ").unwrap_or_else(|| v.trim_start()))
             .ok_or_else(|| err(rule + 2, "the parameter values are missing"))?;
         let keys: Vec<&str> = keys.split('/').collect();
-        let mut vals: Vec<&str> = values.splitn(keys.len(), '/').collect();
-        if vals.len() != keys.len() {
-            // A value with a slash in it: give the rest to the last key.
-            vals.resize(keys.len(), "");
-        }
-        Ok(keys
-            .iter()
-            .zip(&vals)
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect())
+        let known = |k: &str| -> Option<String> {
+            let b = block?;
+            match k {
+                "kconfig" => b.kconfig.clone(),
+                "compiler" => b.compiler.clone(),
+                _ => b.params.get(k).map(crate::compare::case_file::axis_text),
+            }
+        };
+        Ok(split_axes(&keys, values, known))
     }
 
     /// The `commit:` block from `from` on: the base's sha (its column
@@ -700,6 +710,43 @@ impl<'a> Reader<'a> {
         }
         Ok((rows, j))
     }
+}
+
+/// The values `x/y/z` of the parameters `keys`. A value may hold a slash
+/// itself: one known to be `known(key)` takes as many parts as it has, and
+/// the parts left over go to the last key whose value is not known.
+fn split_axes(
+    keys: &[&str],
+    values: &str,
+    known: impl Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let parts: Vec<&str> = values.split('/').collect();
+    let mut extra = parts.len().saturating_sub(keys.len());
+    let mut widths = vec![1; keys.len()];
+    for (w, k) in widths.iter_mut().zip(keys) {
+        let slashes = known(k).map_or(0, |v| v.matches('/').count());
+        if slashes > 0 && slashes <= extra {
+            *w += slashes;
+            extra -= slashes;
+        }
+    }
+    let unknown = keys.iter().rposition(|k| known(k).is_none());
+    if let Some(w) = unknown
+        .or(keys.len().checked_sub(1))
+        .map(|i| &mut widths[i])
+    {
+        *w += extra;
+    }
+    let mut at = 0;
+    keys.iter()
+        .zip(widths)
+        .map(|(k, w)| {
+            let end = (at + w).min(parts.len());
+            let v = parts[at.min(end)..end].join("/");
+            at = end;
+            (k.to_string(), v)
+        })
+        .collect()
 }
 
 /// Test `n`'s machine: the first test's own line; the others' from the
@@ -916,4 +963,44 @@ fn headline_2014(subject: &str, rows: &[AggregatedRow]) -> (String, String) {
         v => v.word(),
     };
     (metric, kind.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_axes;
+
+    #[test]
+    fn axes_with_slashes_in_their_values() {
+        type Known = &'static [(&'static str, &'static str)];
+        let cases: &[(&str, &str, Known, &[&str])] = &[
+            ("a/b/c", "x/y/z", &[], &["x", "y", "z"]),
+            // Too few values: the last keys have none.
+            ("a/b/c", "x/y", &[], &["x", "y", ""]),
+            // A slash too many and nothing known: the rest to the last key.
+            ("a/b/c", "x/y/z/w", &[], &["x", "y", "z/w"]),
+            // A known value takes its own parts.
+            ("a/b/c", "x/y/z/w", &[("a", "x/y")], &["x/y", "z", "w"]),
+            (
+                "a/b/c/d",
+                "//4k/x/y/z",
+                &[("a", "/"), ("b", "4k")],
+                &["/", "4k", "x", "y/z"],
+            ),
+            // The rest to the last key whose value is not known.
+            ("a/b/c", "x/y/z/w", &[("c", "w")], &["x", "y/z", "w"]),
+            // A known value that does not fit is not forced in.
+            ("a/b", "x/y", &[("a", "x/y")], &["x", "y"]),
+        ];
+        for (keys, values, known, want) in cases {
+            let keys: Vec<&str> = keys.split('/').collect();
+            let got = split_axes(&keys, values, |k| {
+                known
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            });
+            let got: Vec<&str> = got.iter().map(|(_, v)| v.as_str()).collect();
+            assert_eq!(&got, want, "{keys:?} {values}");
+        }
+    }
 }

@@ -99,12 +99,14 @@ pub(super) fn failure_row(row: &str) -> Option<AggregatedRow> {
 /// a mean may be blank (`       ~ 1%      -3.6%            ~ 1%  TOTAL …`),
 /// a spread missing, a change `+Inf%`.
 pub(super) fn row_2014(row: &str) -> Option<AggregatedRow> {
-    let mut tokens = row.split_whitespace().peekable();
+    let (cells, metric) = row.rsplit_once("  TOTAL ")?;
+    let cells = cells_2014(cells);
+    let mut tokens = cells.iter().copied().peekable();
     let side =
-        |tokens: &mut std::iter::Peekable<std::str::SplitWhitespace<'_>>| -> Option<AggValue> {
+        |tokens: &mut std::iter::Peekable<std::iter::Copied<std::slice::Iter<'_, &str>>>| -> Option<AggValue> {
             let mean = match tokens.peek() {
                 Some(t) if t.starts_with('~') => None,
-                _ => Some(number(tokens.next()?)?),
+                _ => Some(mean_2014(tokens.next()?)?),
             };
             let spread = match tokens.peek() {
                 Some(&"~") => {
@@ -137,11 +139,7 @@ pub(super) fn row_2014(row: &str) -> Option<AggregatedRow> {
         return None;
     }
     let head = side(&mut tokens)?;
-    if tokens.next()? != "TOTAL" {
-        return None;
-    }
-    let metric = tokens.next()?;
-    if tokens.next().is_some() {
+    if tokens.next().is_some() || metric.is_empty() || metric.contains(char::is_whitespace) {
         return None;
     }
     Some(AggregatedRow {
@@ -151,6 +149,40 @@ pub(super) fn row_2014(row: &str) -> Option<AggregatedRow> {
         change: Some(change.to_string()),
         annotation: None,
     })
+}
+
+/// A mean of a 2014 row. The robot printed whole numbers bare and others
+/// with two decimals, so `258.00` is a mean just off 258: it is read back as
+/// 258.001, a value that prints the same (258 would print `258`).
+fn mean_2014(s: &str) -> Option<f64> {
+    let v = number(s)?;
+    if s.contains('.') && v.fract() == 0.0 && v != 0.0 && v.abs() < 1000.0 {
+        Some(v + 0.001f64.copysign(v))
+    } else {
+        Some(v)
+    }
+}
+
+/// The cells of a 2014 row before `TOTAL`. The robot printed them in fixed
+/// widths, so a value wider than its column runs into the one before it
+/// (`-15.1%434800000000`): a cell ends at a `%` (a spread or a change), and a
+/// change starts at a sign after a digit (no mean of 2014 has an exponent).
+fn cells_2014(text: &str) -> Vec<&str> {
+    let mut cells = Vec::new();
+    for token in text.split_whitespace() {
+        let mut start = 0;
+        let b = token.as_bytes();
+        for i in 1..b.len() {
+            let after_percent = b[i - 1] == b'%';
+            let sign_after_digit = matches!(b[i], b'+' | b'-') && b[i - 1].is_ascii_digit();
+            if after_percent || sign_after_digit {
+                cells.push(&token[start..i]);
+                start = i;
+            }
+        }
+        cells.push(&token[start..]);
+    }
+    cells
 }
 
 #[cfg(test)]
@@ -299,6 +331,38 @@ mod tests {
                     full(f64::NAN, 1.0),
                     "-3.6%",
                     full(f64::NAN, 1.0),
+                )),
+            ),
+            // A whole number printed with decimals was not quite whole.
+            (
+                "      258.00         -100.0%       0.00       TOTAL a.b",
+                Some(row("a.b", Mean(258.001), "-100.0%", Mean(0.0))),
+            ),
+            (
+                "       -3.00 ~ 5%       +0.0%      -3.00 ~ 5%  TOTAL a.b",
+                Some(row("a.b", full(-3.001, 5.0), "+0.0%", full(-3.001, 5.0))),
+            ),
+            // Values wider than their columns run into the one before.
+            (
+                "1647000000000          -34.5%1078000000000       TOTAL perf-stat.branch-instructions",
+                Some(row(
+                    "perf-stat.branch-instructions",
+                    Mean(1647000000000.0),
+                    "-34.5%",
+                    Mean(1078000000000.0),
+                )),
+            ),
+            (
+                "         106 ~93%+12345678.9%   13087654 ~186%  TOTAL x.y",
+                Some(row("x.y", full(106.0, 93.0), "+12345678.9%", full(13087654.0, 186.0))),
+            ),
+            (
+                "123456789012+1234567.0% 1524157875019 ~ 2%  TOTAL x.y",
+                Some(row(
+                    "x.y",
+                    Mean(123456789012.0),
+                    "+1234567.0%",
+                    full(1524157875019.0, 2.0),
                 )),
             ),
             // No `TOTAL`, or no change.
