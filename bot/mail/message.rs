@@ -176,3 +176,69 @@ fn attachment(name: &str, bytes: &[u8]) -> Result<SinglePart, BuildError> {
     .map_err(|e| BuildError::Build(e.to_string()))?;
     Ok(Attachment::new(name.to_string()).body(bytes.to_vec(), ct))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn envelope(subject: &str, name: &str, charset: Charset, att: Option<Vec<u8>>) -> Envelope {
+        Envelope {
+            from: "perfbot <perfbot@example.org>".into(),
+            to: vec![format!("\"{name}\" <a@example.org>")],
+            cc: vec!["b@example.org".into()],
+            subject: subject.into(),
+            message_id: MessageId::parse("<x.1@example.org>").unwrap(),
+            in_reply_to: None,
+            references: vec![],
+            date: SystemTime::now(),
+            charset,
+            extra: vec![],
+            attachments: att.map(|a| vec![("f.bin".into(), a)]).unwrap_or_default(),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// What perfbot puts in a mail is what a reader gets out of it: the
+        /// Subject, the addressee, the text in either charset (8bit, or
+        /// quoted-printable past 998 octets) and an attachment's bytes.
+        #[test]
+        fn built_mail_reads_back(
+            words in prop::collection::vec(("[!-~\u{a0}-\u{24f}\u{4e00}-\u{4e20}]{1,20}", any::<bool>()), 1..12),
+            name in "[ !#-\\[\\]-~\u{a0}-\u{24f}]{0,40}",
+            body in "([ -~\u{a0}-\u{24f}\u{4e00}-\u{4e20}\t]{0,120}\n){0,20}[ -~]{0,1200}",
+            latin in any::<bool>(),
+            att in prop::option::of(prop::collection::vec(any::<u8>(), 0..300)),
+        ) {
+            // Words apart by one space, or by two between ASCII words as in
+            // the robot's subjects (lettre encodes the spaces between two
+            // encoded words where the reader drops them).
+            let mut subject = String::new();
+            for (i, (w, wide)) in words.iter().enumerate() {
+                if i > 0 {
+                    let ascii = w.is_ascii() && words[i - 1].0.is_ascii();
+                    subject.push_str(if *wide && ascii { "  " } else { " " });
+                }
+                subject.push_str(w);
+            }
+            let charset = if latin { Charset::Latin1 } else { Charset::Utf8 };
+            let raw = build(&envelope(&subject, &name, charset, att.clone()), &body).unwrap();
+            let m = mail_parser::MessageParser::default().parse(&raw).unwrap();
+            // mail-parser unfolds a header folded at two spaces to one.
+            let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            prop_assert_eq!(words(m.subject().unwrap_or("")), words(&subject));
+            prop_assert_eq!(m.body_text(0).unwrap().replace("\r\n", "\n"), body.clone());
+            let to = m.to().unwrap().first().unwrap();
+            prop_assert_eq!(to.address().unwrap(), "a@example.org");
+            // lettre reads a display name with its runs of spaces as one.
+            if !name.trim().is_empty() {
+                prop_assert_eq!(words(to.name().unwrap_or("")), words(&name));
+            }
+            if let Some(a) = att {
+                prop_assert_eq!(m.attachment(0).unwrap().contents(), &a[..]);
+            }
+        }
+    }
+}
