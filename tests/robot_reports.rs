@@ -2322,7 +2322,8 @@ fn a_retraction_typed_under_the_robots_name_is_the_robots_peoples() {
 mod written_back {
     //! Any report perfbot writes, it reads back: in the robot's layouts the
     //! mail comes back identical; in perfbot's own two, which the reader
-    //! takes for the robot's nearest, the same but for blank lines. The
+    //! takes for the robot's nearest, the same but for blank lines. A reply
+    //! to it is matched by its Subject alone. The
     //! inputs are the examples with generated rows and failure counts,
     //! people, parameters, machine, description, bisect scale and a further
     //! test.
@@ -2498,6 +2499,11 @@ mod written_back {
             let loaded = LoadedInput::parse(&input(&c, layout).to_string(), path).unwrap();
             let now = chrono::Utc::now();
             let p = prepare_loaded(config(), &loaded, Some(layout.name()), true, now).unwrap();
+            // A reply is matched by its Subject where its headers are lost.
+            let reply = format!("Re: {}", p.rendered.subject);
+            let (sha, metric) = perfbot::flows::ingest::thread::subject_key(&reply).unwrap();
+            prop_assert!(loaded.input.commit.sha.starts_with(&sha), "{reply}");
+            prop_assert_eq!(metric, p.report.headline.metric.clone(), "{}", reply);
             if layout.is_robot() {
                 let rt = roundtrip(config(), &p.raw, "generated.eml");
                 prop_assert!(rt.error.is_none(), "{:?}", rt.error);

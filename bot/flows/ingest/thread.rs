@@ -18,9 +18,12 @@ static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap()
 });
 
-/// A commit id and the metric after it, as in perfbot's subjects.
-static COMMIT_METRIC: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b([0-9a-f]{10,40}):\s+(\S+)").unwrap());
+/// A commit id and the metric after it, as in perfbot's subjects; the
+/// robot's of 2014 put the change between them (`5507231dd04: -18.2%
+/// vm-scalability.migrate_mbps`).
+static COMMIT_METRIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([0-9a-f]{10,40}):\s+(?:[-+\x{2212}]?(?:[0-9.]+|Inf)%\s+)?(\S+)").unwrap()
+});
 
 /// The subject without reply/forward prefixes, if it had any.
 pub fn strip_reply_prefix(subject: &str) -> Option<&str> {
@@ -227,6 +230,14 @@ mod tests {
                 Some(("0123456789abcdef", "will-it-scale.per_process_ops")),
             ),
             ("RE[2]: x 0123456789: m", Some(("0123456789", "m"))),
+            (
+                "Re: [mempolicy] 5507231dd04: -18.2% vm-scalability.migrate_mbps",
+                Some(("5507231dd04", "vm-scalability.migrate_mbps")),
+            ),
+            (
+                "Re: [x] 5507231dd04: +Inf% perf-profile.a",
+                Some(("5507231dd04", "perf-profile.a")),
+            ),
             // Not a reply: a new thread is never matched by its subject.
             ("[xfs] b027d4c97b: fio.write_iops -19.6% regression", None),
             ("Re: [PATCH] xfs: fix the thing", None),
