@@ -2504,6 +2504,16 @@ mod written_back {
             let (sha, metric) = perfbot::flows::ingest::thread::subject_key(&reply).unwrap();
             prop_assert!(loaded.input.commit.sha.starts_with(&sha), "{reply}");
             prop_assert_eq!(metric, p.report.headline.metric.clone(), "{}", reply);
+            // And a report cut short is followed at a glance.
+            let g = perfbot::report::parse::glance::glance(&p.rendered.subject, Some(&p.rendered.body));
+            let g = g.unwrap();
+            let sha = g.commit.clone().unwrap_or_default();
+            prop_assert!(sha.len() >= 10 && loaded.input.commit.sha.starts_with(&sha), "{:?}", g);
+            prop_assert_eq!(&g.metric, &p.report.headline.metric);
+            // The kind as the full reading has it (a 2014 mail names none).
+            let full = perfbot::flows::robot::parse_report(&p.raw, "generated.eml").unwrap();
+            let kind = full.input.headline.and_then(|h| h.kind).unwrap_or_default();
+            prop_assert_eq!(g.kind, kind);
             if layout.is_robot() {
                 let rt = roundtrip(config(), &p.raw, "generated.eml");
                 prop_assert!(rt.error.is_none(), "{:?}", rt.error);

@@ -35,7 +35,7 @@ static SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// 2014: `[mempolicy] 5507231dd04: -18.2% vm-scalability.migrate_mbps`.
 static SUBJECT_2014: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([0-9a-f]{7,40}):\s+([-+\x{2212}]?[0-9][0-9.]*%)\s+([\w.:/-]*\.[\w.:/-]+)")
+    Regex::new(r"(?i)\b([0-9a-f]{7,40}):\s+([-+\x{2212}]?[0-9][0-9.]*%)\s+(\S*\.\S+)")
         .expect("a valid pattern")
 });
 
@@ -54,17 +54,16 @@ pub fn of_subject(subject: &str) -> Option<Glance> {
     }
     let c = SUBJECT_2014.captures(&s)?;
     let change = c[2].replace('\u{2212}', "-");
-    let kind = if change.starts_with('-') {
-        "regression"
-    } else {
-        "improvement"
-    };
+    let metric = c[3].trim_end_matches([',', ';', ':', '.']).to_string();
+    // As the full reading has it: a rise of a latency is a regression.
+    let value = change.trim_end_matches('%').parse::<f64>().unwrap_or(0.0);
+    let kind = super::kind_2014(&metric, value).to_string();
     Some(Glance {
         commit: Some(c[1].to_ascii_lowercase()),
         commit_subject: None,
-        metric: c[3].trim_end_matches([',', ';', ':', '.']).to_string(),
+        metric,
         change,
-        kind: kind.to_string(),
+        kind,
     })
 }
 
@@ -201,7 +200,18 @@ mod tests {
             ),
             (
                 "[mempolicy] 5507231dd04: -18.2% vm-scalability.migrate_mbps",
-                g(Some("5507231dd04"), "vm-scalability.migrate_mbps", "-18.2%", "regression"),
+                g(Some("5507231dd04"), "vm-scalability.migrate_mbps", "-18.2%", "change"),
+            ),
+            // The kind by the metric's direction, as the full reading has
+            // it (a rise of a latency is a regression); a `%` is the
+            // metric's own.
+            (
+                "[xfs] b027d4c97b9: +7.1% fio.write_clat_mean_us",
+                g(Some("b027d4c97b9"), "fio.write_clat_mean_us", "+7.1%", "regression"),
+            ),
+            (
+                "[xfs] b027d4c97b9: +7.1% fio.latency_2ms%",
+                g(Some("b027d4c97b9"), "fio.latency_2ms%", "+7.1%", "change"),
             ),
             (
                 "[x86] 0123456789: fio.read_iops \u{2212}4.0% regression",

@@ -957,12 +957,21 @@ fn headline_2014(subject: &str, rows: &[AggregatedRow]) -> (String, String) {
         .and_then(|r| r.change.as_deref())
         .and_then(|c| c.trim_end_matches('%').parse::<f64>().ok())
         .unwrap_or(0.0);
-    let directions = crate::compare::rules::DirectionTable::default_table();
-    let kind = match crate::compare::headline::Verdict::of(directions.direction(&metric), change) {
-        crate::compare::headline::Verdict::Undefined => "change",
-        v => v.word(),
-    };
+    let kind = kind_2014(&metric, change);
     (metric, kind.to_string())
+}
+
+/// The kind of a 2014 headline, which the mail never names: its change read
+/// by the metric's direction (`change` for a metric without one).
+pub(super) fn kind_2014(metric: &str, change: f64) -> &'static str {
+    use crate::compare::headline::Verdict;
+    use crate::compare::rules::DirectionTable;
+    static DIRECTIONS: std::sync::LazyLock<DirectionTable> =
+        std::sync::LazyLock::new(DirectionTable::default_table);
+    match Verdict::of(DIRECTIONS.direction(metric), change) {
+        Verdict::Undefined => "change",
+        v => v.word(),
+    }
 }
 
 #[cfg(test)]
