@@ -576,3 +576,136 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
         "nothing quarantined"
     );
 }
+
+mod any_list {
+    //! Whatever a list carries, ingestion keeps every message it accepts:
+    //! each reply in the case's thread is recorded with it or quarantined
+    //! with its bytes, every message is counted once, and reading the same
+    //! list again changes nothing.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One message of a list, written from its index (for unique ids).
+    #[derive(Debug, Clone)]
+    enum Mail {
+        /// A person's reply in the case's thread.
+        Reply { words: Vec<String>, quoted: bool },
+        /// Other list traffic.
+        Unrelated { words: Vec<String> },
+        /// Bytes that may be anything.
+        Junk(Vec<u8>),
+        /// A copy of an earlier message of the list.
+        Again(usize),
+    }
+
+    fn words() -> impl Strategy<Value = Vec<String>> {
+        let word = prop_oneof![
+            "[a-zA-Z']{1,10}",
+            Just("not a regression".to_string()),
+            Just("I'll revert it".to_string()),
+            Just("please".to_string()),
+            Just("?".to_string()),
+            Just("#perfbot close".to_string()),
+            "[ -~\u{a0}-\u{17f}]{1,30}",
+        ];
+        prop::collection::vec(word, 0..30)
+    }
+
+    fn mail() -> impl Strategy<Value = Mail> {
+        prop_oneof![
+            4 => (words(), any::<bool>()).prop_map(|(words, quoted)| Mail::Reply { words, quoted }),
+            2 => words().prop_map(|words| Mail::Unrelated { words }),
+            1 => prop::collection::vec(any::<u8>(), 0..400).prop_map(Mail::Junk),
+            1 => (0usize..8).prop_map(Mail::Again),
+        ]
+    }
+
+    fn text(i: usize, m: &Mail, case: &Case, written: &[String]) -> String {
+        match m {
+            Mail::Reply { words, quoted } => {
+                let quote = if *quoted { "> FYI, we noticed a regression\r\n\r\n" } else { "" };
+                format!(
+                    "From: Dev {i} <dev{i}@kernel.example>\r\nSubject: Re: {}\r\n\
+                     Message-ID: <r{i}@x>\r\nIn-Reply-To: <{}>\r\n\r\n{quote}{}\r\n",
+                    case.subject,
+                    case.message_id,
+                    words.join(" ")
+                )
+            }
+            Mail::Unrelated { words } => format!(
+                "From: someone@x.org\r\nSubject: [PATCH] mm: {i}\r\nMessage-ID: <u{i}@x>\r\n\r\n{}\r\n",
+                words.join(" ")
+            ),
+            Mail::Junk(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            Mail::Again(k) => written.get(*k).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The count after `name` in the `read 10, matched 9, …` line.
+    fn count(line: &str, name: &str) -> usize {
+        let (_, rest) = line
+            .split(", ")
+            .chain(line.split(' ').take(0))
+            .find_map(|p| p.trim().split_once(' ').filter(|(n, _)| *n == name))
+            .unwrap_or_else(|| panic!("{name} in {line}"));
+        rest.split(' ').next().unwrap().parse().unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+
+        #[test]
+        fn every_message_of_a_list_is_kept_once(mails in prop::collection::vec(mail(), 1..14)) {
+            let tmp = tempfile::tempdir().unwrap();
+            let cfg = setup(tmp.path(), "");
+            let case = report(&cfg);
+            let mut written = Vec::new();
+            for (i, m) in mails.iter().enumerate() {
+                let t = text(i, m, &case, &written);
+                written.push(t);
+            }
+            let f = tmp.path().join("list.mbox");
+            std::fs::write(&f, mbox(&written)).unwrap();
+            let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
+            let line = stats(&e);
+            // Every message is counted: matched to the case, not, or
+            // quarantined before it could be (a quarantined reply is also
+            // matched when its headers were read).
+            let read = count(&line, "read");
+            prop_assert_eq!(read, written.len(), "{}", line);
+            let placed = count(&line, "matched") + count(&line, "unmatched");
+            prop_assert!(placed <= read && read <= placed + count(&line, "quarantined"), "{}", line);
+            let before = show(&cfg, &case.id);
+            let thread: Vec<&str> = before["thread"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["message_id"].as_str().unwrap())
+                .collect();
+            let o = perfbot(&cfg, &["quarantine", "list", "--json"]);
+            let q: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let quarantined: Vec<&str> = q["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|m| m["message_id"].as_str())
+                .collect();
+            for (i, m) in mails.iter().enumerate() {
+                if matches!(m, Mail::Reply { .. }) {
+                    let id = format!("r{i}@x");
+                    prop_assert!(
+                        thread.contains(&id.as_str()) || quarantined.contains(&id.as_str()),
+                        "{id} lost: {line}"
+                    );
+                }
+            }
+            // The same list again: nothing new, the case as it was.
+            let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
+            prop_assert!(stats(&e).contains("new 0,"), "{}", stats(&e));
+            let after = show(&cfg, &case.id);
+            prop_assert_eq!(&after["events"], &before["events"]);
+            prop_assert_eq!(&after["thread"], &before["thread"]);
+        }
+    }
+}
