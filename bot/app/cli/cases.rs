@@ -142,9 +142,20 @@ pub fn run(config: &Config, c: CasesCmd) -> Result<(), Failure> {
 /// `cases list`: the cases the filter admits, in the order asked.
 fn list(store: &Store, filter: &CaseFilter, sort: CaseOrder, json: bool) -> Result<(), Failure> {
     let now = Utc::now();
-    let mut list = filter.select(store.cases()?, now, |id| store.history(id))?;
+    // `--waits-on` reads the history of each case it admits; the rows need
+    // it again, so it is kept rather than read twice.
+    let read = std::cell::RefCell::new(std::collections::HashMap::new());
+    let mut list = filter.select(store.cases()?, now, |id| {
+        let h = store.history(id)?;
+        read.borrow_mut().insert(id.clone(), h.clone());
+        Ok::<_, crate::store::StoreError>(h)
+    })?;
     sort.sort(&mut list);
-    let rows = CaseSummary::listed(&list, |id| store.history(id), &store.quarantined()?)?;
+    let history = |id: &crate::model::CaseId| match read.borrow_mut().remove(id) {
+        Some(h) => Ok(h),
+        None => store.history(id),
+    };
+    let rows = CaseSummary::listed(&list, history, &store.quarantined()?)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else if list.is_empty() {
