@@ -115,7 +115,7 @@ pub fn build(env: &Envelope, body: &str) -> Result<Vec<u8>, BuildError> {
 fn headed(env: &Envelope) -> Result<lettre::message::MessageBuilder, BuildError> {
     let mut b = Message::builder()
         .from(mailbox(&env.from)?)
-        .subject(env.subject.clone())
+        .raw_header(subject_header(&env.subject)?)
         .message_id(Some(env.message_id.bracketed()))
         .date(env.date);
     // Callers decide whether an address in To may stay in Cc (a mail read
@@ -146,6 +146,34 @@ fn headed(env: &Envelope) -> Result<lettre::message::MessageBuilder, BuildError>
         b = b.raw_header(HeaderValue::new(name, value.replace(['\r', '\n'], " ")));
     }
     Ok(b)
+}
+
+/// The Subject as lettre writes it, but where its words are not ASCII and
+/// two of them are apart by more than one space: lettre would encode them
+/// one by one, with the spaces between, which readers drop (RFC 2047 6.2:
+/// `一  一` arrives as `一一`). Such a Subject is encoded whole, its spaces
+/// inside the encoded words.
+fn subject_header(subject: &str) -> Result<HeaderValue, BuildError> {
+    let name = HeaderName::new_from_ascii_str("Subject");
+    if subject.is_ascii() || !subject.contains("  ") {
+        return Ok(HeaderValue::new(name, subject.to_string()));
+    }
+    let mut encoded = String::new();
+    {
+        let mut w = email_encoding::headers::writer::EmailWriter::new(
+            &mut encoded,
+            "Subject: ".len(),
+            0,
+            false,
+        );
+        email_encoding::headers::rfc2047::encode(subject, &mut w)
+            .map_err(|_| BuildError::Build("the Subject cannot be encoded".into()))?;
+    }
+    Ok(HeaderValue::dangerous_new_pre_encoded(
+        name,
+        subject.to_string(),
+        encoded,
+    ))
 }
 
 /// The text in `charset`: 8bit like the robot (the bytes are already in the
@@ -212,14 +240,11 @@ mod tests {
             latin in any::<bool>(),
             att in prop::option::of(prop::collection::vec(any::<u8>(), 0..300)),
         ) {
-            // Words apart by one space, or by two between ASCII words as in
-            // the robot's subjects (lettre encodes the spaces between two
-            // encoded words where the reader drops them).
+            // Words apart by one space or two (as in the robot's Subjects).
             let mut subject = String::new();
             for (i, (w, wide)) in words.iter().enumerate() {
                 if i > 0 {
-                    let ascii = w.is_ascii() && words[i - 1].0.is_ascii();
-                    subject.push_str(if *wide && ascii { "  " } else { " " });
+                    subject.push_str(if *wide { "  " } else { " " });
                 }
                 subject.push_str(w);
             }
