@@ -646,7 +646,6 @@ mod any_list {
     fn count(line: &str, name: &str) -> usize {
         let (_, rest) = line
             .split(", ")
-            .chain(line.split(' ').take(0))
             .find_map(|p| p.trim().split_once(' ').filter(|(n, _)| *n == name))
             .unwrap_or_else(|| panic!("{name} in {line}"));
         rest.split(' ').next().unwrap().parse().unwrap()
