@@ -21,7 +21,9 @@ pub struct Glance {
     pub metric: String,
     /// As printed: `-42.3%`, `12.8%`.
     pub change: String,
-    /// `regression` or `improvement` (empty when the mail does not say).
+    /// `regression` or `improvement` (empty when the mail does not say;
+    /// `change` for a 2014 Subject whose metric has no direction, as the
+    /// full reading has it).
     pub kind: String,
 }
 
