@@ -58,8 +58,7 @@ pub fn of_subject(subject: &str) -> Option<Glance> {
     let change = c[2].replace('\u{2212}', "-");
     let metric = c[3].trim_end_matches([',', ';', ':', '.']).to_string();
     // As the full reading has it: a rise of a latency is a regression.
-    let value = change.trim_end_matches('%').parse::<f64>().unwrap_or(0.0);
-    let kind = super::kind_2014(&metric, value).to_string();
+    let kind = super::kind_2014(&metric, &change).to_string();
     Some(Glance {
         commit: Some(c[1].to_ascii_lowercase()),
         commit_subject: None,

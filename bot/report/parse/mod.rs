@@ -955,19 +955,20 @@ fn headline_2014(subject: &str, rows: &[AggregatedRow]) -> (String, String) {
         .iter()
         .find(|r| r.metric == metric)
         .and_then(|r| r.change.as_deref())
-        .and_then(|c| c.trim_end_matches('%').parse::<f64>().ok())
-        .unwrap_or(0.0);
+        .unwrap_or("");
     let kind = kind_2014(&metric, change);
     (metric, kind.to_string())
 }
 
-/// The kind of a 2014 headline, which the mail never names: its change read
-/// by the metric's direction (`change` for a metric without one).
-pub(super) fn kind_2014(metric: &str, change: f64) -> &'static str {
+/// The kind of a 2014 headline, which the mail never names: its change as
+/// printed (`-18.2%`; none is 0) read by the metric's direction (`change`
+/// for a metric without one).
+pub(super) fn kind_2014(metric: &str, change: &str) -> &'static str {
     use crate::compare::headline::Verdict;
     use crate::compare::rules::DirectionTable;
     static DIRECTIONS: std::sync::LazyLock<DirectionTable> =
         std::sync::LazyLock::new(DirectionTable::default_table);
+    let change = change.trim_end_matches('%').parse::<f64>().unwrap_or(0.0);
     match Verdict::of(DIRECTIONS.direction(metric), change) {
         Verdict::Undefined => "change",
         v => v.word(),
