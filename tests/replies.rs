@@ -1959,3 +1959,100 @@ fn a_question_for_the_robot_leaves_the_fix_awaited() {
     assert_eq!(v["state"], "awaiting-fix");
     assert!(v.get("question").is_none(), "{v:#}");
 }
+
+/// Replies read in another order than they were written (an archive read
+/// list by list, a late delivery) leave the case where reading them in
+/// order does, or with a human: a later decision stands over an earlier one
+/// read after it, unless the two disagree. A reply that answers the mail
+/// that moved the case comes after it, whatever its Date says (a clock set
+/// wrong). `(what, replies in written order: (from, id, parent, Date, words),
+/// state in order, state read the other way round)`.
+#[test]
+fn replies_read_out_of_their_written_order() {
+    const REVERT: &str = "Not sure, so, at this moment, I'll revert this patch.";
+    const FIX: &str = "Patch below, I'll send it formally once tested.\r\n\r\ndiff --git a/fs/xfs/a.c b/fs/xfs/a.c\r\n--- a/fs/xfs/a.c\r\n+++ b/fs/xfs/a.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n";
+    const INNOCENT: &str =
+        "That patch changed nothing. This is not a regression, the test is contending on one file.";
+    const DAY1: &str = "Wed, 6 Jun 2018 09:00:00 +0000";
+    const DAY2: &str = "Thu, 7 Jun 2018 09:00:00 +0000";
+    type Reply = (
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        &'static str,
+        &'static str,
+    );
+    let table: [(&str, [Reply; 2], &str, &str); 4] = [
+        (
+            "a fix follows a revert",
+            [
+                (DAVE, "r1@x", None, DAY1, REVERT),
+                ("maint@kernel.example", "r2@x", Some("r1@x"), DAY2, FIX),
+            ],
+            "awaiting-fix",
+            "awaiting-fix",
+        ),
+        (
+            "the author's own change of mind",
+            [
+                (DAVE, "m1@x", None, DAY1, REVERT),
+                (DAVE, "m2@x", None, DAY2, INNOCENT),
+            ],
+            "not-a-regression",
+            "not-a-regression",
+        ),
+        (
+            "two people disagree",
+            [
+                ("maint@kernel.example", "d1@x", None, DAY1, INNOCENT),
+                (DAVE, "d2@x", None, DAY2, FIX),
+            ],
+            "needs-human",
+            "needs-human",
+        ),
+        (
+            // Read in order: the revert, then its author's answer to it,
+            // dated a day before by a wrong clock.
+            "an answer dated before what it answers",
+            [
+                (DAVE, "c1@x", None, DAY2, REVERT),
+                (DAVE, "c2@x", Some("c1@x"), DAY1, INNOCENT),
+            ],
+            "not-a-regression",
+            "not-a-regression",
+        ),
+    ];
+    for (what, replies, in_order, reversed) in table {
+        for (order, expect) in [(false, in_order), (true, reversed)] {
+            let tmp = tempfile::tempdir().unwrap();
+            let cfg = setup(tmp.path(), "");
+            let c = report(&cfg);
+            let mut mails: Vec<Vec<u8>> = replies
+                .iter()
+                .map(|(from, id, parent, date, words)| {
+                    let raw = mail(from, id, parent.unwrap_or(&c.message_id), "", words);
+                    String::from_utf8(raw)
+                        .unwrap()
+                        .replace("Tue, 5 Jun 2018 17:31:14 +1000", date)
+                        .into_bytes()
+                })
+                .collect();
+            // The last case reads the answer first only when reversed; in
+            // order, its answer is the later one read.
+            if order {
+                mails.reverse();
+            }
+            for m in &mails {
+                ingest(&cfg, m);
+            }
+            let v = show(&cfg, &c.id);
+            assert_eq!(
+                v["state"],
+                expect,
+                "{what}, {}: {}",
+                if order { "reversed" } else { "in order" },
+                v["events"]
+            );
+        }
+    }
+}

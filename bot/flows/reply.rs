@@ -9,7 +9,7 @@ use chrono::{Duration, Utc};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::mail::dkim::Checker;
-use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
+use crate::model::case::{Case, CaseId, CaseState, Cause, MovedByMail, Question};
 use crate::model::ignore::IgnoreRule;
 use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
@@ -280,6 +280,7 @@ impl Said {
             limited: entry.limited.as_deref(),
             echo: self.echo,
             moved_by: seen.moved_by,
+            overtaken_by: overtaken_by(case, entry),
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
             recent_escalation: seen.recent_escalation.as_deref(),
@@ -293,6 +294,17 @@ impl Said {
             .filter(|_| self.posted_patch)
             .map(Address::as_str)
     }
+}
+
+/// The mail that moved `case` last, when it was written after `entry`: it
+/// answers `entry`, or `entry` does not answer it and is dated before it (a
+/// clock set wrong can misdate; an answer comes after what it answers).
+fn overtaken_by<'c>(case: &'c Case, entry: &ThreadEntry) -> Option<&'c MovedByMail> {
+    case.moved_by_mail.as_ref().filter(|m| {
+        let answers_entry = m.answers.as_ref() == Some(&entry.message_id);
+        let answers_mover = entry.in_reply_to.as_ref() == Some(&m.message_id);
+        answers_entry || (!answers_mover && entry.written() < m.written)
+    })
 }
 
 /// Who the sender is to the case; someone unknown who posts a patch in the

@@ -534,6 +534,7 @@ fn case_of(p: &Prepared, now: DateTime<Utc>) -> Case {
         verified: None,
         contributors: Vec::new(),
         moved_by: None,
+        moved_by_mail: None,
         question: None,
         robot_people: Vec::new(),
         unread: None,

@@ -95,12 +95,6 @@ fn may_settle(role: Role, policy: &Policy) -> bool {
     role != Role::Operator && policy.may_decide_by_text(role)
 }
 
-/// When a thread message was written: its Date, unless that lies after its
-/// arrival (a clock or a forger in the future).
-fn written(e: &ThreadEntry) -> DateTime<Utc> {
-    e.date.map_or(e.received, |d| d.min(e.received))
-}
-
 /// The reviews due at `now`: open cases whose thread went quiet for
 /// `review.quiet_days` after words that may decide them, each with the
 /// reply whose decision comes through the strongest.
@@ -115,7 +109,7 @@ pub fn due(
         if !matches!(c.state, CaseState::Reported | CaseState::Investigating) {
             continue;
         }
-        let Some(last) = thread.iter().map(written).max() else {
+        let Some(last) = thread.iter().map(ThreadEntry::written).max() else {
             continue;
         };
         let quiet = now - last;
@@ -434,9 +428,9 @@ mod tests {
     fn a_message_is_as_old_as_the_earlier_of_its_date_and_arrival() {
         let mut e = reply("author", "investigating", ("wont-fix", 0.3), 20);
         e.date = Some(Utc::now() + Duration::days(365));
-        assert_eq!(written(&e), e.received);
+        assert_eq!(e.written(), e.received);
         e.date = Some(e.received - Duration::days(1000));
-        assert_eq!(written(&e), e.date.unwrap());
+        assert_eq!(e.written(), e.date.unwrap());
     }
 
     #[test]

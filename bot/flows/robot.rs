@@ -823,6 +823,7 @@ fn adopted(head: &crate::flows::ingest::parse::Head, a: Adoption) -> Case {
         verified: None,
         contributors: Vec::new(),
         moved_by: None,
+        moved_by_mail: None,
         question: None,
         robot_people: Vec::new(),
         unread: a.unread,

@@ -166,6 +166,12 @@ pub struct Case {
     /// From): theirs to overturn while it closes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_by: Option<String>,
+    /// The mail whose words moved the case into its present state, and
+    /// when it was written: a reply written before it but read after it
+    /// (archives read list by list, a late delivery) does not move the case
+    /// back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_by_mail: Option<MovedByMail>,
     /// A question asked of the robot's people while the case held a
     /// decision, not answered yet: the decision stands, and a human owes
     /// the answer. Answered by the robot's people writing in the thread, or
@@ -184,6 +190,20 @@ pub struct Case {
     pub unread: Option<String>,
     pub created: DateTime<Utc>,
     pub updated: DateTime<Utc>,
+}
+
+/// The mail that moved a case, and when it was written
+/// (`ThreadEntry::written`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MovedByMail {
+    pub message_id: MessageId,
+    pub written: DateTime<Utc>,
+    /// The message it answers (`In-Reply-To`): written before it, whatever
+    /// the Dates say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<MessageId>,
+    /// The state it moved the case from.
+    pub from: CaseState,
 }
 
 /// What a report called its change: a regression, an improvement, or the
@@ -344,6 +364,7 @@ impl Case {
             verified: None,
             contributors: Vec::new(),
             moved_by: None,
+            moved_by_mail: None,
             question: None,
             robot_people: Vec::new(),
             unread: None,

@@ -111,6 +111,14 @@ pub struct ThreadEntry {
     pub seq: u64,
 }
 
+impl ThreadEntry {
+    /// When the message was written: its Date, unless that lies after its
+    /// arrival (a clock or a forger in the future).
+    pub fn written(&self) -> DateTime<Utc> {
+        self.date.map_or(self.received, |d| d.min(self.received))
+    }
+}
+
 #[cfg(test)]
 impl ThreadEntry {
     /// A person's reply `text` under `id`, received now, for tests of what

@@ -14,8 +14,8 @@ use chrono::{DateTime, Utc};
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use sled::Transactional;
 
-use crate::model::case::{Case, CaseId, CaseState, Cause, Event};
-use crate::model::{MessageId, OutboxEntry};
+use crate::model::case::{Case, CaseId, CaseState, Cause, Event, MovedByMail};
+use crate::model::{MessageId, OutboxEntry, ThreadEntry};
 
 /// The layout this code reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -242,13 +242,15 @@ fn open_case(
 /// The one place a case changes state. Every transaction that moves a case
 /// (a decision of `set_state`, a mail delivered by `outbox_transition`, a
 /// reply's decision in `record_reply`) calls this, so the state and the last
-/// event of its history cannot disagree. Returns the event to write.
+/// event of its history cannot disagree. `mail`: the thread entry of a
+/// `Cause::Message`. Returns the event to write.
 pub(crate) fn move_case(
     c: &mut Case,
     new: CaseState,
     cause: Cause,
     note: String,
     time: DateTime<Utc>,
+    mail: Option<&ThreadEntry>,
 ) -> Event {
     let ev = Event {
         time,
@@ -258,9 +260,19 @@ pub(crate) fn move_case(
         note,
     };
     if new != c.state {
-        c.moved_by = match &ev.cause {
-            Cause::Message { from, .. } => Some(from.clone()),
-            _ => None,
+        (c.moved_by, c.moved_by_mail) = match &ev.cause {
+            Cause::Message {
+                from, message_id, ..
+            } => (
+                Some(from.clone()),
+                mail.map(|e| MovedByMail {
+                    message_id: message_id.clone(),
+                    written: e.written(),
+                    answers: e.in_reply_to.clone(),
+                    from: c.state,
+                }),
+            ),
+            _ => (None, None),
         };
     }
     // A human who settles the case has seen its open question.
@@ -1074,7 +1086,7 @@ impl Store {
             if seen.is_some_and(|s| c.state != s.state || c.updated != s.updated) {
                 return Ok(None);
             }
-            let ev = move_case(&mut c, new, cause.clone(), note.to_string(), now);
+            let ev = move_case(&mut c, new, cause.clone(), note.to_string(), now, None);
             cases.insert(id.as_str(), encode(&c))?;
             events.insert(event_key(id, seq), encode(&ev))?;
             Ok(Some(c))
@@ -1285,8 +1297,9 @@ mod tests {
         assert_eq!(moved.unwrap().map(|c| c.state), Some(CaseState::NeedsHuman));
     }
 
-    /// A move records who made it when a mail did; a note leaves it, and a
-    /// move by anything else (an operator, the system) clears it.
+    /// A move records who made it when a mail did, and that mail; a note
+    /// leaves them, and a move by anything else (an operator, the system)
+    /// clears them.
     #[test]
     fn a_move_remembers_the_sender_who_made_it() {
         let mut c = Case::sample("0123456789ab", CaseState::Reported, Utc::now());
@@ -1295,20 +1308,34 @@ mod tests {
             from: from.into(),
             quote: String::new(),
         };
+        let mut entry = ThreadEntry::sample("m@x", "dave@x.org", "I'll fix it.");
+        entry.date = Some(Utc::now() - chrono::Duration::days(1));
+        entry.in_reply_to = MessageId::parse("report@x");
         move_case(
             &mut c,
             CaseState::AwaitingFix,
             mail("dave@x.org"),
             String::new(),
             Utc::now(),
+            Some(&entry),
         );
         assert_eq!(c.moved_by.as_deref(), Some("dave@x.org"));
+        assert_eq!(
+            c.moved_by_mail,
+            Some(MovedByMail {
+                message_id: entry.message_id.clone(),
+                written: entry.date.unwrap(),
+                answers: entry.in_reply_to.clone(),
+                from: CaseState::Reported,
+            })
+        );
         move_case(
             &mut c,
             CaseState::AwaitingFix,
             mail("ted@x.org"),
             String::new(),
             Utc::now(),
+            None,
         );
         assert_eq!(
             c.moved_by.as_deref(),
@@ -1325,8 +1352,9 @@ mod tests {
             by_operator,
             String::new(),
             Utc::now(),
+            None,
         );
-        assert_eq!(c.moved_by, None);
+        assert_eq!((c.moved_by, c.moved_by_mail), (None, None));
     }
 
     fn store() -> (tempfile::TempDir, Store) {

@@ -133,7 +133,7 @@ impl Store {
                 let mut c: Case = serde_json::from_slice(&v).map_err(abort)?;
                 let ev = match advance {
                     Some((from, to)) if c.state == from => {
-                        let ev = move_case(&mut c, to, cause.clone(), note.to_string(), now);
+                        let ev = move_case(&mut c, to, cause.clone(), note.to_string(), now, None);
                         cases.insert(e.case_id.as_str(), encode(&c))?;
                         ev
                     }

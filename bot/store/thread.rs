@@ -176,7 +176,7 @@ impl Store {
                 events.insert(event_key(case, seq), encode(&ev))?;
                 let noted = reply.note_on(&mut c);
                 if let Some((new, cause, note)) = &reply.change {
-                    let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now);
+                    let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now, Some(entry));
                     events.insert(event_key(case, change_seq), encode(&ev))?;
                 }
                 if noted || reply.change.is_some() {

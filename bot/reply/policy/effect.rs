@@ -59,7 +59,7 @@ impl Effect {
 }
 
 /// A state that records a decision already made.
-fn decided_state(s: CaseState) -> bool {
+pub(crate) fn decided_state(s: CaseState) -> bool {
     matches!(
         s,
         CaseState::NotARegression
@@ -73,7 +73,7 @@ fn decided_state(s: CaseState) -> bool {
 }
 
 /// Moves that follow from a decision instead of contradicting it.
-fn progression(from: CaseState, to: CaseState) -> bool {
+pub(crate) fn progression(from: CaseState, to: CaseState) -> bool {
     from == to
         || matches!(
             (from, to),

@@ -19,7 +19,7 @@ use effect::{decide, Effect};
 pub use trust::Verdict;
 use trust::{Policy, Role};
 
-use crate::model::case::{Case, CaseId, CaseState};
+use crate::model::case::{Case, CaseId, CaseState, MovedByMail};
 use crate::model::ignore::Scope;
 use crate::model::Address;
 use crate::reply::understand::command::{Command, Parsed, USAGE};
@@ -225,6 +225,9 @@ pub struct Facts<'a> {
     pub echo: Echo,
     /// Whose words put the case where it stands.
     pub moved_by: effect::MovedBy,
+    /// The mail that put the case where it stands, when it was written
+    /// after this one and does not answer it: this one was read late.
+    pub overtaken_by: Option<&'a MovedByMail>,
     /// An ack went out for this case before.
     pub acked_before: bool,
     /// Automatic answers perfbot queued to this sender in the last hour.
@@ -326,6 +329,9 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
     } else {
         effect::decide_in(f.case.state, f.moved_by, u, role, &p.trust)
     };
+    if let Some(e) = overtaken(f, &effect, role, p) {
+        effect = e;
+    }
     let ignore = if refused {
         None
     } else {
@@ -373,6 +379,50 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
         }
     }
     (effect, ignore)
+}
+
+/// A reply written before the mail that moved the case last, read after it
+/// (an archive read list by list, a late delivery): weighed as if read in
+/// order. What it would have done to the case before that move (`from`)
+/// decides nothing, or leads to where the later mail took the case, or the
+/// later mail was its sender's own change of mind: the later words stand,
+/// and it does nothing. Else two decisions disagree, and a human weighs
+/// them (a case already with a human stays there). A later reading
+/// that decided nothing (investigating) stands over nothing: the reply is
+/// weighed as usual. A command is obeyed, and a recorded question kept.
+fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<Effect> {
+    let (u, now) = (f.understanding, f.case.state);
+    let newer = f.overtaken_by?;
+    if now == CaseState::Investigating
+        || effect.question
+        || matches!(u.basis, Basis::Command { .. })
+    {
+        return None;
+    }
+    let earlier = if f.fact {
+        fact_effect(newer.from, u, &p.trust)
+    } else {
+        effect::decide(newer.from, u, role, &p.trust)
+    };
+    let at = format!(
+        "written before <{}> ({}), which moved the case to {now}",
+        newer.message_id,
+        newer.written.format("%Y-%m-%d %H:%M UTC")
+    );
+    // The later mail's move stands over what this one would have done.
+    let stands = |t: CaseState| {
+        !effect::decided_state(t)
+            || now == CaseState::NeedsHuman
+            || effect::progression(t, now)
+            || (f.moved_by == effect::MovedBy::Sender && !t.is_closed())
+    };
+    Some(match earlier.state {
+        Some(t) if !stands(t) => Effect::human(format!(
+            "{} {at}, read after it: read in order it would have moved the case to {t} first: \"{}\"",
+            u.intent, u.evidence
+        )),
+        _ => Effect::none(format!("not acted on: {} {at}", u.intent)),
+    })
 }
 
 /// The rule of an obeyed `#perfbot ignore` (a sender who may command,
