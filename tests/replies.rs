@@ -2056,3 +2056,84 @@ fn replies_read_out_of_their_written_order() {
         }
     }
 }
+
+mod any_order {
+    //! Whatever order a thread's replies are read in, the case never ends
+    //! in another decision than reading them in written order gives: the
+    //! same state, or a human weighs it (where order matters to who had the
+    //! last word).
+
+    use super::*;
+    use proptest::prelude::*;
+
+    const SENDERS: [&str; 3] = [
+        DAVE,
+        "Maint <maint@kernel.example>",
+        "Random <random@else.example>",
+    ];
+    const WORDS: [&str; 6] = [
+        "Not sure, so, at this moment, I'll revert this patch.",
+        "Patch below, I'll send it formally once tested.\r\n\r\ndiff --git a/fs/xfs/a.c b/fs/xfs/a.c\r\n--- a/fs/xfs/a.c\r\n+++ b/fs/xfs/a.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n",
+        "I see the drop is inside the noise. This is not a regression.",
+        "We keep the patch as it is: the drop is the price of correctness, so we won't change it.",
+        "Where can I find the job file for this test? Could you rerun it with the fix?",
+        "Thanks for the report.",
+    ];
+
+    /// The case's state after reading `replies` (sender, words; written a
+    /// day apart, in this order) in the order `read`.
+    fn after(replies: &[(usize, usize)], read: &[usize]) -> String {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = setup(tmp.path(), "");
+        let c = report(&cfg);
+        let mails: Vec<String> = read
+            .iter()
+            .map(|&i| {
+                let (from, words) = replies[i];
+                let raw = mail(
+                    SENDERS[from],
+                    &format!("o{i}@x"),
+                    &c.message_id,
+                    "",
+                    WORDS[words],
+                );
+                let date = format!("Wed, {} Jun 2018 09:00:00 +0000", 6 + i);
+                String::from_utf8(raw)
+                    .unwrap()
+                    .replace("Tue, 5 Jun 2018 17:31:14 +1000", &date)
+            })
+            .collect();
+        let mut list = Vec::new();
+        for m in &mails {
+            list.extend_from_slice(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n");
+            list.extend_from_slice(m.replace("\r\n", "\n").as_bytes());
+            list.extend_from_slice(b"\n");
+        }
+        let f = tmp.path().join("list.mbox");
+        std::fs::write(&f, list).unwrap();
+        run(&cfg, &["ingest", "--mbox", f.to_str().unwrap()], None);
+        show(&cfg, &c.id)["state"].as_str().unwrap().to_string()
+    }
+
+    fn thread() -> impl Strategy<Value = (Vec<(usize, usize)>, Vec<usize>)> {
+        prop::collection::vec((0..SENDERS.len(), 0..WORDS.len()), 2..6).prop_flat_map(|r| {
+            let order: Vec<usize> = (0..r.len()).collect();
+            (Just(r), Just(order).prop_shuffle())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+
+        #[test]
+        fn no_reading_order_ends_in_another_decision((replies, read) in thread()) {
+            let in_order: Vec<usize> = (0..replies.len()).collect();
+            let written = after(&replies, &in_order);
+            let shuffled = after(&replies, &read);
+            prop_assert!(
+                shuffled == written || shuffled == "needs-human" || written == "needs-human",
+                "{replies:?} read as {read:?}: {shuffled}, in order {written}"
+            );
+        }
+    }
+}
