@@ -265,6 +265,10 @@ pub struct InboundSection {
     /// held this many days for it, at most `max_held` of them.
     pub hold_days: u32,
     pub max_held: usize,
+    /// Replies about no case, kept in memory up to this many bytes (the
+    /// oldest go first) and read again when the message they answer joins
+    /// a case's thread: read before it, they would be lost.
+    pub early_replies_bytes: usize,
 }
 
 /// The least `inbound.max_text_bytes`: a short reply, whole.
@@ -282,6 +286,7 @@ impl Default for InboundSection {
             robots: Vec::new(),
             hold_days: 30,
             max_held: 10_000,
+            early_replies_bytes: 16 << 20,
         }
     }
 }

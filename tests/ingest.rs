@@ -577,6 +577,78 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
     );
 }
 
+/// Replies read before the message they answer (a moderation queue held
+/// it back, an archive read list by list) are kept and recorded once it
+/// comes, chains too; over `inbound.early_replies_bytes`, the oldest kept go
+/// first and stay about no case. `(room, thread read as, recorded)`.
+#[test]
+fn replies_read_before_the_message_they_answer() {
+    // p answers the report; k1 and k2 answer p; g answers k1. Subjects name
+    // no case, so only the thread joins them.
+    let mails = |c: &Case| -> Vec<(&'static str, String)> {
+        let one = |id: &str, parent: &str| {
+            reply(
+                &format!(
+                    "From: Dev <dev@kernel.example>\r\nSubject: [PATCH v2] xfs: {id}\r\nMessage-ID: <{id}@x>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>"
+                ),
+                "A new version of the fix, as discussed.",
+            )
+        };
+        vec![
+            ("p", one("p", &c.message_id)),
+            ("k1", one("k1", "p@x")),
+            ("k2", one("k2", "p@x")),
+            ("g", one("g", "k1@x")),
+        ]
+    };
+    // The room: 2 for plenty, 1 for one reply's bytes, 0 for none.
+    let table: &[(usize, &[&str], &[&str])] = &[
+        (2, &["p", "k1", "k2", "g"], &["p", "k1", "k2", "g"]),
+        (2, &["g", "k2", "k1", "p"], &["p", "k1", "k2", "g"]),
+        (2, &["k1", "g", "p", "k2"], &["p", "k1", "k2", "g"]),
+        // Room for one reply: g, read first, made room for k2.
+        (1, &["g", "k2", "p", "k1"], &["p", "k2", "k1"]),
+        (0, &["k1", "p"], &["p"]),
+    ];
+    for (room, order, recorded) in table {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = setup(tmp.path(), "");
+        let c = report(&cfg);
+        let all = mails(&c);
+        let one = all.iter().map(|(_, m)| m.len()).max().unwrap() + 8;
+        let room = [0, one, 1 << 20][*room];
+        std::fs::write(
+            &cfg,
+            std::fs::read_to_string(&cfg).unwrap() + &format!("early_replies_bytes = {room}\n"),
+        )
+        .unwrap();
+        let read: Vec<String> = order
+            .iter()
+            .map(|o| all.iter().find(|(n, _)| n == o).unwrap().1.clone())
+            .collect();
+        let f = tmp.path().join("list.mbox");
+        std::fs::write(&f, mbox(&read)).unwrap();
+        let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
+        let v = show(&cfg, &c.id);
+        let mut got: Vec<String> = v["thread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["message_id"].as_str().unwrap().strip_suffix("@x"))
+            .map(str::to_string)
+            .collect();
+        let mut want: Vec<String> = recorded.iter().map(|s| s.to_string()).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "room {room}, read as {order:?}: {}", stats(&e));
+        let line = stats(&e);
+        assert!(
+            line.starts_with(&format!("read {}, matched {}", order.len(), recorded.len())),
+            "{line}"
+        );
+    }
+}
+
 mod any_list {
     //! Whatever a list carries, ingestion keeps every message it accepts:
     //! each reply in the case's thread is recorded with it or quarantined

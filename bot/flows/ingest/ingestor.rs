@@ -20,6 +20,8 @@ use crate::reply::policy::people::RobotPeople;
 use crate::reply::understand::quote::own_words;
 use crate::store::{Store, StoreError};
 
+use super::early::EarlyReplies;
+
 /// What happened to the messages of one ingestion run.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Stats {
@@ -47,6 +49,9 @@ pub struct Stats {
     pub unreadable: usize,
     /// Replies about no case yet that may answer a later report (`Held`).
     pub held: usize,
+    /// Replies read before the message they answer, recorded once it came
+    /// (counted as unmatched until then).
+    pub late: usize,
 }
 
 impl Stats {
@@ -63,6 +68,9 @@ impl Stats {
         }
         if self.held > 0 {
             line.push_str(&format!(", held {}", self.held));
+        }
+        if self.late > 0 {
+            line.push_str(&format!(", read before their parent {}", self.late));
         }
         line
     }
@@ -81,6 +89,7 @@ impl Stats {
         self.adopted += o.adopted;
         self.unreadable += o.unreadable;
         self.held += o.held;
+        self.late += o.late;
     }
 }
 
@@ -137,6 +146,12 @@ pub struct Ingestor<'a> {
     /// The recipients of the tracked robots' reports adopted so far: who
     /// the robot copies on them is its people (`people`).
     people: RobotPeople,
+    /// Replies about no case, kept while the message they answer may still
+    /// come (`inbound.early_replies_bytes`).
+    early: EarlyReplies,
+    /// Messages that joined a case's thread since the early replies were
+    /// last looked at: those answering them are read now.
+    joined: Vec<MessageId>,
 }
 
 /// A case-insensitive automaton for `patterns`, or `None` without any.
@@ -249,6 +264,8 @@ impl<'a> Ingestor<'a> {
             },
             report_domains: report_domains(&cases),
             people: RobotPeople::of_cases(&cases),
+            early: EarlyReplies::new(i.early_replies_bytes),
+            joined: Vec::new(),
         })
     }
 
@@ -364,25 +381,55 @@ impl<'a> Ingestor<'a> {
 
     /// Take one raw message from `source` (for logs: a file, a UID, an offset).
     pub fn ingest(&mut self, raw: &[u8], source: &str) -> Result<Outcome, StoreError> {
-        match self.route(raw)? {
-            Some(o) => Ok(o),
-            None => self.ingest_whole(raw, source),
-        }
+        let o = match self.route(raw, false, source)? {
+            Some(o) => o,
+            None => self.ingest_whole(raw, source)?,
+        };
+        self.read_early()?;
+        Ok(o)
     }
 
     /// One message of an mbox as stored (mboxrd quoting in place): routed as
     /// it is, unquoted only when it is read whole.
     pub fn ingest_stored(&mut self, stored: &[u8], source: &str) -> Result<Outcome, StoreError> {
-        match self.route(stored)? {
-            Some(o) => Ok(o),
-            None => self.ingest_whole(&super::mbox::unquote(stored), source),
+        let o = match self.route(stored, true, source)? {
+            Some(o) => o,
+            None => self.ingest_whole(&super::mbox::unquote(stored), source)?,
+        };
+        self.read_early()?;
+        Ok(o)
+    }
+
+    /// Read the kept replies that answer a message that joined a case's
+    /// thread (and those answering them, in turn). Each was counted as
+    /// unmatched when it was read first.
+    fn read_early(&mut self) -> Result<(), StoreError> {
+        while let Some(id) = self.joined.pop() {
+            for e in self.early.answering(id.as_str()) {
+                self.stats.unmatched = self.stats.unmatched.saturating_sub(1);
+                self.stats.late += 1;
+                let raw = if e.stored {
+                    super::mbox::unquote(&e.raw).into_owned()
+                } else {
+                    e.raw
+                };
+                let source = format!("{} (read before <{id}>, which it answers)", e.source);
+                tracing::info!(message_id = %id, source = %e.source, "a reply read before the message it answers: read again");
+                self.ingest_whole(&raw, &source)?;
+            }
         }
+        Ok(())
     }
 
     /// A first look at the four threading headers: it settles most messages
     /// (about no case) without parsing them. `None`: the message must be read
     /// whole (it may matter, or it has none of those headers).
-    fn route(&mut self, raw: &[u8]) -> Result<Option<Outcome>, StoreError> {
+    fn route(
+        &mut self,
+        raw: &[u8],
+        stored: bool,
+        source: &str,
+    ) -> Result<Option<Outcome>, StoreError> {
         if let Some(g) = &self.generation {
             let now = g.load(std::sync::atomic::Ordering::Acquire);
             if now != self.seen_generation {
@@ -399,6 +446,9 @@ impl<'a> Ingestor<'a> {
             return Ok(None);
         }
         if !self.may_concern(&r, raw) && !self.may_answer_a_later_report(&r.subject) {
+            if let Some(parent) = r.parent {
+                self.early.keep(raw, stored, parent, source);
+            }
             self.stats.unmatched += 1;
             return Ok(Some(Outcome::Unmatched));
         }
@@ -737,6 +787,9 @@ impl<'a> Ingestor<'a> {
             return Ok(Outcome::Duplicate);
         };
         self.known.insert(head.message_id.clone(), case.clone());
+        if !self.early.is_empty() {
+            self.joined.push(head.message_id.clone());
+        }
         if let Some(h) = &handled {
             // Replies to what it queued belong to this case too.
             for id in &h.queued {
@@ -768,12 +821,18 @@ impl<'a> Ingestor<'a> {
             if matches!(o, Outcome::Adopted { .. }) {
                 // Replies that came before their report.
                 self.release_held()?;
+                if !self.early.is_empty() {
+                    self.joined.push(head.message_id.clone());
+                }
             }
             return Ok(o);
         }
         let answers = !head.in_reply_to.is_empty() || !head.references.is_empty();
         if answers && self.may_answer_a_later_report(&head.subject) {
             return self.hold(raw, head, source);
+        }
+        if let Some(parent) = head.in_reply_to.first().or(head.references.last()) {
+            self.early.keep(raw, false, parent.as_str(), source);
         }
         self.stats.unmatched += 1;
         Ok(Outcome::Unmatched)

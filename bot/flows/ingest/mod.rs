@@ -1,6 +1,7 @@
 //! Mail coming in: parsing, who sent it, which case thread it belongs to, and
 //! the sources it is read from (IMAP, maildir, mbox, standard input).
 
+pub(crate) mod early;
 pub(crate) mod failing;
 pub mod flowed;
 pub mod imap_source;

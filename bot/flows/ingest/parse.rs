@@ -297,6 +297,16 @@ pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
     })
 }
 
+/// Candidates `before..after` of field `f` were just added: the first of
+/// `In-Reply-To` is the parent, else the last of `References` so far.
+fn note_parent(parent: &mut Option<(usize, usize)>, f: usize, before: usize, after: usize) {
+    match (f, *parent) {
+        (1, None | Some((2, _))) if after > before => *parent = Some((1, before)),
+        (2, None | Some((2, _))) if after > before => *parent = Some((2, after - 1)),
+        _ => {}
+    }
+}
+
 /// What a first look at a message's header block finds: every Message-ID
 /// its `Message-ID`, `In-Reply-To` and `References` fields could name (as
 /// text: what `MessageId::parse` would keep), and its subject. Generous on
@@ -306,6 +316,9 @@ pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
 pub struct Route<'a> {
     pub ids: Vec<&'a str>,
     pub subject: std::borrow::Cow<'a, str>,
+    /// What it answers: the first id of its `In-Reply-To`, else the last
+    /// of its `References`.
+    pub parent: Option<&'a str>,
 }
 
 /// The text of a candidate id: trimmed, not empty, no inner space.
@@ -353,6 +366,9 @@ pub fn parse_route<'a>(raw: &'a [u8], limits: &Limits) -> Option<Route<'a>> {
     let mut seen = [false; 4];
     let mut subject: Vec<&[u8]> = Vec::new();
     let mut current: Option<usize> = None;
+    // The field (1 `In-Reply-To`, 2 `References`) and index in `r.ids` of
+    // the parent so far.
+    let mut parent: Option<(usize, usize)> = None;
     let mut start = 0;
     // Line by line up to the blank line that ends the header block.
     while start < block.len() {
@@ -364,7 +380,11 @@ pub fn parse_route<'a>(raw: &'a [u8], limits: &Limits) -> Option<Route<'a>> {
         if first == b' ' || first == b'\t' {
             match current {
                 Some(3) => subject.push(line),
-                Some(_) => id_candidates(line, &mut r.ids, max),
+                Some(f) => {
+                    let before = r.ids.len();
+                    id_candidates(line, &mut r.ids, max);
+                    note_parent(&mut parent, f, before, r.ids.len());
+                }
                 None => {}
             }
             continue;
@@ -391,12 +411,15 @@ pub fn parse_route<'a>(raw: &'a [u8], limits: &Limits) -> Option<Route<'a>> {
         if f == 3 {
             subject.push(value);
         } else {
+            let before = r.ids.len();
             id_candidates(value, &mut r.ids, max);
+            note_parent(&mut parent, f, before, r.ids.len());
         }
     }
     if !seen.iter().any(|s| *s) {
         return None;
     }
+    r.parent = parent.map(|(_, i)| r.ids[i]);
     r.subject = match subject.as_slice() {
         [] => std::borrow::Cow::Borrowed(""),
         [one] if !one.windows(2).any(|w| w == b"=?") => String::from_utf8_lossy(one.trim_ascii()),
@@ -550,6 +573,46 @@ mod tests {
             "2018-06-05T07:31:14+00:00"
         );
         assert_eq!(m.text.trim(), "body");
+    }
+
+    /// What a first look takes a message to answer: `(header block,
+    /// parent)`. `In-Reply-To`'s first id wins, wherever it stands; else
+    /// the last of `References`, folded lines too.
+    #[test]
+    fn route_parent_table() {
+        let table: &[(&str, Option<&str>)] = &[
+            ("Message-ID: <m@x>\r\nSubject: s\r\n", None),
+            (
+                "Message-ID: <m@x>\r\nIn-Reply-To: <p@x> <q@x>\r\n",
+                Some("p@x"),
+            ),
+            (
+                "References: <r0@x> <r1@x>\r\nMessage-ID: <m@x>\r\n",
+                Some("r1@x"),
+            ),
+            (
+                "References: <r0@x>\r\n <r1@x>\r\nIn-Reply-To: <p@x>\r\n",
+                Some("p@x"),
+            ),
+            (
+                "In-Reply-To: <p@x>\r\nReferences: <r0@x>\r\n <r1@x>\r\n",
+                Some("p@x"),
+            ),
+            (
+                "In-Reply-To:\r\n <p@x>\r\nReferences: <r0@x>\r\n",
+                Some("p@x"),
+            ),
+            (
+                "In-Reply-To: no id here\r\nReferences: <r0@x>\r\n",
+                Some("r0@x"),
+            ),
+            ("In-Reply-To: no id here\r\nMessage-ID: <m@x>\r\n", None),
+        ];
+        for (headers, parent) in table {
+            let raw = format!("{headers}\r\nbody\r\n");
+            let r = parse_route(raw.as_bytes(), &Limits::default()).unwrap();
+            assert_eq!(r.parent, *parent, "{headers:?}");
+        }
     }
 
     #[test]
