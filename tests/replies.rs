@@ -2080,27 +2080,38 @@ mod any_order {
         "Thanks for the report.",
     ];
 
-    /// The case's state after reading `replies` (sender, words; written a
-    /// day apart, in this order) in the order `read`.
-    fn after(replies: &[(usize, usize)], read: &[usize]) -> String {
+    /// One reply: its sender, its words, and what it answers (0: the
+    /// report; else an earlier reply, counted back).
+    type Reply = (usize, usize, usize);
+
+    /// The case's state after reading `replies` (written a day apart, in
+    /// this order) in the order `read`. A reply to a reply names only its
+    /// parent, under a Subject of its own (as `git send-email` writes
+    /// them): read before its parent, only the thread joins it to the case.
+    fn after(replies: &[Reply], read: &[usize]) -> String {
         let tmp = tempfile::tempdir().unwrap();
         let cfg = setup(tmp.path(), "");
         let c = report(&cfg);
         let mails: Vec<String> = read
             .iter()
             .map(|&i| {
-                let (from, words) = replies[i];
-                let raw = mail(
-                    SENDERS[from],
-                    &format!("o{i}@x"),
-                    &c.message_id,
-                    "",
-                    WORDS[words],
-                );
+                let (from, words, back) = replies[i];
+                let parent = match back {
+                    0 => c.message_id.clone(),
+                    b => format!("o{}@x", i - 1 - (b - 1) % i.max(1)),
+                };
+                let raw = mail(SENDERS[from], &format!("o{i}@x"), &parent, "", WORDS[words]);
                 let date = format!("Wed, {} Jun 2018 09:00:00 +0000", 6 + i);
-                String::from_utf8(raw)
+                let mut m = String::from_utf8(raw)
                     .unwrap()
-                    .replace("Tue, 5 Jun 2018 17:31:14 +1000", &date)
+                    .replace("Tue, 5 Jun 2018 17:31:14 +1000", &date);
+                if back > 0 && i > 0 {
+                    m = m.replace(
+                        "Subject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression",
+                        "Subject: Re: [PATCH] xfs: the fix",
+                    );
+                }
+                m
             })
             .collect();
         let mut list = Vec::new();
@@ -2112,14 +2123,24 @@ mod any_order {
         let f = tmp.path().join("list.mbox");
         std::fs::write(&f, list).unwrap();
         run(&cfg, &["ingest", "--mbox", f.to_str().unwrap()], None);
-        show(&cfg, &c.id)["state"].as_str().unwrap().to_string()
+        let v = show(&cfg, &c.id);
+        let thread = v["thread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["message_id"].as_str().unwrap().ends_with("@x"))
+            .count();
+        assert_eq!(thread, replies.len(), "every reply is in the thread: {v}");
+        v["state"].as_str().unwrap().to_string()
     }
 
-    fn thread() -> impl Strategy<Value = (Vec<(usize, usize)>, Vec<usize>)> {
-        prop::collection::vec((0..SENDERS.len(), 0..WORDS.len()), 2..6).prop_flat_map(|r| {
-            let order: Vec<usize> = (0..r.len()).collect();
-            (Just(r), Just(order).prop_shuffle())
-        })
+    fn thread() -> impl Strategy<Value = (Vec<Reply>, Vec<usize>)> {
+        prop::collection::vec((0..SENDERS.len(), 0..WORDS.len(), 0usize..3), 2..6).prop_flat_map(
+            |r| {
+                let order: Vec<usize> = (0..r.len()).collect();
+                (Just(r), Just(order).prop_shuffle())
+            },
+        )
     }
 
     proptest! {
