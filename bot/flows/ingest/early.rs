@@ -1,7 +1,7 @@
 //! Replies read before the message they answer: a list's moderation queue
 //! held the parent back, or an archive was read list by list. Kept in
 //! memory, up to a number of bytes (the oldest go first), and read again
-//! when a message they name joins a case's thread — else such a reply would
+//! when the message they answer joins a case's thread — else such a reply would
 //! be about no case for good.
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +20,7 @@ pub(crate) struct Early {
     parent: u64,
 }
 
-/// The replies kept, oldest first, and by the Message-IDs they name.
+/// The replies kept, oldest first, and by the Message-ID each answers.
 #[derive(Debug, Default)]
 pub(crate) struct EarlyReplies {
     cap: usize,

@@ -226,7 +226,8 @@ pub struct Facts<'a> {
     /// Whose words put the case where it stands.
     pub moved_by: effect::MovedBy,
     /// The mail that put the case where it stands, when it was written
-    /// after this one and does not answer it: this one was read late.
+    /// after this one (it answers this one, or this one does not answer it
+    /// and is dated before it): this one was read late.
     pub overtaken_by: Option<&'a MovedByMail>,
     /// An ack went out for this case before.
     pub acked_before: bool,
