@@ -2096,9 +2096,10 @@ mod any_order {
             .iter()
             .map(|&i| {
                 let (from, words, back) = replies[i];
-                let parent = match back {
-                    0 => c.message_id.clone(),
-                    b => format!("o{}@x", i - 1 - (b - 1) % i.max(1)),
+                // The first reply can only answer the report.
+                let parent = match (back, i) {
+                    (0, _) | (_, 0) => c.message_id.clone(),
+                    (b, i) => format!("o{}@x", i - 1 - (b - 1) % i),
                 };
                 let raw = mail(SENDERS[from], &format!("o{i}@x"), &parent, "", WORDS[words]);
                 let date = format!("Wed, {} Jun 2018 09:00:00 +0000", 6 + i);
