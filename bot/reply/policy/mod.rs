@@ -325,10 +325,8 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
             .any(|(line, p)| *line == u.evidence && p.is_err());
     let mut effect = if refused {
         Effect::none(format!("not acted on: {:?} was refused", u.evidence))
-    } else if f.fact {
-        fact_effect(f.case.state, u, &p.trust)
     } else {
-        effect::decide_in(f.case.state, f.moved_by, u, role, &p.trust)
+        weighed(f, f.case.state, f.moved_by, role, p)
     };
     if let Some(e) = overtaken(f, &effect, role, p) {
         effect = e;
@@ -382,6 +380,23 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
     (effect, ignore)
 }
 
+/// What the message does to a case in `state` that `moved_by` put there: a
+/// fact seen on the list (a revert, a closing patch) as a fact, words as
+/// the state machine weighs them.
+fn weighed(
+    f: &Facts,
+    state: CaseState,
+    moved_by: effect::MovedBy,
+    role: Role,
+    p: &ReplyPolicy,
+) -> Effect {
+    if f.fact {
+        fact_effect(state, f.understanding, &p.trust)
+    } else {
+        effect::decide_in(state, moved_by, f.understanding, role, &p.trust)
+    }
+}
+
 /// A reply written before the mail that moved the case last, read after it
 /// (an archive read list by list, a late delivery): weighed as if read in
 /// order. What it would have done to the case before that move (`from`)
@@ -400,11 +415,7 @@ fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<
     {
         return None;
     }
-    let earlier = if f.fact {
-        fact_effect(newer.from, u, &p.trust)
-    } else {
-        effect::decide(newer.from, u, role, &p.trust)
-    };
+    let earlier = weighed(f, newer.from, effect::MovedBy::Another, role, p);
     let at = format!(
         "written before <{}> ({}), which moved the case to {now}",
         newer.message_id,
