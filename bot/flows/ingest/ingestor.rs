@@ -831,7 +831,7 @@ impl<'a> Ingestor<'a> {
         if answers && self.may_answer_a_later_report(&head.subject) {
             return self.hold(raw, head, source);
         }
-        if let Some(parent) = head.in_reply_to.first().or(head.references.last()) {
+        if let Some(parent) = head.parent() {
             self.early.keep(raw, false, parent.as_str(), source);
         }
         self.stats.unmatched += 1;

@@ -67,6 +67,15 @@ pub struct Head {
     pub content_type: String,
 }
 
+impl Head {
+    /// What the message answers: the first id of its `In-Reply-To`, else the
+    /// last of its `References` (the rule `Route::parent` follows in the raw
+    /// fields; mail-parser's ids can differ for a malformed field).
+    pub fn parent(&self) -> Option<&MessageId> {
+        self.in_reply_to.first().or(self.references.last())
+    }
+}
+
 /// A parsed message: its head and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inbound {
@@ -316,8 +325,8 @@ fn note_parent(parent: &mut Option<(usize, usize)>, f: usize, before: usize, aft
 pub struct Route<'a> {
     pub ids: Vec<&'a str>,
     pub subject: std::borrow::Cow<'a, str>,
-    /// What it answers: the first id of its `In-Reply-To`, else the last
-    /// of its `References`.
+    /// What it answers, as `Head::parent` says: the first id of its
+    /// `In-Reply-To`, else the last of its `References`.
     pub parent: Option<&'a str>,
 }
 
