@@ -7,7 +7,7 @@ mod common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::{ok, perfbot, perfbot_stdin, root, show, stderr as err};
+use common::{mbox, ok, perfbot, perfbot_stdin, root, show, stderr as err, thread_ids};
 
 /// A file-outbox config in `dir`, with small limits where a test needs them.
 fn setup(dir: &Path, inbound_extra: &str) -> PathBuf {
@@ -68,16 +68,6 @@ fn reply(headers: &str, own: &str) -> String {
          > FYI, we noticed a -19.6% regression of fio.write_iops\r\n\
          > regression regression regression\r\n\r\n{own}\r\n\r\nCheers,\r\n\r\nDave.\r\n"
     )
-}
-
-fn mbox(messages: &[String]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for m in messages {
-        out.extend_from_slice(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n");
-        out.extend_from_slice(m.replace("\r\n", "\n").as_bytes());
-        out.extend_from_slice(b"\n");
-    }
-    out
 }
 
 fn stats(stderr: &str) -> String {
@@ -630,11 +620,9 @@ fn replies_read_before_the_message_they_answer() {
         std::fs::write(&f, mbox(&read)).unwrap();
         let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
         let v = show(&cfg, &c.id);
-        let mut got: Vec<String> = v["thread"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["message_id"].as_str().unwrap().strip_suffix("@x"))
+        let mut got: Vec<String> = thread_ids(&v)
+            .into_iter()
+            .filter_map(|id| id.strip_suffix("@x"))
             .map(str::to_string)
             .collect();
         let mut want: Vec<String> = recorded.iter().map(|s| s.to_string()).collect();
@@ -748,12 +736,7 @@ mod any_list {
             let placed = count(&line, "matched") + count(&line, "unmatched");
             prop_assert!(placed <= read && read <= placed + count(&line, "quarantined"), "{}", line);
             let before = show(&cfg, &case.id);
-            let thread: Vec<&str> = before["thread"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t["message_id"].as_str().unwrap())
-                .collect();
+            let thread = thread_ids(&before);
             let o = perfbot(&cfg, &["quarantine", "list", "--json"]);
             let q: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             let quarantined: Vec<&str> = q["messages"]

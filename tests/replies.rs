@@ -2115,21 +2115,13 @@ mod any_order {
                 m
             })
             .collect();
-        let mut list = Vec::new();
-        for m in &mails {
-            list.extend_from_slice(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n");
-            list.extend_from_slice(m.replace("\r\n", "\n").as_bytes());
-            list.extend_from_slice(b"\n");
-        }
         let f = tmp.path().join("list.mbox");
-        std::fs::write(&f, list).unwrap();
+        std::fs::write(&f, common::mbox(&mails)).unwrap();
         run(&cfg, &["ingest", "--mbox", f.to_str().unwrap()], None);
         let v = show(&cfg, &c.id);
-        let thread = v["thread"]
-            .as_array()
-            .unwrap()
+        let thread = common::thread_ids(&v)
             .iter()
-            .filter(|t| t["message_id"].as_str().unwrap().ends_with("@x"))
+            .filter(|id| id.ends_with("@x"))
             .count();
         assert_eq!(thread, replies.len(), "every reply is in the thread: {v}");
         v["state"].as_str().unwrap().to_string()

@@ -210,6 +210,28 @@ pub fn show(config: &Path, id: &str) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The Message-IDs of a shown case's thread (`cases show --json`), in its
+/// order.
+pub fn thread_ids(v: &serde_json::Value) -> Vec<&str> {
+    v["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["message_id"].as_str().unwrap())
+        .collect()
+}
+
+/// Messages (CRLF or LF) as one mbox, each after a `From ` line.
+pub fn mbox(messages: &[String]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for m in messages {
+        out.extend_from_slice(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n");
+        out.extend_from_slice(m.replace("\r\n", "\n").as_bytes());
+        out.extend_from_slice(b"\n");
+    }
+    out
+}
+
 /// A shown case's first event that moved it to `state` (`cases show
 /// --json`, or the dashboard's `/api/cases/ID`).
 pub fn event_to(v: &serde_json::Value, state: &str) -> serde_json::Value {
