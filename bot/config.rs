@@ -262,12 +262,14 @@ pub struct InboundSection {
     /// Addresses or name fragments of robots besides the built-in list.
     pub robots: Vec<String>,
     /// Replies that may answer a tracked robot's report not read yet are
-    /// held this many days for it, at most `max_held` of them.
+    /// held this many days for it, at most `max_held` of them; so are the
+    /// early replies below.
     pub hold_days: u32,
     pub max_held: usize,
-    /// Replies about no case, kept in memory up to this many bytes (the
-    /// oldest go first) and read again when the message they answer joins
-    /// a case's thread: read before it, they would be lost.
+    /// Replies about no case, kept up to this many bytes (the oldest go
+    /// first; in memory, and saved for the next run) and read again when
+    /// the message they answer joins a case's thread: read before it, they
+    /// would be lost.
     pub early_replies_bytes: usize,
 }
 

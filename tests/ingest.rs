@@ -571,26 +571,28 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
 /// it back, an archive read list by list) are kept and recorded once it
 /// comes, chains too; over `inbound.early_replies_bytes`, the oldest kept go
 /// first and stay about no case. `(room, thread read as, recorded)`.
+/// A chain of replies about a case: p answers the report; k1 and k2 answer
+/// p; g answers k1. Subjects name no case, so only the thread joins them.
+fn chain(c: &Case) -> Vec<(&'static str, String)> {
+    let one = |id: &str, parent: &str| {
+        reply(
+            &format!(
+                "From: Dev <dev@kernel.example>\r\nSubject: [PATCH v2] xfs: {id}\r\nMessage-ID: <{id}@x>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>"
+            ),
+            "A new version of the fix, as discussed.",
+        )
+    };
+    vec![
+        ("p", one("p", &c.message_id)),
+        ("k1", one("k1", "p@x")),
+        ("k2", one("k2", "p@x")),
+        ("g", one("g", "k1@x")),
+    ]
+}
+
 #[test]
 fn replies_read_before_the_message_they_answer() {
-    // p answers the report; k1 and k2 answer p; g answers k1. Subjects name
-    // no case, so only the thread joins them.
-    let mails = |c: &Case| -> Vec<(&'static str, String)> {
-        let one = |id: &str, parent: &str| {
-            reply(
-                &format!(
-                    "From: Dev <dev@kernel.example>\r\nSubject: [PATCH v2] xfs: {id}\r\nMessage-ID: <{id}@x>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>"
-                ),
-                "A new version of the fix, as discussed.",
-            )
-        };
-        vec![
-            ("p", one("p", &c.message_id)),
-            ("k1", one("k1", "p@x")),
-            ("k2", one("k2", "p@x")),
-            ("g", one("g", "k1@x")),
-        ]
-    };
+    let mails = chain;
     // The room: 2 for plenty, 1 for one reply's bytes, 0 for none.
     let table: &[(usize, &[&str], &[&str])] = &[
         (2, &["p", "k1", "k2", "g"], &["p", "k1", "k2", "g"]),
@@ -633,6 +635,66 @@ fn replies_read_before_the_message_they_answer() {
         assert!(
             line.starts_with(&format!("read {}, matched {}", order.len(), recorded.len())),
             "{line}"
+        );
+    }
+}
+
+/// Kept replies outlive the run that read them (a `perfbot ingest` from
+/// cron, one list's archive a day): each message here is read by a run of
+/// its own. Kept longer than `inbound.hold_days` (0: any time at all), they
+/// are let go of. `(hold_days, read as, recorded)`.
+#[test]
+fn replies_kept_from_one_run_to_the_next() {
+    let table: &[(&str, u32, &[&str], &[&str])] = &[
+        ("mbox", 30, &["g", "k2", "k1", "p"], &["p", "k1", "k2", "g"]),
+        (
+            "maildir",
+            30,
+            &["k1", "g", "p", "k2"],
+            &["p", "k1", "k2", "g"],
+        ),
+        ("mbox", 0, &["k1", "p", "k2"], &["p", "k2"]),
+    ];
+    for (source, days, order, recorded) in table {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = setup(tmp.path(), &format!("hold_days = {days}\n"));
+        let c = report(&cfg);
+        let all = chain(&c);
+        let mut late = 0;
+        for o in *order {
+            let m = &all.iter().find(|(n, _)| n == o).unwrap().1;
+            let f = tmp.path().join(format!("{o}.{source}"));
+            if *source == "mbox" {
+                std::fs::write(&f, mbox(std::slice::from_ref(m))).unwrap();
+            } else {
+                std::fs::create_dir_all(f.join("new")).unwrap();
+                std::fs::write(f.join("new").join(o), m).unwrap();
+            }
+            let e = ok(&perfbot(
+                &cfg,
+                &["ingest", &format!("--{source}"), f.to_str().unwrap()],
+            ));
+            late += stats(&e)
+                .split(", ")
+                .find_map(|p| p.strip_prefix("read before their parent "))
+                .and_then(|n| n.split(' ').next()?.parse::<usize>().ok())
+                .unwrap_or(0);
+        }
+        let v = show(&cfg, &c.id);
+        let mut got: Vec<String> = thread_ids(&v)
+            .into_iter()
+            .filter_map(|id| id.strip_suffix("@x"))
+            .map(str::to_string)
+            .collect();
+        let mut want: Vec<String> = recorded.iter().map(|s| s.to_string()).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{source}, hold_days {days}, read as {order:?}");
+        let first = order.iter().position(|o| *o == "p").unwrap();
+        let before: usize = if *days == 0 { 0 } else { first };
+        assert_eq!(
+            late, before,
+            "{source}, hold_days {days}, read as {order:?}"
         );
     }
 }

@@ -24,8 +24,8 @@ pub use charset::Charset;
 pub use ids::{Address, MessageId};
 pub use outbox::{Direction, MessageRef, OutboxEntry, OutboxKind, OutboxState, RefKind};
 pub use thread::{
-    Chosen, Held, MailSource, MatchedBy, OperatorLabel, Quarantined, Reading, Sender, SenderKind,
-    ThreadEntry, Unreadable,
+    Chosen, EarlyReply, Held, MailSource, MatchedBy, OperatorLabel, Quarantined, Reading, Sender,
+    SenderKind, ThreadEntry, Unreadable,
 };
 
 /// A time in a line for people ("2026-12-05 10:20:31 UTC"), not the

@@ -312,6 +312,18 @@ impl Unreadable {
     }
 }
 
+/// A reply about no case, kept until the message it answers joins a case's
+/// thread (`flows/ingest/early.rs`): how it was read, and when. Saved with
+/// its bytes, so that it outlives the run that read it (a `perfbot ingest`
+/// from cron, a restarted daemon, an archive read list by list over days).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlyReply {
+    /// Its bytes are an mbox message as stored (mboxrd quoting in place).
+    pub stored: bool,
+    pub source: String,
+    pub kept: DateTime<Utc>,
+}
+
 /// A reply that matched no case when it arrived but may answer a report not
 /// read yet (an archive or a mailbox out of order): kept, and read again
 /// when a case for one of the messages it answers appears.

@@ -2,6 +2,7 @@
 //! outbox and mailbox cursors. Multi-tree updates run in one transaction.
 
 pub(crate) mod cursor;
+pub(crate) mod early;
 pub(crate) mod held;
 pub(crate) mod labels;
 pub(crate) mod optout;
@@ -102,6 +103,10 @@ pub struct Store {
     /// Replies that may answer a report not read yet, and their bytes.
     held: sled::Tree,
     held_raw: sled::Tree,
+    /// Replies about no case kept for the message they answer, and their
+    /// bytes (see `EarlyReply`).
+    early: sled::Tree,
+    early_raw: sled::Tree,
     /// Replies operators settled, by Message-ID (see `OperatorLabel`).
     labels: sled::Tree,
     /// Obeyed `#perfbot ignore` rules (see `IgnoreRule`).
@@ -853,6 +858,8 @@ impl Store {
             unreadable: db.open_tree("unreadable")?,
             held: db.open_tree("held")?,
             held_raw: db.open_tree("held_raw")?,
+            early: db.open_tree("early")?,
+            early_raw: db.open_tree("early_raw")?,
             labels: db.open_tree("labels")?,
             ignores: db.open_tree("ignores")?,
             meta,

@@ -1,19 +1,22 @@
 //! Replies read before the message they answer: a list's moderation queue
-//! held the parent back, or an archive was read list by list. Kept in
-//! memory, up to a number of bytes (the oldest go first), and read again
-//! when the message they answer joins a case's thread — else such a reply would
-//! be about no case for good.
+//! held the parent back, or an archive was read list by list. Kept up to a
+//! number of bytes (the oldest go first), and read again when the message
+//! they answer joins a case's thread — else such a reply would be about no
+//! case for good. Kept in memory and saved in the store at each checkpoint
+//! of a reading (`changes`, `saved`), so that they outlive the run that
+//! read them.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, RandomState};
+
+use crate::model::EarlyReply;
+use crate::store::early::ToSave;
 
 /// One reply about no case, as it was read.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Early {
     pub raw: Vec<u8>,
-    /// `raw` is an mbox message as stored (mboxrd quoting in place).
-    pub stored: bool,
-    pub source: String,
+    pub meta: EarlyReply,
     /// The Message-ID it answers, hashed: a string would cost an
     /// allocation for every reply of a busy list. Two ids with one hash
     /// only give back a reply that then matches nothing.
@@ -29,6 +32,11 @@ pub(crate) struct EarlyReplies {
     mails: BTreeMap<u64, Early>,
     by_id: HashMap<u64, Vec<u64>>,
     hasher: RandomState,
+    /// Numbers from here on were kept since the last save (numbers only
+    /// grow: no set to keep up for each reply of a busy list).
+    unsaved_from: u64,
+    /// Saved, and let go of since.
+    removed: Vec<u64>,
 }
 
 impl EarlyReplies {
@@ -42,9 +50,30 @@ impl EarlyReplies {
 
     /// Keep a reply to `parent`, dropping the oldest kept to make room.
     /// One bigger than the whole room is not kept.
-    pub fn keep(&mut self, raw: &[u8], stored: bool, parent: &str, source: &str) {
+    pub fn keep(&mut self, raw: &[u8], meta: EarlyReply, parent: &str) {
+        if raw.len() <= self.cap {
+            self.insert(self.next, raw.to_vec(), meta, parent);
+        }
+    }
+
+    /// A reply saved by an earlier run, as it was numbered then (a smaller
+    /// room now lets the oldest go). Restored before any is kept.
+    pub fn restore(&mut self, seq: u64, raw: Vec<u8>, meta: EarlyReply, parent: &str) {
+        self.unsaved_from = self.unsaved_from.max(seq + 1);
+        if !self.insert(seq, raw, meta, parent) {
+            self.removed.push(seq);
+        }
+    }
+
+    /// A reply saved by an earlier run that is not kept now (too old, or
+    /// answering nothing): let go of at the next save.
+    pub fn forget_saved(&mut self, seq: u64) {
+        self.removed.push(seq);
+    }
+
+    fn insert(&mut self, seq: u64, raw: Vec<u8>, meta: EarlyReply, parent: &str) -> bool {
         if raw.len() > self.cap {
-            return;
+            return false;
         }
         while self.bytes + raw.len() > self.cap {
             let Some((&oldest, _)) = self.mails.first_key_value() else {
@@ -52,20 +81,12 @@ impl EarlyReplies {
             };
             self.take(oldest);
         }
-        let seq = self.next;
-        self.next += 1;
+        self.next = self.next.max(seq + 1);
         let parent = self.hasher.hash_one(parent);
         self.by_id.entry(parent).or_default().push(seq);
         self.bytes += raw.len();
-        self.mails.insert(
-            seq,
-            Early {
-                raw: raw.to_vec(),
-                stored,
-                source: source.to_string(),
-                parent,
-            },
-        );
+        self.mails.insert(seq, Early { raw, meta, parent });
+        true
     }
 
     /// The replies to `id`, oldest first; no longer kept.
@@ -80,6 +101,23 @@ impl EarlyReplies {
         self.mails.is_empty()
     }
 
+    /// What changed since the last save: the replies kept (number, how
+    /// read, bytes), and the numbers of saved ones let go of.
+    pub fn changes(&self) -> Option<(Vec<ToSave<'_>>, &[u64])> {
+        let added: Vec<_> = self
+            .mails
+            .range(self.unsaved_from..)
+            .map(|(s, e)| (*s, &e.meta, e.raw.as_slice()))
+            .collect();
+        (!added.is_empty() || !self.removed.is_empty()).then_some((added, &self.removed))
+    }
+
+    /// The changes were saved.
+    pub fn saved(&mut self) {
+        self.unsaved_from = self.next;
+        self.removed.clear();
+    }
+
     fn take(&mut self, seq: u64) -> Option<Early> {
         let e = self.mails.remove(&seq)?;
         self.bytes -= e.raw.len();
@@ -89,6 +127,9 @@ impl EarlyReplies {
                 self.by_id.remove(&e.parent);
             }
         }
+        if seq < self.unsaved_from {
+            self.removed.push(seq);
+        }
         Some(e)
     }
 }
@@ -96,6 +137,14 @@ impl EarlyReplies {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn meta(source: &str) -> EarlyReply {
+        EarlyReply {
+            stored: false,
+            source: source.into(),
+            kept: chrono::Utc::now(),
+        }
+    }
 
     /// Replies kept in a room of `cap` bytes, `(bytes, parent)` in reading
     /// order; then, for each parent asked for in turn, the replies given
@@ -138,13 +187,13 @@ mod tests {
         for (cap, kept, asked) in table {
             let mut e = EarlyReplies::new(*cap);
             for (i, (bytes, parent)) in kept.iter().enumerate() {
-                e.keep(&vec![b'x'; *bytes], false, parent, &format!("m{i}"));
+                e.keep(&vec![b'x'; *bytes], meta(&format!("m{i}")), parent);
             }
             for (id, want) in *asked {
                 let got: Vec<usize> = e
                     .answering(id)
                     .iter()
-                    .map(|m| m.source[1..].parse().unwrap())
+                    .map(|m| m.meta.source[1..].parse().unwrap())
                     .collect();
                 assert_eq!(&got, want, "cap {cap}, {kept:?}: asked for {id}");
             }
@@ -152,14 +201,66 @@ mod tests {
         }
     }
 
+    /// What each save writes: the replies kept since the last one, and the
+    /// saved ones let go of since (given back, or making room); one kept and
+    /// let go of between two saves is never written. Replies restored from
+    /// an earlier run count as saved. `(room, steps, each save's (kept,
+    /// let go))`; a step is `+parent` (keep 10 bytes), `?parent` (give
+    /// back), `r` (restore 10 bytes answering r@x as number 7), `!`
+    /// (save).
+    #[test]
+    fn each_save_writes_what_changed() {
+        type Check = (
+            usize,
+            &'static str,
+            &'static [(&'static [u64], &'static [u64])],
+        );
+        let table: &[Check] = &[
+            (
+                100,
+                "+a +b ! ?a ! !",
+                &[(&[0, 1], &[]), (&[], &[0]), (&[], &[])],
+            ),
+            // Kept and given back between saves: nothing to write.
+            (100, "+a ?a !", &[(&[], &[])]),
+            // Room for two: the third makes room by letting the saved first go.
+            (20, "+a +b ! +c !", &[(&[0, 1], &[]), (&[2], &[0])]),
+            // Restored: numbered on after it, saved already, let go when answered.
+            (100, "r +a ?r !", &[(&[8], &[7])]),
+        ];
+        for (cap, steps, saves) in table {
+            let mut e = EarlyReplies::new(*cap);
+            let mut got: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();
+            for step in steps.split(' ') {
+                let parent = format!("{}@x", &step[1..]);
+                match &step[..1] {
+                    "+" => e.keep(&[0; 10], meta(step), &parent),
+                    "?" => drop(e.answering(&parent)),
+                    "r" => e.restore(7, vec![0; 10], meta("r"), "r@x"),
+                    _ => {
+                        got.push(e.changes().map_or((vec![], vec![]), |(a, r)| {
+                            (a.iter().map(|x| x.0).collect(), r.to_vec())
+                        }));
+                        e.saved();
+                    }
+                }
+            }
+            let want: Vec<(Vec<u64>, Vec<u64>)> = saves
+                .iter()
+                .map(|(a, r)| (a.to_vec(), r.to_vec()))
+                .collect();
+            assert_eq!(got, want, "room {cap}: {steps}");
+        }
+    }
+
     /// What is given back is gone, and the room it took is free again.
     #[test]
     fn given_back_frees_its_room() {
         let mut e = EarlyReplies::new(20);
-        e.keep(&[0; 20], true, "a@x", "m");
+        e.keep(&[0; 20], meta("m"), "a@x");
         assert_eq!(e.answering("a@x").len(), 1);
         assert!(e.is_empty() && e.by_id.is_empty() && e.bytes == 0);
-        e.keep(&[0; 20], false, "c@x", "n");
-        assert_eq!(e.answering("c@x")[0].source, "n");
+        e.keep(&[0; 20], meta("n"), "c@x");
+        assert_eq!(e.answering("c@x")[0].meta.source, "n");
     }
 }

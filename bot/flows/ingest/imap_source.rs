@@ -189,12 +189,16 @@ impl ImapInbox {
                         "the server answered UID FETCH without some messages' bodies: recorded, tried again next poll");
                 }
             }
-            // Recorded (each flushed): only now may the cursor move past them.
+            // Recorded (each flushed), and the replies kept for a later
+            // parent saved: only now may the cursor move past them.
+            ing.save_early()?;
             cursor.last_uid = chunk.last().copied().unwrap_or(cursor.last_uid);
             store.set_cursor(&key, cursor)?;
             tracing::info!(mailbox = %key, last_uid = cursor.last_uid, read, "batch recorded");
         }
-        // A fresh cursor is saved even for an empty mailbox.
+        // A fresh cursor is saved even for an empty mailbox; with it, the
+        // replies kept from the messages retried.
+        ing.save_early()?;
         store.set_cursor(&key, cursor)?;
         tracing::debug!(mailbox = %key, read, "polled");
         Ok(read)

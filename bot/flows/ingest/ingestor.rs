@@ -15,7 +15,7 @@ use crate::model::case::{Case, CaseId};
 use crate::model::thread::{Quarantined, ThreadEntry};
 use crate::model::MatchedBy;
 use crate::model::SenderKind;
-use crate::model::{Address, MessageId};
+use crate::model::{Address, EarlyReply, MessageId};
 use crate::reply::policy::people::RobotPeople;
 use crate::reply::understand::quote::own_words;
 use crate::store::{Store, StoreError};
@@ -228,12 +228,7 @@ impl<'a> Ingestor<'a> {
                 message_id_domain: config.file.bot.message_id_domain.clone(),
                 robots: i.robots.iter().map(|r| r.to_ascii_lowercase()).collect(),
             },
-            limits: Limits {
-                max_bytes: i.max_message_bytes,
-                max_parts: i.max_mime_parts,
-                max_references: i.max_references,
-                max_text: i.max_text_bytes,
-            },
+            limits: limits_of(i),
             stats: Stats::default(),
             tracked_senders: header_matcher(
                 "senders",
@@ -264,9 +259,27 @@ impl<'a> Ingestor<'a> {
             },
             report_domains: report_domains(&cases),
             people: RobotPeople::of_cases(&cases),
-            early: EarlyReplies::new(i.early_replies_bytes),
+            early: early_replies(store, i, &limits_of(i))?,
             joined: Vec::new(),
         })
+    }
+
+    /// Save the replies kept or let go of since the last save (made durable
+    /// by the next flush): before a cursor moves past them, or a reading
+    /// ends.
+    pub fn save_early(&mut self) -> Result<(), StoreError> {
+        if let Some((added, removed)) = self.early.changes() {
+            self.store.save_early(&added, removed)?;
+            self.early.saved();
+        }
+        Ok(())
+    }
+
+    /// What was read made durable, kept replies included: where a cursor
+    /// moves, a file is marked read, or a reading ends.
+    pub fn checkpoint(&mut self) -> Result<(), StoreError> {
+        self.save_early()?;
+        self.store.flush()
     }
 
     /// Reports of the tracked robots seen elsewhere (`replay` reads the
@@ -408,13 +421,13 @@ impl<'a> Ingestor<'a> {
             for e in self.early.answering(id.as_str()) {
                 self.stats.unmatched = self.stats.unmatched.saturating_sub(1);
                 self.stats.late += 1;
-                let raw = if e.stored {
+                let raw = if e.meta.stored {
                     super::mbox::unquote(&e.raw).into_owned()
                 } else {
                     e.raw
                 };
-                let source = format!("{} (read before <{id}>, which it answers)", e.source);
-                tracing::info!(message_id = %id, source = %e.source, "a reply read before the message it answers: read again");
+                let source = format!("{} (read before <{id}>, which it answers)", e.meta.source);
+                tracing::info!(message_id = %id, source = %e.meta.source, "a reply read before the message it answers: read again");
                 self.ingest_whole(&raw, &source)?;
             }
         }
@@ -447,7 +460,7 @@ impl<'a> Ingestor<'a> {
         }
         if !self.may_concern(&r, raw) && !self.may_answer_a_later_report(&r.subject) {
             if let Some(parent) = r.parent {
-                self.early.keep(raw, stored, parent, source);
+                self.early.keep(raw, early_reply(stored, source), parent);
             }
             self.stats.unmatched += 1;
             return Ok(Some(Outcome::Unmatched));
@@ -501,6 +514,8 @@ impl<'a> Ingestor<'a> {
         // Read first, let go after: a crash in between reads it again, and
         // the Message-ID index keeps it single.
         let outcome = self.ingest(&raw, &source)?;
+        // Kept for a later parent: saved before it leaves the quarantine.
+        self.save_early()?;
         match &outcome {
             Outcome::Quarantined(why) => self.store.requarantine(&q.hash, why)?,
             _ => self.store.release_quarantined(q)?,
@@ -832,7 +847,8 @@ impl<'a> Ingestor<'a> {
             return self.hold(raw, head, source);
         }
         if let Some(parent) = head.parent() {
-            self.early.keep(raw, false, parent.as_str(), source);
+            self.early
+                .keep(raw, early_reply(false, source), parent.as_str());
         }
         self.stats.unmatched += 1;
         Ok(Outcome::Unmatched)
@@ -1018,6 +1034,56 @@ fn report_case(raw: &[u8], head: &Head, source: &str) -> Option<Result<Case, Str
 
 /// A subject as the robot titles a performance report (not a reply to one:
 /// its people answer from its address too).
+fn limits_of(i: &crate::config::InboundSection) -> Limits {
+    Limits {
+        max_bytes: i.max_message_bytes,
+        max_parts: i.max_mime_parts,
+        max_references: i.max_references,
+        max_text: i.max_text_bytes,
+    }
+}
+
+/// How a reply about no case was read, to keep it.
+fn early_reply(stored: bool, source: &str) -> EarlyReply {
+    EarlyReply {
+        stored,
+        source: source.to_string(),
+        kept: Utc::now(),
+    }
+}
+
+/// The replies an earlier run kept, in a room of `early_replies_bytes`:
+/// those kept longer than `hold_days`, or whose parent cannot be read
+/// again, are let go of.
+fn early_replies(
+    store: &Store,
+    i: &crate::config::InboundSection,
+    limits: &Limits,
+) -> Result<EarlyReplies, StoreError> {
+    let mut early = EarlyReplies::new(i.early_replies_bytes);
+    let expire = Utc::now() - chrono::Duration::days(i64::from(i.hold_days));
+    for (seq, meta, raw) in store.early_replies()? {
+        match parent_of(&raw, meta.stored, limits) {
+            Some(parent) if meta.kept >= expire => early.restore(seq, raw, meta, &parent),
+            _ => early.forget_saved(seq),
+        }
+    }
+    Ok(early)
+}
+
+/// The message a kept reply answers, read from its headers again.
+fn parent_of(raw: &[u8], stored: bool, limits: &Limits) -> Option<String> {
+    if let Some(r) = super::parse::parse_route(raw, limits) {
+        return r.parent.map(str::to_string);
+    }
+    let raw = if stored {
+        super::mbox::unquote(raw)
+    } else {
+        raw.into()
+    };
+    Some(parse_head(&raw, limits).ok()?.parent()?.to_string())
+}
+
 fn titled_as_a_report(subject: &str) -> bool {
     let t = subject.trim_start();
     let reply = t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("re:"));

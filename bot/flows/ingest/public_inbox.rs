@@ -144,7 +144,7 @@ pub fn ingest_repository(
         tracing::warn!(repository = %shown, "the cursor's commit is not in the history (rewritten?): reading everything again, known Message-IDs are skipped");
     }
     let bytes = ingest_chain(ing, repo_path, &key, &chain, cap, &mut progress)?;
-    ing.store.flush()?;
+    ing.checkpoint()?;
     if let Some((last, _)) = chain.last() {
         ing.store.set_text_cursor(&key, &last.to_string())?;
     }
@@ -218,7 +218,7 @@ fn ingest_chain(
                 }
             }
             if (n + 1) % CHECKPOINT == 0 {
-                ing.store.flush()?;
+                ing.checkpoint()?;
                 ing.store.set_text_cursor(key, &id.to_string())?;
                 progress(bytes);
             }

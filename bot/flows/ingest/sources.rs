@@ -273,7 +273,7 @@ pub fn ingest_mbox(ing: &mut Ingestor, path: &Path) -> Result<(), SourceError> {
     });
     pb.finish_and_clear();
     // What was read is kept, whatever stopped the reading.
-    ing.store.flush()?;
+    ing.checkpoint()?;
     mbox_outcome(result, &shown, gz, n, last_start)
 }
 
@@ -374,7 +374,7 @@ pub fn ingest_maildir_with(
                 // Durable before the file is marked read. What is in cur/
                 // stays there: a crash before the flush below only means
                 // it is read again.
-                ing.store.flush()?;
+                ing.checkpoint()?;
                 mark_read(dir, &path);
             } else {
                 unflushed = true;
@@ -382,7 +382,7 @@ pub fn ingest_maildir_with(
         }
     }
     if unflushed {
-        ing.store.flush()?;
+        ing.checkpoint()?;
     }
     Ok(())
 }
@@ -515,7 +515,7 @@ pub fn ingest_stdin(ing: &mut Ingestor) -> Result<(), SourceError> {
         why,
     })?;
     ing.ingest(&raw, "standard input")?;
-    ing.store.flush()?;
+    ing.checkpoint()?;
     Ok(())
 }
 
