@@ -2085,10 +2085,12 @@ mod any_order {
     type Reply = (usize, usize, usize);
 
     /// The case's state after reading `replies` (written a day apart, in
-    /// this order) in the order `read`. A reply to a reply names only its
-    /// parent, under a Subject of its own (as `git send-email` writes
-    /// them): read before its parent, only the thread joins it to the case.
-    fn after(replies: &[Reply], read: &[usize]) -> String {
+    /// this order) in the order `read`, by one run of `ingest`, or a new
+    /// run before each reply `cut` names (its place in `read`). A reply to
+    /// a reply names only its parent, under a Subject of its own (as `git
+    /// send-email` writes them): read before its parent, only the thread
+    /// joins it to the case.
+    fn after(replies: &[Reply], read: &[usize], cut: &[bool]) -> String {
         let tmp = tempfile::tempdir().unwrap();
         let cfg = setup(tmp.path(), "");
         let c = report(&cfg);
@@ -2115,9 +2117,18 @@ mod any_order {
                 m
             })
             .collect();
-        let f = tmp.path().join("list.mbox");
-        std::fs::write(&f, common::mbox(&mails)).unwrap();
-        run(&cfg, &["ingest", "--mbox", f.to_str().unwrap()], None);
+        let mut runs: Vec<Vec<String>> = vec![];
+        for (k, m) in mails.into_iter().enumerate() {
+            if runs.is_empty() || cut.get(k).copied().unwrap_or(false) {
+                runs.push(vec![]);
+            }
+            runs.last_mut().unwrap().push(m);
+        }
+        for (n, mails) in runs.iter().enumerate() {
+            let f = tmp.path().join(format!("list{n}.mbox"));
+            std::fs::write(&f, common::mbox(mails)).unwrap();
+            run(&cfg, &["ingest", "--mbox", f.to_str().unwrap()], None);
+        }
         let v = show(&cfg, &c.id);
         let thread = common::thread_ids(&v)
             .iter()
@@ -2127,11 +2138,15 @@ mod any_order {
         v["state"].as_str().unwrap().to_string()
     }
 
-    fn thread() -> impl Strategy<Value = (Vec<Reply>, Vec<usize>)> {
+    type Thread = (Vec<Reply>, Vec<usize>, Vec<bool>);
+
+    /// Replies, an order to read them in, and where a new run starts.
+    fn thread() -> impl Strategy<Value = Thread> {
         prop::collection::vec((0..SENDERS.len(), 0..WORDS.len(), 0usize..3), 2..6).prop_flat_map(
             |r| {
                 let order: Vec<usize> = (0..r.len()).collect();
-                (Just(r), Just(order).prop_shuffle())
+                let cuts = prop::collection::vec(any::<bool>(), r.len());
+                (Just(r), Just(order).prop_shuffle(), cuts)
             },
         )
     }
@@ -2140,14 +2155,18 @@ mod any_order {
         #![proptest_config(ProptestConfig::with_cases(12))]
 
         #[test]
-        fn no_reading_order_ends_in_another_decision((replies, read) in thread()) {
+        fn no_reading_order_ends_in_another_decision((replies, read, cuts) in thread()) {
             let in_order: Vec<usize> = (0..replies.len()).collect();
-            let written = after(&replies, &in_order);
-            let shuffled = after(&replies, &read);
+            let written = after(&replies, &in_order, &[]);
+            let shuffled = after(&replies, &read, &[]);
             prop_assert!(
                 shuffled == written || shuffled == "needs-human" || written == "needs-human",
                 "{replies:?} read as {read:?}: {shuffled}, in order {written}"
             );
+            // Read by several runs, the replies kept for a later parent
+            // carry over: the same state as one run's.
+            let by_runs = after(&replies, &read, &cuts);
+            prop_assert_eq!(&by_runs, &shuffled, "{:?} read as {:?} cut at {:?}", replies, read, cuts);
         }
     }
 }
