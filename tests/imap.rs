@@ -302,6 +302,47 @@ fn replies_over_smtp_are_read_once_and_uidvalidity_change_rescans() {
     assert_eq!(thread_ids(&cfg, &case).len(), 2);
 }
 
+/// A reply to a reply, read by one run of `ingest` before the reply it
+/// answers (a moderation queue held that back): saved before the cursor
+/// moved past it, it joins the case's thread when the next run reads its
+/// parent.
+#[test]
+fn a_reply_read_before_its_parent_waits_for_it_across_runs() {
+    if !mail_server() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = imap_config(tmp.path(), "");
+    let (case, mid) = new_case(&cfg, tmp.path());
+    // Past what other tests left in the mailbox.
+    ok(&perfbot_env(&cfg, &["ingest"], PW));
+    let t = token();
+    let (a, b) = (format!("a{t}@dastard"), format!("b{t}@dastard"));
+    let until = |what: &dyn Fn(&str) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let e = ok(&perfbot_env(&cfg, &["ingest"], PW));
+            if what(&e) || Instant::now() > deadline {
+                return e;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let mut second = reply_to(&a, &b, "And a second thought.");
+    second = second.replace("Subject: Re: report", "Subject: [PATCH] xfs: the fix");
+    smtp_to_bot(&second);
+    let e = until(&|e| stat(&last_stats(e), "read") >= 1);
+    assert_eq!(stat(&last_stats(&e), "unmatched"), 1, "{e}");
+    assert!(thread_ids(&cfg, &case).is_empty());
+    smtp_to_bot(&reply_to(&mid, &a, "This is not a regression."));
+    let e = until(&|e| stat(&last_stats(e), "read") >= 1);
+    let mut got = thread_ids(&cfg, &case);
+    got.sort();
+    assert_eq!(got, [a, b], "{e}");
+    assert!(last_stats(&e).contains("read before their parent 1"), "{e}");
+}
+
 #[test]
 fn server_restart_mid_fetch_loses_and_doubles_nothing() {
     if !mail_server() {
