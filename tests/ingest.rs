@@ -679,7 +679,19 @@ fn replies_kept_from_one_run_to_the_next() {
                 .find_map(|p| p.strip_prefix("read before their parent "))
                 .and_then(|n| n.split(' ').next()?.parse::<usize>().ok())
                 .unwrap_or(0);
+            if *o == order[0] {
+                // Kept, and counted where an operator looks for mail not read.
+                let o = perfbot(&cfg, &["quarantine", "list"]);
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert!(out.contains("1 reply about no case ("), "{out}");
+            }
         }
+        // All read, or let go of: none kept.
+        let o = perfbot(&cfg, &["quarantine", "list"]);
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "nothing quarantined"
+        );
         let v = show(&cfg, &c.id);
         let mut got: Vec<String> = thread_ids(&v)
             .into_iter()

@@ -39,6 +39,15 @@ impl Store {
         Ok(out)
     }
 
+    /// How many replies are kept, and their bytes (for `quarantine list`).
+    pub fn early_count(&self) -> Result<(usize, u64), StoreError> {
+        let mut bytes = 0;
+        for v in self.early_raw.iter().values() {
+            bytes += v?.len() as u64;
+        }
+        Ok((self.early.len(), bytes))
+    }
+
     /// Write what changed since the last save: the replies kept since, and
     /// those let go of that were saved. Bytes go in before their record
     /// and out after it, so that a crash in between never leaves a record

@@ -73,17 +73,29 @@ fn list(store: &Store, json: bool) -> Result<(), Failure> {
     let list = store.quarantined()?;
     let unreadable = store.unreadable(None)?;
     let held = store.held()?;
+    let (early, early_bytes) = store.early_count()?;
     if json {
+        #[derive(serde::Serialize)]
+        struct Early {
+            replies: usize,
+            bytes: u64,
+        }
         #[derive(serde::Serialize)]
         struct Listing<'a> {
             messages: &'a [Quarantined],
             unreadable: &'a [Unreadable],
             held: &'a [Held],
+            /// Replies about no case kept for the message they answer.
+            early: Early,
         }
         let listing = Listing {
             messages: &list,
             unreadable: &unreadable,
             held: &held,
+            early: Early {
+                replies: early,
+                bytes: early_bytes,
+            },
         };
         println!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(());
@@ -96,6 +108,14 @@ fn list(store: &Store, json: bool) -> Result<(), Failure> {
     }
     if list.is_empty() && unreadable.is_empty() && held.is_empty() {
         println!("nothing quarantined");
+    }
+    if early > 0 {
+        // Many, and about no case yet: counted, not listed.
+        println!(
+            "{early} {} about no case ({early_bytes} bytes) kept until the message {} answer is read (inbound.early_replies_bytes)",
+            if early == 1 { "reply" } else { "replies" },
+            if early == 1 { "it" } else { "they" },
+        );
     }
     for q in &list {
         println!("{}", quarantined_line(q));
