@@ -152,6 +152,20 @@ fn last_stats(stderr: &str) -> String {
         .to_string()
 }
 
+/// `ingest` again and again (delivery to the mailbox takes a few ms) until
+/// `done` holds (given the run's output), or 15 s have passed; the last
+/// run's output.
+fn ingest_until(cfg: &Path, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let e = ok(&perfbot_env(cfg, &["ingest"], PW));
+        if done(&e) || Instant::now() > deadline {
+            return e;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn thread_ids(cfg: &Path, case: &str) -> Vec<String> {
     let o = perfbot(cfg, &["cases", "show", case, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -258,15 +272,7 @@ fn replies_over_smtp_are_read_once_and_uidvalidity_change_rescans() {
     let ids = [format!("a{t}@dastard"), format!("b{t}@dastard")];
     smtp_to_bot(&reply_to(&mid, &ids[0], "This is not a regression."));
     smtp_to_bot(&reply_to(&ids[0], &ids[1], "And a second thought."));
-    // Delivery to the mailbox takes a few ms: ingest until both are in.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        ok(&perfbot_env(&cfg, &["ingest"], PW));
-        if thread_ids(&cfg, &case).len() >= 2 || Instant::now() > deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    ingest_until(&cfg, |_| thread_ids(&cfg, &case).len() >= 2);
     let mut got = thread_ids(&cfg, &case);
     got.sort();
     assert_eq!(got, ids);
@@ -319,24 +325,14 @@ fn a_reply_read_before_its_parent_waits_for_it_across_runs() {
     ok(&perfbot_env(&cfg, &["ingest"], PW));
     let t = token();
     let (a, b) = (format!("a{t}@dastard"), format!("b{t}@dastard"));
-    let until = |what: &dyn Fn(&str) -> bool| {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let e = ok(&perfbot_env(&cfg, &["ingest"], PW));
-            if what(&e) || Instant::now() > deadline {
-                return e;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
     let mut second = reply_to(&a, &b, "And a second thought.");
     second = second.replace("Subject: Re: report", "Subject: [PATCH] xfs: the fix");
     smtp_to_bot(&second);
-    let e = until(&|e| stat(&last_stats(e), "read") >= 1);
+    let e = ingest_until(&cfg, |e| stat(&last_stats(e), "read") >= 1);
     assert_eq!(stat(&last_stats(&e), "unmatched"), 1, "{e}");
     assert!(thread_ids(&cfg, &case).is_empty());
     smtp_to_bot(&reply_to(&mid, &a, "This is not a regression."));
-    let e = until(&|e| stat(&last_stats(e), "read") >= 1);
+    let e = ingest_until(&cfg, |e| stat(&last_stats(e), "read") >= 1);
     let mut got = thread_ids(&cfg, &case);
     got.sort();
     assert_eq!(got, [a, b], "{e}");

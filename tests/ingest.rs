@@ -571,6 +571,18 @@ fn quarantine_retry_reads_what_a_raised_limit_lets_through() {
 /// it back, an archive read list by list) are kept and recorded once it
 /// comes, chains too; over `inbound.early_replies_bytes`, the oldest kept go
 /// first and stay about no case. `(room, thread read as, recorded)`.
+/// The replies of `chain` in the case's thread, by name, sorted.
+fn chain_read(cfg: &Path, c: &Case) -> Vec<String> {
+    let v = show(cfg, &c.id);
+    sorted(thread_ids(&v).iter().filter_map(|id| id.strip_suffix("@x")))
+}
+
+fn sorted<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> Vec<String> {
+    let mut v: Vec<String> = names.into_iter().map(|s| s.as_ref().to_string()).collect();
+    v.sort();
+    v
+}
+
 /// A chain of replies about a case: p answers the report; k1 and k2 answer
 /// p; g answers k1. Subjects name no case, so only the thread joins them.
 fn chain(c: &Case) -> Vec<(&'static str, String)> {
@@ -621,15 +633,7 @@ fn replies_read_before_the_message_they_answer() {
         let f = tmp.path().join("list.mbox");
         std::fs::write(&f, mbox(&read)).unwrap();
         let e = ok(&perfbot(&cfg, &["ingest", "--mbox", f.to_str().unwrap()]));
-        let v = show(&cfg, &c.id);
-        let mut got: Vec<String> = thread_ids(&v)
-            .into_iter()
-            .filter_map(|id| id.strip_suffix("@x"))
-            .map(str::to_string)
-            .collect();
-        let mut want: Vec<String> = recorded.iter().map(|s| s.to_string()).collect();
-        got.sort();
-        want.sort();
+        let (got, want) = (chain_read(&cfg, &c), sorted(recorded.iter()));
         assert_eq!(got, want, "room {room}, read as {order:?}: {}", stats(&e));
         let line = stats(&e);
         assert!(
@@ -692,15 +696,7 @@ fn replies_kept_from_one_run_to_the_next() {
             String::from_utf8_lossy(&o.stdout).trim(),
             "nothing quarantined"
         );
-        let v = show(&cfg, &c.id);
-        let mut got: Vec<String> = thread_ids(&v)
-            .into_iter()
-            .filter_map(|id| id.strip_suffix("@x"))
-            .map(str::to_string)
-            .collect();
-        let mut want: Vec<String> = recorded.iter().map(|s| s.to_string()).collect();
-        got.sort();
-        want.sort();
+        let (got, want) = (chain_read(&cfg, &c), sorted(recorded.iter()));
         assert_eq!(got, want, "{source}, hold_days {days}, read as {order:?}");
         let first = order.iter().position(|o| *o == "p").unwrap();
         let before: usize = if *days == 0 { 0 } else { first };

@@ -324,6 +324,17 @@ pub struct EarlyReply {
     pub kept: DateTime<Utc>,
 }
 
+impl EarlyReply {
+    /// A reply kept now, read from `source`.
+    pub fn now(stored: bool, source: &str) -> EarlyReply {
+        EarlyReply {
+            stored,
+            source: source.to_string(),
+            kept: Utc::now(),
+        }
+    }
+}
+
 /// A reply that matched no case when it arrived but may answer a report not
 /// read yet (an archive or a mailbox out of order): kept, and read again
 /// when a case for one of the messages it answers appears.

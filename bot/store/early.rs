@@ -85,11 +85,7 @@ mod tests {
     use super::*;
 
     fn meta(source: &str) -> EarlyReply {
-        EarlyReply {
-            stored: false,
-            source: source.into(),
-            kept: chrono::Utc::now(),
-        }
+        EarlyReply::now(false, source)
     }
 
     /// Saves in turn, then what a new opening of the database finds.

@@ -139,11 +139,7 @@ mod tests {
     use super::*;
 
     fn meta(source: &str) -> EarlyReply {
-        EarlyReply {
-            stored: false,
-            source: source.into(),
-            kept: chrono::Utc::now(),
-        }
+        EarlyReply::now(false, source)
     }
 
     /// Replies kept in a room of `cap` bytes, `(bytes, parent)` in reading

@@ -460,7 +460,8 @@ impl<'a> Ingestor<'a> {
         }
         if !self.may_concern(&r, raw) && !self.may_answer_a_later_report(&r.subject) {
             if let Some(parent) = r.parent {
-                self.early.keep(raw, early_reply(stored, source), parent);
+                self.early
+                    .keep(raw, EarlyReply::now(stored, source), parent);
             }
             self.stats.unmatched += 1;
             return Ok(Some(Outcome::Unmatched));
@@ -848,7 +849,7 @@ impl<'a> Ingestor<'a> {
         }
         if let Some(parent) = head.parent() {
             self.early
-                .keep(raw, early_reply(false, source), parent.as_str());
+                .keep(raw, EarlyReply::now(false, source), parent.as_str());
         }
         self.stats.unmatched += 1;
         Ok(Outcome::Unmatched)
@@ -1040,15 +1041,6 @@ fn limits_of(i: &crate::config::InboundSection) -> Limits {
         max_parts: i.max_mime_parts,
         max_references: i.max_references,
         max_text: i.max_text_bytes,
-    }
-}
-
-/// How a reply about no case was read, to keep it.
-fn early_reply(stored: bool, source: &str) -> EarlyReply {
-    EarlyReply {
-        stored,
-        source: source.to_string(),
-        kept: Utc::now(),
     }
 }
 
