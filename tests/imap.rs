@@ -152,6 +152,35 @@ fn last_stats(stderr: &str) -> String {
         .to_string()
 }
 
+/// A test's turn at the shared mailbox: a state directory of its own (the
+/// config with `extra` in `[imap]`) holding one reported case, caught up
+/// with what earlier tests left in the mailbox. `None`: no mail server.
+struct Turn {
+    _turn: std::sync::MutexGuard<'static, ()>,
+    _tmp: tempfile::TempDir,
+    cfg: PathBuf,
+    case: String,
+    mid: String,
+}
+
+fn caught_up(extra: &str) -> Option<Turn> {
+    if !mail_server() {
+        return None;
+    }
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = imap_config(tmp.path(), extra);
+    let (case, mid) = new_case(&cfg, tmp.path());
+    ok(&perfbot_env(&cfg, &["ingest"], PW));
+    Some(Turn {
+        _turn: turn,
+        _tmp: tmp,
+        cfg,
+        case,
+        mid,
+    })
+}
+
 /// `ingest` again and again (delivery to the mailbox takes a few ms) until
 /// `done` holds (given the run's output), or 15 s have passed; the last
 /// run's output.
@@ -314,15 +343,16 @@ fn replies_over_smtp_are_read_once_and_uidvalidity_change_rescans() {
 /// parent.
 #[test]
 fn a_reply_read_before_its_parent_waits_for_it_across_runs() {
-    if !mail_server() {
+    let Some(Turn {
+        _turn,
+        _tmp,
+        cfg,
+        case,
+        mid,
+    }) = caught_up("")
+    else {
         return;
-    }
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = imap_config(tmp.path(), "");
-    let (case, mid) = new_case(&cfg, tmp.path());
-    // Past what other tests left in the mailbox.
-    ok(&perfbot_env(&cfg, &["ingest"], PW));
+    };
     let t = token();
     let (a, b) = (format!("a{t}@dastard"), format!("b{t}@dastard"));
     let mut second = reply_to(&a, &b, "And a second thought.");
@@ -341,15 +371,16 @@ fn a_reply_read_before_its_parent_waits_for_it_across_runs() {
 
 #[test]
 fn server_restart_mid_fetch_loses_and_doubles_nothing() {
-    if !mail_server() {
+    let Some(Turn {
+        _turn,
+        _tmp,
+        cfg,
+        case,
+        mid,
+    }) = caught_up("batch = 5\npoll_secs = 1")
+    else {
         return;
-    }
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = imap_config(tmp.path(), "batch = 5\npoll_secs = 1");
-    let (case, mid) = new_case(&cfg, tmp.path());
-    // Catch up with what earlier tests left in the mailbox first.
-    ok(&perfbot_env(&cfg, &["ingest"], PW));
+    };
     let t = token();
     let n = 3000;
     let ids: Vec<String> = (0..n).map(|i| format!("m{i}.{t}@dastard")).collect();
