@@ -49,24 +49,20 @@ impl Store {
     }
 
     /// Write what changed since the last save: the replies kept since, and
-    /// those let go of that were saved. Bytes go in before their record
-    /// and out after it, so that a crash in between never leaves a record
-    /// without its bytes. Made durable by the next `flush`.
+    /// those let go of that were saved. A reply's bytes go in before its
+    /// record and out after it; sled keeps writes in order through a crash,
+    /// so that one never leaves a record without its bytes. One write at a
+    /// time, not a batch: a batch would hold a second copy of up to
+    /// `early_replies_bytes`. Made durable by the next `flush`.
     pub fn save_early(&self, added: &[ToSave], removed: &[u64]) -> Result<(), StoreError> {
-        let mut raw_in = sled::Batch::default();
-        let mut records = sled::Batch::default();
-        let mut raw_out = sled::Batch::default();
         for (seq, meta, raw) in added {
-            raw_in.insert(&seq.to_be_bytes(), *raw);
-            records.insert(&seq.to_be_bytes(), encode(meta));
+            self.early_raw.insert(seq.to_be_bytes(), *raw)?;
+            self.early.insert(seq.to_be_bytes(), encode(meta))?;
         }
         for seq in removed {
-            records.remove(&seq.to_be_bytes());
-            raw_out.remove(&seq.to_be_bytes());
+            self.early.remove(seq.to_be_bytes())?;
+            self.early_raw.remove(seq.to_be_bytes())?;
         }
-        self.early_raw.apply_batch(raw_in)?;
-        self.early.apply_batch(records)?;
-        self.early_raw.apply_batch(raw_out)?;
         Ok(())
     }
 }
