@@ -211,14 +211,15 @@ impl<'a> Ingestor<'a> {
     /// Load the thread index (every Message-ID of every case) and the cases'
     /// commits, so that a message about no case costs one header parse.
     pub fn new(config: &'a Config, store: &'a Store) -> Result<Ingestor<'a>, StoreError> {
-        let known = store.known_message_ids()?.into_iter().collect();
+        let known: HashMap<MessageId, CaseId> = store.known_message_ids()?.into_iter().collect();
+        let i = &config.file.inbound;
+        let (early, joined) = early_replies(store, i, &limits_of(i), &known)?;
         let cases = store.cases()?;
         let subjects = SubjectIndex::new(&cases);
-        let i = &config.file.inbound;
         let mut own = vec![];
         own.extend(Address::parse(&config.file.bot.email));
         own.extend(config.file.smtp.envelope_from.clone());
-        Ok(Ingestor {
+        let mut ing = Ingestor {
             config,
             store,
             known,
@@ -259,9 +260,12 @@ impl<'a> Ingestor<'a> {
             },
             report_domains: report_domains(&cases),
             people: RobotPeople::of_cases(&cases),
-            early: early_replies(store, i, &limits_of(i))?,
-            joined: Vec::new(),
-        })
+            early,
+            joined,
+        };
+        // Kept replies whose parent is in a thread already.
+        ing.read_early()?;
+        Ok(ing)
     }
 
     /// Save the replies kept or let go of since the last save (made durable
@@ -1047,20 +1051,28 @@ fn limits_of(i: &crate::config::InboundSection) -> Limits {
 /// The replies an earlier run kept, in a room of `early_replies_bytes`:
 /// those kept longer than `hold_days`, or whose parent cannot be read
 /// again, are let go of.
+/// With them, the parents already in a case's thread (one joined while no
+/// reply was kept for it, `early_replies_bytes = 0`): their replies are read
+/// at once.
 fn early_replies(
     store: &Store,
     i: &crate::config::InboundSection,
     limits: &Limits,
-) -> Result<EarlyReplies, StoreError> {
+    known: &HashMap<MessageId, CaseId>,
+) -> Result<(EarlyReplies, Vec<MessageId>), StoreError> {
     let mut early = EarlyReplies::new(i.early_replies_bytes);
+    let mut joined = Vec::new();
     let expire = Utc::now() - chrono::Duration::days(i64::from(i.hold_days));
     for (seq, meta, raw) in store.early_replies()? {
         match parent_of(&raw, meta.stored, limits) {
-            Some(parent) if meta.kept >= expire => early.restore(seq, raw, meta, &parent),
+            Some(parent) if meta.kept >= expire => {
+                joined.extend(MessageId::parse(&parent).filter(|p| known.contains_key(p)));
+                early.restore(seq, raw, meta, &parent);
+            }
             _ => early.forget_saved(seq),
         }
     }
-    Ok(early)
+    Ok((early, joined))
 }
 
 /// The message a kept reply answers, read from its headers again.
@@ -1138,5 +1150,45 @@ mod tests {
         let ing = Ingestor::new(&config, &store).unwrap();
         assert!(!ing.may_be_tracked(quoted));
         assert!(ing.may_be_tracked(&shouted));
+    }
+
+    /// A crash after a kept reply was read into its thread but before the
+    /// save said so leaves it saved: the next run finds its parent in a
+    /// thread already, reads it at once (a duplicate now), and lets it go.
+    #[test]
+    fn a_kept_reply_whose_parent_is_in_a_thread_is_let_go_at_the_next_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("state")).unwrap();
+        let mut config = Config::load(None).unwrap();
+        config.file.bot.state_dir = tmp.path().join("unused");
+        config.file.track.senders = vec![Address::parse("oliver.sang@intel.com").unwrap()];
+        let raw = report();
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        let head = parse_head(&raw, &ing.limits).unwrap();
+        assert!(matches!(
+            ing.ingest(&raw, "report").unwrap(),
+            Outcome::Adopted { .. }
+        ));
+        let reply = |id: &str, parent: &str| {
+            format!("From: Dev <dev@kernel.example>\r\nSubject: [PATCH] crypto: {id}\r\nMessage-ID: <{id}@x>\r\nIn-Reply-To: <{parent}>\r\nDate: Tue, 5 Jun 2018 17:31:14 +1000\r\n\r\nA fix.\r\n").into_bytes()
+        };
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        assert!(matches!(
+            ing.ingest(&reply("k", "p@x"), "k").unwrap(),
+            Outcome::Unmatched
+        ));
+        ing.checkpoint().unwrap();
+        // The parent, and with it the kept reply, read; then a crash: no save.
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        ing.ingest(&reply("p", head.message_id.as_str()), "p")
+            .unwrap();
+        assert_eq!(ing.stats.late, 1);
+        store.flush().unwrap();
+        drop(ing);
+        assert_eq!(store.early_count().unwrap().0, 1);
+        let mut ing = Ingestor::new(&config, &store).unwrap();
+        assert_eq!((ing.stats.late, ing.stats.duplicates), (1, 1));
+        ing.checkpoint().unwrap();
+        assert_eq!(store.early_count().unwrap(), (0, 0));
     }
 }
