@@ -425,14 +425,9 @@ impl<'a> Ingestor<'a> {
             for e in self.early.answering(id.as_str()) {
                 self.stats.unmatched = self.stats.unmatched.saturating_sub(1);
                 self.stats.late += 1;
-                let raw = if e.meta.stored {
-                    super::mbox::unquote(&e.raw).into_owned()
-                } else {
-                    e.raw
-                };
                 let source = format!("{} (read before <{id}>, which it answers)", e.meta.source);
                 tracing::info!(message_id = %id, source = %e.meta.source, "a reply read before the message it answers: read again");
-                self.ingest_whole(&raw, &source)?;
+                self.ingest_whole(&as_read(&e.raw, e.meta.stored), &source)?;
             }
         }
         Ok(())
@@ -1037,8 +1032,7 @@ fn report_case(raw: &[u8], head: &Head, source: &str) -> Option<Result<Case, Str
     }
 }
 
-/// A subject as the robot titles a performance report (not a reply to one:
-/// its people answer from its address too).
+/// The limits a message is read under, as `[inbound]` sets them.
 fn limits_of(i: &crate::config::InboundSection) -> Limits {
     Limits {
         max_bytes: i.max_message_bytes,
@@ -1050,10 +1044,9 @@ fn limits_of(i: &crate::config::InboundSection) -> Limits {
 
 /// The replies an earlier run kept, in a room of `early_replies_bytes`:
 /// those kept longer than `hold_days`, or whose parent cannot be read
-/// again, are let go of.
-/// With them, the parents already in a case's thread (one joined while no
-/// reply was kept for it, `early_replies_bytes = 0`): their replies are read
-/// at once.
+/// again, are let go of. With them, the parents already in a case's thread
+/// (a crash came between reading a kept reply into its thread and the save
+/// that lets it go): their replies are read at once.
 fn early_replies(
     store: &Store,
     i: &crate::config::InboundSection,
@@ -1080,14 +1073,26 @@ fn parent_of(raw: &[u8], stored: bool, limits: &Limits) -> Option<String> {
     if let Some(r) = super::parse::parse_route(raw, limits) {
         return r.parent.map(str::to_string);
     }
-    let raw = if stored {
+    Some(
+        parse_head(&as_read(raw, stored), limits)
+            .ok()?
+            .parent()?
+            .to_string(),
+    )
+}
+
+/// A kept reply's bytes as a whole reading takes them: unquoted when they
+/// are an mbox message as stored (as `ingest_stored` reads one).
+fn as_read(raw: &[u8], stored: bool) -> std::borrow::Cow<'_, [u8]> {
+    if stored {
         super::mbox::unquote(raw)
     } else {
         raw.into()
-    };
-    Some(parse_head(&raw, limits).ok()?.parent()?.to_string())
+    }
 }
 
+/// A subject as the robot titles a performance report (not a reply to one:
+/// its people answer from its address too).
 fn titled_as_a_report(subject: &str) -> bool {
     let t = subject.trim_start();
     let reply = t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("re:"));
