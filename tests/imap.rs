@@ -343,27 +343,21 @@ fn replies_over_smtp_are_read_once_and_uidvalidity_change_rescans() {
 /// parent.
 #[test]
 fn a_reply_read_before_its_parent_waits_for_it_across_runs() {
-    let Some(Turn {
-        _turn,
-        _tmp,
-        cfg,
-        case,
-        mid,
-    }) = caught_up("")
-    else {
+    let Some(turn) = caught_up("") else {
         return;
     };
+    let (cfg, case, mid) = (&turn.cfg, &turn.case, &turn.mid);
     let t = token();
     let (a, b) = (format!("a{t}@dastard"), format!("b{t}@dastard"));
     let mut second = reply_to(&a, &b, "And a second thought.");
     second = second.replace("Subject: Re: report", "Subject: [PATCH] xfs: the fix");
     smtp_to_bot(&second);
-    let e = ingest_until(&cfg, |e| stat(&last_stats(e), "read") >= 1);
+    let e = ingest_until(cfg, |e| stat(&last_stats(e), "read") >= 1);
     assert_eq!(stat(&last_stats(&e), "unmatched"), 1, "{e}");
-    assert!(thread_ids(&cfg, &case).is_empty());
-    smtp_to_bot(&reply_to(&mid, &a, "This is not a regression."));
-    let e = ingest_until(&cfg, |e| stat(&last_stats(e), "read") >= 1);
-    let mut got = thread_ids(&cfg, &case);
+    assert!(thread_ids(cfg, case).is_empty());
+    smtp_to_bot(&reply_to(mid, &a, "This is not a regression."));
+    let e = ingest_until(cfg, |e| stat(&last_stats(e), "read") >= 1);
+    let mut got = thread_ids(cfg, case);
     got.sort();
     assert_eq!(got, [a, b], "{e}");
     assert!(last_stats(&e).contains("read before their parent 1"), "{e}");
@@ -371,16 +365,10 @@ fn a_reply_read_before_its_parent_waits_for_it_across_runs() {
 
 #[test]
 fn server_restart_mid_fetch_loses_and_doubles_nothing() {
-    let Some(Turn {
-        _turn,
-        _tmp,
-        cfg,
-        case,
-        mid,
-    }) = caught_up("batch = 5\npoll_secs = 1")
-    else {
+    let Some(turn) = caught_up("batch = 5\npoll_secs = 1") else {
         return;
     };
+    let (cfg, case, mid) = (&turn.cfg, &turn.case, &turn.mid);
     let t = token();
     let n = 3000;
     let ids: Vec<String> = (0..n).map(|i| format!("m{i}.{t}@dastard")).collect();
@@ -388,14 +376,14 @@ fn server_restart_mid_fetch_loses_and_doubles_nothing() {
     let new_dir = mail_dir().join("mail/example.test/bot/Maildir/new");
     for (i, id) in ids.iter().enumerate() {
         let f = new_dir.join(format!("{t}.{i}.perfbot-test"));
-        std::fs::write(&f, reply_to(&mid, id, "Looking into it.")).unwrap();
+        std::fs::write(&f, reply_to(mid, id, "Looking into it.")).unwrap();
     }
     Command::new("chown")
         .args(["-R", "mail:mail"])
         .arg(&new_dir)
         .status()
         .unwrap();
-    let (child, rx) = follow(&cfg);
+    let (child, rx) = follow(cfg);
     // Restart the server once the follower is in the middle of the fetch:
     // a few batches of ours are recorded.
     let mut lines = Vec::new();
@@ -427,7 +415,7 @@ fn server_restart_mid_fetch_loses_and_doubles_nothing() {
         log.contains("reconnecting"),
         "the restart hit a live session:\n{log}"
     );
-    let mut got = thread_ids(&cfg, &case);
+    let mut got = thread_ids(cfg, case);
     assert_eq!(got.len(), n, "{log}");
     got.sort();
     got.dedup();
