@@ -1966,15 +1966,21 @@ fn a_question_for_the_robot_leaves_the_fix_awaited() {
 /// read after it, unless the two disagree. A reply that answers the mail
 /// that moved the case comes after it, whatever its Date says (a clock set
 /// wrong). `(what, replies in written order: (from, id, parent, Date, words),
-/// state in order, state read the other way round)`.
+/// the order read, state in order, state read in that order)`.
 #[test]
 fn replies_read_out_of_their_written_order() {
     const REVERT: &str = "Not sure, so, at this moment, I'll revert this patch.";
     const FIX: &str = "Patch below, I'll send it formally once tested.\r\n\r\ndiff --git a/fs/xfs/a.c b/fs/xfs/a.c\r\n--- a/fs/xfs/a.c\r\n+++ b/fs/xfs/a.c\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n";
     const INNOCENT: &str =
         "That patch changed nothing. This is not a regression, the test is contending on one file.";
+    const ASKED: &str =
+        "Where can I find the job file for this test? Could you rerun it with the fix?";
+    const KEEP: &str =
+        "We keep the patch as it is: the drop is the price of correctness, so we won't change it.";
+    const STRANGER: &str = "Random <random@else.example>";
     const DAY1: &str = "Wed, 6 Jun 2018 09:00:00 +0000";
     const DAY2: &str = "Thu, 7 Jun 2018 09:00:00 +0000";
+    const DAY3: &str = "Fri, 8 Jun 2018 09:00:00 +0000";
     type Reply = (
         &'static str,
         &'static str,
@@ -1982,31 +1988,43 @@ fn replies_read_out_of_their_written_order() {
         &'static str,
         &'static str,
     );
-    let table: [(&str, [Reply; 2], &str, &str); 4] = [
+    /// (what, the replies in written order, the order read, the state in
+    /// order, the state read in that order).
+    type Row = (
+        &'static str,
+        &'static [Reply],
+        &'static [usize],
+        &'static str,
+        &'static str,
+    );
+    let table: [Row; 10] = [
         (
             "a fix follows a revert",
-            [
+            &[
                 (DAVE, "r1@x", None, DAY1, REVERT),
                 ("maint@kernel.example", "r2@x", Some("r1@x"), DAY2, FIX),
             ],
+            &[1, 0],
             "awaiting-fix",
             "awaiting-fix",
         ),
         (
             "the author's own change of mind",
-            [
+            &[
                 (DAVE, "m1@x", None, DAY1, REVERT),
                 (DAVE, "m2@x", None, DAY2, INNOCENT),
             ],
+            &[1, 0],
             "not-a-regression",
             "not-a-regression",
         ),
         (
             "two people disagree",
-            [
+            &[
                 ("maint@kernel.example", "d1@x", None, DAY1, INNOCENT),
                 (DAVE, "d2@x", None, DAY2, FIX),
             ],
+            &[1, 0],
             "needs-human",
             "needs-human",
         ),
@@ -2014,45 +2032,119 @@ fn replies_read_out_of_their_written_order() {
             // Read in order: the revert, then its author's answer to it,
             // dated a day before by a wrong clock.
             "an answer dated before what it answers",
-            [
+            &[
                 (DAVE, "c1@x", None, DAY2, REVERT),
                 (DAVE, "c2@x", Some("c1@x"), DAY1, INNOCENT),
             ],
+            &[1, 0],
             "not-a-regression",
             "not-a-regression",
         ),
+        (
+            // In order the question stays open beside the fix awaited, and
+            // the closure contradicts the fix. Read first, the question sent
+            // the case to a human; the fix read after it must not be lost
+            // under that human, or the closure meets nothing to contradict.
+            "a question read before an older fix, then a closure",
+            &[
+                (DAVE, "q1@x", None, DAY1, FIX),
+                (DAVE, "q2@x", None, DAY2, ASKED),
+                ("maint@kernel.example", "q3@x", None, DAY3, INNOCENT),
+            ],
+            &[1, 0, 2],
+            "needs-human",
+            "needs-human",
+        ),
+        (
+            "a question read before an older fix",
+            &[
+                (DAVE, "p1@x", None, DAY1, FIX),
+                (DAVE, "p2@x", None, DAY2, ASKED),
+            ],
+            &[1, 0],
+            "awaiting-fix",
+            "awaiting-fix",
+        ),
+        (
+            // A stranger may not close the case, but in order only says
+            // again what the author decided.
+            "a stranger agrees with the author's older decision",
+            &[
+                (DAVE, "s1@x", None, DAY1, KEEP),
+                (STRANGER, "s2@x", None, DAY2, KEEP),
+            ],
+            &[1, 0],
+            "wont-fix",
+            "wont-fix",
+        ),
+        (
+            "a stranger disagrees with the author's older decision",
+            &[
+                (DAVE, "t1@x", None, DAY1, KEEP),
+                (STRANGER, "t2@x", None, DAY2, INNOCENT),
+            ],
+            &[1, 0],
+            "needs-human",
+            "needs-human",
+        ),
+        (
+            // In order the author changes their own mind (a revert, then
+            // keeping the patch), and a maintainer's fix contradicts that.
+            // Read late, the author's second word is weighed against their
+            // own first one, not as a stranger's to it.
+            "an author's change of mind read after a maintainer's fix",
+            &[
+                (DAVE, "u1@x", None, DAY1, REVERT),
+                (DAVE, "u2@x", None, DAY2, KEEP),
+                ("maint@kernel.example", "u3@x", None, DAY3, FIX),
+            ],
+            &[0, 2, 1],
+            "needs-human",
+            "needs-human",
+        ),
+        (
+            // Read first, the question and the stranger's closure each need
+            // a human: the older fix read last settles only the first.
+            "a question and a stranger's closure, then an older fix",
+            &[
+                (DAVE, "v1@x", None, DAY1, FIX),
+                (DAVE, "v2@x", None, DAY2, ASKED),
+                (STRANGER, "v3@x", None, DAY3, INNOCENT),
+            ],
+            &[1, 2, 0],
+            "needs-human",
+            "needs-human",
+        ),
     ];
-    for (what, replies, in_order, reversed) in table {
-        for (order, expect) in [(false, in_order), (true, reversed)] {
+    for (what, replies, read, in_order, other_order) in table {
+        let written: Vec<usize> = (0..replies.len()).collect();
+        for (order, expect) in [(&written[..], in_order), (read, other_order)] {
             let tmp = tempfile::tempdir().unwrap();
             let cfg = setup(tmp.path(), "");
             let c = report(&cfg);
-            let mut mails: Vec<Vec<u8>> = replies
-                .iter()
-                .map(|(from, id, parent, date, words)| {
-                    let raw = mail(from, id, parent.unwrap_or(&c.message_id), "", words);
-                    String::from_utf8(raw)
-                        .unwrap()
-                        .replace("Tue, 5 Jun 2018 17:31:14 +1000", date)
-                        .into_bytes()
-                })
-                .collect();
-            // The last case reads the answer first only when reversed; in
-            // order, its answer is the later one read.
-            if order {
-                mails.reverse();
-            }
-            for m in &mails {
-                ingest(&cfg, m);
+            for &i in order {
+                let (from, id, parent, date, words) = replies[i];
+                let raw = mail(from, id, parent.unwrap_or(&c.message_id), "", words);
+                let raw = String::from_utf8(raw)
+                    .unwrap()
+                    .replace("Tue, 5 Jun 2018 17:31:14 +1000", date);
+                ingest(&cfg, raw.as_bytes());
             }
             let v = show(&cfg, &c.id);
-            assert_eq!(
-                v["state"],
-                expect,
-                "{what}, {}: {}",
-                if order { "reversed" } else { "in order" },
-                v["events"]
-            );
+            let how = if order == written {
+                "in order"
+            } else {
+                "out of order"
+            };
+            assert_eq!(v["state"], expect, "{what}, {how}: {}", v["events"]);
+            // Whichever the order, the question stays open for a human
+            // while the case holds a decision.
+            if replies.iter().any(|r| r.4 == ASKED) && expect == "awaiting-fix" {
+                assert_eq!(
+                    v["question"]["message_id"], replies[1].1,
+                    "{what}, {how}: {v:#}"
+                );
+            }
         }
     }
 }

@@ -9,12 +9,12 @@ use chrono::{Duration, Utc};
 use crate::config::Config;
 use crate::flows::followup::{prepare_followup, FollowUp};
 use crate::mail::dkim::Checker;
-use crate::model::case::{Case, CaseId, CaseState, Cause, MovedByMail, Question};
+use crate::model::case::{Case, CaseId, CaseState, Cause, MovedByMail, Question, Unsettled};
 use crate::model::ignore::IgnoreRule;
 use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
 use crate::model::{OutboxKind, Reading, ThreadEntry};
-use crate::reply::policy::effect::MovedBy;
+use crate::reply::policy::effect::{Asked, MovedBy};
 use crate::reply::policy::trust::{role, Policy as TrustPolicy, Role, Verdict};
 use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
@@ -191,6 +191,7 @@ pub fn handle_reply(
             ignore: rule.as_ref(),
             contributor: said.contributor(),
             question: question_change(entry, u, &plan),
+            unsettled: unsettled(entry, u, &plan),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -281,6 +282,7 @@ impl Said {
             echo: self.echo,
             moved_by: seen.moved_by,
             overtaken_by: overtaken_by(case, entry),
+            moved_before: seen.moved_before,
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
             recent_escalation: seen.recent_escalation.as_deref(),
@@ -350,21 +352,37 @@ fn ignore_rule(entry: &ThreadEntry, case: &Case, plan: &Plan) -> Option<IgnoreRu
     })
 }
 
+/// The question a mail asks, as the case keeps it.
+fn asked(entry: &ThreadEntry, u: &Understanding) -> Question {
+    Question {
+        message_id: entry.message_id.clone(),
+        from: entry.from.clone(),
+        quote: u.evidence.clone(),
+        asked: entry.received,
+    }
+}
+
 /// A question for the robot's people is recorded beside the case's
 /// decision; the robot's people writing in the thread answer an open one
 /// (the store's transaction sees whether one is open).
 fn question_change(entry: &ThreadEntry, u: &Understanding, plan: &Plan) -> QuestionChange {
-    if plan.effect.question {
-        QuestionChange::Ask(Question {
-            message_id: entry.message_id.clone(),
-            from: entry.from.clone(),
-            quote: u.evidence.clone(),
-            asked: entry.received,
-        })
-    } else if plan.role == Role::Operator {
-        QuestionChange::Answered
-    } else {
-        QuestionChange::Keep
+    match &plan.effect.question {
+        Asked::Beside => QuestionChange::Ask(asked(entry, u)),
+        Asked::WithTheMove => QuestionChange::Keep,
+        Asked::Kept(q) => QuestionChange::Ask(q.as_ref().clone()),
+        Asked::No if plan.role == Role::Operator => QuestionChange::Answered,
+        Asked::No => QuestionChange::Keep,
+    }
+}
+
+/// What a move to a human leaves unsettled that an older decision read
+/// after it may settle: a question for the robot's people, or a decision
+/// the sender could not make alone.
+fn unsettled(entry: &ThreadEntry, u: &Understanding, plan: &Plan) -> Option<Unsettled> {
+    match (&plan.effect.question, plan.effect.meant) {
+        (Asked::WithTheMove, _) => Some(Unsettled::Asked(asked(entry, u))),
+        (_, Some(m)) => Some(Unsettled::Meant(m)),
+        _ => None,
     }
 }
 
@@ -428,6 +446,8 @@ struct Seen {
     recent_escalation: Option<String>,
     /// Whose reply put the case where it is.
     moved_by: MovedBy,
+    /// Whose reply put the case where it was before the last mail moved it.
+    moved_before: MovedBy,
 }
 
 impl Seen {
@@ -454,27 +474,36 @@ impl Seen {
             .filter(|o| hours > 0 && o.kind == OutboxKind::Escalation && o.queued_at > since)
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
-        let moved_by = moved_by(store, &config.reply.trust, case, from)?;
+        let trust = &config.reply.trust;
+        let before = case
+            .moved_by_mail
+            .as_ref()
+            .and_then(|m| m.from_by.as_deref());
+        let moved_before = mover(store, trust, case, before, from)?;
+        let moved_by = mover(store, trust, case, case.moved_by.as_deref(), from)?;
         Ok(Seen {
             commands,
             answers_last_hour,
             acked_before,
             recent_escalation,
             moved_by,
+            moved_before,
         })
     }
 }
 
-/// Whose words put `case` where it stands, as the sender `from` sees it:
-/// their own (by address or mailmap), someone's the policy lets make only
-/// open moves, or another's (a trusted person, a command, nobody).
-fn moved_by(
+/// Whose words (`by`, an address) put `case` where it stands, or stood, as
+/// the sender `from` sees them: their own (by address or mailmap), someone's
+/// the policy lets make only open moves, or another's (a trusted person, a
+/// command, nobody).
+fn mover(
     store: &Store,
     trust: &TrustPolicy,
     case: &Case,
+    by: Option<&str>,
     from: Option<&Address>,
 ) -> Result<MovedBy, StoreError> {
-    let Some(by) = case.moved_by.as_deref() else {
+    let Some(by) = by else {
         return Ok(MovedBy::Another);
     };
     let Some(mover) = Address::parse(by) else {

@@ -204,6 +204,29 @@ pub struct MovedByMail {
     pub answers: Option<MessageId>,
     /// The state it moved the case from.
     pub from: CaseState,
+    /// Who moved the case into `from`, when a mail did (its From): a reply
+    /// read late is weighed against `from` as that mover left it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_by: Option<String>,
+    /// What the mail said, when it moved the case to a human where an
+    /// older decision read before it would have left the case settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsettled: Option<Unsettled>,
+}
+
+/// What a mail that sent its case to a human said, where an older decision
+/// read before it would have left the case settled: such a decision, read
+/// after it (an archive read list by list, a late delivery), takes the case
+/// as reading them in order would have (`reply::policy`'s `overtaken`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unsettled {
+    /// A question for the robot's people: beside a decision, it stays open
+    /// (`Case::question`).
+    Asked(Question),
+    /// A decision its sender may not make alone, or read unsurely: beside
+    /// the same decision, it is that decision said again.
+    Meant(CaseState),
 }
 
 /// What a report called its change: a regression, an improvement, or the

@@ -275,6 +275,8 @@ pub(crate) fn move_case(
                     written: e.written(),
                     answers: e.in_reply_to.clone(),
                     from: c.state,
+                    from_by: c.moved_by.clone(),
+                    unsettled: None,
                 }),
             ),
             _ => (None, None),
@@ -1334,6 +1336,8 @@ mod tests {
                 written: entry.date.unwrap(),
                 answers: entry.in_reply_to.clone(),
                 from: CaseState::Reported,
+                from_by: None,
+                unsettled: None,
             })
         );
         move_case(
@@ -1348,6 +1352,21 @@ mod tests {
             c.moved_by.as_deref(),
             Some("dave@x.org"),
             "no move, no new mover"
+        );
+        // The next move keeps who made the one before.
+        move_case(
+            &mut c,
+            CaseState::NeedsHuman,
+            mail("ted@x.org"),
+            String::new(),
+            Utc::now(),
+            Some(&entry),
+        );
+        let m = c.moved_by_mail.as_ref().unwrap();
+        assert_eq!(c.moved_by.as_deref(), Some("ted@x.org"));
+        assert_eq!(
+            (m.from, m.from_by.as_deref()),
+            (CaseState::AwaitingFix, Some("dave@x.org"))
         );
         let by_operator = Cause::Cli {
             user: "ops".into(),

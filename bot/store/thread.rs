@@ -9,7 +9,7 @@ use super::{
     abort, case_prefix, decode, decode_all, encode, event_key, move_case, no_case, note_event,
     Store, StoreError,
 };
-use crate::model::case::{Case, CaseId, CaseState, Cause, Question};
+use crate::model::case::{Case, CaseId, CaseState, Cause, Question, Unsettled};
 use crate::model::{MessageId, MessageRef, Quarantined, ThreadEntry, Unreadable};
 
 /// What a reply does, for `Store::record_reply`.
@@ -29,6 +29,8 @@ pub struct Reply<'a> {
     pub contributor: Option<&'a str>,
     /// What the reply does to the case's open question.
     pub question: QuestionChange,
+    /// What the move to a human leaves unsettled (`MovedByMail::unsettled`).
+    pub unsettled: Option<Unsettled>,
 }
 
 /// What a reply does to a case's open question (`Case::question`).
@@ -111,6 +113,7 @@ impl Store {
                 ignore: None,
                 contributor: None,
                 question: QuestionChange::Keep,
+                unsettled: None,
             },
         )?;
         Ok(matches!(r, Recorded::New))
@@ -178,6 +181,16 @@ impl Store {
                 if let Some((new, cause, note)) = &reply.change {
                     let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now, Some(entry));
                     events.insert(event_key(case, change_seq), encode(&ev))?;
+                    // What this mail's move leaves unsettled goes with it. A
+                    // case it finds with a human already (moved by the mail
+                    // before) now needs one for more than that mail said.
+                    if let Some(m) = c.moved_by_mail.as_mut() {
+                        m.unsettled = if m.message_id == entry.message_id {
+                            reply.unsettled.clone()
+                        } else {
+                            None
+                        };
+                    }
                 }
                 if noted || reply.change.is_some() {
                     cases.insert(case.as_str(), encode(&c))?;

@@ -5,7 +5,7 @@
 //! goes to a human with the reason.
 
 use super::trust::{Policy, Role};
-use crate::model::case::CaseState;
+use crate::model::case::{CaseState, Question};
 use crate::reply::understand::command::Command;
 use crate::reply::understand::{Basis, Intent, Understanding};
 
@@ -20,10 +20,32 @@ pub struct Effect {
     pub escalate: Option<String>,
     /// The decision is settled: an ack may be sent.
     pub decided: bool,
-    /// The reply asks the robot's people something while the case holds a
-    /// decision: the case keeps its state and records the open question
-    /// (`Case::question`) for a human to answer.
-    pub question: bool,
+    /// What becomes of a question for the robot's people.
+    pub question: Asked,
+    /// The decision the reply's words mean, when they send the case to a
+    /// human only for who said them or how surely: the same decision,
+    /// written before the reply but read after it, stands
+    /// (`MovedByMail::unsettled`).
+    pub meant: Option<CaseState>,
+}
+
+/// A question for the robot's people, as an effect keeps it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Asked {
+    /// No question, or one the case does not keep.
+    #[default]
+    No,
+    /// The reply asks while the case holds a decision: the case keeps its
+    /// state and records the open question (`Case::question`) for a human
+    /// to answer.
+    Beside,
+    /// The reply asks while the case holds no decision: the case goes to a
+    /// human, and the question goes with the move (`MovedByMail::unsettled`).
+    WithTheMove,
+    /// A decision written before such a question but read after it: the
+    /// case takes the decision, and the question stays open beside it, as
+    /// reading them in order would have left it.
+    Kept(Box<Question>),
 }
 
 impl Effect {
@@ -33,7 +55,8 @@ impl Effect {
             note: note.into(),
             escalate: None,
             decided: false,
-            question: false,
+            question: Asked::No,
+            meant: None,
         }
     }
     pub(crate) fn human(why: String) -> Effect {
@@ -42,7 +65,8 @@ impl Effect {
             note: why.clone(),
             escalate: Some(why),
             decided: false,
-            question: false,
+            question: Asked::No,
+            meant: None,
         }
     }
     /// A question for the robot's people in a case that holds a decision:
@@ -53,7 +77,8 @@ impl Effect {
             note: format!("{why}; the case stays {state}"),
             escalate: Some(why),
             decided: false,
-            question: true,
+            question: Asked::Beside,
+            meant: None,
         }
     }
 }
@@ -210,7 +235,7 @@ pub fn decide_in(
     if state == to && !r.by_command {
         return Effect::none(format!("{} again, as the case stands", u.intent));
     }
-    if let Some(e) = not_theirs_to_decide(to, &r).or_else(|| unsure(&r)) {
+    if let Some(e) = not_theirs_to_decide(to, &r).or_else(|| unsure(to, &r)) {
         return e;
     }
     if let Some(e) = against_an_earlier_decision(state, to, moved_by, &r) {
@@ -224,7 +249,8 @@ pub fn decide_in(
         note: format!("{} ({role}, confidence {:.2})", u.intent, u.confidence),
         escalate: None,
         decided: true,
-        question: false,
+        question: Asked::No,
+        meant: None,
     }
 }
 
@@ -246,7 +272,8 @@ fn before_the_intent(state: CaseState, r: &Reply) -> Option<Effect> {
             note: "reopened by command".into(),
             escalate: None,
             decided: false,
-            question: false,
+            question: Asked::No,
+            meant: None,
         });
     }
     // "Agreed, that's a bug" after the case was closed as no regression (or
@@ -291,7 +318,10 @@ fn undecided(state: CaseState, r: &Reply) -> Option<Effect> {
             if decided_state(state) {
                 Effect::asked(why, state)
             } else {
-                Effect::human(why)
+                Effect {
+                    question: Asked::WithTheMove,
+                    ..Effect::human(why)
+                }
             }
         }
         Intent::Question => Effect::none(format!(
@@ -309,7 +339,8 @@ fn undecided(state: CaseState, r: &Reply) -> Option<Effect> {
                 note: format!("{role} is investigating"),
                 escalate: None,
                 decided: false,
-                question: false,
+                question: Asked::No,
+                meant: None,
             }
         }
         Intent::Investigating => Effect::none(format!("{role} is investigating")),
@@ -350,16 +381,20 @@ fn not_theirs_to_decide(to: CaseState, r: &Reply) -> Option<Effect> {
             u.intent, u.confidence, u.evidence
         )));
     }
-    Some(Effect::human(format!(
+    let why = format!(
         "{} by {role}, who may not decide this case by {}: \"{}\"",
         u.intent,
         if r.by_command { "command" } else { "free text" },
         u.evidence
-    )))
+    );
+    Some(Effect {
+        meant: Some(to),
+        ..Effect::human(why)
+    })
 }
 
 /// A decision in free text read below the policy's confidence.
-fn unsure(r: &Reply) -> Option<Effect> {
+fn unsure(to: CaseState, r: &Reply) -> Option<Effect> {
     let (u, role, policy) = (r.u, r.role, r.policy);
     if r.by_command || u.confidence >= policy.min_confidence {
         return None;
@@ -372,10 +407,14 @@ fn unsure(r: &Reply) -> Option<Effect> {
             u.intent, u.confidence
         )));
     }
-    Some(Effect::human(format!(
+    let why = format!(
         "{} read with low confidence ({:.2} < {:.2}): \"{}\"",
         u.intent, u.confidence, policy.min_confidence, u.evidence
-    )))
+    );
+    Some(Effect {
+        meant: Some(to),
+        ..Effect::human(why)
+    })
 }
 
 /// A decision against the one the case holds. A later decision may
@@ -770,7 +809,7 @@ mod tests {
             assert_eq!(e.state, *want, "{state} {intent} {role}: {e:?}");
             assert_eq!(e.escalate.is_some(), *esc, "{state} {intent} {role}: {e:?}");
             // Escalated without a move: the question is recorded beside the state.
-            assert_eq!(e.question, want.is_none() && *esc, "{e:?}");
+            assert_eq!(e.question == Asked::Beside, want.is_none() && *esc, "{e:?}");
         }
     }
 
@@ -962,5 +1001,10 @@ mod tests {
         assert!(e.escalate.is_none(), "{e:?}");
         let e = decide(CaseState::Reported, &q, Role::Author, &policy());
         assert_eq!(e.state, Some(CaseState::NeedsHuman), "{e:?}");
+        // The question goes with the move; beside a decision, it is kept
+        // beside it.
+        assert_eq!(e.question, Asked::WithTheMove, "{e:?}");
+        let e = decide(CaseState::AwaitingFix, &q, Role::Author, &policy());
+        assert_eq!((e.state, &e.question), (None, &Asked::Beside), "{e:?}");
     }
 }

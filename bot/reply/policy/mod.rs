@@ -15,11 +15,11 @@ pub mod effect;
 pub mod people;
 pub mod trust;
 
-use effect::{decide, Effect};
+use effect::{decide, Asked, Effect};
 pub use trust::Verdict;
 use trust::{Policy, Role};
 
-use crate::model::case::{Case, CaseId, CaseState, MovedByMail};
+use crate::model::case::{Case, CaseId, CaseState, MovedByMail, Unsettled};
 use crate::model::ignore::Scope;
 use crate::model::Address;
 use crate::reply::understand::command::{Command, Parsed, USAGE};
@@ -229,6 +229,9 @@ pub struct Facts<'a> {
     /// after this one (it answers this one, or this one does not answer it
     /// and is dated before it): this one was read late.
     pub overtaken_by: Option<&'a MovedByMail>,
+    /// Whose words put the case in the state that mail moved it from
+    /// (`MovedByMail::from_by`), as this sender sees them.
+    pub moved_before: effect::MovedBy,
     /// An ack went out for this case before.
     pub acked_before: bool,
     /// Automatic answers perfbot queued to this sender in the last hour.
@@ -410,17 +413,20 @@ fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<
     let (u, now) = (f.understanding, f.case.state);
     let newer = f.overtaken_by?;
     if now == CaseState::Investigating
-        || effect.question
+        || effect.question != Asked::No
         || matches!(u.basis, Basis::Command { .. })
     {
         return None;
     }
-    let earlier = weighed(f, newer.from, effect::MovedBy::Another, role, p);
+    let earlier = weighed(f, newer.from, f.moved_before, role, p);
     let at = format!(
         "written before <{}> ({}), which moved the case to {now}",
         newer.message_id,
         newer.written.format("%Y-%m-%d %H:%M UTC")
     );
+    if let Some(e) = beneath_a_human(f, newer, &earlier, &at) {
+        return Some(e);
+    }
     // The later mail's move stands over what this one would have done.
     let stands = |t: CaseState| {
         !effect::decided_state(t)
@@ -434,6 +440,38 @@ fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<
             u.intent, u.evidence
         )),
         _ => Effect::none(format!("not acted on: {} {at}", u.intent)),
+    })
+}
+
+/// A decision written before a mail that sent the case to a human, read
+/// after it, where reading them in order would have left the case settled:
+/// that mail asked the robot's people something (the question stays open
+/// beside the decision, `Asked::Beside`), or meant the same decision but
+/// could not make it alone (said again, it moves nothing). The case takes
+/// the decision now. Else a later reply would find nothing to contradict
+/// under the human.
+fn beneath_a_human(f: &Facts, newer: &MovedByMail, earlier: &Effect, at: &str) -> Option<Effect> {
+    let t = earlier
+        .state
+        .filter(|&t| f.case.state == CaseState::NeedsHuman && effect::decided_state(t))?;
+    let (question, why) = match newer.unsettled.as_ref()? {
+        Unsettled::Asked(q) => (
+            Asked::Kept(Box::new(q.clone())),
+            "the question open beside it",
+        ),
+        Unsettled::Meant(m) if *m == t => (Asked::No, "the later words say it again"),
+        Unsettled::Meant(_) => return None,
+    };
+    Some(Effect {
+        state: Some(t),
+        note: format!(
+            "{} {at}, read after it: read in order the case holds it, {why}",
+            earlier.note
+        ),
+        escalate: None,
+        decided: earlier.decided,
+        question,
+        meant: None,
     })
 }
 
@@ -549,7 +587,7 @@ fn escalate(
             from: f.from_header.to_string(),
             message_id: f.message_id.to_string(),
             quoted: f.words.lines().take(40).map(str::to_string).collect(),
-            question: effect.question,
+            question: effect.question == Asked::Beside,
             signature: p.signature.clone(),
         }),
     })
