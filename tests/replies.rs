@@ -1997,7 +1997,7 @@ fn replies_read_out_of_their_written_order() {
         &'static str,
         &'static str,
     );
-    let table: [Row; 10] = [
+    let table: [Row; 12] = [
         (
             "a fix follows a revert",
             &[
@@ -2114,6 +2114,33 @@ fn replies_read_out_of_their_written_order() {
             &[1, 2, 0],
             "needs-human",
             "needs-human",
+        ),
+        (
+            // The revert read first; the closure before it sends the case
+            // to a human; the stranger's fix, written between the two, is
+            // still read late: it must not take the case from the human as
+            // if it were the newest word.
+            "a reply written between two read before it",
+            &[
+                ("maint@kernel.example", "w1@x", None, DAY1, INNOCENT),
+                (STRANGER, "w2@x", None, DAY2, FIX),
+                (DAVE, "w3@x", None, DAY3, REVERT),
+            ],
+            &[2, 0, 1],
+            "awaiting-revert",
+            "needs-human",
+        ),
+        (
+            // In order the maintainer's decision stands over a fix a
+            // stranger posted: read late, that fix is no disagreement.
+            "a stranger's fix read after a maintainer's later decision",
+            &[
+                (STRANGER, "x1@x", None, DAY1, FIX),
+                ("maint@kernel.example", "x2@x", None, DAY2, KEEP),
+            ],
+            &[1, 0],
+            "wont-fix",
+            "wont-fix",
         ),
     ];
     for (what, replies, read, in_order, other_order) in table {

@@ -192,6 +192,8 @@ pub fn handle_reply(
             contributor: said.contributor(),
             question: question_change(entry, u, &plan),
             unsettled: unsettled(entry, u, &plan),
+            late: plan.effect.state == Some(CaseState::NeedsHuman)
+                && overtaken_by(&case, entry).is_some(),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),

@@ -31,6 +31,11 @@ pub struct Reply<'a> {
     pub question: QuestionChange,
     /// What the move to a human leaves unsettled (`MovedByMail::unsettled`).
     pub unsettled: Option<Unsettled>,
+    /// The reply was written before the mail that moved the case last, and
+    /// read after it: a move it makes (to a human) leaves that later mail
+    /// the case's mover, so that what was written between the two is still
+    /// read late.
+    pub late: bool,
 }
 
 /// What a reply does to a case's open question (`Case::question`).
@@ -114,6 +119,7 @@ impl Store {
                 contributor: None,
                 question: QuestionChange::Keep,
                 unsettled: None,
+                late: false,
             },
         )?;
         Ok(matches!(r, Recorded::New))
@@ -179,8 +185,14 @@ impl Store {
                 events.insert(event_key(case, seq), encode(&ev))?;
                 let noted = reply.note_on(&mut c);
                 if let Some((new, cause, note)) = &reply.change {
+                    let later = reply
+                        .late
+                        .then(|| (c.moved_by.clone(), c.moved_by_mail.clone()));
                     let ev = move_case(&mut c, *new, cause.clone(), note.clone(), now, Some(entry));
                     events.insert(event_key(case, change_seq), encode(&ev))?;
+                    if let Some(mover) = later {
+                        (c.moved_by, c.moved_by_mail) = mover;
+                    }
                     // What this mail's move leaves unsettled goes with it. A
                     // case it finds with a human already (moved by the mail
                     // before) now needs one for more than that mail said.

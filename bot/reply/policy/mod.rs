@@ -427,12 +427,16 @@ fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<
     if let Some(e) = beneath_a_human(f, newer, &earlier, &at) {
         return Some(e);
     }
-    // The later mail's move stands over what this one would have done.
+    // The later mail's move stands over what this one would have done: as
+    // in order, a sender over their own open decision, and a trusted
+    // sender over an open one this sender may make but not close.
+    let untrusted = !p.trust.may_decide_by_text(role);
     let stands = |t: CaseState| {
         !effect::decided_state(t)
             || now == CaseState::NeedsHuman
             || effect::progression(t, now)
             || (f.moved_by == effect::MovedBy::Sender && !t.is_closed())
+            || (untrusted && f.moved_by == effect::MovedBy::Another && !t.is_closed())
     };
     Some(match earlier.state {
         Some(t) if !stands(t) => Effect::human(format!(
