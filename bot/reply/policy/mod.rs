@@ -402,13 +402,16 @@ fn weighed(
 
 /// A reply written before the mail that moved the case last, read after it
 /// (an archive read list by list, a late delivery): weighed as if read in
-/// order. What it would have done to the case before that move (`from`)
-/// decides nothing, or leads to where the later mail took the case, or the
-/// later mail was its sender's own change of mind: the later words stand,
-/// and it does nothing. Else two decisions disagree, and a human weighs
-/// them (a case already with a human stays there). A later reading
-/// that decided nothing (investigating) stands over nothing: the reply is
-/// weighed as usual. A command is obeyed, and a recorded question kept.
+/// order. What it would have done to the case before that move (`from`,
+/// as `from_by` left it) decides nothing, or leads to where the later mail
+/// took the case, or the later mail was its sender's own change of mind, or
+/// a trusted sender's word over an open move this sender may not close: the
+/// later words stand, and it does nothing. A later mail that sent the case
+/// to a human may have left this decision to take it (`beneath_a_human`).
+/// Else two decisions disagree, and a human weighs them (a case already
+/// with a human stays there). A later reading that decided nothing
+/// (investigating) stands over nothing: the reply is weighed as usual. A
+/// command is obeyed, and a recorded question kept.
 fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<Effect> {
     let (u, now) = (f.understanding, f.case.state);
     let newer = f.overtaken_by?;
