@@ -177,8 +177,10 @@ pub fn handle_reply(
     const TRIES: usize = 5;
     for _ in 0..TRIES {
         let case = store.case(case_id)?;
-        let seen = Seen::of(config, store, &case, &entry.text, said.from.as_ref())?;
-        let plan = policy::plan(&said.facts(config, &case, entry, &seen), &config.reply);
+        let overtaken = overtaken_by(&case, entry);
+        let seen = Seen::of(config, store, &case, entry, overtaken, said.from.as_ref())?;
+        let facts = said.facts(config, &case, entry, overtaken, &seen);
+        let plan = policy::plan(&facts, &config.reply);
         let u = &said.understanding;
         let mails = render(config, &case, entry, &plan)?;
         entry.understanding = Some(understanding_record(u, &plan, said.dkim.as_ref()));
@@ -192,8 +194,7 @@ pub fn handle_reply(
             contributor: said.contributor(),
             question: question_change(entry, u, &plan),
             unsettled: unsettled(entry, u, &plan),
-            late: plan.effect.state == Some(CaseState::NeedsHuman)
-                && overtaken_by(&case, entry).is_some(),
+            late: plan.effect.state == Some(CaseState::NeedsHuman) && overtaken.is_some(),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -264,6 +265,7 @@ impl Said {
         config: &Config,
         case: &'a Case,
         entry: &'a ThreadEntry,
+        overtaken: Option<&'a MovedByMail>,
         seen: &'a Seen,
     ) -> Facts<'a> {
         let from = self.from.as_ref();
@@ -283,7 +285,7 @@ impl Said {
             limited: entry.limited.as_deref(),
             echo: self.echo,
             moved_by: seen.moved_by,
-            overtaken_by: overtaken_by(case, entry),
+            overtaken_by: overtaken,
             moved_before: seen.moved_before,
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
@@ -448,7 +450,8 @@ struct Seen {
     recent_escalation: Option<String>,
     /// Whose reply put the case where it is.
     moved_by: MovedBy,
-    /// Whose reply put the case where it was before the last mail moved it.
+    /// Whose reply put the case where it was before the last mail moved it,
+    /// for a reply written before that mail (else unused, and not looked up).
     moved_before: MovedBy,
 }
 
@@ -457,10 +460,11 @@ impl Seen {
         config: &Config,
         store: &Store,
         case: &Case,
-        words: &str,
+        entry: &ThreadEntry,
+        overtaken: Option<&MovedByMail>,
         from: Option<&Address>,
     ) -> Result<Seen, StoreError> {
-        let commands = check_commands(store, case, words);
+        let commands = check_commands(store, case, &entry.text);
         let wants_answer = !commands.is_empty() || config.file.acks.enabled;
         let answers_last_hour = match (from, wants_answer) {
             (Some(a), true) => answers_since(store, a, Utc::now() - Duration::hours(1))?,
@@ -477,11 +481,10 @@ impl Seen {
             .max_by_key(|o| o.queued_at)
             .map(|o| o.message_id.to_string());
         let trust = &config.reply.trust;
-        let before = case
-            .moved_by_mail
-            .as_ref()
-            .and_then(|m| m.from_by.as_deref());
-        let moved_before = mover(store, trust, case, before, from)?;
+        let moved_before = match overtaken {
+            Some(m) => mover(store, trust, case, m.from_by.as_deref(), from)?,
+            None => MovedBy::Another,
+        };
         let moved_by = mover(store, trust, case, case.moved_by.as_deref(), from)?;
         Ok(Seen {
             commands,
