@@ -35,8 +35,47 @@ fn mailish() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
 }
 
+/// HTML-shaped junk: tags opened and closed out of order, tables, quotes,
+/// comments, entities, styles.
+fn htmlish() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("<div>".to_string()),
+        Just("</div>".to_string()),
+        Just("<blockquote>".to_string()),
+        Just("</blockquote>".to_string()),
+        Just("<table><tr><td>".to_string()),
+        Just("</td><td colspan=\"9999\">".to_string()),
+        Just("</tr></table>".to_string()),
+        Just("<ul><li>".to_string()),
+        Just("<pre>".to_string()),
+        Just("<br>".to_string()),
+        Just("<p>".to_string()),
+        Just("<!--".to_string()),
+        Just("-->".to_string()),
+        Just("<style>p{}".to_string()),
+        Just("&amp;&#x1F600;&#99999999;&bogus".to_string()),
+        Just("<a href=\"x\">".to_string()),
+        Just("This is not a regression.".to_string()),
+        Just("\t \n".to_string()),
+        "(?s).{0,20}",
+    ];
+    prop::collection::vec(piece, 0..80).prop_map(|v| v.concat())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// An HTML-only body is laid out as text (`flows::ingest::html`): never
+    /// a panic, and never more text than the limit.
+    #[test]
+    fn html_bodies_never_panic(html in htmlish()) {
+        let raw = format!(
+            "Message-ID: <h@x>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}"
+        );
+        let limits = Limits { max_text: 300, ..Limits::default() };
+        let m = parse(raw.as_bytes(), &limits).unwrap();
+        prop_assert!(m.text.len() <= 300);
+    }
 
     #[test]
     fn parser_never_panics_on_bytes(raw in prop::collection::vec(any::<u8>(), 0..2000)) {

@@ -179,6 +179,58 @@ fn a_patch_attached_to_a_reply_awaits_the_fix() {
     );
 }
 
+/// Dave's HTML-only reply `id` to `parent`, as Gmail writes one: a `<div>`
+/// a line, and the mail it answers under the attribution in a blockquote.
+fn html_reply(id: &str, parent: &str, own: &str, quoted: &str) -> String {
+    let own: String = own.split('\n').map(|l| format!("<div>{l}</div>")).collect();
+    format!(
+        "From: {DAVE}\r\nSubject: Re: [xfs] 0b02c8c0d7: fio.write_iops -9.0% regression\r\n\
+         Message-ID: <{id}>\r\nIn-Reply-To: <{parent}>\r\nReferences: <{parent}>\r\n\
+         Date: Tue, 5 Jun 2018 17:31:14 +1000\r\nMIME-Version: 1.0\r\n\
+         Content-Type: text/html; charset=UTF-8\r\n\r\n\
+         <div dir=\"ltr\">{own}</div><br><div class=\"gmail_quote\"><div dir=\"ltr\" \
+         class=\"gmail_attr\">On Tue, Jun 5, 2018 at 3:16 PM kernel test robot &lt;lkp@intel.com&gt; \
+         wrote:<br></div><blockquote class=\"gmail_quote\" style=\"margin:0px 0px 0px 0.8ex\">\
+         {quoted}</blockquote></div>\r\n"
+    )
+}
+
+/// An HTML-only reply is read as its writer laid it out: its lines are
+/// sentences, and what it quotes is not the replier's word.
+#[test]
+fn an_html_only_reply_is_read_line_by_line_without_its_quote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = setup(tmp.path(), "");
+    let c = report(&cfg);
+    // The quote holds a closure; the replier's own words only look.
+    let quoting = html_reply(
+        "h1@dastard",
+        &c.message_id,
+        "Hi,\nThanks, I will look at it this week.\nDave",
+        "FYI, we noticed a -9.0% regression.<br><br>This is not a regression, please ignore it.<br>",
+    );
+    ingest(&cfg, quoting.as_bytes());
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "investigating", "{v:#}");
+    let t = thread_entry(&v, "h1@dastard");
+    assert_eq!(t["text"], "Hi,\nThanks, I will look at it this week.\nDave");
+    // A decision on a line of its own is the replier's, with that line as
+    // its evidence (read as one run-on line before, it was missed).
+    let deciding = html_reply(
+        "h2@dastard",
+        "h1@dastard",
+        "This is not a regression.\nThe histogram moved\nCheers, Dave",
+        "",
+    );
+    ingest(&cfg, deciding.as_bytes());
+    let v = show(&cfg, &c.id);
+    assert_eq!(v["state"], "not-a-regression", "{v:#}");
+    assert_eq!(
+        event_to(&v, "not-a-regression")["cause"]["quote"],
+        "This is not a regression."
+    );
+}
+
 /// `perfbot classify` reads a mail as ingestion does (its attachments among
 /// its words), plain text as the replier's words, and says so in each form.
 #[test]

@@ -4,6 +4,7 @@
 pub(crate) mod early;
 pub(crate) mod failing;
 pub mod flowed;
+pub(crate) mod html;
 pub mod imap_source;
 pub(crate) mod ingestor;
 pub(crate) mod mbox;

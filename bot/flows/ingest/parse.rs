@@ -514,7 +514,7 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
             max: limits.max_parts,
         });
     }
-    // The first text part; mail-parser turns an HTML-only body into text.
+    // The first text part.
     let flowed = m
         .text_part(0)
         .and_then(|p| p.content_type())
@@ -529,10 +529,12 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
             ct.attribute("delsp")
                 .is_some_and(|f| f.eq_ignore_ascii_case("yes"))
         });
-    let mut text = m
-        .body_text(0)
-        .map(|t| t.replace("\r\n", "\n"))
-        .unwrap_or_default();
+    let mut text = match m.text_part(0).map(|p| &p.body) {
+        // An HTML-only body, laid out with its quotes marked.
+        Some(mail_parser::PartType::Html(html)) => super::html::text(html),
+        _ => m.body_text(0).unwrap_or_default().into_owned(),
+    }
+    .replace("\r\n", "\n");
     if flowed {
         text = unflow(&text, delsp);
     }
