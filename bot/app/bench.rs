@@ -702,6 +702,45 @@ pub fn classify(config: &Config, iterations: usize) -> String {
             .collect();
         out.push_str(&format!("{name}: {}\n", timed.join("; ")));
     }
+    out.push_str(&html_bodies(iterations));
+    out
+}
+
+/// An HTML-only body read as text, as ingestion reads one now (html5ever's
+/// tokenizer, laid out in `flows::ingest::html`) and by mail-parser's own
+/// conversion (as it did before): a Gmail reply quoting a report, a
+/// megabyte of lines, and a megabyte nested without end.
+fn html_bodies(iterations: usize) -> String {
+    use crate::flows::ingest::html;
+    let quoted = "&gt; 46.56 ±  3%      +7.1       53.61        fio.latency_2ms%<br>".repeat(40);
+    let gmail = format!(
+        "<div dir=\"ltr\"><div>Hi,</div><div>This is not a regression.</div><div>Dave</div></div>\
+         <div class=\"gmail_quote\"><div class=\"gmail_attr\">On Tue, kernel test robot wrote:<br></div>\
+         <blockquote class=\"gmail_quote\">{quoted}</blockquote></div>"
+    );
+    let flat = "<div>a line of words</div>".repeat((1 << 20) / 26);
+    let deep = "<blockquote><div>".repeat((1 << 20) / 17);
+    let mut out = String::from("HTML-only body to text, perfbot / mail-parser:");
+    for (what, body) in [
+        (format!("Gmail reply ({} bytes)", gmail.len()), gmail),
+        (format!("{} KB of lines", flat.len() >> 10), flat),
+        (format!("{} KB nested", deep.len() >> 10), deep),
+    ] {
+        let ours = spread_micros(iterations.min(50), || {
+            std::hint::black_box(html::text(std::hint::black_box(&body)));
+        });
+        let theirs = spread_micros(iterations.min(50), || {
+            std::hint::black_box(mail_parser::decoders::html::html_to_text(
+                std::hint::black_box(&body),
+            ));
+        });
+        out.push_str(&format!(
+            " {what}: median {:.1} µs / {:.1} µs;",
+            ours.0, theirs.0
+        ));
+    }
+    out.pop();
+    out.push('\n');
     out
 }
 
