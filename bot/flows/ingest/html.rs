@@ -49,6 +49,8 @@ struct Lines {
     pre: usize,
     /// In `<style>`, `<script>`, `<title>`: nothing a person reads.
     hidden: bool,
+    /// The line ends in a space that stands for a run of whitespace.
+    collapsed: bool,
 }
 
 #[derive(Default)]
@@ -95,6 +97,7 @@ impl Lines {
     /// End the line being written; an empty one only if `always` (a `<br>`
     /// writes an empty line, a block boundary does not).
     fn end_line(&mut self, always: bool) {
+        self.collapsed = false;
         let line = std::mem::take(&mut self.line);
         let line = line.trim_end();
         if line.is_empty() && !always {
@@ -166,14 +169,18 @@ impl Lines {
             }
             return;
         }
-        // Whitespace runs are one space, none at a line's start.
+        // HTML's whitespace runs are one space, none at a line's start; a
+        // no-break space is a space that stays (what a client writes for
+        // the spaces a person typed: indents, aligned columns).
         for c in s.chars() {
-            if c.is_whitespace() {
-                if !self.line.is_empty() && !self.line.ends_with(' ') {
+            if c.is_ascii_whitespace() {
+                if !self.line.is_empty() && !self.collapsed {
                     self.line.push(' ');
+                    self.collapsed = true;
                 }
             } else {
-                self.line.push(c);
+                self.line.push(if c == '\u{a0}' { ' ' } else { c });
+                self.collapsed = false;
             }
         }
     }
@@ -228,6 +235,11 @@ mod tests {
             (
                 "<p>\n  one\n  two\t&amp; three&nbsp;four </p>",
                 "one two & three four\n\n",
+            ),
+            // Spaces a person typed, as a client writes them, are kept.
+            (
+                "<div>&nbsp; &nbsp;46.56 &nbsp; &nbsp;+7.1</div>",
+                "   46.56    +7.1\n",
             ),
             // <pre> as written; styles, scripts and titles not read at all.
             (
