@@ -75,8 +75,19 @@ pub fn own_words(body: &str) -> String {
     let lines: Vec<&str> = body.lines().collect();
     let mut keep: Vec<&str> = Vec::with_capacity(lines.len());
     let mut quoted_since = false;
+    // Inside an inline PGP signed message's armour headers ("Hash: …"),
+    // which end at the first empty line: not the replier's words.
+    let mut armour = false;
     for (i, l) in lines.iter().enumerate() {
         let t = l.trim_end();
+        if t == "-----BEGIN PGP SIGNED MESSAGE-----" {
+            armour = true;
+            continue;
+        }
+        if armour {
+            armour = !t.is_empty();
+            continue;
+        }
         // Quoted lines first: the bulk of a long reply, and cheap to skip.
         if is_quote(t) || is_name_tag(t) {
             quoted_since = true;
@@ -110,13 +121,18 @@ pub fn own_words(body: &str) -> String {
 }
 
 /// Whether line `i` ends the replier's words: the signature ("-- ", and
-/// the common mangled "--"), a quoted original or a list footer, or an
+/// the common mangled "--"), an inline PGP signature, a quoted original or
+/// a list footer, or an
 /// Outlook header block (From: … then Sent:/To:/Subject:) that starts the
 /// original of a top-posted reply.
 fn ends_own_words(lines: &[&str], i: usize) -> bool {
     let (l, t) = (lines[i], lines[i].trim_end());
     t == "--"
         || l == "-- "
+        // Inline OpenPGP (RFC 4880 §7): the signature block, and the
+        // signature separator as a signed text escapes it.
+        || t.starts_with("-----BEGIN PGP SIGNATURE-----")
+        || l == "- -- "
         || ORIGINAL.is_match(t)
         || FOOTER.is_match(t)
         || (HEADER_LINE.is_match(t)
@@ -328,6 +344,16 @@ mod tests {
                 "signature with --",
                 "Looks like noise.\n--\nsent from my phone\n",
                 "Looks like noise.",
+            ),
+            (
+                "inline PGP: armour, then the signature block",
+                "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nOn Mon, Jan 1, 2024, X wrote:\n> regression\n\nI will revert it.\n-----BEGIN PGP SIGNATURE-----\n\niQIzBAEBCAAdFiEE\n=abcd\n-----END PGP SIGNATURE-----\n",
+                "I will revert it.",
+            ),
+            (
+                "inline PGP: the signature separator escaped",
+                "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\nNot a regression.\n\n- -- \nA Maintainer\n-----BEGIN PGP SIGNATURE-----\nxyz\n",
+                "Not a regression.",
             ),
         ];
         for (name, input, want) in cases {
