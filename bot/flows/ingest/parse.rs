@@ -514,22 +514,16 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
             max: limits.max_parts,
         });
     }
-    // The first text part.
-    let flowed = m
-        .text_part(0)
-        .and_then(|p| p.content_type())
-        .is_some_and(|ct| {
-            ct.attribute("format")
-                .is_some_and(|f| f.eq_ignore_ascii_case("flowed"))
-        });
-    let delsp = m
-        .text_part(0)
-        .and_then(|p| p.content_type())
-        .is_some_and(|ct| {
-            ct.attribute("delsp")
-                .is_some_and(|f| f.eq_ignore_ascii_case("yes"))
-        });
-    let mut text = match m.text_part(0).map(|p| &p.body) {
+    // The first text part, and what its Content-Type says of it.
+    let first = m.text_part(0);
+    let param = |name: &str, value: &str| {
+        first.and_then(|p| p.content_type()).is_some_and(|ct| {
+            ct.attribute(name)
+                .is_some_and(|v| v.eq_ignore_ascii_case(value))
+        })
+    };
+    let (flowed, delsp) = (param("format", "flowed"), param("delsp", "yes"));
+    let mut text = match first.map(|p| &p.body) {
         // An HTML-only body, laid out with its quotes marked.
         Some(mail_parser::PartType::Html(html)) => super::html::text(html),
         _ => m.body_text(0).unwrap_or_default().into_owned(),
