@@ -63,8 +63,12 @@ fn thread_grouped_folds_hold_their_figures() {
     // 23 of 103 here, 24 since a long reply's words weigh less (a
     // twenty-fourth session: in this split one reply to a human is missed
     // instead; over 10 splits decided right is up in 7, never down, and
-    // missed up by one in 2).
-    assert!(f(s.silently_missed, s.decision_replies) <= 0.24, "{s:?}");
+    // missed up by one in 2). 25 since a prose line opening with a signed
+    // figure is read (a forty-seventh session): an author's "-14%. If it's
+    // really required I can go find an x86 box …, but so far it looks like
+    // a fluke." had been read as a closure from a sentence spliced across
+    // the dropped line; read whole, it is hedged and conditional.
+    assert!(f(s.silently_missed, s.decision_replies) <= 0.25, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
     // patch to compare (read as a fix offered, awaiting it). An author's
     // "Now the same kernel with / > commits / reverted." is no revert since
@@ -102,14 +106,17 @@ fn thread_grouped_folds_hold_their_figures() {
     assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 1, "{t:?}");
     // Where nobody decided or asked anything, few go to a human: 6 of 45
     // here, 7 since words under a negation are features of their own (a
-    // twenty-third session; the issue asks at most 25%).
+    // twenty-third session; the issue asks at most 25%). 8 since a prose
+    // line opening with a signed figure is read (a forty-seventh session):
+    // a second reading of 0.20 instead of 0.19 reaches `review.min_signal`;
+    // over ten splits the mean is 8.0 of 45, 7.9 before.
     let quiet: Vec<_> = t
         .iter()
         .filter(|x| x.decision.is_none() && !x.asked)
         .collect();
     let to_human = quiet.iter().filter(|x| x.outcome == T::ToHuman).count();
     assert!(
-        f(to_human, quiet.len()) <= 0.16,
+        f(to_human, quiet.len()) <= 0.18,
         "{to_human} of {}",
         quiet.len()
     );
@@ -706,4 +713,101 @@ fn a_reply_without_words_of_its_own_carries_no_readings() {
             assert!(u.secondary.is_empty(), "{body:?}: {u:?}");
         }
     }
+}
+
+/// `text` with its own prose re-filled to `width` columns (a huge width
+/// joins each paragraph into one line, as web mailers send it). Quotes,
+/// indented or spaced lines (code, tables), headers, short lines and lines
+/// of few letters stay as they are, and break paragraphs.
+fn refill(text: &str, width: usize) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut para: Vec<&str> = Vec::new();
+    let flush = |para: &mut Vec<&str>, out: &mut Vec<String>| {
+        let mut line = String::new();
+        for word in para.drain(..).flat_map(str::split_whitespace) {
+            if !line.is_empty() && line.len() + 1 + word.len() > width {
+                out.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        if !line.is_empty() {
+            out.push(line);
+        }
+    };
+    for l in text.lines() {
+        let t = l.trim();
+        let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+        let prose = !l.starts_with(['>', ' ', '\t'])
+            && l != "-- "
+            && t.len() >= 30
+            && !t.contains("  ")
+            && letters * 2 >= t.chars().count()
+            && !["o ", "* ", "- "].iter().any(|b| t.starts_with(b))
+            && !is_header(t);
+        if prose {
+            para.push(t);
+        } else {
+            flush(&mut para, &mut out);
+            out.push(l.to_string());
+        }
+    }
+    flush(&mut para, &mut out);
+    out.join("\n")
+}
+
+/// "Subject: …", "Fixes: …": a header or trailer, never re-filled.
+fn is_header(t: &str) -> bool {
+    t.split_once(": ").is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    })
+}
+
+/// How a reply's lines are wrapped changes nothing of how it is read: each
+/// labelled reply of `replies/dev` and `replies/more`, its prose re-filled to
+/// 40 columns or joined into one line a paragraph, gets the reading of its
+/// own wrapping, from the same words. (Before a line going on with a
+/// sentence was read as prose whatever it opens with, and an attribution
+/// could wrap over three lines, 3 of 219 labelled replies were read as
+/// another intent at 40 columns and 2 joined: BENCHMARKS.md, a
+/// forty-seventh session.)
+#[test]
+fn replies_read_alike_however_their_lines_are_wrapped() {
+    use perfbot::flows::ingest::parse::body_text;
+    let model = perfbot::reply::understand::model::builtin();
+    let reading = |body: &str| {
+        let u = read(
+            body,
+            &own_words(body),
+            Context::default(),
+            Rules::builtin(),
+            model,
+        );
+        let evidence: Vec<String> = u.evidence.split_whitespace().map(String::from).collect();
+        (u.intent, evidence)
+    };
+    let mut unlike = Vec::new();
+    let mut n = 0;
+    for dir in ["dev", "more"] {
+        let dir = root().join("tests/fixtures/replies").join(dir);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.extension().is_some_and(|e| e == "eml" || e == "txt") {
+                continue;
+            }
+            let text = body_text(&std::fs::read(&path).unwrap());
+            let want = reading(&text);
+            for width in [40, usize::MAX] {
+                let got = reading(&refill(&text, width));
+                if got != want {
+                    unlike.push(format!("{} at {width}: {want:?} / {got:?}", path.display()));
+                }
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 210, "{n}");
+    assert!(unlike.is_empty(), "read otherwise:\n{}", unlike.join("\n"));
 }

@@ -289,23 +289,76 @@ pub(crate) fn normalise(s: &str) -> String {
     out
 }
 
-/// A line of code, a log or a table rather than prose.
-fn is_data_line(l: &str) -> bool {
+/// A line of figures, or of signs: fewer letters than other characters.
+fn few_letters(t: &str) -> bool {
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    letters * 2 < t.chars().count()
+}
+
+/// Whether a paragraph's line is left out of its prose (code, a diff, a log,
+/// a table), after the text `open` of a sentence not yet ended. A line that
+/// goes on with such a sentence is prose whatever it opens with, as
+/// wrapping leaves it ("… the reported / -14%. If it's …", "… merge the two
+/// patches to / 3.14?"), unless it is indented or a diff's own markers; a
+/// line of figures only when it is one word or ends the sentence (at its
+/// first word or its last). After a colon, a line of more than one word is
+/// the data the colon introduced.
+fn skipped(l: &str, open: &str) -> bool {
     let t = l.trim();
     if t.is_empty() {
         return false;
     }
-    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
-    letters * 2 < t.chars().count()
-        || l.starts_with('\t')
+    let open = open.trim();
+    let goes_on = !open.is_empty() && !open.ends_with(':');
+    if l.starts_with('\t')
         || l.starts_with("    ")
         || t.starts_with("diff --git")
         || t.starts_with("@@")
-        || t.starts_with('+')
-        || (t.starts_with('-') && !t.starts_with("- "))
-        || t.ends_with(';')
-        || t.ends_with('{')
+    {
+        return true;
+    }
+    if few_letters(t) {
+        let first = t.split_whitespace().next().unwrap_or_default();
+        let tail = first.ends_with(['.', '?', '!', ',']) || t.ends_with(['.', '?', '!']);
+        // One word (a figure, a commit id) is wrapped text even after a colon.
+        let word = first == t && !open.is_empty();
+        return !(word || (goes_on && tail));
+    }
+    // Code whatever comes before it: a block's braces, a statement with
+    // code's punctuation, a diff's line with a space or tab after its sign.
+    let signed = is_diff_line(t);
+    let code = t.ends_with('{')
         || t == "}"
+        || (t.ends_with(';') && has_code_punctuation(t))
+        || (signed && !t[1..].starts_with(char::is_alphanumeric));
+    code || ((signed || is_statement(t)) && !goes_on)
+}
+
+/// A line a diff added or removed. A signed figure opening a line of prose
+/// ("-2.4% regression reads to me like an improvement") is the report's
+/// change quoted back, not a diff: the letters test above still drops a
+/// line of figures.
+fn is_diff_line(t: &str) -> bool {
+    let mut chars = t.chars();
+    let sign = chars.next();
+    let next = chars.next();
+    match sign {
+        Some('+') => !next.is_some_and(|c| c.is_ascii_digit()),
+        Some('-') => next.is_some_and(|c| c != ' ' && !c.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// A line of C ending a statement. A line of prose can end in `;` too ("It
+/// also;" before a list, a list item): a statement has code's punctuation or
+/// identifiers, or is a few words ("return;", "int err;").
+fn is_statement(t: &str) -> bool {
+    t.ends_with(';') && (has_code_punctuation(t) || t.split_whitespace().count() <= 4)
+}
+
+/// Brackets, operators or an identifier's underscore: rare in prose.
+fn has_code_punctuation(t: &str) -> bool {
+    t.contains(|c| "()=[]*&<>{}_".contains(c))
 }
 
 /// Sentences of prose, in order (original text, whitespace collapsed).
@@ -337,7 +390,10 @@ fn each_sentence(words: &str, mut f: impl FnMut(&str) -> ControlFlow<()>) {
         flow
     };
     for para in words.split("\n\n") {
-        for line in para.lines().filter(|l| !is_data_line(l)) {
+        for line in para.lines() {
+            if skipped(line, &cur) {
+                continue;
+            }
             // A paragraph's lines are joined by one space.
             let mut chars = line.trim().chars().chain(std::iter::once(' ')).peekable();
             while let Some(c) = chars.next() {
@@ -918,6 +974,70 @@ mod tests {
         );
     }
 
+    /// A word wrapping left alone on a line ends the sentence it belongs to.
+    #[test]
+    fn sentences_of_wrapped_lines() {
+        for (words, expect) in [
+            (
+                "You're going to merge the two patches to\n3.14?",
+                &["You're going to merge the two patches to 3.14?"][..],
+            ),
+            (
+                "Still far off from the reported\n-14%. If it's really required I can test it.",
+                &[
+                    "Still far off from the reported -14%.",
+                    "If it's really required I can test it.",
+                ],
+            ),
+            (
+                "The numbers:\n12345\nAll good.",
+                &["The numbers: 12345 All good."],
+            ),
+            (
+                "The numbers:\n12 345\nAll good.",
+                &["The numbers: All good."],
+            ),
+            (
+                "It is fixed.\n12345 678\nAll good.",
+                &["It is fixed.", "All good."],
+            ),
+            (
+                "It is fixed.\n3.14\nAll good.",
+                &["It is fixed.", "All good."],
+            ),
+            (
+                "It is fixed in\n    code();\nthe tree.",
+                &["It is fixed in the tree."],
+            ),
+            (
+                "The regression reduced\nto -0.6%. Good.",
+                &["The regression reduced to -0.6%.", "Good."],
+            ),
+            (
+                "It is always built with\n-falign-functions=64 now.",
+                &["It is always built with -falign-functions=64 now."],
+            ),
+            (
+                "It reduces the scan rates by\n33%. It also;\n\nFine.",
+                &["It reduces the scan rates by 33%.", "It also;", "Fine."],
+            ),
+            (
+                "Something like\n-\tfoo();\n+\tbar();\nthis.",
+                &["Something like this."],
+            ),
+            (
+                "Something like\nfoo(bar);\nthis.",
+                &["Something like this."],
+            ),
+            (
+                "Like this:\n-foo bar baz\n+foo bar\nDone.",
+                &["Like this: Done."],
+            ),
+        ] {
+            assert_eq!(sentences(words), expect, "{words:?}");
+        }
+    }
+
     #[test]
     fn sentence_split() {
         let s = sentences("This is it. Really?\nYes!  e.g. this stays.\n\n    code();\nlast line");
@@ -931,6 +1051,61 @@ mod tests {
                 "last line"
             ]
         );
+    }
+
+    /// Which lines are code, logs or tables, and which are prose.
+    #[test]
+    fn data_lines() {
+        for (line, data) in [
+            ("This is not a regression.", false),
+            ("- This is a list item in prose.", false),
+            (
+                "-2.4% regression reads to me like an improvement of 2.4%.",
+                false,
+            ),
+            (
+                "+12.3% is what the robot saw, and I can reproduce it.",
+                false,
+            ),
+            (
+                "-14%. If it's really required I can go find a box, but",
+                false,
+            ),
+            ("-\treturn __legitimize_path(path, nd->m_seq, seq);", true),
+            ("+\treturn !!(gfp_flags & __GFP_RECLAIM);", true),
+            ("+static void lru_add_and_bh_lrus_drain(void)", true),
+            ("--- a/fs/namei.c", true),
+            ("+++ b/fs/namei.c", true),
+            ("-Dave.", true),
+            ("+1", true),
+            ("-1", true),
+            ("-12.3%   +5.1%   1.2e+06", true),
+            ("    indented code", true),
+            ("\tindented code", true),
+            ("diff --git a/x b/x", true),
+            ("@@ -1,3 +1,4 @@", true),
+            ("kobject_put(&mddev->kobj);", true),
+            ("goto out_free_mddev;", true),
+            ("int err;", true),
+            ("return;", true),
+            (
+                "unsigned long nextevt, nextevt_local, nextevt_global;",
+                true,
+            ),
+            ("struct timer_base *base_local, *base_global;", true),
+            (
+                "rates by 33% giving almost 99% allocation success rates. It also;",
+                false,
+            ),
+            (
+                "1 creates an eventfd with the counter's initial value set to 0;",
+                false,
+            ),
+            ("if (x) {", true),
+            ("}", true),
+        ] {
+            assert_eq!(skipped(line, ""), data, "{line:?}");
+        }
     }
 
     proptest::proptest! {

@@ -97,12 +97,7 @@ pub fn own_words(body: &str) -> String {
             break;
         }
         if is_attribution(&lines, i) {
-            // A wrapped attribution: drop its first half too.
-            if keep.last().is_some_and(|p| {
-                !p.trim().is_empty() && p.trim_start().to_lowercase().starts_with("on ")
-            }) {
-                keep.pop();
-            }
+            drop_attribution_start(&mut keep);
             continue;
         }
         if !t.trim().is_empty() {
@@ -119,6 +114,25 @@ pub fn own_words(body: &str) -> String {
     strip_signoff(&mut keep);
     paragraphs(&keep)
 }
+
+/// A wrapped attribution ("On Sat, Mar 28, 2020 at 9:24 PM kernel / test
+/// robot <…> / wrote:"): its first lines, just kept, go too. They are the
+/// lines right above, with no blank between, back to the one opening "On ".
+fn drop_attribution_start(keep: &mut Vec<&str>) {
+    let run = keep
+        .iter()
+        .rev()
+        .take(ATTRIBUTION_LINES - 1)
+        .take_while(|p| !p.trim().is_empty())
+        .count();
+    let opens = |p: &str| p.trim_start().to_lowercase().starts_with("on ");
+    if let Some(k) = (1..=run).find(|&k| opens(keep[keep.len() - k])) {
+        keep.truncate(keep.len() - k);
+    }
+}
+
+/// The most lines a wrapped attribution takes.
+const ATTRIBUTION_LINES: usize = 3;
 
 /// Whether line `i` ends the replier's words: the signature ("-- ", and
 /// the common mangled "--"), an inline PGP signature, a quoted original or
@@ -258,6 +272,16 @@ mod tests {
                 "wrapped attribution",
                 "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test\nrobot wrote:\n> regression\nOk.",
                 "Ok.",
+            ),
+            (
+                "attribution wrapped over three lines",
+                "Thanks.\n\nOn Sat, Mar 28, 2020 at 9:24 PM kernel\ntest robot <rong.a.chen@intel.com>\nwrote:\n> regression\nThis patch is abandoned.",
+                "Thanks.\n\nThis patch is abandoned.",
+            ),
+            (
+                "own words right above an attribution stay",
+                "I looked at it\nand it is noise.\nOn Mon, Bob wrote:\n> regression\nOk.",
+                "I looked at it\nand it is noise.\nOk.",
             ),
             (
                 "quotes without a space and nested",
