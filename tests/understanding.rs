@@ -63,12 +63,8 @@ fn thread_grouped_folds_hold_their_figures() {
     // 23 of 103 here, 24 since a long reply's words weigh less (a
     // twenty-fourth session: in this split one reply to a human is missed
     // instead; over 10 splits decided right is up in 7, never down, and
-    // missed up by one in 2). 25 since a prose line opening with a signed
-    // figure is read (a forty-seventh session): an author's "-14%. If it's
-    // really required I can go find an x86 box …, but so far it looks like
-    // a fluke." had been read as a closure from a sentence spliced across
-    // the dropped line; read whole, it is hedged and conditional.
-    assert!(f(s.silently_missed, s.decision_replies) <= 0.25, "{s:?}");
+    // missed up by one in 2).
+    assert!(f(s.silently_missed, s.decision_replies) <= 0.24, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
     // patch to compare (read as a fix offered, awaiting it). An author's
     // "Now the same kernel with / > commits / reverted." is no revert since
@@ -106,17 +102,18 @@ fn thread_grouped_folds_hold_their_figures() {
     assert!(n(T::Wrong, true) + n(T::Wrong, false) <= 1, "{t:?}");
     // Where nobody decided or asked anything, few go to a human: 6 of 45
     // here, 7 since words under a negation are features of their own (a
-    // twenty-third session; the issue asks at most 25%). 8 since a prose
-    // line opening with a signed figure is read (a forty-seventh session):
-    // a second reading of 0.20 instead of 0.19 reaches `review.min_signal`;
-    // over ten splits the mean is 8.0 of 45, 7.9 before.
+    // twenty-third session; the issue asks at most 25%). 9 since wrapped
+    // lines and salutations are read as such (a forty-seventh session): in
+    // this split two second readings cross `review.min_signal` (0.19 to
+    // 0.20); over ten splits the mean is 8.1 of 45 (7 to 10), 7.9 (6 to 10)
+    // before.
     let quiet: Vec<_> = t
         .iter()
         .filter(|x| x.decision.is_none() && !x.asked)
         .collect();
     let to_human = quiet.iter().filter(|x| x.outcome == T::ToHuman).count();
     assert!(
-        f(to_human, quiet.len()) <= 0.18,
+        f(to_human, quiet.len()) <= 0.2,
         "{to_human} of {}",
         quiet.len()
     );
@@ -765,16 +762,17 @@ fn is_header(t: &str) -> bool {
     })
 }
 
-/// How a reply's lines are wrapped changes nothing of how it is read: each
-/// labelled reply of `replies/dev` and `replies/more`, its prose re-filled to
-/// 40 columns or joined into one line a paragraph, gets the reading of its
-/// own wrapping, from the same words. (Before a line going on with a
+/// How a reply's lines are wrapped, and whom it greets, change nothing of
+/// how it is read: each labelled reply of `replies/dev` and `replies/more`,
+/// its prose re-filled to 40 columns or joined into one line a paragraph, or
+/// opened with "Hi Oliver,", gets the reading it has as written, from the
+/// same words. (Before a line going on with a
 /// sentence was read as prose whatever it opens with, and an attribution
 /// could wrap over three lines, 3 of 219 labelled replies were read as
 /// another intent at 40 columns and 2 joined: BENCHMARKS.md, a
-/// forty-seventh session.)
+/// forty-seventh session; greeted, 7 were read otherwise.)
 #[test]
-fn replies_read_alike_however_their_lines_are_wrapped() {
+fn replies_read_alike_however_wrapped_or_greeted() {
     use perfbot::flows::ingest::parse::body_text;
     let model = perfbot::reply::understand::model::builtin();
     let reading = |body: &str| {
@@ -799,10 +797,15 @@ fn replies_read_alike_however_their_lines_are_wrapped() {
             }
             let text = body_text(&std::fs::read(&path).unwrap());
             let want = reading(&text);
-            for width in [40, usize::MAX] {
-                let got = reading(&refill(&text, width));
+            let variants = [
+                ("at 40 columns", refill(&text, 40)),
+                ("joined", refill(&text, usize::MAX)),
+                ("greeted", format!("Hi Oliver,\n\n{text}")),
+            ];
+            for (how, variant) in variants {
+                let got = reading(&variant);
                 if got != want {
-                    unlike.push(format!("{} at {width}: {want:?} / {got:?}", path.display()));
+                    unlike.push(format!("{} {how}: {want:?} / {got:?}", path.display()));
                 }
             }
             n += 1;

@@ -111,6 +111,7 @@ pub fn own_words(body: &str) -> String {
         }
         keep.push(t);
     }
+    strip_salutation(&mut keep);
     strip_signoff(&mut keep);
     paragraphs(&keep)
 }
@@ -221,6 +222,33 @@ fn next_is_quote(lines: &[&str], i: usize) -> bool {
         .is_none_or(|l| is_quote(l))
 }
 
+/// Opening words of a salutation ("Hi Oliver,", "Hello all,", "Dear Rong,").
+static SALUTATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:hi|hello|hey|hallo|dear|greetings|howdy|good (?:morning|afternoon|evening)|morning)\b")
+        .unwrap()
+});
+
+/// Remove a leading salutation: its own line, addressing people ("Hi
+/// Oliver,", "Hi Darrick, Hi Dave, and all,", "Hello, all."), never a
+/// sentence with more in it ("Hi, I'll revert it.", "Hi Oliver, could you
+/// rerun it?"). Who is greeted is no part of what the reply says, and a
+/// name the model learnt would be the thread's, not the reply's.
+fn strip_salutation(keep: &mut Vec<&str>) {
+    // One line a greeting: "Hi Oliver,\nHi Dave," greets two.
+    while let Some(first) = keep.iter().position(|l| !l.trim().is_empty()) {
+        let t = keep[first].trim();
+        let words = t.split_whitespace().count();
+        let greets = SALUTATION.is_match(t)
+            && t.len() <= 60
+            && ((t.ends_with([',', ':']) && words <= 8) || words <= 3);
+        // Only when something stays: "Hi!" alone is the whole reply.
+        if !greets || !keep[first + 1..].iter().any(|l| !l.trim().is_empty()) {
+            return;
+        }
+        keep.drain(..=first);
+    }
+}
+
 /// Remove a trailing sign-off: a closing word followed by at most two short
 /// name lines, at the very end.
 fn strip_signoff(keep: &mut Vec<&str>) {
@@ -284,6 +312,33 @@ mod tests {
                 "I looked at it\nand it is noise.\nOk.",
             ),
             (
+                "a salutation on its own line",
+                "Hi Oliver,\n\nOn Mon, Bob wrote:\n> regression\n\nThis is noise.",
+                "This is noise.",
+            ),
+            (
+                "a salutation to many",
+                "Hi Darrick, Hi Dave, and all,\nI'll revert it.",
+                "I'll revert it.",
+            ),
+            ("a short salutation", "Hello, all.\n\nI'll revert it.", "I'll revert it."),
+            (
+                "two salutations",
+                "Hi Oliver,\n\nHi,\n\nI'll revert it.",
+                "I'll revert it.",
+            ),
+            (
+                "a salutation with more in it stays",
+                "Hi Oliver, could you rerun it?\n\nThanks.",
+                "Hi Oliver, could you rerun it?",
+            ),
+            (
+                "a sentence after a greeting word stays",
+                "Hi, I'll revert this patch.\n\nThanks.",
+                "Hi, I'll revert this patch.",
+            ),
+            ("a salutation alone stays", "Hi Dave!\n", "Hi Dave!"),
+            (
                 "quotes without a space and nested",
                 ">>regression\n>regression\nI'll revert this patch.\n",
                 "I'll revert this patch.",
@@ -310,8 +365,8 @@ mod tests {
             ),
             (
                 "a capital after the quote starts a new sentence",
-                "Hi Oliver\n\n> quoted\n\nReverted it.\n",
-                "Hi Oliver\n\nReverted it.",
+                "I looked again\n\n> quoted\n\nReverted it.\n",
+                "I looked again\n\nReverted it.",
             ),
             (
                 "top-posted outlook",
