@@ -213,7 +213,8 @@ fn an_html_only_reply_is_read_line_by_line_without_its_quote() {
     let v = show(&cfg, &c.id);
     assert_eq!(v["state"], "investigating", "{v:#}");
     let t = thread_entry(&v, "h1@dastard");
-    assert_eq!(t["text"], "Hi,\nThanks, I will look at it this week.\nDave");
+    // Its lines as written, its salutation left out as in plain text.
+    assert_eq!(t["text"], "Thanks, I will look at it this week.\nDave");
     // A decision on a line of its own is the replier's, with that line as
     // its evidence (read as one run-on line before, it was missed).
     let deciding = html_reply(

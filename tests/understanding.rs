@@ -755,6 +755,21 @@ fn refill(text: &str, width: usize) -> String {
     out.join("\n")
 }
 
+/// `text` with "[...]" under each run of quoted lines, as a replier marks
+/// where they cut the quote.
+fn mark_cuts(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        out.push(*l);
+        let next_quoted = lines.get(i + 1).is_some_and(|n| n.starts_with('>'));
+        if l.starts_with('>') && !next_quoted {
+            out.push("[...]");
+        }
+    }
+    out.join("\n")
+}
+
 /// "Subject: …", "Fixes: …": a header or trailer, never re-filled.
 fn is_header(t: &str) -> bool {
     t.split_once(": ").is_some_and(|(name, _)| {
@@ -762,17 +777,19 @@ fn is_header(t: &str) -> bool {
     })
 }
 
-/// How a reply's lines are wrapped, and whom it greets, change nothing of
-/// how it is read: each labelled reply of `replies/dev` and `replies/more`,
-/// its prose re-filled to 40 columns or joined into one line a paragraph, or
-/// opened with "Hi Oliver,", gets the reading it has as written, from the
+/// How a reply's lines are wrapped, whom it greets and how it marks its
+/// cuts of the quote change nothing of how it is read: each labelled reply
+/// of `replies/dev` and `replies/more`, its prose re-filled to 40 columns or
+/// joined into one line a paragraph, opened with "Hi Oliver,", or with
+/// "[...]" under each quote, gets the reading it has as written, from the
 /// same words. (Before a line going on with a
 /// sentence was read as prose whatever it opens with, and an attribution
 /// could wrap over three lines, 3 of 219 labelled replies were read as
 /// another intent at 40 columns and 2 joined: BENCHMARKS.md, a
-/// forty-seventh session; greeted, 7 were read otherwise.)
+/// forty-seventh session; greeted, 7 were read otherwise, and with cuts
+/// marked 2, one of them as a revert.)
 #[test]
-fn replies_read_alike_however_wrapped_or_greeted() {
+fn replies_read_alike_however_wrapped_greeted_or_cut() {
     use perfbot::flows::ingest::parse::body_text;
     let model = perfbot::reply::understand::model::builtin();
     let reading = |body: &str| {
@@ -801,6 +818,7 @@ fn replies_read_alike_however_wrapped_or_greeted() {
                 ("at 40 columns", refill(&text, 40)),
                 ("joined", refill(&text, usize::MAX)),
                 ("greeted", format!("Hi Oliver,\n\n{text}")),
+                ("with its cuts marked", mark_cuts(&text)),
             ];
             for (how, variant) in variants {
                 let got = reading(&variant);

@@ -57,6 +57,39 @@ fn is_quote(line: &str) -> bool {
     t.starts_with('>') || t.starts_with("|>")
 }
 
+/// A line that marks where the replier cut the quote: "[...]", "<snip>",
+/// "[ … ]", "--snip--". Beside a quote it is part of it: the replier's
+/// sentence the quote cut goes on after it ("Now the same kernel with /
+/// > 4f432e8bb1 (…) / [...] / reverted.").
+fn is_elision(t: &str) -> bool {
+    const CUT: &[&str] = &[
+        "",
+        "snip",
+        "snipped",
+        "snip snip",
+        "cut",
+        "trimmed",
+        "skip",
+        "skipped",
+    ];
+    let t = t.trim();
+    let inner = t
+        .strip_prefix(['[', '<', '('])
+        .and_then(|r| r.strip_suffix([']', '>', ')']))
+        .unwrap_or(t);
+    let inner = inner.trim_matches(|c: char| c == '.' || c == '…' || c == '-' || c.is_whitespace());
+    // Dashes alone are a signature's separator ("--"), dots alone a cut.
+    let marked = !inner.is_empty() || t.contains(['.', '…']);
+    t.len() <= 40 && marked && CUT.contains(&inner.to_lowercase().as_str())
+}
+
+/// Is the nearest non-blank line above or below line `i` a quote?
+fn beside_quote(lines: &[&str], i: usize) -> bool {
+    let quote = |l: Option<&&str>| l.is_some_and(|l| is_quote(l));
+    quote(lines[..i].iter().rev().find(|l| !l.trim().is_empty()))
+        || quote(lines[i + 1..].iter().find(|l| !l.trim().is_empty()))
+}
+
 /// "[Jaegeuk Kim]"-style tag that some mailers put before an inline reply
 /// chunk, or a bare name line ("Dave Chinner:") ending an attribution.
 fn is_name_tag(line: &str) -> bool {
@@ -89,7 +122,7 @@ pub fn own_words(body: &str) -> String {
             continue;
         }
         // Quoted lines first: the bulk of a long reply, and cheap to skip.
-        if is_quote(t) || is_name_tag(t) {
+        if is_quote(t) || is_name_tag(t) || (is_elision(t) && beside_quote(&lines, i)) {
             quoted_since = true;
             continue;
         }
@@ -118,7 +151,9 @@ pub fn own_words(body: &str) -> String {
 
 /// A wrapped attribution ("On Sat, Mar 28, 2020 at 9:24 PM kernel / test
 /// robot <…> / wrote:"): its first lines, just kept, go too. They are the
-/// lines right above, with no blank between, back to the one opening "On ".
+/// lines right above, with no blank between, back to the one opening "On ",
+/// or the one line right above when it names a mail address ("X <x@y> /
+/// writes:").
 fn drop_attribution_start(keep: &mut Vec<&str>) {
     let run = keep
         .iter()
@@ -129,6 +164,9 @@ fn drop_attribution_start(keep: &mut Vec<&str>) {
     let opens = |p: &str| p.trim_start().to_lowercase().starts_with("on ");
     if let Some(k) = (1..=run).find(|&k| opens(keep[keep.len() - k])) {
         keep.truncate(keep.len() - k);
+    } else if run >= 1 && has_address(keep[keep.len() - 1]) {
+        // "\"Rafael J. Wysocki\" <rafael@kernel.org> / writes:"
+        keep.pop();
     }
 }
 
@@ -206,12 +244,16 @@ fn continues_across_quote(keep: &[&str], next: &str) -> bool {
 /// ends in a colon ("2020년 2월 28일 (금) 오후 4:42, X <x@y>님이 작성:"), when a
 /// quote follows it.
 fn names_an_address(t: &str) -> bool {
-    t.ends_with(':')
-        && t.split_whitespace().any(|w| {
-            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-            w.split_once('@')
-                .is_some_and(|(a, d)| !a.is_empty() && d.contains('.'))
-        })
+    t.ends_with(':') && has_address(t)
+}
+
+/// Does a word of `t` look like a mail address?
+fn has_address(t: &str) -> bool {
+    t.split_whitespace().any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        w.split_once('@')
+            .is_some_and(|(a, d)| !a.is_empty() && d.contains('.'))
+    })
 }
 
 /// Is the next non-blank line a quote (so line `i` introduces it)?
@@ -307,9 +349,34 @@ mod tests {
                 "Thanks.\n\nThis patch is abandoned.",
             ),
             (
+                "a name and address above a wrapped \"writes:\"",
+                "\"Rafael J. Wysocki\" <rafael@kernel.org>\nwrites:\n> regression\n\nThanks.\n\nShould we stop testing it?",
+                "Thanks.\n\nShould we stop testing it?",
+            ),
+            (
                 "own words right above an attribution stay",
                 "I looked at it\nand it is noise.\nOn Mon, Bob wrote:\n> regression\nOk.",
                 "I looked at it\nand it is noise.\nOk.",
+            ),
+            (
+                "a cut in the quote is part of it",
+                "Now the same kernel with\n\n> 4f432e8bb1 (\"x86/mce\")\n[...]\n\nreverted.\n",
+                "Now the same kernel with\n[…]\nreverted.",
+            ),
+            (
+                "cuts marked otherwise",
+                "On Mon, Bob wrote:\n<snip>\n> regression\n[ … ]\n> more\n--snip--\n\nSure.",
+                "Sure.",
+            ),
+            (
+                "a signature's dashes under a quote end the words",
+                "> regression\nI'll look.\n> more\n--\nJohn Doe\nAcme Corp",
+                "I'll look.",
+            ),
+            (
+                "dots that are no cut stay",
+                "I ran it again\n...\nand it is noise.",
+                "I ran it again\n...\nand it is noise.",
             ),
             (
                 "a salutation on its own line",
