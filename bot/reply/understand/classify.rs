@@ -325,20 +325,26 @@ fn skipped(l: &str, open: &str) -> bool {
         return !(word || (goes_on && tail));
     }
     // Code whatever comes before it: a block's braces, a statement with
-    // code's punctuation, a diff's line with a space or tab after its sign.
-    let signed = is_diff_line(t);
+    // code's punctuation or an identifier's `_`, a diff's line with a space
+    // or tab after its sign.
+    let signed = added_or_removed(t);
+    let statement = t.ends_with(';');
     let code = t.ends_with('{')
         || t == "}"
-        || (t.ends_with(';') && has_code_punctuation(t))
+        || (statement && has_code_punctuation(t))
         || (signed && !t[1..].starts_with(char::is_alphanumeric));
-    code || ((signed || is_statement(t)) && !goes_on)
+    // Code unless it goes on with a sentence: a line a diff added or removed
+    // ("-2.4% …" is not one), a statement of a few words ("return;", "int
+    // err;"). Prose can end in `;` too ("It also;" before a list).
+    let short_statement = statement && t.split_whitespace().count() <= 4;
+    code || ((signed || short_statement) && !goes_on)
 }
 
 /// A line a diff added or removed. A signed figure opening a line of prose
 /// ("-2.4% regression reads to me like an improvement") is the report's
 /// change quoted back, not a diff: the letters test above still drops a
 /// line of figures.
-fn is_diff_line(t: &str) -> bool {
+fn added_or_removed(t: &str) -> bool {
     let mut chars = t.chars();
     let sign = chars.next();
     let next = chars.next();
@@ -347,13 +353,6 @@ fn is_diff_line(t: &str) -> bool {
         Some('-') => next.is_some_and(|c| c != ' ' && !c.is_ascii_digit()),
         _ => false,
     }
-}
-
-/// A line of C ending a statement. A line of prose can end in `;` too ("It
-/// also;" before a list, a list item): a statement has code's punctuation or
-/// identifiers, or is a few words ("return;", "int err;").
-fn is_statement(t: &str) -> bool {
-    t.ends_with(';') && (has_code_punctuation(t) || t.split_whitespace().count() <= 4)
 }
 
 /// Brackets, operators or an identifier's underscore: rare in prose.

@@ -73,6 +73,9 @@ fn is_elision(t: &str) -> bool {
         "skipped",
     ];
     let t = t.trim();
+    if t.len() > 40 {
+        return false;
+    }
     let inner = t
         .strip_prefix(['[', '<', '('])
         .and_then(|r| r.strip_suffix([']', '>', ')']))
@@ -80,7 +83,7 @@ fn is_elision(t: &str) -> bool {
     let inner = inner.trim_matches(|c: char| c == '.' || c == '…' || c == '-' || c.is_whitespace());
     // Dashes alone are a signature's separator ("--"), dots alone a cut.
     let marked = !inner.is_empty() || t.contains(['.', '…']);
-    t.len() <= 40 && marked && CUT.contains(&inner.to_lowercase().as_str())
+    marked && CUT.contains(&inner.to_lowercase().as_str())
 }
 
 /// Is the nearest non-blank line above or below line `i` a quote?
@@ -279,10 +282,11 @@ fn strip_salutation(keep: &mut Vec<&str>) {
     // One line a greeting: "Hi Oliver,\nHi Dave," greets two.
     while let Some(first) = keep.iter().position(|l| !l.trim().is_empty()) {
         let t = keep[first].trim();
-        let words = t.split_whitespace().count();
-        let greets = SALUTATION.is_match(t)
-            && t.len() <= 60
-            && ((t.ends_with([',', ':']) && words <= 8) || words <= 3);
+        // Length first: a hostile reply's first line can be megabytes.
+        let greets = t.len() <= 60 && SALUTATION.is_match(t) && {
+            let words = t.split_whitespace().count();
+            (t.ends_with([',', ':']) && words <= 8) || words <= 3
+        };
         // Only when something stays: "Hi!" alone is the whole reply.
         if !greets || !keep[first + 1..].iter().any(|l| !l.trim().is_empty()) {
             return;
