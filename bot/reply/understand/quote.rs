@@ -296,25 +296,41 @@ fn strip_salutation(keep: &mut Vec<&str>) {
 }
 
 /// Remove a trailing sign-off: a closing word followed by at most two short
-/// name lines, at the very end.
+/// name lines, at the very end. Closings can come twice ("Thanks.\n\nThanks,\nJohn").
 fn strip_signoff(keep: &mut Vec<&str>) {
+    let mut closed = false;
+    while strip_closing(keep) {
+        closed = true;
+    }
+    if !closed {
+        strip_bare_name(keep);
+    }
+}
+
+/// Remove the last closing word and the short lines after it; true if one went.
+fn strip_closing(keep: &mut Vec<&str>) -> bool {
     while keep.last().is_some_and(|l| l.trim().is_empty()) {
         keep.pop();
     }
     let n = keep.len();
-    // Only when something stays: "Thanks!" or "Yes." alone is the whole reply.
-    let words_stay = |upto: usize| keep[..upto].iter().any(|l| !l.trim().is_empty());
     for back in 1..=3.min(n) {
         let idx = n - back;
         if CLOSING.is_match(keep[idx]) && keep[idx + 1..].iter().all(|l| l.trim().len() <= 30) {
-            if words_stay(idx) {
-                keep.truncate(idx);
+            // Only when something stays: "Thanks!" alone is the whole reply.
+            if !words_stay(&keep[..idx]) {
+                return false;
             }
-            return;
+            keep.truncate(idx);
+            return true;
         }
     }
-    // A bare name as the last line after a blank ("\nDave.") is a sign-off too.
-    if n >= 2 && keep[n - 2].trim().is_empty() && words_stay(n - 1) {
+    false
+}
+
+/// A bare name as the last line after a blank ("\nDave.") is a sign-off too.
+fn strip_bare_name(keep: &mut Vec<&str>) {
+    let n = keep.len();
+    if n >= 2 && keep[n - 2].trim().is_empty() && words_stay(&keep[..n - 1]) {
         let last = keep[n - 1].trim();
         if last.len() <= 25
             && last.split_whitespace().count() <= 3
@@ -328,6 +344,10 @@ fn strip_signoff(keep: &mut Vec<&str>) {
             keep.truncate(n - 1);
         }
     }
+}
+
+fn words_stay(lines: &[&str]) -> bool {
+    lines.iter().any(|l| !l.trim().is_empty())
 }
 
 #[cfg(test)]
@@ -470,6 +490,21 @@ mod tests {
                 "Please ask me at foo@example.org:\nI'll explain.",
             ),
             ("thanks alone stays", "Thanks!\n", "Thanks!"),
+            (
+                "two closings in a row both go",
+                "I'll take it.\n\nThanks.\n\nThanks,\nJohn\n",
+                "I'll take it.",
+            ),
+            (
+                "two closings and nothing else: the last one's words stay",
+                "Thanks.\n\nThanks,\nJohn\n",
+                "Thanks.",
+            ),
+            (
+                "a name after a closing is the closing's, one more short line stays",
+                "It is noise.\n\nYes.\n\nCheers,\nDave\n",
+                "It is noise.\n\nYes.",
+            ),
             (
                 "a one-word answer below a quote is the reply, not a name",
                 "On Mon, Bob wrote:\n> Is this just noise?\n\nYes.\n",
