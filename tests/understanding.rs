@@ -881,7 +881,7 @@ fn is_header(t: &str) -> bool {
 /// another intent at 40 columns and 2 joined: BENCHMARKS.md, a
 /// forty-seventh session; greeted, 7 were read otherwise, and with cuts
 /// marked 2, one of them as a revert. Closed twice, 8 of 83 kept "Thanks."
-/// as their words before sign-offs were stripped one after another, and 4
+/// as their words before sign-offs were stripped one after another, and 3
 /// were read as thanks: a forty-eighth session.)
 #[test]
 fn replies_read_alike_however_wrapped_greeted_or_cut() {
