@@ -119,7 +119,10 @@ impl Lines {
         match name {
             "br" => self.end_line(true),
             "style" | "script" | "title" | "template" => {
-                self.hidden = start;
+                // `<title/>` as an XHTML-minded client writes it holds
+                // nothing; a browser would hide the whole body after it,
+                // and a reply read as empty loses its words.
+                self.hidden = start && !t.self_closing;
                 if start && !t.self_closing {
                     // Their content is text, not markup, as a browser reads it.
                     let kind = if name == "title" {
@@ -246,6 +249,11 @@ mod tests {
                 "<head><title>t</title><style>p { x: '<b>' }</style></head><pre>a  b\n  c</pre>\
                  <script>if (a < b) { c }</script>done",
                 "a  b\n  c\ndone\n",
+            ),
+            // Written self-closed, they hide nothing after them.
+            (
+                "<head><title/><style/></head><div>I will revert it.</div>",
+                "I will revert it.\n",
             ),
             // Table cells a line each; unclosed and stray end tags are harmless.
             (
