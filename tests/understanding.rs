@@ -836,9 +836,10 @@ fn flowed(text: &str, delsp: bool) -> String {
     out.join("\n") + "\n"
 }
 
-/// The text as an HTML-only mail: quotes in `<blockquote>`, one `<br>` a line,
-/// runs of blanks as `&nbsp;`.
-fn html_only(text: &str) -> String {
+/// The text as an HTML-only mail: quotes in `<blockquote>`, runs of blanks
+/// as `&nbsp;`, a line each ended by `<br>`, or (`outlook`) each a margin-less
+/// `<p class="MsoNormal">`, an empty one holding `&nbsp;`.
+fn html_only(text: &str, outlook: bool) -> String {
     let mut out = vec!["<html><body>".to_string()];
     let mut open = 0;
     for line in text.lines() {
@@ -855,7 +856,11 @@ fn html_only(text: &str) -> String {
         let escaped = handlebars::html_escape(content)
             .replace('\t', &"&nbsp;".repeat(8))
             .replace("  ", " &nbsp;");
-        out.push(format!("{escaped}<br>"));
+        out.push(match (outlook, escaped.is_empty()) {
+            (false, _) => format!("{escaped}<br>"),
+            (true, true) => "<p class=\"MsoNormal\"><o:p>&nbsp;</o:p></p>".into(),
+            (true, false) => format!("<p class=\"MsoNormal\">{escaped}<o:p></o:p></p>"),
+        });
     }
     out.extend(std::iter::repeat_n("</blockquote>".to_string(), open));
     out.push("</body></html>".into());
@@ -873,7 +878,8 @@ fn is_header(t: &str) -> bool {
 /// cuts of the quote change nothing of how it is read: each labelled reply
 /// of `replies/dev` and `replies/more`, its prose re-filled to 40 columns or
 /// joined into one line a paragraph, opened with "Hi Oliver,", with
-/// "[...]" under each quote, sent `format=flowed` or as HTML only, or
+/// "[...]" under each quote, sent `format=flowed` or as HTML only (lines
+/// as `<br>` or as Outlook's paragraphs), or
 /// closed twice ("Thanks.\n\nThanks,\nJohn"), gets the reading it has as
 /// written, from the same words. (Before a line going on with a
 /// sentence was read as prose whatever it opens with, and an attribution
@@ -927,7 +933,11 @@ fn replies_read_alike_however_wrapped_greeted_or_cut() {
                 ),
                 (
                     "sent as HTML only",
-                    body_text(&mail("text/html", &html_only(&text))),
+                    body_text(&mail("text/html", &html_only(&text, false))),
+                ),
+                (
+                    "sent as Outlook's HTML",
+                    body_text(&mail("text/html", &html_only(&text, true))),
                 ),
             ];
             variants.extend(close_twice(&text).map(|t| ("closed twice", t)));

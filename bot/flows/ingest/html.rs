@@ -51,6 +51,12 @@ struct Lines {
     hidden: bool,
     /// The line ends in a space that stands for a run of whitespace.
     collapsed: bool,
+    /// The line holds a character, if only a no-break space: a browser
+    /// gives it a line's height (Outlook's blank line is `<p>&nbsp;</p>`).
+    held: bool,
+    /// The open `<p>` is Outlook's `MsoNormal`: its style gives it no
+    /// margin, so it is a line, as its writer saw it, not a paragraph.
+    line_paragraph: bool,
 }
 
 #[derive(Default)]
@@ -98,9 +104,10 @@ impl Lines {
     /// writes an empty line, a block boundary does not).
     fn end_line(&mut self, always: bool) {
         self.collapsed = false;
+        let held = std::mem::take(&mut self.held);
         let line = std::mem::take(&mut self.line);
         let line = line.trim_end();
-        if line.is_empty() && !always {
+        if line.is_empty() && !always && !held {
             return;
         }
         for _ in 0..self.quote.min(MAX_QUOTE) {
@@ -137,7 +144,13 @@ impl Lines {
             }
             _ if BLOCKS.contains(&name) => {
                 self.end_line(false);
-                if name == "p" && !start && !self.out.is_empty() {
+                if name == "p" && start {
+                    self.line_paragraph = t.attrs.iter().any(|a| {
+                        &*a.name.local == "class"
+                            && a.value.split_whitespace().any(|c| c == "MsoNormal")
+                    });
+                }
+                if name == "p" && !start && !self.out.is_empty() && !self.line_paragraph {
                     // A paragraph ends with a blank line, as in plain text.
                     self.end_line(true);
                 }
@@ -184,6 +197,7 @@ impl Lines {
             } else {
                 self.line.push(if c == '\u{a0}' { ' ' } else { c });
                 self.collapsed = false;
+                self.held = true;
             }
         }
     }
@@ -249,6 +263,13 @@ mod tests {
                 "<head><title>t</title><style>p { x: '<b>' }</style></head><pre>a  b\n  c</pre>\
                  <script>if (a < b) { c }</script>done",
                 "a  b\n  c\ndone\n",
+            ),
+            // Outlook's paragraphs have no margin: a line each; an empty
+            // one is a blank line.
+            (
+                "<p class=\"MsoNormal\">Merging<o:p></o:p></p><p class=MsoNormal>requests slow it.</p>\
+                 <p class=\"MsoNormal\"><o:p>&nbsp;</o:p></p><p class=\"MsoNormal\">Thanks,</p><p>Dave</p>",
+                "Merging\nrequests slow it.\n\nThanks,\nDave\n\n",
             ),
             // Written self-closed, they hide nothing after them.
             (
