@@ -878,7 +878,8 @@ fn is_header(t: &str) -> bool {
 /// cuts of the quote change nothing of how it is read: each labelled reply
 /// of `replies/dev` and `replies/more`, its prose re-filled to 40 columns or
 /// joined into one line a paragraph, opened with "Hi Oliver,", with
-/// "[...]" under each quote, sent `format=flowed` or as HTML only (lines
+/// "[...]" under each quote, quoted "kr> " as Supercite does, sent
+/// `format=flowed` or as HTML only (lines
 /// as `<br>` or as Outlook's paragraphs), or
 /// closed twice ("Thanks.\n\nThanks,\nJohn"), gets the reading it has as
 /// written, from the same words. (Before a line going on with a
@@ -920,6 +921,19 @@ fn replies_read_alike_however_wrapped_greeted_or_cut() {
                 ("joined", refill(&text, usize::MAX)),
                 ("greeted", format!("Hi Oliver,\n\n{text}")),
                 ("with its cuts marked", mark_cuts(&text)),
+                (
+                    "quoted with Supercite's initials",
+                    text.lines()
+                        .map(|l| match l.strip_prefix('>') {
+                            Some(rest) if rest.starts_with(['>', ' ']) || rest.is_empty() => {
+                                format!("kr>{rest}")
+                            }
+                            Some(rest) => format!("kr> {rest}"),
+                            None => l.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
                 (
                     "sent flowed",
                     body_text(&mail("text/plain; format=flowed", &flowed(&text, false))),

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::flowed::unflow;
 use crate::model::{Address, MessageId};
+use crate::reply::understand::quote::is_quote;
 
 /// Limits on what one message may cost (from `[inbound]`).
 #[derive(Debug, Clone, Copy)]
@@ -97,11 +98,10 @@ pub struct Inbound {
 fn elide_quotes(text: &str) -> String {
     use crate::reply::understand::classify::{PROPOSAL_LINES, ROBOT_HEAD_LINES};
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let quoted = |l: &str| l.trim_start().starts_with('>');
     let mut out = String::with_capacity(text.len().min(1 << 20));
     let mut i = 0;
     while i < lines.len() {
-        let run = lines[i..].iter().take_while(|l| quoted(l)).count();
+        let run = lines[i..].iter().take_while(|l| is_quote(l)).count();
         if run > ROBOT_HEAD_LINES + PROPOSAL_LINES + 1 {
             lines[i..i + ROBOT_HEAD_LINES]
                 .iter()

@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::intent::Intent;
-use super::quote::own_words;
+use super::quote::{is_quote, own_words, quoted_text};
 use super::rules::Rules;
 use super::speech::{own_claim, NotOwn};
 
@@ -726,14 +726,13 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
     let lines: Vec<&str> = body.lines().collect();
     let first_own = lines.iter().position(|l| {
         let t = l.trim();
-        !t.is_empty() && !t.starts_with('>') && !t.ends_with("wrote:") && !t.ends_with("writes:")
+        !t.is_empty() && !is_quote(t) && !t.ends_with("wrote:") && !t.ends_with("writes:")
     })?;
     let mut block = Vec::new();
     for l in lines[..first_own].iter().rev() {
-        let t = l.trim_start();
-        if let Some(q) = t.strip_prefix('>') {
-            block.push(q.trim_start_matches(['>', ' ']));
-        } else if t.is_empty() && block.is_empty() {
+        if let Some(q) = quoted_text(l) {
+            block.push(q);
+        } else if l.trim().is_empty() && block.is_empty() {
             continue;
         } else {
             break;
@@ -815,10 +814,7 @@ pub(crate) const ROBOT_HEAD_LINES: usize = 120;
 /// A patch in the reply itself (after scissors, or a git-format-patch body)
 /// that says it fixes something: its subject line.
 fn inline_fix(body: &str) -> Option<String> {
-    let own: Vec<&str> = body
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('>'))
-        .collect();
+    let own: Vec<&str> = body.lines().filter(|l| !is_quote(l)).collect();
     let has_diff = own
         .iter()
         .any(|l| l.starts_with("diff --git") || l.starts_with("+++ b/"));

@@ -3,6 +3,7 @@
 //! posted on the list (`Closes:`, `Link:`, `Reported-by:`, `Fixes:`).
 
 use super::intent::Intent;
+use super::quote::is_quote;
 use crate::model::ignore::{valid_target, ScopeKind};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -174,7 +175,7 @@ pub fn trailers(body: &str, robot_names: &[&str]) -> Trailers {
     let mut t = Trailers::default();
     for line in body.lines() {
         let l = line.trim();
-        if l.starts_with('>') {
+        if is_quote(l) {
             continue;
         }
         if let Some(v) = l

@@ -11,6 +11,7 @@ use super::classify::{
     normalise, read_sentences, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
 };
 use super::intent::Intent;
+use super::quote::is_quote;
 use super::speech;
 
 /// Who sent a reply, as far as the reading goes (from the policy's roles).
@@ -95,7 +96,7 @@ fn tokens(s: &str) -> Vec<String> {
 /// A body without its quoted (`>`) lines.
 fn unquoted(body: &str) -> String {
     body.lines()
-        .filter(|l| !l.trim_start().starts_with('>'))
+        .filter(|l| !is_quote(l))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -107,9 +108,7 @@ pub fn has_diff(text: &str) -> bool {
 
 /// A diff in the sender's own (unquoted) lines of `body`.
 pub fn has_own_diff(body: &str) -> bool {
-    body.lines()
-        .filter(|l| !l.trim_start().starts_with('>'))
-        .any(is_diff_line)
+    body.lines().filter(|l| !is_quote(l)).any(is_diff_line)
 }
 
 fn is_diff_line(l: &str) -> bool {

@@ -52,9 +52,38 @@ static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
-fn is_quote(line: &str) -> bool {
+/// A quoted line: `>`, `|>`, or Supercite's initials before the mark
+/// (`DC> `, ` kr>> `, as Emacs writes them).
+pub fn is_quote(line: &str) -> bool {
+    quoted_text(line).is_some()
+}
+
+/// What a quoted line quotes, without its marks; `None` if it is no quote.
+pub fn quoted_text(line: &str) -> Option<&str> {
     let t = line.trim_start();
-    t.starts_with('>') || t.starts_with("|>")
+    let marks = match t.strip_prefix('|') {
+        _ if t.starts_with('>') => t,
+        Some(rest) if rest.starts_with('>') => rest,
+        _ => &t[supercite_tag(t)?..],
+    };
+    Some(marks.trim_start_matches(['>', ' ']))
+}
+
+/// Where Supercite's mark starts: after a short tag of letters (a name or
+/// initials), a `>`, then a space, another `>` or the line's end ("DC> ",
+/// "kr>>", "Dave>").
+fn supercite_tag(t: &str) -> Option<usize> {
+    let mark = t.bytes().take(14).position(|b| b == b'>')?;
+    let (tag, rest) = t.split_at(mark);
+    let tagged = tag.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        && rest[1..]
+            .chars()
+            .next()
+            .is_none_or(|c| c == ' ' || c == '>');
+    tagged.then_some(mark)
 }
 
 /// A line that marks where the replier cut the quote: "[...]", "<snip>",
@@ -490,6 +519,16 @@ mod tests {
                 "Please ask me at foo@example.org:\nI'll explain.",
             ),
             ("thanks alone stays", "Thanks!\n", "Thanks!"),
+            (
+                "Supercite's initials mark a quote",
+                "kr> FYI, we noticed a regression.\nkr>> Not a regression.\n DC> fix it\n\nI'll look.\n",
+                "I'll look.",
+            ),
+            (
+                "a tag too long, or a mark inside words, is no quote",
+                "verylongtagname> a\nI see a->b> here.\n",
+                "verylongtagname> a\nI see a->b> here.",
+            ),
             (
                 "two closings in a row both go",
                 "I'll take it.\n\nThanks.\n\nThanks,\nJohn\n",
