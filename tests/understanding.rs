@@ -878,7 +878,8 @@ fn is_header(t: &str) -> bool {
 /// cuts of the quote change nothing of how it is read: each labelled reply
 /// of `replies/dev` and `replies/more`, its prose re-filled to 40 columns or
 /// joined into one line a paragraph, opened with "Hi Oliver,", with
-/// "[...]" under each quote, quoted "kr> " as Supercite does, sent
+/// "[...]" under each quote, attributed in Chinese, quoted "kr> " as
+/// Supercite does, sent
 /// `format=flowed` or as HTML only (lines
 /// as `<br>` or as Outlook's paragraphs), or
 /// closed twice ("Thanks.\n\nThanks,\nJohn"), gets the reading it has as
@@ -921,6 +922,16 @@ fn replies_read_alike_however_wrapped_greeted_or_cut() {
                 ("joined", refill(&text, usize::MAX)),
                 ("greeted", format!("Hi Oliver,\n\n{text}")),
                 ("with its cuts marked", mark_cuts(&text)),
+                (
+                    "attributed as a Chinese Gmail does",
+                    text.lines()
+                        .map(|l| match !l.starts_with('>') && l.trim_end().ends_with("wrote:") {
+                            true => "kernel test robot <lkp@intel.com> 于2024年1月1日周一 10:00写道：",
+                            false => l,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
                 (
                     "quoted with Supercite's initials",
                     text.lines()

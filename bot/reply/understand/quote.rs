@@ -9,12 +9,14 @@ use regex::Regex;
 
 /// "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:",
 /// "Dave Chinner <david@fromorbit.com> writes:", "Am 05.06.2018 schrieb X:",
-/// "Le 05/06/2018, X a écrit :", "[Jaegeuk Kim]" style name tags are handled
-/// apart. Matched on lines that end an attribution (possibly wrapped).
+/// "Le 05/06/2018, X a écrit :", "X 于2024年1月1日周一 10:00写道：",
+/// "[Jaegeuk Kim]" style name tags are handled apart. Matched on lines
+/// that end an attribution (possibly wrapped).
 static ATTRIBUTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
         (?:\b(?:wrote|writes|said|schrieb|a\s+écrit|escribió|scrisse|napisał)\s*:\s*$)
+        | (?:(?:写道|寫道|書きました|작성)\s*[:：]\s*$)
         | (?:^\s*(?:on|am|le|el|il)\s.*(?:\d{1,2}:\d{2}|\d{4}).*(?:wrote|schrieb|écrit|escribió)?\s*:?\s*$)
         ",
     )
@@ -25,14 +27,15 @@ static ATTRIBUTION: LazyLock<Regex> = LazyLock::new(|| {
 /// is the original).
 static ORIGINAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^\s*(?:-{2,}\s*(?:original message|forwarded message|ursprüngliche nachricht|message d'origine)\s*-{2,}|_{10,}\s*$|begin forwarded message:)",
+        r"(?i)^\s*(?:-{2,}\s*(?:original message|forwarded message|ursprüngliche nachricht|message d'origine|原始邮件|邮件原件|原始郵件|元のメッセージ)\s*-{2,}|_{10,}\s*$|begin forwarded message:)",
     )
     .unwrap()
 });
 
-/// An Outlook header block of the quoted original: From:, Sent:, To:, Subject:.
+/// An Outlook header block of the quoted original: From:, Sent:, To:,
+/// Subject:, as the German, Chinese and Japanese clients write them too.
 static HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*\*?(?:from|sent|to|cc|subject|date|von|gesendet|an|betreff)\s*:\*?\s")
+    Regex::new(r"(?i)^\s*\*?(?:from|sent|to|cc|subject|date|von|gesendet|an|betreff|发件人|发送时间|收件人|抄送|主题|日期|寄件者|傳送時間|收件者|副本|主旨|差出人|送信日時|宛先|件名)\s*(?::\*?\s|：)")
         .unwrap()
 });
 
@@ -234,7 +237,17 @@ fn ends_own_words(lines: &[&str], i: usize) -> bool {
 /// replier's words, quote or not.
 fn is_attribution(lines: &[&str], i: usize) -> bool {
     let t = lines[i].trim_end();
-    let says = t.ends_with("wrote:") || t.ends_with("writes:") || t.ends_with("schrieb:");
+    let says = [
+        "wrote:",
+        "writes:",
+        "schrieb:",
+        "写道：",
+        "寫道：",
+        "写道:",
+        "書きました:",
+    ]
+    .iter()
+    .any(|w| t.ends_with(w));
     (ATTRIBUTION.is_match(t) || names_an_address(t)) && (says || next_is_quote(lines, i))
 }
 
@@ -519,6 +532,16 @@ mod tests {
                 "Please ask me at foo@example.org:\nI'll explain.",
             ),
             ("thanks alone stays", "Thanks!\n", "Thanks!"),
+            (
+                "a Chinese Gmail attribution",
+                "看过了。\n\nkernel test robot <lkp@intel.com> 于2024年1月1日周一 10:00写道：\n> a regression\n",
+                "看过了。",
+            ),
+            (
+                "a Chinese Outlook header block, no separator line",
+                "I will revert it.\n\n发件人: kernel test robot <lkp@intel.com>\n发送时间: 2024年1月1日 10:00\n收件人: A\n主题：[mm] regression\n\nthe report\n",
+                "I will revert it.",
+            ),
             (
                 "Supercite's initials mark a quote",
                 "kr> FYI, we noticed a regression.\nkr>> Not a regression.\n DC> fix it\n\nI'll look.\n",
