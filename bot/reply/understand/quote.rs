@@ -58,7 +58,8 @@ static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
 /// A quoted line: `>`, `|>`, or Supercite's initials before the mark
 /// (`DC> `, ` kr>> `, as Emacs writes them).
 pub fn is_quote(line: &str) -> bool {
-    quoted_text(line).is_some()
+    let t = line.trim_start();
+    t.starts_with('>') || t.starts_with("|>") || supercite_tag(t).is_some()
 }
 
 /// What a quoted line quotes, without its marks; `None` if it is no quote.
