@@ -197,7 +197,11 @@ fn drop_attribution_start(keep: &mut Vec<&str>) {
         .take(ATTRIBUTION_LINES - 1)
         .take_while(|p| !p.trim().is_empty())
         .count();
-    let opens = |p: &str| p.trim_start().to_lowercase().starts_with("on ");
+    let opens = |p: &str| {
+        p.trim_start()
+            .get(..3)
+            .is_some_and(|w| w.eq_ignore_ascii_case("on "))
+    };
     if let Some(k) = (1..=run).find(|&k| opens(keep[keep.len() - k])) {
         keep.truncate(keep.len() - k);
     } else if run >= 1 && has_address(keep[keep.len() - 1]) {
