@@ -770,9 +770,9 @@ fn mark_cuts(text: &str) -> String {
     out.join("\n")
 }
 
-/// The text with one more closing above its sign-off ("Thanks.\n\nThanks,\nJohn"),
-/// where its own words end in a sentence, not already in a short closing.
-fn close_twice(text: &str) -> Option<String> {
+/// The text with `added` lines above its signature, where its own words
+/// end in a sentence, not already in a short closing.
+fn under_words(text: &str, added: &[&str]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let sig = lines
         .iter()
@@ -786,7 +786,8 @@ fn close_twice(text: &str) -> Option<String> {
         return None;
     }
     let mut out = lines[..sig].to_vec();
-    out.extend(["", "Thanks.", "", "Thanks,", "John"]);
+    out.push("");
+    out.extend(added);
     out.extend(&lines[sig..]);
     Some(out.join("\n"))
 }
@@ -882,7 +883,8 @@ fn is_header(t: &str) -> bool {
 /// Supercite does, sent
 /// `format=flowed` or as HTML only (lines
 /// as `<br>` or as Outlook's paragraphs), or
-/// closed twice ("Thanks.\n\nThanks,\nJohn"), gets the reading it has as
+/// closed twice ("Thanks.\n\nThanks,\nJohn") or "Sent from my iPhone",
+/// gets the reading it has as
 /// written, from the same words. (Before a line going on with a
 /// sentence was read as prose whatever it opens with, and an attribution
 /// could wrap over three lines, 3 of 219 labelled replies were read as
@@ -965,7 +967,10 @@ fn replies_read_alike_however_wrapped_greeted_or_cut() {
                     body_text(&mail("text/html", &html_only(&text, true))),
                 ),
             ];
-            variants.extend(close_twice(&text).map(|t| ("closed twice", t)));
+            let closed = ["Thanks.", "", "Thanks,", "John"];
+            variants.extend(under_words(&text, &closed).map(|t| ("closed twice", t)));
+            let phone = ["Sent from my iPhone"];
+            variants.extend(under_words(&text, &phone).map(|t| ("sent from a phone", t)));
             for (how, variant) in variants {
                 let got = reading(&variant);
                 if got != want {

@@ -47,6 +47,14 @@ static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
+/// A mail client's line under what its user typed: "Sent from my iPhone",
+/// "Get Outlook for Android", "Sent with Proton Mail". What follows it is
+/// the quoted original or nothing.
+static CLIENT_TRAILER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(?:sent from (?:my )?|get outlook for |sent (?:with|via|using) )\S+(?:\s+\S+){0,3}\s*$")
+        .unwrap()
+});
+
 /// Closing words that start a sign-off ("Cheers,\nDave.").
 static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -214,9 +222,8 @@ fn drop_attribution_start(keep: &mut Vec<&str>) {
 const ATTRIBUTION_LINES: usize = 3;
 
 /// Whether line `i` ends the replier's words: the signature ("-- ", and
-/// the common mangled "--"), an inline PGP signature, a quoted original or
-/// a list footer, or an
-/// Outlook header block (From: … then Sent:/To:/Subject:) that starts the
+/// the common mangled "--"), an inline PGP signature, a quoted original, a
+/// list footer, a mail client's trailer, or an Outlook header block (From: … then Sent:/To:/Subject:) that starts the
 /// original of a top-posted reply.
 fn ends_own_words(lines: &[&str], i: usize) -> bool {
     let (l, t) = (lines[i], lines[i].trim_end());
@@ -228,6 +235,7 @@ fn ends_own_words(lines: &[&str], i: usize) -> bool {
         || l == "- -- "
         || ORIGINAL.is_match(t)
         || FOOTER.is_match(t)
+        || (t.len() <= 60 && CLIENT_TRAILER.is_match(t))
         || (HEADER_LINE.is_match(t)
             && lines[i + 1..]
                 .iter()
@@ -546,6 +554,16 @@ mod tests {
                 "a Chinese Outlook header block, no separator line",
                 "I will revert it.\n\n发件人: kernel test robot <lkp@intel.com>\n发送时间: 2024年1月1日 10:00\n收件人: A\n主题：[mm] regression\n\nthe report\n",
                 "I will revert it.",
+            ),
+            (
+                "a mail client's trailer ends the words",
+                "I'll revert it.\n\nSent from my iPhone\n\n> the report\n",
+                "I'll revert it.",
+            ),
+            (
+                "a sentence that opens alike stays",
+                "Sent from my box to the robot, the results look the same as yours.\n",
+                "Sent from my box to the robot, the results look the same as yours.",
             ),
             (
                 "Supercite's initials mark a quote",
