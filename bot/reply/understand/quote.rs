@@ -66,19 +66,25 @@ static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
 /// A quoted line: `>`, `|>`, or Supercite's initials before the mark
 /// (`DC> `, ` kr>> `, as Emacs writes them).
 pub fn is_quote(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with('>') || t.starts_with("|>") || supercite_tag(t).is_some()
+    marks_start(line.trim_start()).is_some()
 }
 
 /// What a quoted line quotes, without its marks; `None` if it is no quote.
 pub fn quoted_text(line: &str) -> Option<&str> {
     let t = line.trim_start();
-    let marks = match t.strip_prefix('|') {
-        _ if t.starts_with('>') => t,
-        Some(rest) if rest.starts_with('>') => rest,
-        _ => &t[supercite_tag(t)?..],
-    };
-    Some(marks.trim_start_matches(['>', ' ']))
+    Some(t[marks_start(t)?..].trim_start_matches(['>', ' ']))
+}
+
+/// Where the quote marks (`>`) of a line without leading blanks start:
+/// first, after a `|`, or after Supercite's tag.
+fn marks_start(t: &str) -> Option<usize> {
+    if t.starts_with('>') {
+        Some(0)
+    } else if t.starts_with("|>") {
+        Some(1)
+    } else {
+        supercite_tag(t)
+    }
 }
 
 /// Where Supercite's mark starts: after a short tag of letters (a name or
@@ -223,8 +229,8 @@ const ATTRIBUTION_LINES: usize = 3;
 
 /// Whether line `i` ends the replier's words: the signature ("-- ", and
 /// the common mangled "--"), an inline PGP signature, a quoted original, a
-/// list footer, a mail client's trailer, or an Outlook header block (From: … then Sent:/To:/Subject:) that starts the
-/// original of a top-posted reply.
+/// list footer, a mail client's trailer, or an Outlook header block (From:
+/// … then Sent:/To:/Subject:) that starts the original of a top-posted reply.
 fn ends_own_words(lines: &[&str], i: usize) -> bool {
     let (l, t) = (lines[i], lines[i].trim_end());
     t == "--"
