@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::intent::Intent;
-use super::quote::{is_quote, own_words, quoted_text};
+use super::quote::{is_attribution, is_quote, own_words, quoted_text};
 use super::rules::Rules;
 use super::speech::{own_claim, NotOwn};
 
@@ -724,9 +724,9 @@ fn fallback(sents: &[String]) -> Understanding {
 /// short "yes" answers), unless it is the robot's report.
 pub fn quoted_before_reply(body: &str) -> Option<String> {
     let lines: Vec<&str> = body.lines().collect();
-    let first_own = lines.iter().position(|l| {
-        let t = l.trim();
-        !t.is_empty() && !is_quote(t) && !t.ends_with("wrote:") && !t.ends_with("writes:")
+    let first_own = (0..lines.len()).find(|&i| {
+        let t = lines[i].trim();
+        !t.is_empty() && !is_quote(t) && !is_attribution(&lines, i)
     })?;
     let mut block = Vec::new();
     for l in lines[..first_own].iter().rev() {
@@ -1117,6 +1117,44 @@ mod tests {
             });
             let all = sentences(&w);
             proptest::prop_assert_eq!(&seen[..], &all[..all.len().min(k + 1)]);
+        }
+    }
+
+    /// The proposal a short reply answers is the quote right above its first
+    /// own line, whichever language the attribution above that quote is in.
+    #[test]
+    fn quoted_before_reply_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "On Mon, X wrote:\n> revert it?\n\nYes.\n",
+                Some("revert it?"),
+            ),
+            (
+                "Am Mo., 1. Jan. 2024 um 10:00 Uhr schrieb X <x@y.z>:\n> revert it?\n\nJa.\n",
+                Some("revert it?"),
+            ),
+            (
+                "Le lun. 1 janv. 2024, X <x@y.z> a écrit :\n> revert it?\n\nOui.\n",
+                Some("revert it?"),
+            ),
+            (
+                "X <x@y.z> 于2024年1月1日周一 10:00写道：\n> revert it?\n\n好的。\n",
+                Some("revert it?"),
+            ),
+            (
+                "2024년 1월 1일 (월) 오전 10:00, X <x@y.z>님이 작성:\n> revert it?\n\n네.\n",
+                Some("revert it?"),
+            ),
+            // Own words first: nothing quoted above them.
+            ("Yes.\n\nOn Mon, X wrote:\n> revert it?\n", None),
+            // The robot's report is never a proposal.
+            (
+                "On Mon, X wrote:\n> kernel test robot noticed a -5% regression\n\nOk.\n",
+                None,
+            ),
+        ];
+        for (body, want) in cases {
+            assert_eq!(quoted_before_reply(body).as_deref(), *want, "{body:?}");
         }
     }
 

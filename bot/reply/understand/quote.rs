@@ -254,20 +254,22 @@ fn ends_own_words(lines: &[&str], i: usize) -> bool {
 /// Whether line `i` is an attribution: a line (or the end of a wrapped
 /// one) introducing a quote; one that ends in "wrote:" is never the
 /// replier's words, quote or not.
-fn is_attribution(lines: &[&str], i: usize) -> bool {
+pub(super) fn is_attribution(lines: &[&str], i: usize) -> bool {
     let t = lines[i].trim_end();
-    let says = [
-        "wrote:",
-        "writes:",
-        "schrieb:",
-        "写道：",
-        "寫道：",
-        "写道:",
-        "書きました:",
-    ]
-    .iter()
-    .any(|w| t.ends_with(w));
-    (ATTRIBUTION.is_match(t) || names_an_address(t)) && (says || next_is_quote(lines, i))
+    (ATTRIBUTION.is_match(t) || names_an_address(t)) && (ends_in_says(t) || next_is_quote(lines, i))
+}
+
+/// The verb that ends an attribution in the languages mail clients write
+/// ("wrote:", "schrieb:", "a écrit :", "写道：", "작성:"). A line ending so
+/// is nobody's own words, even when no quote follows it.
+static SAYS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:\b(?:wrote|writes|schrieb|a\s+écrit|escribió)|写道|寫道|書きました|작성)\s*[:：]\s*$")
+        .unwrap()
+});
+
+/// Whether a line ends as an attribution does, in any language.
+fn ends_in_says(line: &str) -> bool {
+    SAYS.is_match(line)
 }
 
 /// The kept lines with runs of blank lines collapsed to one, trimmed.
