@@ -13,6 +13,7 @@ pub mod ignore;
 pub mod layout;
 pub mod list_policy;
 pub mod outbox;
+pub mod quote_marks;
 pub mod series;
 pub mod spacing;
 pub mod table;

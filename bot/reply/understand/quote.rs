@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+pub use crate::model::quote_marks::{is_quote, quoted_text};
+
 /// "On Tue, Jun 05, 2018 at 03:16:57PM +0800, kernel test robot wrote:",
 /// "Dave Chinner <david@fromorbit.com> writes:", "Am 05.06.2018 schrieb X:",
 /// "Le 05/06/2018, X a écrit :", "X 于2024年1月1日周一 10:00写道：",
@@ -62,47 +64,6 @@ static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
-
-/// A quoted line: `>`, `|>`, or Supercite's initials before the mark
-/// (`DC> `, ` kr>> `, as Emacs writes them).
-pub fn is_quote(line: &str) -> bool {
-    marks_start(line.trim_start()).is_some()
-}
-
-/// What a quoted line quotes, without its marks; `None` if it is no quote.
-pub fn quoted_text(line: &str) -> Option<&str> {
-    let t = line.trim_start();
-    Some(t[marks_start(t)?..].trim_start_matches(['>', ' ']))
-}
-
-/// Where the quote marks (`>`) of a line without leading blanks start:
-/// first, after a `|`, or after Supercite's tag.
-fn marks_start(t: &str) -> Option<usize> {
-    if t.starts_with('>') {
-        Some(0)
-    } else if t.starts_with("|>") {
-        Some(1)
-    } else {
-        supercite_tag(t)
-    }
-}
-
-/// Where Supercite's mark starts: after a short tag of letters (a name or
-/// initials), a `>`, then a space, another `>` or the line's end ("DC> ",
-/// "kr>>", "Dave>").
-fn supercite_tag(t: &str) -> Option<usize> {
-    let mark = t.bytes().take(14).position(|b| b == b'>')?;
-    let (tag, rest) = t.split_at(mark);
-    let tagged = tag.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && tag
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-        && rest[1..]
-            .chars()
-            .next()
-            .is_none_or(|c| c == ' ' || c == '>');
-    tagged.then_some(mark)
-}
 
 /// A line that marks where the replier cut the quote: "[...]", "<snip>",
 /// "[ … ]", "--snip--". Beside a quote it is part of it: the replier's

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::sections::{commit_line, headline_words, split_mailbox};
+use crate::model::quote_marks::is_quote;
 
 /// The headline and commit a report names outside its table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +135,7 @@ const TEMPLATE: &[&str] = &[
     "results have been estimated based on internal intel analysis",
 ];
 
-/// Whether what a robot mail says itself (`body` with its `>` quotes left
+/// Whether what a robot mail says itself (`body` with its quotes left
 /// out, its signature kept) is the robot's template: a report's headline
 /// sentence, or the robot's signature or disclaimer. A mail from the
 /// robot's address without any of them was typed by one of its people
@@ -142,7 +143,7 @@ const TEMPLATE: &[&str] = &[
 pub fn robot_template(body: &str) -> bool {
     let own: String = body
         .lines()
-        .filter(|l| !l.trim_start().starts_with('>'))
+        .filter(|l| !is_quote(l))
         .collect::<Vec<_>>()
         .join("\n");
     let lower = own.to_lowercase();
@@ -178,6 +179,8 @@ mod tests {
             ("The test is unstable, we can't reproduce the issue.\n_______________________________________________\nLinux-nvdimm mailing list -- linux-nvdimm@lists.01.org\n", false),
             // The robot's words quoted in a person's reply are not theirs.
             ("> FYI, we noticed a -7.6% regression of netperf.Throughput_total_tps due to commit:\n> -- \n> 0-DAY CI Kernel Test Service\n\nPlease ignore it.\n", false),
+            // … however the replier's client marks the quote (Supercite's tag).
+            ("kr> > FYI, we noticed a -43.3% regression of fio.read_iops due to commit:\nkr> \n\nWe recompiled the kernels and the regression still exists.\n", false),
             ("", false),
         ] {
             assert_eq!(robot_template(body), want, "{body:?}");
@@ -302,8 +305,9 @@ mod tests {
         #[test]
         fn a_quoted_template_is_not_the_senders(
             body in "(\\PC|\n| noticed a | regression of |0-DAY CI Kernel Test Service|lkp-tests){0,400}",
+            mark in proptest::sample::select(vec!["> ", ">", "|> ", "kr> ", " DC>> "]),
         ) {
-            let quoted: String = body.lines().map(|l| format!("> {l}\n")).collect();
+            let quoted: String = body.lines().map(|l| format!("{mark}{l}\n")).collect();
             proptest::prop_assert!(!robot_template(&quoted));
             // And reading any body ends.
             let _ = robot_template(&body);
