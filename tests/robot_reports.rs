@@ -2529,3 +2529,189 @@ mod written_back {
         }
     }
 }
+
+/// A reply's plain text, re-sent in a form another client or habit gives
+/// it; `None` where the form changes nothing of it.
+type Form = fn(&str) -> Option<String>;
+
+/// Whole threads read alike however their replies were sent: each corpus
+/// thread replayed with every plain-text reply re-sent as another client
+/// or habit would send the same words (greeted, quoted with Supercite's
+/// initials, the attribution wrapped, base64-encoded) ends in the same
+/// state, every reply read as the same intent into the same state. A
+/// greeting above a bottom-posted "yeah, confirmed" once hid the proposal it
+/// agrees with; an operator's reply quoting the report as `kr> > FYI, we
+/// noticed…` was taken for the robot's own mail.
+#[test]
+fn threads_replay_alike_however_their_replies_are_sent() {
+    let forms: &[(&str, Form)] = &[
+        ("sent again as it is", |t| Some(t.to_string())),
+        ("greeted", |t| Some(format!("Hi Oliver,\n\n{t}"))),
+        ("quoted with Supercite's initials", supercite),
+        ("the attribution wrapped", wrap_attribution),
+        ("base64-encoded", |t| Some(t.to_string())),
+    ];
+    let threads = root().join("tests/fixtures/threads");
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("perfbot.toml");
+    std::fs::write(&cfg, config_in(tmp.path())).unwrap();
+    let plain = steps_of(&replays(&cfg, &threads));
+    for (name, form) in forms {
+        let dir = tmp.path().join(name.replace(' ', "-"));
+        let resent = resend_threads(&threads, &dir, *form, name.starts_with("base64"));
+        assert!(resent > 100, "{name}: only {resent} replies re-sent");
+        let got = steps_of(&replays(&cfg, &dir));
+        for (thread, want) in &plain {
+            let have = got.get(thread).cloned().unwrap_or_default();
+            let moved: Vec<_> = want.iter().zip(&have).filter(|(w, h)| w != h).collect();
+            assert!(
+                moved.is_empty() && want.len() == have.len(),
+                "{name}: {thread} read otherwise: {moved:#?}"
+            );
+        }
+    }
+}
+
+/// Each thread's final state and its steps (file, outcome, intent, state).
+fn steps_of(
+    r: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    r.iter()
+        .map(|(t, v)| {
+            let mut steps = vec![v["final_state"].to_string()];
+            steps.extend(v["steps"].as_array().unwrap().iter().map(|s| {
+                format!(
+                    "{} {} {} {}",
+                    s["file"], s["outcome"], s["intent"], s["state"]
+                )
+            }));
+            (t.clone(), steps)
+        })
+        .collect()
+}
+
+/// Copy every thread of `from` into `to`, each plain-text reply's words
+/// re-sent in `form` under its own headers; the number re-sent.
+fn resend_threads(from: &Path, to: &Path, form: Form, base64: bool) -> usize {
+    use base64::Engine;
+    let mut resent = 0;
+    for thread in std::fs::read_dir(from).unwrap().flatten() {
+        if !thread.path().is_dir() {
+            continue;
+        }
+        let out = to.join(thread.file_name());
+        std::fs::create_dir_all(&out).unwrap();
+        for mail in std::fs::read_dir(thread.path()).unwrap().flatten() {
+            let raw = std::fs::read(mail.path()).unwrap();
+            let name = mail.file_name();
+            let words = (!name.to_string_lossy().starts_with("00-"))
+                .then(|| plain_words(&raw))
+                .flatten()
+                .and_then(|w| form(&w));
+            let Some(words) = words else {
+                std::fs::write(out.join(&name), &raw).unwrap();
+                continue;
+            };
+            let (cte, body) = if base64 {
+                let b = base64::engine::general_purpose::STANDARD.encode(words.as_bytes());
+                let lines: Vec<&str> = b
+                    .as_bytes()
+                    .chunks(76)
+                    .map(|c| std::str::from_utf8(c).unwrap())
+                    .collect();
+                ("base64", lines.join("\n") + "\n")
+            } else {
+                ("8bit", words)
+            };
+            let head = own_headers(&raw);
+            let mail = format!(
+                "{head}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: {cte}\n\n{body}"
+            );
+            std::fs::write(out.join(&name), mail).unwrap();
+            resent += 1;
+        }
+    }
+    resent
+}
+
+/// The text of a mail that is one plain-text part, decoded.
+fn plain_words(raw: &[u8]) -> Option<String> {
+    use mail_parser::MimeHeaders;
+    let m = mail_parser::MessageParser::default().parse(raw)?;
+    let plain = m.content_type().is_none_or(|c| {
+        c.ctype().eq_ignore_ascii_case("text")
+            && c.subtype().is_none_or(|s| s.eq_ignore_ascii_case("plain"))
+    });
+    (plain && m.text_body_count() == 1 && m.attachment_count() == 0)
+        .then(|| m.body_text(0).map(|t| t.into_owned()))
+        .flatten()
+}
+
+/// A mail's header block, unfolded, without its MIME headers.
+fn own_headers(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw).replace("\r\n", "\n");
+    let head = text.split("\n\n").next().unwrap_or_default();
+    let mut out = String::new();
+    for line in head.lines() {
+        if line.starts_with([' ', '\t']) {
+            out.pop();
+            out.push(' ');
+            out.push_str(line.trim_start());
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            !l.starts_with("content-") && !l.starts_with("mime-version:")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// `> > x` as Emacs' Supercite quotes it: `kr>> x`.
+fn supercite(text: &str) -> Option<String> {
+    let mut changed = false;
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let rest = l.trim_start_matches(['>', ' ']);
+            let depth = l[..l.len() - rest.len()].matches('>').count();
+            if depth == 0 || !l.starts_with('>') {
+                return l.to_string();
+            }
+            changed = true;
+            format!("kr{} {rest}", ">".repeat(depth))
+        })
+        .collect();
+    changed.then(|| out.join("\n") + "\n")
+}
+
+/// "On Mon, …, X wrote:" over two lines, as a client wrapping at 72 does.
+fn wrap_attribution(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut changed = false;
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let next_quotes = lines.get(i + 1).is_some_and(|n| n.starts_with('>'));
+        let cut = l
+            .char_indices()
+            .filter(|&(_, c)| c == ' ')
+            .map(|(k, _)| k)
+            .find(|&k| k >= l.len() / 2);
+        match cut {
+            Some(k)
+                if !l.starts_with('>') && l.ends_with("wrote:") && l.len() > 30 && next_quotes =>
+            {
+                out.push(l[..k].to_string());
+                out.push(l[k + 1..].to_string());
+                changed = true;
+            }
+            _ => out.push(l.to_string()),
+        }
+    }
+    changed.then(|| out.join("\n") + "\n")
+}

@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::intent::Intent;
-use super::quote::{is_attribution, is_quote, own_words, quoted_text};
+use super::quote::{attribution_end, greets, is_quote, own_words, quoted_text};
 use super::rules::Rules;
 use super::speech::{own_claim, NotOwn};
 
@@ -724,15 +724,12 @@ fn fallback(sents: &[String]) -> Understanding {
 /// short "yes" answers), unless it is the robot's report.
 pub fn quoted_before_reply(body: &str) -> Option<String> {
     let lines: Vec<&str> = body.lines().collect();
-    let first_own = (0..lines.len()).find(|&i| {
-        let t = lines[i].trim();
-        !t.is_empty() && !is_quote(t) && !is_attribution(&lines, i)
-    })?;
+    let first_own = first_own_line(&lines)?;
     let mut block = Vec::new();
     for l in lines[..first_own].iter().rev() {
         if let Some(q) = quoted_text(l) {
             block.push(q);
-        } else if l.trim().is_empty() && block.is_empty() {
+        } else if block.is_empty() && (l.trim().is_empty() || greets(l)) {
             continue;
         } else {
             break;
@@ -753,6 +750,23 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
     // A proposal is the last few lines quoted; a long quote is context.
     let text = block[block.len().saturating_sub(PROPOSAL_LINES)..].join("\n");
     (!text.trim().is_empty()).then_some(text)
+}
+
+/// The replier's first line of their own: past blank lines, quotes, a
+/// greeting ("Hi Oliver,") and attributions, wrapped or not.
+fn first_own_line(lines: &[&str]) -> Option<usize> {
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim();
+        if t.is_empty() || is_quote(t) || greets(t) {
+            i += 1;
+        } else if let Some(end) = attribution_end(lines, i) {
+            i = end + 1;
+        } else {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// The decision the quoted text right above the reply proposes, if any
@@ -1145,6 +1159,15 @@ mod tests {
                 "2024년 1월 1일 (월) 오전 10:00, X <x@y.z>님이 작성:\n> revert it?\n\n네.\n",
                 Some("revert it?"),
             ),
+            // A greeting above the attribution, or between quote and reply.
+            ("Hi Oliver,\n\nOn Mon, X wrote:\n> revert it?\n\nYes.\n", Some("revert it?")),
+            ("On Mon, X wrote:\n> revert it?\n\nHi John,\n\nYes.\n", Some("revert it?")),
+            // A wrapped attribution, over two lines or three.
+            ("On Thu, Aug 18, 2022 at 10:28:30AM +0100, John\nGarry wrote:\n> revert it?\n\nYes.\n", Some("revert it?")),
+            ("On Sat, Mar 28, 2020 at 9:24 PM kernel\ntest robot\nwrote:\n> revert it?\n\nYes.\n", Some("revert it?")),
+            ("\"Rafael J. Wysocki\" <rafael@kernel.org>\nwrites:\n> revert it?\n\nYes.\n", Some("revert it?")),
+            // Own words right above an attribution are the replier's.
+            ("I agree.\nOn Mon, X wrote:\n> revert it?\n\nYes.\n", None),
             // Own words first: nothing quoted above them.
             ("Yes.\n\nOn Mon, X wrote:\n> revert it?\n", None),
             // The robot's report is never a proposal.

@@ -188,6 +188,26 @@ fn drop_attribution_start(keep: &mut Vec<&str>) {
 /// The most lines a wrapped attribution takes.
 const ATTRIBUTION_LINES: usize = 3;
 
+/// The last line of the attribution that starts at line `i`, wrapped
+/// ("On Thu, Aug 18, 2022 at 10:28:30AM +0100, John / Garry wrote:") or not,
+/// if one does: its first line opens with "On ", or names a mail address
+/// right above the line that ends it, as `drop_attribution_start` takes it.
+pub(super) fn attribution_end(lines: &[&str], i: usize) -> Option<usize> {
+    if is_attribution(lines, i) {
+        return Some(i);
+    }
+    let opens = lines[i]
+        .trim_start()
+        .get(..3)
+        .is_some_and(|w| w.eq_ignore_ascii_case("on "));
+    (1..ATTRIBUTION_LINES)
+        .map(|k| i + k)
+        .take_while(|&end| end < lines.len() && !lines[end].trim().is_empty())
+        .find(|&end| {
+            is_attribution(lines, end) && (opens || (end == i + 1 && has_address(lines[i])))
+        })
+}
+
 /// Whether line `i` ends the replier's words: the signature ("-- ", and
 /// the common mangled "--"), an inline PGP signature, a quoted original, a
 /// list footer, a mail client's trailer, or an Outlook header block (From:
@@ -215,7 +235,7 @@ fn ends_own_words(lines: &[&str], i: usize) -> bool {
 /// Whether line `i` is an attribution: a line (or the end of a wrapped
 /// one) introducing a quote; one that ends in "wrote:" is never the
 /// replier's words, quote or not.
-pub(super) fn is_attribution(lines: &[&str], i: usize) -> bool {
+fn is_attribution(lines: &[&str], i: usize) -> bool {
     let t = lines[i].trim_end();
     (ATTRIBUTION.is_match(t) || names_an_address(t)) && (ends_in_says(t) || next_is_quote(lines, i))
 }
@@ -305,17 +325,21 @@ static SALUTATION: LazyLock<Regex> = LazyLock::new(|| {
 fn strip_salutation(keep: &mut Vec<&str>) {
     // One line a greeting: "Hi Oliver,\nHi Dave," greets two.
     while let Some(first) = keep.iter().position(|l| !l.trim().is_empty()) {
-        let t = keep[first].trim();
-        // Length first: a hostile reply's first line can be megabytes.
-        let greets = t.len() <= 60 && SALUTATION.is_match(t) && {
-            let words = t.split_whitespace().count();
-            (t.ends_with([',', ':']) && words <= 8) || words <= 3
-        };
         // Only when something stays: "Hi!" alone is the whole reply.
-        if !greets || !keep[first + 1..].iter().any(|l| !l.trim().is_empty()) {
+        if !greets(keep[first]) || !keep[first + 1..].iter().any(|l| !l.trim().is_empty()) {
             return;
         }
         keep.drain(..=first);
+    }
+}
+
+/// Whether a line only greets ("Hi Oliver,", "Hello all:", "Hi Dave").
+pub(super) fn greets(line: &str) -> bool {
+    let t = line.trim();
+    // Length first: a hostile reply's first line can be megabytes.
+    t.len() <= 60 && SALUTATION.is_match(t) && {
+        let words = t.split_whitespace().count();
+        (t.ends_with([',', ':']) && words <= 8) || words <= 3
     }
 }
 
