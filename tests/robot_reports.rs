@@ -2530,35 +2530,82 @@ mod written_back {
     }
 }
 
-/// A reply's plain text, re-sent in a form another client or habit gives
-/// it; `None` where the form changes nothing of it.
-type Form = fn(&str) -> Option<String>;
+/// A reply re-sent as another client or habit would send it: its words
+/// (`None` where the form changes nothing of them), its header block
+/// (unfolded, without MIME headers), its transfer encoding.
+struct Form {
+    name: &'static str,
+    words: fn(&str) -> Option<String>,
+    head: fn(&str) -> String,
+    base64: bool,
+}
+
+impl Form {
+    const fn words(name: &'static str, words: fn(&str) -> Option<String>) -> Form {
+        Form {
+            name,
+            words,
+            head: str::to_string,
+            base64: false,
+        }
+    }
+
+    const fn head(name: &'static str, head: fn(&str) -> String) -> Form {
+        Form {
+            name,
+            words: |t| Some(t.to_string()),
+            head,
+            base64: false,
+        }
+    }
+}
 
 /// Whole threads read alike however their replies were sent: each corpus
 /// thread replayed with every plain-text reply re-sent as another client
 /// or habit would send the same words (greeted, quoted with Supercite's
-/// initials, the attribution wrapped, base64-encoded) ends in the same
-/// state, every reply read as the same intent into the same state. A
-/// greeting above a bottom-posted "yeah, confirmed" once hid the proposal it
-/// agrees with; an operator's reply quoting the report as `kr> > FYI, we
-/// noticed…` was taken for the robot's own mail.
+/// initials, the attribution wrapped, base64-encoded, answering by
+/// `References` alone, under a Chinese client's `回复:`) ends in the same
+/// state, every reply read as the same intent from the same role into the
+/// same state. A greeting above a bottom-posted "yeah, confirmed" once hid
+/// the proposal it agrees with; an operator's reply quoting the report as
+/// `kr> > FYI, we noticed…`, or without `In-Reply-To`, was taken for the
+/// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
+/// sender the patch's contributor.
 #[test]
 fn threads_replay_alike_however_their_replies_are_sent() {
-    let forms: &[(&str, Form)] = &[
-        ("sent again as it is", |t| Some(t.to_string())),
-        ("greeted", |t| Some(format!("Hi Oliver,\n\n{t}"))),
-        ("quoted with Supercite's initials", supercite),
-        ("the attribution wrapped", wrap_attribution),
-        ("base64-encoded", |t| Some(t.to_string())),
+    let forms = [
+        Form::words("sent again as it is", |t| Some(t.to_string())),
+        Form::words("greeted", |t| Some(format!("Hi Oliver,\n\n{t}"))),
+        Form::words("quoted with Supercite's initials", supercite),
+        Form::words("the attribution wrapped", wrap_attribution),
+        Form {
+            base64: true,
+            ..Form::words("base64-encoded", |t| Some(t.to_string()))
+        },
+        Form::head("answering by References alone", |h| {
+            h.lines()
+                .filter(|l| !l.to_ascii_lowercase().starts_with("in-reply-to:"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        }),
+        Form::head("under a Chinese client's reply prefix", |h| {
+            h.lines()
+                .map(|l| match l.strip_prefix("Subject: Re: ") {
+                    Some(rest) => format!("Subject: 回复: {rest}\n"),
+                    None => format!("{l}\n"),
+                })
+                .collect()
+        }),
     ];
     let threads = root().join("tests/fixtures/threads");
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("perfbot.toml");
     std::fs::write(&cfg, config_in(tmp.path())).unwrap();
     let plain = steps_of(&replays(&cfg, &threads));
-    for (name, form) in forms {
+    for form in &forms {
+        let name = form.name;
         let dir = tmp.path().join(name.replace(' ', "-"));
-        let resent = resend_threads(&threads, &dir, *form, name.starts_with("base64"));
+        let resent = resend_threads(&threads, &dir, form);
         assert!(resent > 100, "{name}: only {resent} replies re-sent");
         let got = steps_of(&replays(&cfg, &dir));
         for (thread, want) in &plain {
@@ -2581,8 +2628,8 @@ fn steps_of(
             let mut steps = vec![v["final_state"].to_string()];
             steps.extend(v["steps"].as_array().unwrap().iter().map(|s| {
                 format!(
-                    "{} {} {} {}",
-                    s["file"], s["outcome"], s["intent"], s["state"]
+                    "{} {} {} {} {}",
+                    s["file"], s["outcome"], s["intent"], s["role"], s["state"]
                 )
             }));
             (t.clone(), steps)
@@ -2590,9 +2637,9 @@ fn steps_of(
         .collect()
 }
 
-/// Copy every thread of `from` into `to`, each plain-text reply's words
-/// re-sent in `form` under its own headers; the number re-sent.
-fn resend_threads(from: &Path, to: &Path, form: Form, base64: bool) -> usize {
+/// Copy every thread of `from` into `to`, each plain-text reply re-sent in
+/// `form`; the number re-sent.
+fn resend_threads(from: &Path, to: &Path, form: &Form) -> usize {
     use base64::Engine;
     let mut resent = 0;
     for thread in std::fs::read_dir(from).unwrap().flatten() {
@@ -2607,12 +2654,12 @@ fn resend_threads(from: &Path, to: &Path, form: Form, base64: bool) -> usize {
             let words = (!name.to_string_lossy().starts_with("00-"))
                 .then(|| plain_words(&raw))
                 .flatten()
-                .and_then(|w| form(&w));
+                .and_then(|w| (form.words)(&w));
             let Some(words) = words else {
                 std::fs::write(out.join(&name), &raw).unwrap();
                 continue;
             };
-            let (cte, body) = if base64 {
+            let (cte, body) = if form.base64 {
                 let b = base64::engine::general_purpose::STANDARD.encode(words.as_bytes());
                 let lines: Vec<&str> = b
                     .as_bytes()
@@ -2623,7 +2670,7 @@ fn resend_threads(from: &Path, to: &Path, form: Form, base64: bool) -> usize {
             } else {
                 ("8bit", words)
             };
-            let head = own_headers(&raw);
+            let head = (form.head)(&own_headers(&raw));
             let mail = format!(
                 "{head}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: {cte}\n\n{body}"
             );

@@ -16,6 +16,7 @@ pub mod outbox;
 pub mod quote_marks;
 pub mod series;
 pub mod spacing;
+pub mod subject;
 pub mod table;
 pub mod thread;
 pub mod url;

@@ -1,13 +1,18 @@
 //! Patch series: what stays the same from one version of a series to the
 //! next, so that a report on v2 finds the case of v1.
 
+use super::subject::strip_reply_prefix;
+
 /// A patch subject without its `Re:` and `[PATCH v3 2/5]` prefixes: what
 /// stays the same from one version of a series to the next.
 pub fn series_key(subject: &str) -> Option<String> {
     let mut s = subject.trim();
     let mut patch = false;
     loop {
-        if let Some(r) = s.strip_prefix("Re:").or_else(|| s.strip_prefix("RE:")) {
+        // Reply prefixes come before the patch's tag; after it, "fw: …" is
+        // the patch's title, and only a stray "Re:" goes.
+        let reply = strip_reply_prefix(s).filter(|_| !patch);
+        if let Some(r) = reply.or_else(|| s.strip_prefix("Re:").or_else(|| s.strip_prefix("RE:"))) {
             s = r.trim_start();
         } else if s.starts_with('[') {
             let Some(end) = s.find(']') else { break };
@@ -35,6 +40,16 @@ mod tests {
             ("Re: [f2fs-dev] [PATCH RFC v2] f2fs: x", Some("f2fs: x")),
             ("[xfs] 0b02c8c0d7: fio.write_iops -9.0% regression", None),
             ("Re: [PATCH]", None),
+            // Another mailer's reply prefix; a patch title that looks like one.
+            (
+                "AW: [PATCH v2] xfs: prealloc less",
+                Some("xfs: prealloc less"),
+            ),
+            (
+                "回复: [PATCH v2] xfs: prealloc less",
+                Some("xfs: prealloc less"),
+            ),
+            ("[PATCH] fw: add a table", Some("fw: add a table")),
         ] {
             assert_eq!(series_key(subject).as_deref(), want, "{subject}");
         }

@@ -890,7 +890,8 @@ impl<'a> Ingestor<'a> {
         let Some(from) = &head.from else {
             return Ok(false);
         };
-        if head.in_reply_to.is_empty() || super::sender::automatic(head).is_some() {
+        // In answer: an In-Reply-To, or only References as some clients send.
+        if head.parent().is_none() || super::sender::automatic(head).is_some() {
             return Ok(false);
         }
         let theirs = self
@@ -996,7 +997,8 @@ fn thread_entry(
             _ => String::new(),
         },
         matched_by: how,
-        in_reply_to: head.in_reply_to.first().cloned(),
+        // What it answers: References' last id where In-Reply-To is missing.
+        in_reply_to: head.parent().cloned(),
         source: source.to_string(),
         limited: msg.limited.clone(),
         patches: msg.patches.clone(),

@@ -8,15 +8,9 @@ use regex::Regex;
 
 use super::parse::Head;
 use crate::model::case::{Case, CaseId};
+pub use crate::model::subject::strip_reply_prefix;
 pub use crate::model::MatchedBy;
 use crate::model::MessageId;
-
-/// Reply and forward prefixes in the languages kernel developers' mailers use,
-/// and list tags, repeated: `Re: AW: [PATCH] Fwd:`.
-static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(?:(?:re|aw|sv|vs|antw|wg|fw|fwd|tr|r)\s*(?:\[\d+\]|\(\d+\))?\s*:\s*)+")
-        .unwrap()
-});
 
 /// A commit id and the metric after it, as in perfbot's subjects; the
 /// robot's of 2014 put the change between them (`5507231dd04: -18.2%
@@ -24,12 +18,6 @@ static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
 static COMMIT_METRIC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b([0-9a-f]{10,40}):\s+(?:[-+\x{2212}]?(?:[0-9.]+|Inf)%\s+)?(\S+)").unwrap()
 });
-
-/// The subject without reply/forward prefixes, if it had any.
-pub fn strip_reply_prefix(subject: &str) -> Option<&str> {
-    let m = PREFIX.find(subject)?;
-    (m.end() > 0).then(|| &subject[m.end()..])
-}
 
 /// Commit id (lower case) and metric named by a reply's subject.
 pub fn subject_key(subject: &str) -> Option<(String, String)> {

@@ -61,8 +61,7 @@ impl Default for Context {
 /// A Subject that posts a patch (`[PATCH …]`, `[PATCH v2 1/3]`), not a reply
 /// to one.
 pub fn is_patch_subject(subject: &str) -> bool {
-    let t = subject.trim_start().to_ascii_lowercase();
-    !t.starts_with("re:") && !t.starts_with("aw:") && t.contains("[patch")
+    crate::model::subject::posts_a_patch(subject)
 }
 
 /// Features of a reply, by name (sorted, so that a model's weights and a
