@@ -2564,13 +2564,15 @@ impl Form {
 /// thread replayed with every plain-text reply re-sent as another client
 /// or habit would send the same words (greeted, quoted with Supercite's
 /// initials, the attribution wrapped, base64-encoded, answering by
-/// `References` alone, under a Chinese client's `回复:`) ends in the same
+/// `References` alone, under a Chinese client's `回复:`, its From rewritten
+/// by a list for DMARC) ends in the same
 /// state, every reply read as the same intent from the same role into the
 /// same state. A greeting above a bottom-posted "yeah, confirmed" once hid
 /// the proposal it agrees with; an operator's reply quoting the report as
 /// `kr> > FYI, we noticed…`, or without `In-Reply-To`, was taken for the
 /// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
-/// sender the patch's contributor.
+/// sender the patch's contributor; under a list's From, every sender was a
+/// stranger.
 #[test]
 fn threads_replay_alike_however_their_replies_are_sent() {
     let forms = [
@@ -2586,6 +2588,24 @@ fn threads_replay_alike_however_their_replies_are_sent() {
             h.lines()
                 .filter(|l| !l.to_ascii_lowercase().starts_with("in-reply-to:"))
                 .map(|l| format!("{l}\n"))
+                .collect()
+        }),
+        Form::head("From rewritten by the list for DMARC", |h| {
+            h.lines()
+                .filter(|l| !l.to_ascii_lowercase().starts_with("reply-to:"))
+                .map(|l| match l.strip_prefix("From: ") {
+                    Some(from) => {
+                        // "Name <addr>", or the older "addr (Name)".
+                        let name = match from.split_once(" (") {
+                            Some((_, n)) if !from.contains('<') => n.trim_end_matches(')'),
+                            _ => from.split(" <").next().unwrap_or("").trim_matches('"'),
+                        };
+                        format!(
+                            "From: \"{name} via Linux-foo\" <linux-foo@lists.example.org>\nReply-To: {from}\n"
+                        )
+                    }
+                    None => format!("{l}\n"),
+                })
                 .collect()
         }),
         Form::head("under a Chinese client's reply prefix", |h| {

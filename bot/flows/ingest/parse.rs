@@ -275,6 +275,7 @@ pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
         ),
         None => (None, String::new()),
     };
+    let (from, from_name) = author_behind_the_list(&m, &from_name).unwrap_or((from, from_name));
     let date = m
         .date()
         .and_then(|d| Utc.timestamp_opt(d.to_timestamp(), 0).single());
@@ -304,6 +305,34 @@ pub fn parse_head(raw: &[u8], limits: &Limits) -> Result<Head, ParseError> {
         auto_headers,
         content_type,
     })
+}
+
+/// The author of a mail whose From the list rewrote to pass DMARC ("Dave
+/// Chinner via Linux-xfs <linux-xfs@lists.example.org>"): the list keeps
+/// them in `X-Original-From` (Google Groups) or `Reply-To` (Mailman), whose
+/// name must be the one before " via ". Only on a list's copy (`List-Id`).
+/// Where DKIM is checked, it is checked for the author's domain, which the
+/// list's rewrite fails: such a reply decides nothing by itself.
+fn author_behind_the_list(
+    m: &mail_parser::Message,
+    name: &str,
+) -> Option<(Option<Address>, String)> {
+    let (who, _list) = name.rsplit_once(" via ")?;
+    let who = who.trim().trim_matches(['\'', '"']).trim();
+    if who.is_empty() || m.header_raw("List-Id").is_none() {
+        return None;
+    }
+    let original = m
+        .header_raw("X-Original-From")
+        .and_then(Address::parse)
+        .or_else(|| {
+            let a = m.reply_to()?.first()?;
+            let same = a
+                .name()
+                .is_none_or(|n| n.trim().trim_matches(['\'', '"']) == who);
+            same.then(|| a.address().and_then(Address::parse)).flatten()
+        })?;
+    Some((Some(original), who.to_string()))
 }
 
 /// Candidates `before..after` of field `f` were just added: the first of
@@ -561,6 +590,59 @@ mod tests {
 
     fn p(raw: &str) -> Inbound {
         parse(raw.as_bytes(), &Limits::default()).unwrap()
+    }
+
+    /// A list that rewrites From to pass DMARC keeps the author elsewhere:
+    /// the author is the sender, as they would be without the rewrite.
+    #[test]
+    fn the_author_behind_a_list_that_rewrote_from() {
+        let list = "List-Id: <linux-xfs.lists.example.org>\r\n";
+        let cases: &[(&str, &str, &str)] = &[
+            // Mailman: the author in Reply-To.
+            (
+                "From: \"Dave Chinner via Linux-xfs\" <linux-xfs@lists.example.org>\r\nReply-To: Dave Chinner <david@fromorbit.com>\r\n",
+                "david@fromorbit.com",
+                "Dave Chinner",
+            ),
+            // Google Groups: in X-Original-From, the name quoted.
+            (
+                "From: \"'Dave Chinner' via kasan-dev\" <kasan-dev@googlegroups.com>\r\nX-Original-From: Dave Chinner <david@fromorbit.com>\r\nReply-To: kasan-dev@googlegroups.com\r\n",
+                "david@fromorbit.com",
+                "Dave Chinner",
+            ),
+            // Reply-To names someone else: the list's From stands.
+            (
+                "From: \"Dave Chinner via Linux-xfs\" <linux-xfs@lists.example.org>\r\nReply-To: Eve <eve@example.org>\r\n",
+                "linux-xfs@lists.example.org",
+                "Dave Chinner via Linux-xfs",
+            ),
+            // Nowhere to find the author.
+            (
+                "From: \"Dave Chinner via Linux-xfs\" <linux-xfs@lists.example.org>\r\n",
+                "linux-xfs@lists.example.org",
+                "Dave Chinner via Linux-xfs",
+            ),
+            // A name with "via" in a mail of the person's own.
+            (
+                "From: Ann via Phone <ann@example.org>\r\nReply-To: Ann via Phone <ann@example.org>\r\n",
+                "ann@example.org",
+                "Ann via Phone",
+            ),
+        ];
+        for (i, &(headers, address, name)) in cases.iter().enumerate() {
+            let own = i == cases.len() - 1;
+            let raw = format!(
+                "Message-ID: <m@x>\r\n{}{headers}Subject: Re: x\r\n\r\nbody\r\n",
+                if own { "" } else { list }
+            );
+            let m = p(&raw);
+            assert_eq!(
+                m.head.from.as_ref().map(Address::as_str),
+                Some(address),
+                "{headers}"
+            );
+            assert_eq!(m.head.from_name, name, "{headers}");
+        }
     }
 
     #[test]
