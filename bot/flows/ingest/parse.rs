@@ -322,15 +322,24 @@ fn author_behind_the_list(
     if who.is_empty() || m.header_raw("List-Id").is_none() {
         return None;
     }
+    // Either names the author the list named, or no one: a sender cannot
+    // claim another's name through a header of their own.
+    let same = |n: Option<&str>| n.is_none_or(|n| n.trim().trim_matches(['\'', '"']).trim() == who);
     let original = m
         .header_raw("X-Original-From")
+        .filter(|v| {
+            same(
+                v.split_once('<')
+                    .map(|(n, _)| n)
+                    .filter(|n| !n.trim().is_empty()),
+            )
+        })
         .and_then(Address::parse)
         .or_else(|| {
             let a = m.reply_to()?.first()?;
-            let same = a
-                .name()
-                .is_none_or(|n| n.trim().trim_matches(['\'', '"']) == who);
-            same.then(|| a.address().and_then(Address::parse)).flatten()
+            same(a.name())
+                .then(|| a.address().and_then(Address::parse))
+                .flatten()
         })?;
     Some((Some(original), who.to_string()))
 }
@@ -609,6 +618,12 @@ mod tests {
                 "From: \"'Dave Chinner' via kasan-dev\" <kasan-dev@googlegroups.com>\r\nX-Original-From: Dave Chinner <david@fromorbit.com>\r\nReply-To: kasan-dev@googlegroups.com\r\n",
                 "david@fromorbit.com",
                 "Dave Chinner",
+            ),
+            // X-Original-From names someone else: the list's From stands.
+            (
+                "From: \"Eve via kasan-dev\" <kasan-dev@googlegroups.com>\r\nX-Original-From: Dave Chinner <david@fromorbit.com>\r\n",
+                "kasan-dev@googlegroups.com",
+                "Eve via kasan-dev",
             ),
             // Reply-To names someone else: the list's From stands.
             (
