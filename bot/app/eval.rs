@@ -199,7 +199,7 @@ impl Checked {
         let mail = crate::flows::ingest::parse::parse(&raw, &Default::default()).ok();
         let patch_subject = mail
             .as_ref()
-            .is_some_and(|m| crate::reply::understand::features::is_patch_subject(&m.head.subject));
+            .is_some_and(|m| crate::model::subject::posts_a_patch(&m.head.subject));
         let patch_attached = mail.as_ref().is_some_and(|m| !m.patches.is_empty());
         let (text, date, from) = match mail {
             Some(m) => (m.text, m.head.date, m.head.from),

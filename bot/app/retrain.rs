@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::app::eval::{self, Labelled, Read, Summary, Training};
+use crate::model::subject::posts_a_patch;
 use crate::model::thread::OperatorLabel;
 use crate::reply::policy::trust::Policy;
-use crate::reply::understand::features::is_patch_subject;
 use crate::reply::understand::rules::Rules;
 use crate::reply::understand::{Intent, Model, Thresholds};
 
@@ -57,7 +57,7 @@ pub fn operator_labelled(labels: &[OperatorLabel], weight: f64) -> Result<Vec<La
                 alt: Vec::new(),
                 evidence: String::new(),
                 report_kind: l.report_kind.clone(),
-                patch_subject: is_patch_subject(&l.subject),
+                patch_subject: posts_a_patch(&l.subject),
                 patch_attached: false,
                 date: l.date,
                 from: None,

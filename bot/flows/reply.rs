@@ -393,8 +393,9 @@ fn unsettled(entry: &ThreadEntry, u: &Understanding, plan: &Plan) -> Option<Unse
 /// The mail posts a patch: a `[PATCH` Subject, or a diff in the sender's
 /// own words.
 fn posts_a_patch(subject: &str, words: &str) -> bool {
-    use crate::reply::understand::features::{has_diff, is_patch_subject};
-    is_patch_subject(subject) || has_diff(words)
+    use crate::model::subject::posts_a_patch;
+    use crate::reply::understand::features::has_diff;
+    posts_a_patch(subject) || has_diff(words)
 }
 
 /// The domain of the From address (what a DKIM signature must align with).
@@ -427,7 +428,7 @@ fn understand(
             &config.reply.trust,
         )),
         improvement: case.verdict == crate::model::case::ReportKind::Improvement,
-        patch_subject: crate::reply::understand::features::is_patch_subject(&entry.subject),
+        patch_subject: crate::model::subject::posts_a_patch(&entry.subject),
         patch_attached: !entry.patches.is_empty(),
     };
     let u = read(

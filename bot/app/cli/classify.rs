@@ -70,7 +70,7 @@ pub fn run(config: &Config, a: ClassifyArgs) -> Result<(), Failure> {
     let (body, ctx) = match crate::flows::ingest::parse::parse(&raw, &Default::default()) {
         Ok(m) => {
             let ctx = understand::Context {
-                patch_subject: understand::features::is_patch_subject(&m.head.subject),
+                patch_subject: crate::model::subject::posts_a_patch(&m.head.subject),
                 patch_attached: !m.patches.is_empty(),
                 ..ctx
             };

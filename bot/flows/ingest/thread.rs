@@ -8,7 +8,7 @@ use regex::Regex;
 
 use super::parse::Head;
 use crate::model::case::{Case, CaseId};
-pub use crate::model::subject::strip_reply_prefix;
+use crate::model::subject::strip_reply_prefix;
 pub use crate::model::MatchedBy;
 use crate::model::MessageId;
 

@@ -58,12 +58,6 @@ impl Default for Context {
     }
 }
 
-/// A Subject that posts a patch (`[PATCH …]`, `[PATCH v2 1/3]`), not a reply
-/// to one.
-pub fn is_patch_subject(subject: &str) -> bool {
-    crate::model::subject::posts_a_patch(subject)
-}
-
 /// Features of a reply, by name (sorted, so that a model's weights and a
 /// reading are reproducible).
 pub type Features = BTreeMap<String, f64>;

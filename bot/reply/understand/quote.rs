@@ -172,12 +172,7 @@ fn drop_attribution_start(keep: &mut Vec<&str>) {
         .take(ATTRIBUTION_LINES - 1)
         .take_while(|p| !p.trim().is_empty())
         .count();
-    let opens = |p: &str| {
-        p.trim_start()
-            .get(..3)
-            .is_some_and(|w| w.eq_ignore_ascii_case("on "))
-    };
-    if let Some(k) = (1..=run).find(|&k| opens(keep[keep.len() - k])) {
+    if let Some(k) = (1..=run).find(|&k| opens_with_on(keep[keep.len() - k])) {
         keep.truncate(keep.len() - k);
     } else if run >= 1 && has_address(keep[keep.len() - 1]) {
         // "\"Rafael J. Wysocki\" <rafael@kernel.org> / writes:"
@@ -188,6 +183,13 @@ fn drop_attribution_start(keep: &mut Vec<&str>) {
 /// The most lines a wrapped attribution takes.
 const ATTRIBUTION_LINES: usize = 3;
 
+/// Does the line open as an attribution does ("On Tue, Jun 05, …")?
+fn opens_with_on(line: &str) -> bool {
+    line.trim_start()
+        .get(..3)
+        .is_some_and(|w| w.eq_ignore_ascii_case("on "))
+}
+
 /// The last line of the attribution that starts at line `i`, wrapped
 /// ("On Thu, Aug 18, 2022 at 10:28:30AM +0100, John / Garry wrote:") or not,
 /// if one does: its first line opens with "On ", or names a mail address
@@ -196,10 +198,7 @@ pub(super) fn attribution_end(lines: &[&str], i: usize) -> Option<usize> {
     if is_attribution(lines, i) {
         return Some(i);
     }
-    let opens = lines[i]
-        .trim_start()
-        .get(..3)
-        .is_some_and(|w| w.eq_ignore_ascii_case("on "));
+    let opens = opens_with_on(lines[i]);
     (1..ATTRIBUTION_LINES)
         .map(|k| i + k)
         .take_while(|&end| end < lines.len() && !lines[end].trim().is_empty())
