@@ -2031,9 +2031,14 @@ fn replies_read_out_of_their_written_order() {
     const KEEP: &str =
         "We keep the patch as it is: the drop is the price of correctness, so we won't change it.";
     const STRANGER: &str = "Random <random@else.example>";
+    const OPS: &str = "Ops <ops@ci.example>";
+    const JOB_FILE: &str =
+        "The job file is attached to the report (job.yaml), and the reproduce script is next to it.";
+    const LOOKING: &str = "I'm looking into it, I will try to reproduce it here.";
     const DAY1: &str = "Wed, 6 Jun 2018 09:00:00 +0000";
     const DAY2: &str = "Thu, 7 Jun 2018 09:00:00 +0000";
     const DAY3: &str = "Fri, 8 Jun 2018 09:00:00 +0000";
+    const DAY4: &str = "Sat, 9 Jun 2018 09:00:00 +0000";
     type Reply = (
         &'static str,
         &'static str,
@@ -2050,7 +2055,7 @@ fn replies_read_out_of_their_written_order() {
         &'static str,
         &'static str,
     );
-    let table: [Row; 12] = [
+    let table: [Row; 18] = [
         (
             "a fix follows a revert",
             &[
@@ -2195,6 +2200,90 @@ fn replies_read_out_of_their_written_order() {
             "wont-fix",
             "wont-fix",
         ),
+        (
+            // In order the robot's people answer the question asked beside
+            // the fix awaited; read after their answer, it is answered.
+            "a question read after the robot's people answered it",
+            &[
+                (DAVE, "y1@x", None, DAY1, FIX),
+                (DAVE, "y2@x", None, DAY2, ASKED),
+                (OPS, "y3@x", None, DAY3, JOB_FILE),
+            ],
+            &[0, 2, 1],
+            "awaiting-fix",
+            "awaiting-fix",
+        ),
+        (
+            // Read first, the question sent the case to a human; the
+            // robot's people answered it; the older fix read last takes the
+            // case without keeping the question open beside it.
+            "an answered question, then the older fix it was asked beside",
+            &[
+                ("maint@kernel.example", "z1@x", None, DAY1, FIX),
+                (DAVE, "z2@x", None, DAY2, ASKED),
+                (OPS, "z3@x", None, DAY3, JOB_FILE),
+            ],
+            &[1, 2, 0],
+            "awaiting-fix",
+            "awaiting-fix",
+        ),
+        (
+            // The maintainer's revert said again is the newest word: the
+            // author's fix written before it and read after it is no
+            // disagreement.
+            "a decision said again stands over an older fix read after it",
+            &[
+                ("maint@kernel.example", "a1@x", None, DAY1, REVERT),
+                (DAVE, "a2@x", None, DAY2, FIX),
+                ("maint@kernel.example", "a3@x", None, DAY3, REVERT),
+            ],
+            &[0, 2, 1],
+            "awaiting-revert",
+            "awaiting-revert",
+        ),
+        (
+            // Only looking into it (investigating) decides nothing to stand
+            // over: the older question read after it sends the case to a
+            // human, and the fix written after the question takes it.
+            "a question read after a later investigation, then a fix",
+            &[
+                (DAVE, "b1@x", None, DAY1, ASKED),
+                ("maint@kernel.example", "b2@x", None, DAY2, FIX),
+                (DAVE, "b3@x", None, DAY4, LOOKING),
+            ],
+            &[2, 0, 1],
+            "awaiting-fix",
+            "awaiting-fix",
+        ),
+        (
+            // With a human already (the question), the stranger's closure
+            // needs one again: the newest word, so the fix written before
+            // it and read after it does not take the case from the human.
+            "a human needed again, then an older fix",
+            &[
+                (DAVE, "h1@x", None, DAY1, ASKED),
+                ("maint@kernel.example", "h2@x", None, DAY2, FIX),
+                (STRANGER, "h3@x", None, DAY3, INNOCENT),
+            ],
+            &[0, 2, 1],
+            "needs-human",
+            "needs-human",
+        ),
+        (
+            // Two questions read first, the later one first: it stands for
+            // both, the robot's people answer, and the fix asked beside
+            // the later question takes the case.
+            "two questions, their answer, then the fix between them",
+            &[
+                (DAVE, "k1@x", None, DAY1, ASKED),
+                ("maint@kernel.example", "k2@x", None, DAY2, FIX),
+                (DAVE, "k3@x", None, DAY3, ASKED),
+                (OPS, "k4@x", None, DAY4, JOB_FILE),
+            ],
+            &[2, 0, 3, 1],
+            "awaiting-fix",
+            "awaiting-fix",
+        ),
     ];
     for (what, replies, read, in_order, other_order) in table {
         let written: Vec<usize> = (0..replies.len()).collect();
@@ -2217,11 +2306,24 @@ fn replies_read_out_of_their_written_order() {
                 "out of order"
             };
             assert_eq!(v["state"], expect, "{what}, {how}: {}", v["events"]);
-            // Whichever the order, the question stays open for a human
-            // while the case holds a decision.
-            let asked = replies.iter().find(|r| r.4 == ASKED);
+            // Whichever the order, a question asked while the case held a
+            // decision stays open for a human beside it, until the robot's
+            // people write in the thread after it. (Asked of an undecided
+            // case, it went to the human with the move.)
+            let asked = replies.iter().position(|r| r.4 == ASKED);
+            let beside = |q: usize| {
+                replies[..q]
+                    .iter()
+                    .any(|r| [FIX, REVERT, KEEP, INNOCENT].contains(&r.4))
+            };
+            let answered = |q: usize| replies[q..].iter().any(|r| r.0 == OPS);
             if let Some(q) = asked.filter(|_| expect == "awaiting-fix") {
-                assert_eq!(v["question"]["message_id"], q.1, "{what}, {how}: {v:#}");
+                let open = (beside(q) && !answered(q)).then_some(replies[q].1);
+                assert_eq!(
+                    v["question"]["message_id"].as_str(),
+                    open,
+                    "{what}, {how}: {v:#}"
+                );
             }
         }
     }

@@ -2782,3 +2782,96 @@ fn wrap_attribution(text: &str) -> Option<String> {
     }
     changed.then(|| out.join("\n") + "\n")
 }
+
+/// A thread read in another order than it was written (an archive read
+/// list by list, a moderation queue, a late delivery) or with each reply
+/// delivered twice (cross-posted to two lists) ends as read in order: in
+/// the same state, with the same question open. Before `answered_later`,
+/// a question read after the robot's people answered it stayed open; a
+/// decision said again (`says_again`) did not stand over one written
+/// before it and read after it; and a late reply overtaken by a mail that
+/// only took the case to investigating lost a fix posted after it.
+#[test]
+fn threads_end_alike_in_any_arrival_order() {
+    let threads = root().join("tests/fixtures/threads");
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("perfbot.toml");
+    std::fs::write(&cfg, config_in(tmp.path())).unwrap();
+    let ending = |r: &std::collections::BTreeMap<String, serde_json::Value>| {
+        r.iter()
+            .map(|(t, v)| {
+                let question = v["question"]["message_id"].as_str().map(str::to_string);
+                (t.clone(), (v["final_state"].to_string(), question))
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let in_order = ending(&replays(&cfg, &threads));
+    assert_eq!(in_order.len(), 27);
+    type Order = Box<dyn Fn(&[PathBuf], u64) -> Vec<PathBuf>>;
+    let mut orders: Vec<(String, Order)> = vec![
+        (
+            "reversed".into(),
+            Box::new(|r, _| r.iter().rev().cloned().collect()),
+        ),
+        (
+            "each pair swapped".into(),
+            Box::new(|r, _| {
+                let mut r = r.to_vec();
+                for p in r.chunks_mut(2) {
+                    p.reverse();
+                }
+                r
+            }),
+        ),
+        (
+            "each reply twice".into(),
+            Box::new(|r, _| r.iter().flat_map(|m| [m.clone(), m.clone()]).collect()),
+        ),
+    ];
+    for seed in 1..=8 {
+        orders.push((format!("shuffled ({seed})"), Box::new(shuffled)));
+    }
+    for (n, (name, order)) in orders.iter().enumerate() {
+        let dir = tmp.path().join(format!("order-{n}"));
+        for thread in std::fs::read_dir(&threads).unwrap().flatten() {
+            if !thread.path().is_dir() {
+                continue;
+            }
+            let out = dir.join(thread.file_name());
+            std::fs::create_dir_all(&out).unwrap();
+            let mut replies: Vec<PathBuf> = std::fs::read_dir(thread.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+                .collect();
+            replies.sort();
+            let report = replies.remove(0);
+            std::fs::copy(&report, out.join("00-report.eml")).unwrap();
+            let seed = n as u64 * 7919 + thread.file_name().len() as u64;
+            // Replay reads a folder in name order: number the new order.
+            for (i, m) in order(&replies, seed).iter().enumerate() {
+                let name = m.file_name().unwrap().to_string_lossy();
+                std::fs::copy(m, out.join(format!("{:02}-{name}", i + 1))).unwrap();
+            }
+        }
+        let got = ending(&replays(&cfg, &dir));
+        for (thread, want) in &in_order {
+            assert_eq!(got.get(thread), Some(want), "{name}: {thread}");
+        }
+    }
+}
+
+/// `replies` in an order drawn from `seed` (a Fisher–Yates shuffle over a
+/// xorshift: the same seed, the same order).
+fn shuffled(replies: &[PathBuf], seed: u64) -> Vec<PathBuf> {
+    let mut r = replies.to_vec();
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..r.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    r
+}

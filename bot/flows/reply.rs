@@ -13,8 +13,8 @@ use crate::model::case::{Case, CaseId, CaseState, Cause, MovedByMail, Question, 
 use crate::model::ignore::IgnoreRule;
 use crate::model::thread::SecondaryReading;
 use crate::model::{Address, MessageId};
-use crate::model::{OutboxKind, Reading, ThreadEntry};
-use crate::reply::policy::effect::{Asked, MovedBy};
+use crate::model::{OutboxKind, Reading, Sender, ThreadEntry};
+use crate::reply::policy::effect::{says_again, Asked, MovedBy};
 use crate::reply::policy::trust::{role, Policy as TrustPolicy, Role, Verdict};
 use crate::reply::policy::{self, echo_of, Echo, Facts, FollowUpKind, Plan, ERROR_MARKER};
 use crate::reply::understand::command::{commands, Command, CommandError, Parsed};
@@ -178,7 +178,16 @@ pub fn handle_reply(
     for _ in 0..TRIES {
         let case = store.case(case_id)?;
         let overtaken = overtaken_by(&case, entry);
-        let seen = Seen::of(config, store, &case, entry, overtaken, said.from.as_ref())?;
+        let asks = said.understanding.intent == Intent::Question;
+        let seen = Seen::of(
+            config,
+            store,
+            &case,
+            entry,
+            overtaken,
+            asks,
+            said.from.as_ref(),
+        )?;
         let facts = said.facts(config, &case, entry, overtaken, &seen);
         let plan = policy::plan(&facts, &config.reply);
         let u = &said.understanding;
@@ -195,6 +204,9 @@ pub fn handle_reply(
             question: question_change(entry, u, &plan),
             unsettled: unsettled(entry, u, &plan),
             late: plan.effect.state == Some(CaseState::NeedsHuman) && overtaken.is_some(),
+            says_again: plan.effect.state.is_none()
+                && !said.is_fact
+                && says_again(case.state, u, plan.role, &config.reply.trust),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -287,6 +299,8 @@ impl Said {
             moved_by: seen.moved_by,
             overtaken_by: overtaken,
             moved_before: seen.moved_before,
+            answered_by: seen.answered_by.as_ref(),
+            unsettled_answered_by: seen.unsettled_answered_by.as_ref(),
             acked_before: seen.acked_before,
             answers_last_hour: seen.answers_last_hour,
             recent_escalation: seen.recent_escalation.as_deref(),
@@ -305,7 +319,13 @@ impl Said {
 /// The mail that moved `case` last, when it was written after `entry`: it
 /// answers `entry`, or `entry` does not answer it and is dated before it (a
 /// clock set wrong can misdate; an answer comes after what it answers).
+/// A later mail that only took the case to investigating decided nothing
+/// to stand over: `entry` is read as if in order, and a move it makes
+/// (to a human) makes it the case's mover.
 fn overtaken_by<'c>(case: &'c Case, entry: &ThreadEntry) -> Option<&'c MovedByMail> {
+    if case.state == CaseState::Investigating {
+        return None;
+    }
     case.moved_by_mail.as_ref().filter(|m| {
         let answers_entry = m.answers.as_ref() == Some(&entry.message_id);
         let answers_mover = entry.in_reply_to.as_ref() == Some(&m.message_id);
@@ -454,6 +474,11 @@ struct Seen {
     /// Whose reply put the case where it was before the last mail moved it,
     /// for a reply written before that mail (else unused, and not looked up).
     moved_before: MovedBy,
+    /// For a question: a mail of the robot's people in the thread that was
+    /// written after it (`answered_later`).
+    answered_by: Option<MessageId>,
+    /// For the question the overtaking mail left unsettled: the same.
+    unsettled_answered_by: Option<MessageId>,
 }
 
 impl Seen {
@@ -463,6 +488,7 @@ impl Seen {
         case: &Case,
         entry: &ThreadEntry,
         overtaken: Option<&MovedByMail>,
+        asks: bool,
         from: Option<&Address>,
     ) -> Result<Seen, StoreError> {
         let commands = check_commands(store, case, &entry.text);
@@ -487,6 +513,21 @@ impl Seen {
             None => MovedBy::Another,
         };
         let moved_by = mover(store, trust, case, case.moved_by.as_deref(), from)?;
+        let unsettled_question = overtaken.and_then(|m| match &m.unsettled {
+            Some(Unsettled::Asked(q)) => Some(&q.message_id),
+            _ => None,
+        });
+        let (answered_by, unsettled_answered_by) = if asks || unsettled_question.is_some() {
+            let thread = store.thread(&case.id)?;
+            let asked =
+                unsettled_question.and_then(|id| thread.iter().find(|e| e.message_id == *id));
+            (
+                answered_later(&thread, entry).filter(|_| asks),
+                asked.and_then(|q| answered_later(&thread, q)),
+            )
+        } else {
+            (None, None)
+        };
         Ok(Seen {
             commands,
             answers_last_hour,
@@ -494,8 +535,28 @@ impl Seen {
             recent_escalation,
             moved_by,
             moved_before,
+            answered_by,
+            unsettled_answered_by,
         })
     }
+}
+
+/// A mail of the robot's people (read as their operators') already in the
+/// thread that was written after `entry`, or answers it: a question `entry`
+/// asks of them, read late, was answered there.
+fn answered_later(thread: &[ThreadEntry], entry: &ThreadEntry) -> Option<MessageId> {
+    thread
+        .iter()
+        .filter(|e| e.sender == Sender::Person && e.message_id != entry.message_id)
+        .filter(|e| {
+            e.understanding
+                .as_ref()
+                .is_some_and(|u| Role::parse(&u.role) == Some(Role::Operator))
+        })
+        .find(|e| {
+            e.in_reply_to.as_ref() == Some(&entry.message_id) || e.written() > entry.written()
+        })
+        .map(|e| e.message_id.clone())
 }
 
 /// Whose words (`by`, an address) put `case` where it stands, or stood, as

@@ -166,10 +166,10 @@ pub struct Case {
     /// From): theirs to overturn while it closes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_by: Option<String>,
-    /// The mail whose words moved the case into its present state, and
-    /// when it was written: a reply written before it but read after it
-    /// (archives read list by list, a late delivery) does not move the case
-    /// back. Such a reply that sends the case to a human leaves this mail
+    /// The mail whose words moved the case into its present state, or
+    /// said so again since (`store::thread`'s `newest_word`), and when it
+    /// was written: a reply written before it but read after it (archives
+    /// read list by list, a late delivery) does not move the case back. Such a reply that sends the case to a human leaves this mail
     /// (and `moved_by`) as they were: it is still the newest word.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_by_mail: Option<MovedByMail>,

@@ -36,6 +36,12 @@ pub struct Reply<'a> {
     /// the case's mover, so that what was written between the two is still
     /// read late.
     pub late: bool,
+    /// The reply says again the decision the case holds (it moves
+    /// nothing): written after the mail that moved the case, it becomes
+    /// the case's newest word (`Case::moved_by_mail`), so that a reply
+    /// written between the two and read after both is weighed as if read
+    /// in order. The mover (`Case::moved_by`) stays who it was.
+    pub says_again: bool,
 }
 
 /// What a reply does to a case's open question (`Case::question`).
@@ -81,6 +87,44 @@ impl Reply<'_> {
     }
 }
 
+impl Reply<'_> {
+    /// What the reply's move leaves unsettled goes with it when it moved
+    /// the case (`moved`). A case it finds with a human already now needs
+    /// one for more than the mail that sent it there said, but for two
+    /// questions for the robot's people: as on `Case::question`, the later
+    /// one stands for both (their answer answers both).
+    fn leave_unsettled(&self, c: &mut Case, moved: bool) {
+        let Some(m) = c.moved_by_mail.as_mut() else {
+            return;
+        };
+        let both_asked = matches!(
+            (&m.unsettled, &self.unsettled),
+            (Some(Unsettled::Asked(_)), Some(Unsettled::Asked(_)))
+        );
+        if moved || (both_asked && !self.late) {
+            m.unsettled = self.unsettled.clone();
+        } else if !both_asked {
+            m.unsettled = None;
+        }
+    }
+}
+
+/// A reply that says again where the case is, written after the mail that
+/// put it there, is the case's newest word for it (`Case::moved_by_mail`);
+/// the mover stays who it was, and what it left unsettled is the caller's
+/// (`Reply::leave_unsettled`). True when the case changed.
+fn newest_word(c: &mut Case, entry: &ThreadEntry) -> bool {
+    match c.moved_by_mail.as_mut() {
+        Some(m) if entry.written() > m.written => {
+            m.message_id = entry.message_id.clone();
+            m.written = entry.written();
+            m.answers = entry.in_reply_to.clone();
+            true
+        }
+        _ => false,
+    }
+}
+
 /// What `Store::record_reply` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recorded {
@@ -120,6 +164,7 @@ impl Store {
                 question: QuestionChange::Keep,
                 unsettled: None,
                 late: false,
+                says_again: false,
             },
         )?;
         Ok(matches!(r, Recorded::New))
@@ -183,8 +228,12 @@ impl Store {
                 };
                 let ev = note_event(&c, cause, reply.note.to_string(), entry.received);
                 events.insert(event_key(case, seq), encode(&ev))?;
-                let noted = reply.note_on(&mut c);
+                let mut noted = reply.note_on(&mut c);
+                if reply.says_again && reply.change.is_none() {
+                    noted |= newest_word(&mut c, entry);
+                }
                 if let Some((new, cause, note)) = &reply.change {
+                    let was = c.state;
                     let later = reply
                         .late
                         .then(|| (c.moved_by.clone(), c.moved_by_mail.clone()));
@@ -192,17 +241,12 @@ impl Store {
                     events.insert(event_key(case, change_seq), encode(&ev))?;
                     if let Some(mover) = later {
                         (c.moved_by, c.moved_by_mail) = mover;
+                    } else if was == *new {
+                        // Sent where the case already is (a human): said
+                        // again, and the newest word for it.
+                        newest_word(&mut c, entry);
                     }
-                    // What this mail's move leaves unsettled goes with it. A
-                    // case it finds with a human already (moved by the mail
-                    // before) now needs one for more than that mail said.
-                    if let Some(m) = c.moved_by_mail.as_mut() {
-                        m.unsettled = if m.message_id == entry.message_id {
-                            reply.unsettled.clone()
-                        } else {
-                            None
-                        };
-                    }
+                    reply.leave_unsettled(&mut c, was != *new && !reply.late);
                 }
                 if noted || reply.change.is_some() {
                     cases.insert(case.as_str(), encode(&c))?;

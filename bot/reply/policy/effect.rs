@@ -192,6 +192,18 @@ impl MovedBy {
     }
 }
 
+/// The reply says again, surely, the decision the case holds, from
+/// someone who may decide by their words: it moves nothing, but it is the
+/// newest word for that decision (`store::thread::Reply::says_again`).
+pub fn says_again(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> bool {
+    decided_state(state)
+        && target(u, state) == Some(state)
+        && u.confidence >= policy.min_confidence
+        && !u.unsettled
+        && policy.may_decide_by_text(role)
+        && !matches!(u.basis, Basis::Command { .. } | Basis::Fact { .. })
+}
+
 /// Decide what a reply does to a case in `state` (which someone else's
 /// words, or none, decided).
 pub fn decide(state: CaseState, u: &Understanding, role: Role, policy: &Policy) -> Effect {

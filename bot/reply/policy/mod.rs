@@ -21,7 +21,7 @@ use trust::{Policy, Role};
 
 use crate::model::case::{Case, CaseId, CaseState, MovedByMail, Unsettled};
 use crate::model::ignore::Scope;
-use crate::model::Address;
+use crate::model::{Address, MessageId};
 use crate::reply::understand::command::{Command, Parsed, USAGE};
 use crate::reply::understand::{Basis, Fact, Intent, Understanding};
 
@@ -232,6 +232,15 @@ pub struct Facts<'a> {
     /// Whose words put the case in the state that mail moved it from
     /// (`MovedByMail::from_by`), as this sender sees them.
     pub moved_before: effect::MovedBy,
+    /// A mail of the robot's people in the thread written after this one,
+    /// and read before it (an archive read list by list, a late delivery):
+    /// a question this one asks of them is answered there, as reading them
+    /// in order would have found it.
+    pub answered_by: Option<&'a MessageId>,
+    /// The same for the question `overtaken_by` left unsettled
+    /// (`Unsettled::Asked`): a decision read beneath it does not keep it
+    /// open.
+    pub unsettled_answered_by: Option<&'a MessageId>,
     /// An ack went out for this case before.
     pub acked_before: bool,
     /// Automatic answers perfbot queued to this sender in the last hour.
@@ -334,6 +343,9 @@ fn effect_of(f: &Facts, role: Role, p: &ReplyPolicy) -> (Effect, Option<(String,
     if let Some(e) = overtaken(f, &effect, role, p) {
         effect = e;
     }
+    if let Some(e) = answered_before_read(f, &effect) {
+        effect = e;
+    }
     let ignore = if refused {
         None
     } else {
@@ -410,15 +422,13 @@ fn weighed(
 /// to a human may have left this decision to take it (`beneath_a_human`).
 /// Else two decisions disagree, and a human weighs them (a case already
 /// with a human stays there). A later reading that decided nothing
-/// (investigating) stands over nothing: the reply is weighed as usual. A
-/// command is obeyed, and a recorded question kept.
+/// (investigating) stands over nothing: `overtaken_by` is `None` then, and
+/// the reply is weighed as usual. A command is obeyed, and a recorded
+/// question kept.
 fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<Effect> {
     let (u, now) = (f.understanding, f.case.state);
     let newer = f.overtaken_by?;
-    if now == CaseState::Investigating
-        || effect.question != Asked::No
-        || matches!(u.basis, Basis::Command { .. })
-    {
+    if effect.question != Asked::No || matches!(u.basis, Basis::Command { .. }) {
         return None;
     }
     let earlier = weighed(f, newer.from, f.moved_before, role, p);
@@ -450,6 +460,22 @@ fn overtaken(f: &Facts, effect: &Effect, role: Role, p: &ReplyPolicy) -> Option<
     })
 }
 
+/// A question for the robot's people, asked beside a decision, that they
+/// answered in a mail written after it and read before it: read in order,
+/// their mail would have answered it, so no question stays open and no
+/// escalation goes out. A question that sends an undecided case to a human
+/// still does: in order, the case went to the human before the answer, and
+/// an answer leaves it there.
+fn answered_before_read(f: &Facts, effect: &Effect) -> Option<Effect> {
+    let by = f.answered_by?;
+    (effect.question == Asked::Beside).then(|| {
+        Effect::none(format!(
+            "{}; answered in <{by}>, written after it by the robot's people and read before it",
+            effect.note
+        ))
+    })
+}
+
 /// A decision written before a mail that sent the case to a human, read
 /// after it, where reading them in order would have left the case settled:
 /// that mail asked the robot's people something (the question stays open
@@ -462,6 +488,10 @@ fn beneath_a_human(f: &Facts, newer: &MovedByMail, earlier: &Effect, at: &str) -
         .state
         .filter(|&t| f.case.state == CaseState::NeedsHuman && effect::decided_state(t))?;
     let (question, why) = match newer.unsettled.as_ref()? {
+        Unsettled::Asked(_) if f.unsettled_answered_by.is_some() => (
+            Asked::No,
+            "its question answered since by the robot's people",
+        ),
         Unsettled::Asked(q) => (
             Asked::Kept(Box::new(q.clone())),
             "the question open beside it",
