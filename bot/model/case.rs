@@ -169,8 +169,9 @@ pub struct Case {
     /// The mail whose words moved the case into its present state, or
     /// said so again since (`store::thread`'s `newest_word`), and when it
     /// was written: a reply written before it but read after it (archives
-    /// read list by list, a late delivery) does not move the case back. Such a reply that sends the case to a human leaves this mail
-    /// (and `moved_by`) as they were: it is still the newest word.
+    /// read list by list, a late delivery) does not move the case back.
+    /// Such a reply that sends the case to a human leaves this mail (and
+    /// `moved_by`) as they were: it is still the newest word.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_by_mail: Option<MovedByMail>,
     /// A question asked of the robot's people while the case held a

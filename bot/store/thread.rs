@@ -85,9 +85,7 @@ impl Reply<'_> {
         };
         joined.is_some() || question_changed
     }
-}
 
-impl Reply<'_> {
     /// What the reply's move leaves unsettled goes with it when it moved
     /// the case (`moved`). A case it finds with a human already now needs
     /// one for more than the mail that sent it there said, but for two
