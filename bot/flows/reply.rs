@@ -204,9 +204,7 @@ pub fn handle_reply(
             question: question_change(entry, u, &plan),
             unsettled: unsettled(entry, u, &plan),
             late: plan.effect.state == Some(CaseState::NeedsHuman) && overtaken.is_some(),
-            says_again: plan.effect.state.is_none()
-                && !said.is_fact
-                && says_again(case.state, u, plan.role, &config.reply.trust),
+            says_again: says_again(case.state, u, plan.role, &config.reply.trust),
         };
         match store.record_reply(case_id, entry, &reply)? {
             Recorded::Duplicate => return Ok(None),
@@ -522,7 +520,7 @@ impl Seen {
             let asked =
                 unsettled_question.and_then(|id| thread.iter().find(|e| e.message_id == *id));
             (
-                answered_later(&thread, entry).filter(|_| asks),
+                asks.then(|| answered_later(&thread, entry)).flatten(),
                 asked.and_then(|q| answered_later(&thread, q)),
             )
         } else {

@@ -36,11 +36,12 @@ pub struct Reply<'a> {
     /// the case's mover, so that what was written between the two is still
     /// read late.
     pub late: bool,
-    /// The reply says again the decision the case holds (it moves
-    /// nothing): written after the mail that moved the case, it becomes
-    /// the case's newest word (`Case::moved_by_mail`), so that a reply
-    /// written between the two and read after both is weighed as if read
-    /// in order. The mover (`Case::moved_by`) stays who it was.
+    /// The reply says again the decision the case holds
+    /// (`effect::says_again`): when it moves nothing (`change` is `None`)
+    /// and was written after the mail that moved the case, it becomes the
+    /// case's newest word (`Case::moved_by_mail`), so that a reply written
+    /// between the two and read after both is weighed as if read in order.
+    /// The mover (`Case::moved_by`) stays who it was.
     pub says_again: bool,
 }
 

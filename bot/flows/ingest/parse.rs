@@ -317,14 +317,16 @@ fn author_behind_the_list(
     m: &mail_parser::Message,
     name: &str,
 ) -> Option<(Option<Address>, String)> {
+    // A display name as lists quote it: `'Dave Chinner'`, `"Dave Chinner"`.
+    let unquoted = |n: &str| n.trim().trim_matches(['\'', '"']).trim().to_string();
     let (who, _list) = name.rsplit_once(" via ")?;
-    let who = who.trim().trim_matches(['\'', '"']).trim();
+    let who = unquoted(who);
     if who.is_empty() || m.header_raw("List-Id").is_none() {
         return None;
     }
     // Either names the author the list named, or no one: a sender cannot
     // claim another's name through a header of their own.
-    let same = |n: Option<&str>| n.is_none_or(|n| n.trim().trim_matches(['\'', '"']).trim() == who);
+    let same = |n: Option<&str>| n.is_none_or(|n| unquoted(n) == who);
     let original = m
         .header_raw("X-Original-From")
         .filter(|v| {
@@ -341,7 +343,7 @@ fn author_behind_the_list(
                 .then(|| a.address().and_then(Address::parse))
                 .flatten()
         })?;
-    Some((Some(original), who.to_string()))
+    Some((Some(original), who))
 }
 
 /// Candidates `before..after` of field `f` were just added: the first of
