@@ -2563,16 +2563,18 @@ impl Form {
 /// Whole threads read alike however their replies were sent: each corpus
 /// thread replayed with every plain-text reply re-sent as another client
 /// or habit would send the same words (greeted, quoted with Supercite's
-/// initials, the attribution wrapped, base64-encoded, answering by
-/// `References` alone, under a Chinese client's `回复:`, its From rewritten
-/// by a list for DMARC) ends in the same
+/// initials, the attribution wrapped, under a company's legal notice or a
+/// gateway's banner, base64-encoded, answering by `References` alone, under
+/// a Chinese client's `回复:`, its From rewritten by a list for DMARC) ends
+/// in the same
 /// state, every reply read as the same intent from the same role into the
 /// same state. A greeting above a bottom-posted "yeah, confirmed" once hid
 /// the proposal it agrees with; an operator's reply quoting the report as
 /// `kr> > FYI, we noticed…`, or without `In-Reply-To`, was taken for the
 /// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
 /// sender the patch's contributor; under a list's From, every sender was a
-/// stranger.
+/// stranger; under a legal notice or a banner, 10 of the 27 threads took
+/// another step.
 #[test]
 fn threads_replay_alike_however_their_replies_are_sent() {
     let forms = [
@@ -2580,6 +2582,15 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         Form::words("greeted", |t| Some(format!("Hi Oliver,\n\n{t}"))),
         Form::words("quoted with Supercite's initials", supercite),
         Form::words("the attribution wrapped", wrap_attribution),
+        Form::words("under a company's legal notice", |t| {
+            Some(format!(
+                "{}\nIMPORTANT NOTICE: The contents of this email and any attachments are confidential and may also be privileged. If you are not the intended recipient, please notify the sender immediately and do not disclose the contents to any other person. Thank you.\n",
+                t.trim_end()
+            ))
+        }),
+        Form::words("under a gateway's banner", |t| {
+            Some(format!("CAUTION: This email originated from outside of the organization. Do not click links or open attachments unless you recognize the sender.\n\n{t}"))
+        }),
         Form {
             base64: true,
             ..Form::words("base64-encoded", |t| Some(t.to_string()))

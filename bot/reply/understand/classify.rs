@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::intent::Intent;
-use super::quote::{attribution_end, greets, is_quote, own_words, quoted_text};
+use super::quote::{attribution_end, greets, is_quote, notice_end, own_words, quoted_text};
 use super::rules::Rules;
 use super::speech::{own_claim, NotOwn};
 
@@ -753,14 +753,15 @@ pub fn quoted_before_reply(body: &str) -> Option<String> {
 }
 
 /// The replier's first line of their own: past blank lines, quotes, a
-/// greeting ("Hi Oliver,") and attributions, wrapped or not.
+/// greeting ("Hi Oliver,"), a gateway's banner and attributions, wrapped or
+/// not.
 fn first_own_line(lines: &[&str]) -> Option<usize> {
     let mut i = 0;
     while i < lines.len() {
         let t = lines[i].trim();
         if t.is_empty() || is_quote(t) || greets(t) {
             i += 1;
-        } else if let Some(end) = attribution_end(lines, i) {
+        } else if let Some(end) = attribution_end(lines, i).or_else(|| notice_end(lines, i)) {
             i = end + 1;
         } else {
             return Some(i);
@@ -1166,6 +1167,11 @@ mod tests {
             ("On Thu, Aug 18, 2022 at 10:28:30AM +0100, John\nGarry wrote:\n> revert it?\n\nYes.\n", Some("revert it?")),
             ("On Sat, Mar 28, 2020 at 9:24 PM kernel\ntest robot\nwrote:\n> revert it?\n\nYes.\n", Some("revert it?")),
             ("\"Rafael J. Wysocki\" <rafael@kernel.org>\nwrites:\n> revert it?\n\nYes.\n", Some("revert it?")),
+            // A gateway's banner above the attribution is nobody's words.
+            (
+                "CAUTION: This email originated from outside of the organization.\n\nOn Mon, X wrote:\n> revert it?\n\nYes.\n",
+                Some("revert it?"),
+            ),
             // Own words right above an attribution are the replier's.
             ("I agree.\nOn Mon, X wrote:\n> revert it?\n\nYes.\n", None),
             // Own words first: nothing quoted above them.

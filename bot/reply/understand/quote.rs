@@ -1,6 +1,7 @@
 //! The replier's own words: a reply without what it quotes, its attribution
-//! lines, the quoted original of a top-posted reply, its signature and the
-//! list's footer. The robot's report quoted in a reply is full of the word
+//! lines, the quoted original of a top-posted reply, its signature, the
+//! list's footer and what the sender's mail server adds (a legal notice, a
+//! banner). The robot's report quoted in a reply is full of the word
 //! "regression"; none of it may reach the classifier.
 
 use std::sync::LazyLock;
@@ -56,6 +57,48 @@ static CLIENT_TRAILER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*(?:sent from (?:my )?|get outlook for |sent (?:with|via|using) )\S+(?:\s+\S+){0,3}\s*$")
         .unwrap()
 });
+
+/// What marks boilerplate a mail server or gateway adds to a person's
+/// words: a legal notice ("have received this e-mail in error", "如果您错收了
+/// 本邮件"), a warning banner ("This email originated from outside of the
+/// organization") or the company's register entry ("Registered Address: …",
+/// "HRB 36809"). Matched on a paragraph's words joined, as a notice wraps
+/// anywhere; its "please notify the sender and delete it" is nobody's
+/// answer to a report.
+static NOTICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)
+        \breceived\s+this\s+(?:e-?mail|message|communication|transmission)\s+(?:\S+\s+){0,2}in\s+error
+        | \boriginated\s+from\s+outside\s+(?:of\s+)?(?:the\s+|your\s+)?(?:organi[sz]ation|company)
+        | \bdo\s+not\s+click\s+(?:on\s+)?links
+        | 错收 | 误收 | 誤收 | 指定收件人
+        | \bregistered\s+(?:office|address|in\s+england)
+        | \bcommercial\s+register | \bcompany\s+registration\s+n(?:o|umber)
+        | \bhandelsregister | \bsitz\s+der\s+gesellschaft | \bHRB\s+\d
+        ",
+    )
+    .unwrap()
+});
+
+/// A legal notice's addressee ("If you are not the intended recipient…",
+/// "intended only for the person or entity…"): a notice only beside legal
+/// words (`LEGAL`), as "the signal's intended recipient" is a developer's.
+static ADDRESSEE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bintended\s+(?:recipient|(?:only|solely)\s+for\s+the\s+(?:use|person|addressee|named))")
+        .unwrap()
+});
+
+/// The words of a legal notice around its addressee.
+static LEGAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:confidential|privileged|prohibited|unauthori[sz]ed|disclos|notify\s+the\s+sender)")
+        .unwrap()
+});
+
+/// A notice's heading line ("IMPORTANT NOTICE: …", "CONFIDENTIALITY
+/// NOTICE", "DISCLAIMER:", "CAUTION: …"): where a notice glued to the
+/// replier's last lines starts.
+static NOTICE_HEADING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*\[?[A-Z][A-Z &/-]{4,}\]?(?::|\s*$)").unwrap());
 
 /// Closing words that start a sign-off ("Cheers,\nDave.").
 static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
@@ -155,9 +198,64 @@ pub fn own_words(body: &str) -> String {
         }
         keep.push(t);
     }
+    strip_notices(&mut keep);
     strip_salutation(&mut keep);
     strip_signoff(&mut keep);
     paragraphs(&keep)
+}
+
+/// Remove the paragraphs a mail server or gateway added: a legal notice, a
+/// warning banner, the company's register entry. A notice glued to the replier's lines without a blank
+/// starts at its heading ("Thanks,\nJohn\nIMPORTANT NOTICE: …"); one with
+/// no heading takes its paragraph.
+fn strip_notices(keep: &mut Vec<&str>) {
+    let mut start = 0;
+    while start < keep.len() {
+        let end = keep[start..]
+            .iter()
+            .position(|l| l.trim().is_empty())
+            .map_or(keep.len(), |k| start + k);
+        match notice_start(&keep[start..end]) {
+            Some(from) => {
+                keep.drain(start + from..end);
+                start += from + 1;
+            }
+            None => start = end + 1,
+        }
+    }
+}
+
+/// The last line of the notice that starts at line `i` and takes its whole
+/// paragraph (up to a blank line or a quote), if one does.
+pub(super) fn notice_end(lines: &[&str], i: usize) -> Option<usize> {
+    let len = lines[i..]
+        .iter()
+        .position(|l| l.trim().is_empty() || is_quote(l))
+        .unwrap_or(lines.len() - i);
+    (notice_start(&lines[i..i + len]) == Some(0)).then(|| i + len - 1)
+}
+
+/// Where in a paragraph a notice starts, if it holds one: at the last
+/// heading line at or above the line that marks it, else at its first line.
+fn notice_start(para: &[&str]) -> Option<usize> {
+    if para.is_empty() {
+        return None;
+    }
+    let joined = para.join("\n");
+    let addressee = ADDRESSEE.find(&joined).filter(|_| LEGAL.is_match(&joined));
+    let at = NOTICE
+        .find(&joined)
+        .into_iter()
+        .chain(addressee)
+        .map(|m| m.start())
+        .min()?;
+    let line = joined[..at].matches('\n').count();
+    Some(
+        (0..=line)
+            .rev()
+            .find(|&k| NOTICE_HEADING.is_match(para[k]))
+            .unwrap_or(0),
+    )
 }
 
 /// A wrapped attribution ("On Sat, Mar 28, 2020 at 9:24 PM kernel / test
@@ -616,6 +714,46 @@ mod tests {
                 "inline PGP: the signature separator escaped",
                 "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\nNot a regression.\n\n- -- \nA Maintainer\n-----BEGIN PGP SIGNATURE-----\nxyz\n",
                 "Not a regression.",
+            ),
+            (
+                "a legal notice under the words, after a blank",
+                "> regression\n\nI'll revert it.\n\nCONFIDENTIALITY NOTICE: This e-mail is for the sole use of the\nintended recipient(s). If you are not the intended recipient, please\ncontact the sender and destroy all copies.\n",
+                "I'll revert it.",
+            ),
+            (
+                "a notice glued to the sign-off starts at its heading",
+                "It is noise.\n\nThanks,\nJohn\nIMPORTANT NOTICE: The contents of this email are confidential. If you are not the intended recipient, please notify the sender immediately.\n",
+                "It is noise.",
+            ),
+            (
+                "a notice glued to the last sentence keeps the sentence",
+                "I'll revert it.\nIMPORTANT NOTICE: This email is confidential. If you are not the intended recipient, please delete it.\n",
+                "I'll revert it.",
+            ),
+            (
+                "a notice with no heading takes its paragraph, wrapped anywhere",
+                "Not a regression.\n\nThis e-mail and its attachments contain confidential information, which\nis intended only for the person or entity whose address is listed above. If you\nhave received this e-mail in error, please notify the sender and delete it!\n",
+                "Not a regression.",
+            ),
+            (
+                "a gateway's banner above the words",
+                "CAUTION: This email originated from outside of the organization. Do not click links or open attachments unless you recognize the sender.\n\nI'll look into it.\n",
+                "I'll look into it.",
+            ),
+            (
+                "a company's register entry under the words",
+                "Will fix.\n\nIntel Deutschland GmbH\nRegistered Address: Am Campeon 10, 85579 Neubiberg, Germany\nManaging Directors: A, B\n",
+                "Will fix.",
+            ),
+            (
+                "a notice in Chinese",
+                "I'll revert it.\n\n本邮件及其附件含有保密信息。如果您错收了本邮件，请您立即通知发件人并删除本邮件！\n",
+                "I'll revert it.",
+            ),
+            (
+                "words about a recipient that are no notice stay",
+                "The wakeup goes to the wrong task, not to the intended recipient.\n\nI'll fix it.\n",
+                "The wakeup goes to the wrong task, not to the intended recipient.\n\nI'll fix it.",
             ),
         ];
         for (name, input, want) in cases {
