@@ -566,7 +566,9 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
     let mut text = match first.map(|p| &p.body) {
         // An HTML-only body, laid out with its quotes marked.
         Some(mail_parser::PartType::Html(html)) => super::html::text(html),
-        _ => m.body_text(0).unwrap_or_default().into_owned(),
+        _ => first
+            .and_then(|p| utf8_labelled_otherwise(raw, p))
+            .unwrap_or_else(|| m.body_text(0).unwrap_or_default().into_owned()),
     }
     .replace("\r\n", "\n");
     if flowed {
@@ -593,6 +595,39 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
         size: raw.len(),
         patches,
     })
+}
+
+/// A text part whose bytes are UTF-8 though its label says US-ASCII or a
+/// Latin charset (an old client's default, a paste into it): read as UTF-8,
+/// as its writer saw it. Read by its label, "I’ll revert it" becomes
+/// "Iâ€™ll revert it". Latin text is almost never valid UTF-8 with a
+/// character past ASCII in it, so no rightly labelled part is misread.
+fn utf8_labelled_otherwise(raw: &[u8], part: &mail_parser::MessagePart) -> Option<String> {
+    const LATIN: &[&str] = &[
+        "us-ascii",
+        "ascii",
+        "iso-8859-1",
+        "iso8859-1",
+        "latin1",
+        "windows-1252",
+        "cp1252",
+    ];
+    let charset = part.content_type()?.attribute("charset")?;
+    if !LATIN.iter().any(|l| charset.eq_ignore_ascii_case(l)) {
+        return None;
+    }
+    let body = raw.get(part.offset_body as usize..part.offset_end as usize)?;
+    let bytes = match part.encoding {
+        mail_parser::Encoding::None => body.to_vec(),
+        mail_parser::Encoding::QuotedPrintable => {
+            mail_parser::decoders::quoted_printable::quoted_printable_decode(body)?
+        }
+        mail_parser::Encoding::Base64 => mail_parser::decoders::base64::base64_decode(body)?,
+    };
+    if bytes.is_ascii() {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]
@@ -725,6 +760,42 @@ mod tests {
         assert_eq!(m.text.trim(), "Grüße, ±19%");
         let m = p("Message-ID: <d@x>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\nSGVsbG8g4pyT\r\n");
         assert_eq!(m.text.trim(), "Hello ✓");
+    }
+
+    /// A part's bytes are read as UTF-8 when they are UTF-8, whatever Latin
+    /// label it carries; bytes that are not UTF-8 are read by the label.
+    #[test]
+    fn utf8_under_a_latin_label() {
+        let table: &[(&str, &[u8], &str)] = &[
+            (
+                "us-ascii",
+                b"I\xe2\x80\x99ll revert it, \xc2\xb15%",
+                "I’ll revert it, ±5%",
+            ),
+            ("iso-8859-1", b"I\xe2\x80\x99ll revert it", "I’ll revert it"),
+            ("windows-1252", b"Micha\xc5\x82 says so", "Michał says so"),
+            ("iso-8859-1", b"Gr\xfc\xdfe, \xb119%", "Grüße, ±19%"),
+            ("us-ascii", b"plain words", "plain words"),
+            ("windows-1252", b"I\x92ll revert it", "I’ll revert it"),
+        ];
+        for (charset, body, want) in table {
+            let mut raw = format!(
+                "Message-ID: <u@x>\r\nContent-Type: text/plain; charset={charset}\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
+            )
+            .into_bytes();
+            raw.extend_from_slice(body);
+            raw.extend_from_slice(b"\r\n");
+            let m = parse(&raw, &Limits::default()).unwrap();
+            assert_eq!(m.text.trim(), *want, "{charset} {body:?}");
+        }
+        // Quoted-printable and base64 bodies too.
+        let m = p("Message-ID: <q@x>\r\nContent-Type: text/plain; charset=us-ascii\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nI=E2=80=99ll revert it\r\n");
+        assert_eq!(m.text.trim(), "I’ll revert it");
+        let m = p("Message-ID: <b@x>\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: base64\r\n\r\nSeKAmWxsIHJldmVydCBpdA==\r\n");
+        assert_eq!(m.text.trim(), "I’ll revert it");
+        // A part of a multipart mail, read from where it is in the mail.
+        let m = p("Message-ID: <m@x>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\nI’ll revert it\r\n--zz\r\nContent-Type: application/x-xz\r\nContent-Transfer-Encoding: base64\r\n\r\nAAAA\r\n--zz--\r\n");
+        assert_eq!(m.text.trim(), "I’ll revert it");
     }
 
     #[test]
