@@ -350,6 +350,8 @@ fn a_reply_is_read_in_part_only_when_prose_lies_past_the_cut() {
     let model = perfbot::reply::understand::model::builtin();
     let table = "      12345 ±  2%     +10.3%      13617 ±  1%  perf-stat.ps.cycles\n".repeat(800);
     let prose = "We looked at the profile again and the numbers move as before.\n".repeat(400);
+    let wide =
+        " 1234567890 ±  2%     +10.3% 1361712345 ±  1%  perf-stat.i.cache-misses\n".repeat(400);
     let cases: &[(String, bool, Option<S>)] = &[
         (
             format!("Here is the raw data of the runs.\n\n{table}"),
@@ -357,6 +359,13 @@ fn a_reply_is_read_in_part_only_when_prose_lies_past_the_cut() {
             None,
         ),
         (format!("{prose}\n{table}"), false, Some(S::Investigating)),
+        // Rows with wide figures, not indented, and rows cut short, as a
+        // pasted table's rows wrap: no words of prose among them.
+        (
+            format!("{prose}\n{wide}\n15 ± 10%  perf-profile.children.cycles-pp.task_tick_fair\n"),
+            false,
+            Some(S::Investigating),
+        ),
         (
             format!("{prose}\n{table}\nThis is not a regression, I am going to ignore it."),
             true,

@@ -439,7 +439,7 @@ pub(crate) fn prose_unread(words: &str) -> bool {
     // be megabytes long.
     let mut prose = false;
     each_sentence(&words[read_cut(words)..], |s| {
-        prose = s.split_whitespace().count() >= MIN_PROSE_WORDS;
+        prose = s.split_whitespace().filter(|w| is_prose_word(w)).count() >= MIN_PROSE_WORDS;
         if prose {
             ControlFlow::Break(())
         } else {
@@ -451,6 +451,18 @@ pub(crate) fn prose_unread(words: &str) -> bool {
 
 /// Fewer words than this are a table's label, not a sentence of prose.
 const MIN_PROSE_WORDS: usize = 4;
+
+/// A word of prose: letters, with an apostrophe or a hyphen inside ("isn't",
+/// "cache-line"), the punctuation around it aside. A figure, "±", a metric
+/// or a symbol ("perf-profile.children.cycles-pp.task_tick_fair") is none:
+/// a table's row cut short ("15 ± 10%  perf-profile.…") is no sentence
+/// whose decision perfbot could have missed.
+fn is_prose_word(w: &str) -> bool {
+    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+    !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_alphabetic() || matches!(c, '\'' | '’' | '-'))
+}
 
 /// Every rule that fires in `sents`, with its weight there (damped by a
 /// question or a hedge in the deciding clause): `hit(rule, weight, sentence)`.
