@@ -64,17 +64,19 @@ static CLIENT_TRAILER: LazyLock<Regex> = LazyLock::new(|| {
 /// organization") or the company's register entry ("Registered Address: …",
 /// "HRB 36809"). Matched on a paragraph's words joined, as a notice wraps
 /// anywhere; its "please notify the sender and delete it" is nobody's
-/// answer to a report.
+/// answer to a report. Word boundaries are ASCII ones: a Unicode `\b`
+/// leaves the fast engine on a line with a character past ASCII, and every
+/// paragraph of every reply is searched.
 static NOTICE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
-        \breceived\s+this\s+(?:e-?mail|message|communication|transmission)\s+(?:\S+\s+){0,2}in\s+error
-        | \boriginated\s+from\s+outside\s+(?:of\s+)?(?:the\s+|your\s+)?(?:organi[sz]ation|company)
-        | \bdo\s+not\s+click\s+(?:on\s+)?links
+        (?-u:\b)received\s+this\s+(?:e-?mail|message|communication|transmission)\s+(?:\S+\s+){0,2}in\s+error
+        | (?-u:\b)originated\s+from\s+outside\s+(?:of\s+)?(?:the\s+|your\s+)?(?:organi[sz]ation|company)
+        | (?-u:\b)do\s+not\s+click\s+(?:on\s+)?links
         | 错收 | 误收 | 誤收 | 指定收件人
-        | \bregistered\s+(?:office|address|in\s+england)
-        | \bcommercial\s+register | \bcompany\s+registration\s+n(?:o|umber)
-        | \bhandelsregister | \bsitz\s+der\s+gesellschaft | \bHRB\s+\d
+        | (?-u:\b)registered\s+(?:office|address|in\s+england)
+        | (?-u:\b)commercial\s+register | (?-u:\b)company\s+registration\s+n(?:o|umber)
+        | (?-u:\b)handelsregister | (?-u:\b)sitz\s+der\s+gesellschaft | (?-u:\b)HRB\s+\d
         ",
     )
     .unwrap()
@@ -84,13 +86,13 @@ static NOTICE: LazyLock<Regex> = LazyLock::new(|| {
 /// "intended only for the person or entity…"): a notice only beside legal
 /// words (`LEGAL`), as "the signal's intended recipient" is a developer's.
 static ADDRESSEE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bintended\s+(?:recipient|(?:only|solely)\s+for\s+the\s+(?:use|person|addressee|named))")
+    Regex::new(r"(?i)(?-u:\b)intended\s+(?:recipient|(?:only|solely)\s+for\s+the\s+(?:use|person|addressee|named))")
         .unwrap()
 });
 
 /// The words of a legal notice around its addressee.
 static LEGAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:confidential|privileged|prohibited|unauthori[sz]ed|disclos|notify\s+the\s+sender)")
+    Regex::new(r"(?i)(?-u:\b)(?:confidential|privileged|prohibited|unauthori[sz]ed|disclos|notify\s+the\s+sender)")
         .unwrap()
 });
 
