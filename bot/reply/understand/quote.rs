@@ -207,9 +207,9 @@ pub fn own_words(body: &str) -> String {
 }
 
 /// Remove the paragraphs a mail server or gateway added: a legal notice, a
-/// warning banner, the company's register entry. A notice glued to the replier's lines without a blank
-/// starts at its heading ("Thanks,\nJohn\nIMPORTANT NOTICE: …"); one with
-/// no heading takes its paragraph.
+/// warning banner, the company's register entry. A notice glued to the
+/// replier's lines without a blank starts at its heading ("Thanks,\nJohn\n
+/// IMPORTANT NOTICE: …"); one with no heading takes its paragraph.
 fn strip_notices(keep: &mut Vec<&str>) {
     let mut start = 0;
     while start < keep.len() {
