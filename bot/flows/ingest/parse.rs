@@ -603,9 +603,12 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
 /// "Iâ€™ll revert it". Latin text is almost never valid UTF-8 with a
 /// character past ASCII in it, so no rightly labelled part is misread.
 fn utf8_labelled_otherwise(raw: &[u8], part: &mail_parser::MessagePart) -> Option<String> {
+    // "ANSI_X3.4-1968" is glibc's name for ASCII, which a mail written
+    // under the C locale carries.
     const LATIN: &[&str] = &[
         "us-ascii",
         "ascii",
+        "ansi_x3.4-1968",
         "iso-8859-1",
         "iso8859-1",
         "latin1",
@@ -776,6 +779,11 @@ mod tests {
             ("windows-1252", b"Micha\xc5\x82 says so", "Michał says so"),
             ("iso-8859-1", b"Gr\xfc\xdfe, \xb119%", "Grüße, ±19%"),
             ("us-ascii", b"plain words", "plain words"),
+            (
+                "ANSI_X3.4-1968",
+                b"I\xe2\x80\x99ll revert it",
+                "I’ll revert it",
+            ),
             ("windows-1252", b"I\x92ll revert it", "I’ll revert it"),
         ];
         for (charset, body, want) in table {
