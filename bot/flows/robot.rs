@@ -87,25 +87,21 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
         .parse(raw)
         .ok_or_else(|| RobotError::NotMail { file: file.into() })?;
     let flattened = flattened_text_part(raw);
+    // A copy re-encoded as UTF-8 that still says iso-8859-1 (archives do
+    // this) is read as UTF-8: by its label, `±` would read as `Â±`.
     let mut body = match &flattened {
         Some(text) => text.clone(),
         None => msg
-            .body_text(0)
-            .ok_or_else(|| RobotError::NoText { file: file.into() })?
+            .text_part(0)
+            .and_then(|p| crate::flows::ingest::parse::utf8_labelled_otherwise(raw, p))
+            .map(Ok)
+            .unwrap_or_else(|| {
+                msg.body_text(0)
+                    .map(|t| t.into_owned())
+                    .ok_or_else(|| RobotError::NoText { file: file.into() })
+            })?
             .replace("\r\n", "\n"),
     };
-    // A copy re-encoded as UTF-8 that still says iso-8859-1 (archives do
-    // this): `±` then reads as `Â±`. Read such a body as UTF-8 again.
-    if body.contains("Â±") {
-        if let Some(part) = msg.text_part(0) {
-            let bytes = &raw[part.raw_body_offset() as usize..part.raw_end_offset() as usize];
-            if let Ok(t) = std::str::from_utf8(bytes) {
-                if t.contains('±') {
-                    body = t.replace("\r\n", "\n");
-                }
-            }
-        }
-    }
     // A copy resent by hand from a client that flows its lines.
     let mut flowed = false;
     if let Some(ct) = msg.text_part(0).and_then(|p| {

@@ -602,7 +602,11 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
 /// as its writer saw it. Read by its label, "I’ll revert it" becomes
 /// "Iâ€™ll revert it". Latin text is almost never valid UTF-8 with a
 /// character past ASCII in it, so no rightly labelled part is misread.
-fn utf8_labelled_otherwise(raw: &[u8], part: &mail_parser::MessagePart) -> Option<String> {
+/// The robot's archived reports are read so too (`flows::robot::read_mail`).
+pub(crate) fn utf8_labelled_otherwise(
+    raw: &[u8],
+    part: &mail_parser::MessagePart,
+) -> Option<String> {
     // "ANSI_X3.4-1968" is glibc's name for ASCII, which a mail written
     // under the C locale carries.
     const LATIN: &[&str] = &[
@@ -615,6 +619,10 @@ fn utf8_labelled_otherwise(raw: &[u8], part: &mail_parser::MessagePart) -> Optio
         "windows-1252",
         "cp1252",
     ];
+    // A plain text part only: an HTML part's bytes are markup.
+    if !matches!(part.body, mail_parser::PartType::Text(_)) {
+        return None;
+    }
     let charset = part.content_type()?.attribute("charset")?;
     if !LATIN.iter().any(|l| charset.eq_ignore_ascii_case(l)) {
         return None;
