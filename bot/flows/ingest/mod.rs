@@ -8,6 +8,7 @@ pub(crate) mod html;
 pub mod imap_source;
 pub(crate) mod ingestor;
 pub(crate) mod mbox;
+pub(crate) mod mend;
 pub mod parse;
 pub mod public_inbox;
 pub(crate) mod sender;

@@ -7,6 +7,7 @@ use mail_parser::{HeaderValue, MessageParser, MimeHeaders};
 use sha2::{Digest, Sha256};
 
 use super::flowed::unflow;
+use super::mend;
 use crate::model::{Address, MessageId};
 use crate::reply::understand::quote::is_quote;
 
@@ -575,6 +576,10 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
         text = unflow(&text, delsp);
     }
     text.retain(|c| c != '\0');
+    // What the sender's client or an archive did to the words, undone.
+    if let Some(mended) = mend::mend(&text) {
+        text = mended;
+    }
     let mut limited = None;
     if text.len() > limits.max_text {
         text = elide_quotes(&text);

@@ -457,7 +457,7 @@ const MIN_PROSE_WORDS: usize = 4;
 /// or a symbol ("perf-profile.children.cycles-pp.task_tick_fair") is none:
 /// a table's row cut short ("15 ± 10%  perf-profile.…") is no sentence
 /// whose decision perfbot could have missed.
-fn is_prose_word(w: &str) -> bool {
+pub(crate) fn is_prose_word(w: &str) -> bool {
     let w = w.trim_matches(|c: char| !c.is_alphanumeric());
     !w.is_empty()
         && w.chars()
