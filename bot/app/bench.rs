@@ -702,6 +702,18 @@ pub fn classify(config: &Config, iterations: usize) -> String {
             .collect();
         out.push_str(&format!("{name}: {}\n", timed.join("; ")));
     }
+    // What ingestion undoes before the reading (`flows::ingest::mend`): a
+    // client's broken quotes, an archive's `>From `, no-break spaces.
+    let mended: Vec<String> = inputs
+        .iter()
+        .map(|(what, text)| {
+            let (median, lo, hi) = spread_micros(iterations, || {
+                std::hint::black_box(crate::flows::ingest::mend::mend(std::hint::black_box(text)));
+            });
+            format!("{what}: median {median:.1} µs (min {lo:.1}, max {hi:.1})")
+        })
+        .collect();
+    out.push_str(&format!("mended first: {}\n", mended.join("; ")));
     out.push_str(&html_bodies(iterations));
     out
 }
