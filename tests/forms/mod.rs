@@ -1,0 +1,59 @@
+//! The same words as other mail clients send them, for the tests that read
+//! replies and replay threads in each form (`understanding.rs`,
+//! `robot_reports.rs`).
+#![allow(dead_code)]
+
+/// The text as a client that wraps every line at `width` columns sends
+/// it, wrapping quoted lines without quoting their overflow again (the
+/// "broken" quotes of Outlook and some webmail):
+/// `> kernel test robot noticed a -12.3% regression of` over
+/// `will-it-scale.per_process_ops on:`. A quoted line is cut at the last
+/// space that fits, its overflow wrapped again at the same width.
+pub fn wrapped_by_a_client(text: &str, width: usize) -> String {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let marks = line.len() - line.trim_start_matches(['>', ' ']).len();
+        let (prefix, words) = line.split_at(marks);
+        if !line.starts_with('>') || line.chars().count() <= width || !words.trim().contains(' ') {
+            out.push(line.to_string());
+            continue;
+        }
+        let mut cur = prefix.to_string();
+        for word in words.split(' ') {
+            let empty = cur.trim_start_matches(['>', ' ']).is_empty();
+            let next = match empty {
+                true => format!("{cur}{word}"),
+                false => format!("{cur} {word}"),
+            };
+            if empty || word.is_empty() || next.chars().count() <= width {
+                cur = next;
+            } else {
+                out.push(cur.trim_end().to_string());
+                cur = word.to_string();
+            }
+        }
+        out.push(cur.trim_end().to_string());
+    }
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// The text with a no-break space for the second of two spaces and after
+/// each sentence's and clause's mark, as Apple Mail and Gmail write what
+/// their user typed.
+pub fn no_break_spaces(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.starts_with('>') {
+            true => l.to_string(),
+            false => l
+                .replace("  ", " \u{a0}")
+                .replace(". ", ".\u{a0}")
+                .replace(", ", ",\u{a0}")
+                .replace("? ", "?\u{a0}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
