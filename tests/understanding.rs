@@ -989,8 +989,8 @@ fn labelled_replies() -> Vec<(String, String)> {
 /// spaces, or an archive left a "From …" line of theirs escaped as
 /// ">From …" (all undone by `flows::ingest::mend` as the mail is read).
 /// Before, the overflow of the robot's quoted table was read as the
-/// replier's words: 32 of 214 replies read otherwise, and 104 with an
-/// escaped opening. Where the wrap cut a quoted line right after a
+/// replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
+/// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted line right after a
 /// sentence's end, or inside a run of spaces under a header of words, the
 /// overflow stays the replier's as far as anyone can tell: those replies
 /// are named here, and only those may read otherwise.
