@@ -5,8 +5,8 @@
 //! would otherwise put the robot's report among the replier's words, or the
 //! replier's words among the quotes.
 
+use crate::model::quote_marks::{is_quote, quoted_text};
 use crate::reply::understand::classify::is_prose_word;
-use crate::reply::understand::quote::is_quote;
 
 /// The text mended, or `None` when nothing in it needed mending (the
 /// common case costs a scan or two and no copy).
@@ -102,20 +102,21 @@ const OVERFLOW_LINES: usize = 4;
 /// "!"); a reply typed right under a quote keeps its words.
 fn broken_quotes(text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
+    // Which lines quote, asked once: every line of every mail passes here.
+    let quoted: Vec<bool> = lines.iter().map(|l| is_quote(l)).collect();
     // Most mails leave a blank line under each quote: nothing to look at.
-    let under_a_quote = lines
-        .windows(2)
-        .any(|w| !w[1].trim().is_empty() && is_quote(w[0]) && !is_quote(w[1]));
+    let under_a_quote =
+        (1..lines.len()).any(|i| quoted[i - 1] && !quoted[i] && !lines[i].trim().is_empty());
     if !under_a_quote {
         return None;
     }
-    let width = wrap_width(&lines)?;
+    let width = wrap_width(&lines, &quoted)?;
     let mut out = String::with_capacity(text.len());
     let mut mended = false;
     let mut i = 0;
     while i < lines.len() {
-        let run = match is_quote(lines[i]) {
-            true => overflow(&lines, i, width),
+        let run = match quoted[i] {
+            true => overflow(&lines, &quoted, i, width),
             false => 0,
         };
         if run == 0 {
@@ -141,14 +142,12 @@ fn broken_quotes(text: &str) -> Option<String> {
 /// The width a mail's quotes were wrapped at: the longest quoted line that
 /// a wrap could have cut (it has a space in what it quotes), if that is
 /// within `WRAPPED_AT_MOST` and some quoted line fills it.
-fn wrap_width(lines: &[&str]) -> Option<usize> {
+fn wrap_width(lines: &[&str], quoted: &[bool]) -> Option<usize> {
     let widest = lines
         .iter()
-        .filter(|l| is_quote(l))
-        .filter(|l| {
-            crate::model::quote_marks::quoted_text(l).is_some_and(|q| q.trim().contains(' '))
-        })
-        .map(|l| l.trim_end().chars().count())
+        .zip(quoted)
+        .filter(|(l, &q)| q && quoted_text(l).is_some_and(|t| t.trim().contains(' ')))
+        .map(|(l, _)| l.trim_end().chars().count())
         .max()?;
     (FILLED_AT_LEAST..=WRAPPED_AT_MOST)
         .contains(&widest)
@@ -156,18 +155,18 @@ fn wrap_width(lines: &[&str]) -> Option<usize> {
 }
 
 /// How many unquoted lines after quoted line `i` are its overflow.
-fn overflow(lines: &[&str], i: usize, width: usize) -> usize {
+fn overflow(lines: &[&str], quoted: &[bool], i: usize, width: usize) -> usize {
     let mut n = 0;
     while n < OVERFLOW_LINES {
         let Some(next) = lines.get(i + 1 + n) else {
             break;
         };
-        if is_quote(next) || !cut_before(lines[i + n], next, width) {
+        if quoted[i + 1 + n] || !cut_before(lines[i + n], next, width) {
             break;
         }
         n += 1;
     }
-    let goes_on = lines.get(i + 1 + n).is_some_and(|l| is_quote(l));
+    let goes_on = quoted.get(i + 1 + n) == Some(&true);
     let opens = lines
         .get(i + 1)
         .is_some_and(|l| l.trim_start().starts_with(char::is_uppercase));
@@ -188,8 +187,7 @@ fn cut_before(before: &str, next: &str, width: usize) -> bool {
         return false;
     };
     let no_fit = before.chars().count() + 1 + word.chars().count() > width;
-    let quoted = crate::model::quote_marks::quoted_text(before).unwrap_or(before);
-    let data = !prose_in(quoted) && !prose_in(next);
+    let data = !prose_in(quoted_text(before).unwrap_or(before)) && !prose_in(next);
     !before.ends_with(['.', '?', '!']) && word != "--" && (no_fit || data)
 }
 
