@@ -1070,100 +1070,95 @@ fn opened_with_from(text: &str) -> Option<String> {
 fn replies_read_alike_however_wrapped_greeted_or_cut() {
     use perfbot::flows::ingest::parse::body_text;
     let mut unlike = Vec::new();
-    let mut n = 0;
-    for dir in ["dev", "more"] {
-        let dir = root().join("tests/fixtures/replies").join(dir);
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if !path.extension().is_some_and(|e| e == "eml" || e == "txt") {
-                continue;
-            }
-            let text = body_text(&std::fs::read(&path).unwrap());
-            let want = reading(&text);
-            let mut variants = vec![
-                ("at 40 columns", refill(&text, 40)),
-                ("joined", refill(&text, usize::MAX)),
-                ("greeted", format!("Hi Oliver,\n\n{text}")),
-                ("with its cuts marked", mark_cuts(&text)),
-                (
-                    "attributed as a Chinese Gmail does",
-                    text.lines()
-                        .map(|l| match !l.starts_with('>') && l.trim_end().ends_with("wrote:") {
-                            true => "kernel test robot <lkp@intel.com> 于2024年1月1日周一 10:00写道：",
-                            false => l,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                ),
-                (
-                    "quoted with Supercite's initials",
-                    text.lines()
-                        .map(|l| match l.strip_prefix('>') {
-                            Some(rest) if rest.starts_with(['>', ' ']) || rest.is_empty() => {
-                                format!("kr>{rest}")
+    let replies = labelled_replies();
+    for (name, text) in &replies {
+        let want = reading(text);
+        let mut variants = vec![
+            ("at 40 columns", refill(text, 40)),
+            ("joined", refill(text, usize::MAX)),
+            ("greeted", format!("Hi Oliver,\n\n{text}")),
+            ("with its cuts marked", mark_cuts(text)),
+            (
+                "attributed as a Chinese Gmail does",
+                text.lines()
+                    .map(
+                        |l| match !l.starts_with('>') && l.trim_end().ends_with("wrote:") {
+                            true => {
+                                "kernel test robot <lkp@intel.com> 于2024年1月1日周一 10:00写道："
                             }
-                            Some(rest) => format!("kr> {rest}"),
-                            None => l.to_string(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                ),
-                (
-                    "sent flowed",
-                    body_text(&mail("text/plain; format=flowed", &flowed(&text, false))),
-                ),
-                (
-                    "sent flowed, delsp",
-                    body_text(&mail(
-                        "text/plain; format=flowed; delsp=yes",
-                        &flowed(&text, true),
-                    )),
-                ),
-                (
-                    "sent as HTML only",
-                    body_text(&mail("text/html", &html_only(&text, false))),
-                ),
-                (
-                    "sent as Outlook's HTML",
-                    body_text(&mail("text/html", &html_only(&text, true))),
-                ),
-            ];
-            let closed = ["Thanks.", "", "Thanks,", "John"];
-            variants.extend(under_words(&text, &closed).map(|t| ("closed twice", t)));
-            let phone = ["Sent from my iPhone"];
-            variants.extend(under_words(&text, &phone).map(|t| ("sent from a phone", t)));
-            // What a mail server or gateway adds: at the end, after a blank
-            // or glued to the last line; a banner at the top.
-            let end = text.trim_end();
-            variants.extend([
-                ("under a legal notice", format!("{end}\n\n{NOTICE}\n")),
-                ("glued to a legal notice", format!("{end}\n{ARM_NOTICE}\n")),
-                (
-                    "under a notice in Chinese",
-                    format!("{end}\n\n{NOTICE_ZH}\n\n{NOTICE}\n"),
-                ),
-                ("under a register entry", format!("{end}\n\n{REGISTER}\n")),
-                ("under a gateway's banner", format!("{BANNER}\n\n{text}")),
-            ]);
-            // Typographic apostrophes, in UTF-8 under an old client's
-            // US-ASCII label.
-            let typographic = apostrophes_typographic(&text);
-            if typographic != text {
-                let raw = format!(
-                    "From: A <a@example.org>\nSubject: Re: a regression\nMIME-Version: 1.0\n\
-                     Content-Type: text/plain; charset=us-ascii\nContent-Transfer-Encoding: 8bit\n\n{typographic}"
-                );
-                variants.push(("in UTF-8 labelled US-ASCII", body_text(raw.as_bytes())));
+                            false => l,
+                        },
+                    )
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            (
+                "quoted with Supercite's initials",
+                text.lines()
+                    .map(|l| match l.strip_prefix('>') {
+                        Some(rest) if rest.starts_with(['>', ' ']) || rest.is_empty() => {
+                            format!("kr>{rest}")
+                        }
+                        Some(rest) => format!("kr> {rest}"),
+                        None => l.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            (
+                "sent flowed",
+                body_text(&mail("text/plain; format=flowed", &flowed(text, false))),
+            ),
+            (
+                "sent flowed, delsp",
+                body_text(&mail(
+                    "text/plain; format=flowed; delsp=yes",
+                    &flowed(text, true),
+                )),
+            ),
+            (
+                "sent as HTML only",
+                body_text(&mail("text/html", &html_only(text, false))),
+            ),
+            (
+                "sent as Outlook's HTML",
+                body_text(&mail("text/html", &html_only(text, true))),
+            ),
+        ];
+        let closed = ["Thanks.", "", "Thanks,", "John"];
+        variants.extend(under_words(text, &closed).map(|t| ("closed twice", t)));
+        let phone = ["Sent from my iPhone"];
+        variants.extend(under_words(text, &phone).map(|t| ("sent from a phone", t)));
+        // What a mail server or gateway adds: at the end, after a blank
+        // or glued to the last line; a banner at the top.
+        let end = text.trim_end();
+        variants.extend([
+            ("under a legal notice", format!("{end}\n\n{NOTICE}\n")),
+            ("glued to a legal notice", format!("{end}\n{ARM_NOTICE}\n")),
+            (
+                "under a notice in Chinese",
+                format!("{end}\n\n{NOTICE_ZH}\n\n{NOTICE}\n"),
+            ),
+            ("under a register entry", format!("{end}\n\n{REGISTER}\n")),
+            ("under a gateway's banner", format!("{BANNER}\n\n{text}")),
+        ]);
+        // Typographic apostrophes, in UTF-8 under an old client's
+        // US-ASCII label.
+        let typographic = apostrophes_typographic(text);
+        if typographic != *text {
+            let raw = format!(
+            "From: A <a@example.org>\nSubject: Re: a regression\nMIME-Version: 1.0\n\
+             Content-Type: text/plain; charset=us-ascii\nContent-Transfer-Encoding: 8bit\n\n{typographic}"
+        );
+            variants.push(("in UTF-8 labelled US-ASCII", body_text(raw.as_bytes())));
+        }
+        for (how, variant) in variants {
+            let got = reading(&variant);
+            if got != want {
+                unlike.push(format!("{name} {how}: {want:?} / {got:?}"));
             }
-            for (how, variant) in variants {
-                let got = reading(&variant);
-                if got != want {
-                    unlike.push(format!("{} {how}: {want:?} / {got:?}", path.display()));
-                }
-            }
-            n += 1;
         }
     }
-    assert!(n >= 210, "{n}");
+    assert!(replies.len() >= 210, "{}", replies.len());
     assert!(unlike.is_empty(), "read otherwise:\n{}", unlike.join("\n"));
 }
