@@ -647,7 +647,9 @@ pub struct TrustSection {
     /// A sender with the display name and the mailbox name (before the `@`)
     /// of the report's author, committer or a recipient, at another domain,
     /// is that person: developers answer from other addresses than their
-    /// commits' (`fdmanana@kernel.org` for `fdmanana@suse.com`). Never where
+    /// commits' (`fdmanana@kernel.org` for `fdmanana@suse.com`). A sender
+    /// with no display name is matched where the mailbox spells the name
+    /// (`trust::same_name_elsewhere`). Never where
     /// decisions need DKIM (`require_dkim`): anyone can sign for a domain of
     /// their own. Without DKIM, a From header is taken at its word anyway.
     pub same_name_addresses: bool,

@@ -2569,14 +2569,16 @@ impl Form {
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, base64-encoded, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
-/// by a list for DMARC) ends in the same state, every reply read as the
+/// by a list for DMARC or a bare address) ends in the same state, every reply read as the
 /// same intent from the same role into the same state. A greeting above a
 /// bottom-posted "yeah, confirmed" once hid
 /// the proposal it agrees with; an operator's reply quoting the report as
 /// `kr> > FYI, we noticed…`, or without `In-Reply-To`, was taken for the
 /// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
 /// sender the patch's contributor; under a list's From, every sender was a
-/// stranger; under a legal notice or a banner, 10 of the 27 threads took
+/// stranger; from a bare address, an author who answers from another
+/// domain than the report's (`fdmanana@kernel.org`) was a stranger in 6;
+/// under a legal notice or a banner, 10 of the 27 threads took
 /// another step; with broken quotes, 7 (the overflow of the quoted table
 /// read as the replier's words, or a mail read in part: the overflow split
 /// the quote that is shortened past the size cap).
@@ -2623,6 +2625,21 @@ fn threads_replay_alike_however_their_replies_are_sent() {
                         format!(
                             "From: \"{name} via Linux-foo\" <linux-foo@lists.example.org>\nReply-To: {from}\n"
                         )
+                    }
+                    None => format!("{l}\n"),
+                })
+                .collect()
+        }),
+        Form::head("From a bare address, without a name", |h| {
+            h.lines()
+                .map(|l| match l.strip_prefix("From: ") {
+                    Some(from) => {
+                        let addr = match (from.rfind('<'), from.rfind('>')) {
+                            (Some(i), Some(j)) if i < j => &from[i + 1..j],
+                            // The older "addr (Name)".
+                            _ => from.split(" (").next().unwrap_or(from),
+                        };
+                        format!("From: {}\n", addr.trim())
                     }
                     None => format!("{l}\n"),
                 })

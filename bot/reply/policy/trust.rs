@@ -245,7 +245,10 @@ pub fn role(from: Option<&Address>, name: &str, is_bot: bool, case: &Case, p: &P
 /// the same display name (of two words at least, in any order and case) and
 /// the same mailbox before the `@`. Developers answer from another address
 /// than the commit's (`fdmanana@kernel.org` for `fdmanana@suse.com`,
-/// `dsterba@suse.cz` for `dsterba@suse.com`).
+/// `dsterba@suse.cz` for `dsterba@suse.com`). A sender who gives no display
+/// name (some clients and gateways send a bare address) is matched by the
+/// mailbox instead, where it spells the known name (`spells_name`): the
+/// same evidence a display name gives, since both are the sender's to write.
 pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
     let Some(addr) = Address::parse(known) else {
         return false;
@@ -268,8 +271,78 @@ pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
         w.sort();
         w
     };
+    if l1 != l2 || l1.len() < 2 || d1 == d2 {
+        return false;
+    }
     let theirs = words(display_name(known));
-    l1 == l2 && l1.len() >= 2 && d1 != d2 && theirs.len() >= 2 && theirs == words(name)
+    theirs.len() >= 2
+        && match name.trim() {
+            "" => spells_name(l2, &theirs),
+            n => theirs == words(n),
+        }
+}
+
+/// The mailbox `local` spells a person's name (`words`, lower case): each
+/// word of the name, whole or as its initial, in some order, with one whole
+/// word at least (`jeffxu`, `roberto.sassu`, `wqu` for Qu Wenruo), and at
+/// most one letter besides for a middle name the display name leaves out
+/// (`fdmanana` for Filipe Manana, `dan.j.williams`). Dots, dashes and
+/// underscores between them do not count.
+fn spells_name(local: &str, words: &[String]) -> bool {
+    let local: String = local
+        .chars()
+        .filter(|c| !matches!(c, '.' | '-' | '_'))
+        .flat_map(char::to_lowercase)
+        .collect();
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| w.chars().filter(|c| c.is_alphanumeric()).collect())
+        .filter(|w: &String| !w.is_empty())
+        .collect();
+    // Each step of `spelled` uses up a word or the one extra letter, so a
+    // name of four words at most bounds its search whatever the mailbox.
+    (2..=4).contains(&words.len()) && spelled(&local, &words, Spelling::default())
+}
+
+/// What a spelling has used so far (`spells_name`).
+#[derive(Clone, Copy, Default)]
+struct Spelling {
+    whole_word: bool,
+    extra_letter: bool,
+}
+
+/// `local` is the `left` words, each whole or as its initial, in some order,
+/// plus at most one letter that is none of them.
+fn spelled(local: &str, left: &[String], so_far: Spelling) -> bool {
+    if local.is_empty() {
+        return left.is_empty() && so_far.whole_word;
+    }
+    let rest_of = |i: usize| -> Vec<String> {
+        (left.iter().enumerate())
+            .filter(|&(j, _)| j != i)
+            .map(|(_, w)| w.clone())
+            .collect()
+    };
+    let by_word = left.iter().enumerate().any(|(i, w)| {
+        let whole = local.strip_prefix(w.as_str()).is_some_and(|rest| {
+            let s = Spelling {
+                whole_word: true,
+                ..so_far
+            };
+            spelled(rest, &rest_of(i), s)
+        });
+        let initial = w.chars().next().and_then(|c| local.strip_prefix(c));
+        whole || initial.is_some_and(|rest| spelled(rest, &rest_of(i), so_far))
+    });
+    let extra = !so_far.extra_letter && !local.starts_with(|c: char| c.is_ascii_digit()) && {
+        let rest = &local[local.chars().next().map_or(0, char::len_utf8)..];
+        let s = Spelling {
+            extra_letter: true,
+            ..so_far
+        };
+        spelled(rest, left, s)
+    };
+    by_word || extra
 }
 
 /// The display name of `Name <addr>` (empty for a bare address).
@@ -450,12 +523,68 @@ no address here
             ),
             ("root <root@a.example>", "root", "root@b.example", false),
             ("dsterba@suse.com", "David Sterba", "dsterba@suse.cz", false),
+            // No display name: the mailbox must spell the known name.
             (
                 "David Sterba <dsterba@suse.com>",
                 "",
                 "dsterba@suse.cz",
+                true,
+            ),
+            (
+                "Jeff Xu <jeffxu@chromium.org>",
+                "",
+                "jeffxu@google.com",
+                true,
+            ),
+            (
+                "Roberto Sassu <roberto.sassu@huawei.com>",
+                "",
+                "Roberto.Sassu@huaweicloud.com",
+                true,
+            ),
+            ("Qu Wenruo <wqu@suse.com>", "", "wqu@gmx.com", true),
+            (
+                "Filipe Manana <fdmanana@suse.com>",
+                "",
+                "fdmanana@kernel.org",
+                true,
+            ),
+            (
+                "Dan Williams <dan.j.williams@intel.com>",
+                "",
+                "dan.j.williams@example.org",
+                true,
+            ),
+            // Two letters besides the name, a word left out, initials alone.
+            (
+                "Filipe Manana <fxdmanana@suse.com>",
+                "",
+                "fxdmanana@kernel.org",
                 false,
             ),
+            ("Jan Kara <kara@suse.cz>", "", "kara@suse.com", false),
+            ("Jan Kara <jk@suse.cz>", "", "jk@suse.com", false),
+            (
+                "Jan Kara <kara.jan@suse.cz>",
+                " ",
+                "kara.jan@suse.com",
+                true,
+            ),
+            ("David Sterba <ds@suse.com>", "", "ds@evil.example", false),
+            ("Jan Kara <jack@suse.cz>", "", "jack@example.org", false),
+            (
+                "Jeff Xu <jeffxu@chromium.org>",
+                "",
+                "jeffxu@chromium.org",
+                false,
+            ),
+            (
+                "Jeff Xu <jeffxu@chromium.org>",
+                "",
+                "jeff@google.com",
+                false,
+            ),
+            ("jeffxu@chromium.org", "", "jeffxu@google.com", false),
             ("not an address", "David Sterba", "dsterba@suse.cz", false),
         ] {
             assert_eq!(
@@ -512,5 +641,45 @@ no address here
             role(Some(&jeff), "Jeff Xu", false, &case, &Policy::default()),
             Role::Other
         );
+    }
+
+    proptest::proptest! {
+        /// A mailbox made of a name's words, each whole or as its initial
+        /// (one whole at least), in any order, with separators, spells it.
+        #[test]
+        fn a_mailbox_made_of_the_name_spells_it(
+            words in proptest::collection::vec("[a-z]{2,8}", 2..=4),
+            whole in proptest::collection::vec(proptest::bool::ANY, 4),
+            order in proptest::strategy::Strategy::prop_shuffle(
+                proptest::strategy::Just(vec![0usize, 1, 2, 3])
+            ),
+            sep in "[._-]?",
+        ) {
+            let order: Vec<usize> = order.into_iter().filter(|&i| i < words.len()).collect();
+            let first_whole = order[0];
+            let parts: Vec<String> = order
+                .iter()
+                .map(|&i| match whole[i] || i == first_whole {
+                    true => words[i].clone(),
+                    false => words[i][..1].to_string(),
+                })
+                .collect();
+            proptest::prop_assert!(spells_name(&parts.join(&sep), &words));
+        }
+
+        /// Whatever the mailbox and the name, the answer comes at once, and
+        /// a yes uses each of at most four words once, with one letter more.
+        #[test]
+        fn any_mailbox_and_name_is_answered(
+            local in "[a-c._-]{0,60}",
+            words in proptest::collection::vec("[a-c]{1,3}", 0..8),
+        ) {
+            if spells_name(&local, &words) {
+                let letters = local.chars().filter(char::is_ascii_alphabetic).count();
+                let most: usize = words.iter().map(String::len).sum::<usize>() + 1;
+                proptest::prop_assert!((2..=4).contains(&words.len()));
+                proptest::prop_assert!(letters <= most, "{local} {words:?}");
+            }
+        }
     }
 }
