@@ -2569,7 +2569,8 @@ impl Form {
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, base64-encoded, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
-/// by a list for DMARC or a bare address) ends in the same state, every reply read as the
+/// by a list for DMARC, a bare address or a name with its employer) ends
+/// in the same state, every reply read as the
 /// same intent from the same role into the same state. A greeting above a
 /// bottom-posted "yeah, confirmed" once hid
 /// the proposal it agrees with; an operator's reply quoting the report as
@@ -2577,7 +2578,8 @@ impl Form {
 /// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
 /// sender the patch's contributor; under a list's From, every sender was a
 /// stranger; from a bare address, an author who answers from another
-/// domain than the report's (`fdmanana@kernel.org`) was a stranger in 6;
+/// domain than the report's (`fdmanana@kernel.org`) was a stranger in 6,
+/// and so with "(Acme)" after the name;
 /// under a legal notice or a banner, 10 of the 27 threads took
 /// another step; with broken quotes, 7 (the overflow of the quoted table
 /// read as the replier's words, or a mail read in part: the overflow split
@@ -2643,6 +2645,21 @@ fn threads_replay_alike_however_their_replies_are_sent() {
                     }
                     None => format!("{l}\n"),
                 })
+                .collect()
+        }),
+        Form::head("From a name with its employer", |h| {
+            h.lines()
+                .map(
+                    |l| match l.strip_prefix("From: ").and_then(|f| f.rsplit_once(" <")) {
+                        Some((name, addr)) => {
+                            format!(
+                                "From: \"{} (Acme)\" <{addr}\n",
+                                name.trim().trim_matches('"')
+                            )
+                        }
+                        None => format!("{l}\n"),
+                    },
+                )
                 .collect()
         }),
         Form::head("under a Chinese client's reply prefix", |h| {

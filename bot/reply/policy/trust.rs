@@ -260,7 +260,7 @@ pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
         return false;
     };
     let words = |n: &str| {
-        let mut w: Vec<String> = n
+        let mut w: Vec<String> = without_asides(n)
             .split(|c: char| c.is_whitespace() || c == ',')
             .map(|w| {
                 w.trim_matches(|c: char| c == '"' || c == '\'')
@@ -343,6 +343,24 @@ fn spelled(local: &str, left: &[String], so_far: Spelling) -> bool {
         spelled(rest, left, s)
     };
     by_word || extra
+}
+
+/// A display name without what it says in parentheses: an employer, as
+/// the kernel's sign-offs and the robot's Cc write it ("Matthew Wilcox
+/// (Oracle)", "Mike Rapoport (Microsoft)"), is no part of the name, and the
+/// same person's replies often leave it out.
+fn without_asides(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The display name of `Name <addr>` (empty for a bare address).
@@ -586,6 +604,25 @@ no address here
             ),
             ("jeffxu@chromium.org", "", "jeffxu@google.com", false),
             ("not an address", "David Sterba", "dsterba@suse.cz", false),
+            // An employer in parentheses is no part of the name.
+            (
+                "\"Matthew Wilcox (Oracle)\" <willy@infradead.org>",
+                "Matthew Wilcox",
+                "willy@oracle.example",
+                true,
+            ),
+            (
+                "Mike Rapoport <rppt@kernel.org>",
+                "Mike Rapoport (Microsoft)",
+                "rppt@microsoft.example",
+                true,
+            ),
+            (
+                "Mike Rapoport <rppt@kernel.org>",
+                "(Mike Rapoport)",
+                "rppt@microsoft.example",
+                false,
+            ),
         ] {
             assert_eq!(
                 same_name_elsewhere(known, name, &a(from)),
