@@ -2569,8 +2569,8 @@ impl Form {
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, base64-encoded, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
-/// by a list for DMARC, a bare address or a name with its employer) ends
-/// in the same state, every reply read as the
+/// by a list for DMARC, a bare address, a name with its employer, accents
+/// or a middle initial) ends in the same state, every reply read as the
 /// same intent from the same role into the same state. A greeting above a
 /// bottom-posted "yeah, confirmed" once hid
 /// the proposal it agrees with; an operator's reply quoting the report as
@@ -2579,7 +2579,8 @@ impl Form {
 /// sender the patch's contributor; under a list's From, every sender was a
 /// stranger; from a bare address, an author who answers from another
 /// domain than the report's (`fdmanana@kernel.org`) was a stranger in 6,
-/// and so with "(Acme)" after the name;
+/// and so with "(Acme)" after the name, or accents and a middle initial
+/// in it;
 /// under a legal notice or a banner, 10 of the 27 threads took
 /// another step; with broken quotes, 7 (the overflow of the quoted table
 /// read as the replier's words, or a mail read in part: the overflow split
@@ -2656,6 +2657,23 @@ fn threads_replay_alike_however_their_replies_are_sent() {
                                 "From: \"{} (Acme)\" <{addr}\n",
                                 name.trim().trim_matches('"')
                             )
+                        }
+                        None => format!("{l}\n"),
+                    },
+                )
+                .collect()
+        }),
+        Form::head("From a name with accents and a middle initial", |h| {
+            h.lines()
+                .map(
+                    |l| match l.strip_prefix("From: ").and_then(|f| f.rsplit_once(" <")) {
+                        Some((name, addr)) => {
+                            let name = name.trim().trim_matches('"').replace('a', "á");
+                            let name = match name.split_once(' ') {
+                                Some((first, rest)) => format!("{first} Q. {rest}"),
+                                None => name,
+                            };
+                            format!("From: \"{name}\" <{addr}\n")
                         }
                         None => format!("{l}\n"),
                     },

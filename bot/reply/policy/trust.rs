@@ -259,18 +259,6 @@ pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
     ) else {
         return false;
     };
-    let words = |n: &str| {
-        let mut w: Vec<String> = without_asides(n)
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .map(|w| {
-                w.trim_matches(|c: char| c == '"' || c == '\'')
-                    .to_lowercase()
-            })
-            .filter(|w| !w.is_empty())
-            .collect();
-        w.sort();
-        w
-    };
     if l1 != l2 || l1.len() < 2 || d1 == d2 {
         return false;
     }
@@ -343,6 +331,28 @@ fn spelled(local: &str, left: &[String], so_far: Spelling) -> bool {
         spelled(rest, left, s)
     };
     by_word || extra
+}
+
+/// The words of a display name that tell one person from another, sorted:
+/// lower case, without accents (a client or a commit may leave them out:
+/// "Mickael Salaun" for "Mickaël Salaün"), without middle initials ("Paul
+/// E. McKenney" signs mail as "Paul McKenney") and without an aside in
+/// parentheses.
+fn words(name: &str) -> Vec<String> {
+    use unicode_normalization::{char::is_combining_mark, UnicodeNormalization};
+    let mut w: Vec<String> = without_asides(name)
+        .nfkd()
+        .filter(|c| !is_combining_mark(*c))
+        .collect::<String>()
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .map(|w| {
+            w.trim_matches(|c: char| matches!(c, '"' | '\'' | '.'))
+                .to_lowercase()
+        })
+        .filter(|w| w.chars().count() > 1)
+        .collect();
+    w.sort();
+    w
 }
 
 /// A display name without what it says in parentheses: an employer, as
@@ -604,6 +614,27 @@ no address here
             ),
             ("jeffxu@chromium.org", "", "jeffxu@google.com", false),
             ("not an address", "David Sterba", "dsterba@suse.cz", false),
+            // Accents and middle initials, on either side.
+            (
+                "Mickaël Salaün <mic@digikod.net>",
+                "Mickael Salaun",
+                "mic@linux.microsoft.example",
+                true,
+            ),
+            (
+                "Paul E. McKenney <paulmck@kernel.org>",
+                "Paul McKenney",
+                "paulmck@meta.example",
+                true,
+            ),
+            (
+                "Filipe Manana <fdmanana@suse.com>",
+                "Filipe D Manana",
+                "fdmanana@kernel.org",
+                true,
+            ),
+            // Initials alone are no name.
+            ("J. K. <jk@a.example>", "J. K.", "jk@b.example", false),
             // An employer in parentheses is no part of the name.
             (
                 "\"Matthew Wilcox (Oracle)\" <willy@infradead.org>",
