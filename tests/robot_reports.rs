@@ -2567,7 +2567,8 @@ impl Form {
 /// or habit would send the same words (greeted, quoted with Supercite's
 /// initials, the attribution wrapped, under a company's legal notice or a
 /// gateway's banner, its quotes wrapped by a client that leaves their
-/// overflow unquoted, with no-break spaces, base64-encoded, answering by
+/// overflow unquoted, with no-break spaces, with zero-width spaces, soft
+/// hyphens and a logo's placeholder, base64-encoded, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
 /// or a middle initial) ends in the same state, every reply read as the
@@ -2582,7 +2583,9 @@ impl Form {
 /// and so with "(Acme)" after the name, or accents and a middle initial
 /// in it;
 /// under a legal notice or a banner, 10 of the 27 threads took
-/// another step; with broken quotes, 7 (the overflow of the quoted table
+/// another step; with zero-width spaces, 11 or 13 (after lines or
+/// words), with soft hyphens 9, under a logo's placeholder 1 or 2; with
+/// broken quotes, 7 (the overflow of the quoted table
 /// read as the replier's words, or a mail read in part: the overflow split
 /// the quote that is shortened past the size cap).
 #[test]
@@ -2605,6 +2608,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
             Some(forms::wrapped_by_a_client(t, 72))
         }),
         Form::words("with no-break spaces", |t| Some(forms::no_break_spaces(t))),
+        Form::words("with unseen characters and a logo's placeholder", |t| {
+            Some(forms::unseen_characters_and_a_logo(t))
+        }),
         Form {
             base64: true,
             ..Form::words("base64-encoded", |t| Some(t.to_string()))

@@ -986,9 +986,12 @@ fn labelled_replies() -> Vec<(String, String)> {
 
 /// Replies read alike when their sender's client wrapped the quoted lines
 /// at 72 columns without quoting their overflow, put no-break spaces for
-/// spaces, or an archive left a "From …" line of theirs escaped as
-/// ">From …" (all undone by `flows::ingest::mend` as the mail is read).
-/// Before, the overflow of the robot's quoted table was read as the
+/// spaces, or characters no one sees (a byte-order mark, zero-width spaces,
+/// soft hyphens) and a logo's placeholder line, or an archive left a "From
+/// …" line of theirs escaped as ">From …" (all undone by
+/// `flows::ingest::mend` as the mail is read). With the unseen characters,
+/// 218 of these 219 replies read otherwise before: another intent or
+/// evidence. Before, the overflow of the robot's quoted table was read as the
 /// replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
 /// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted line right after a
 /// sentence's end, or inside a run of spaces under a header of words, the
@@ -1022,6 +1025,13 @@ fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_fro
             unlike.push(format!(
                 "{name} no-break spaces: {want:?} / {:?}",
                 reading(&spaced)
+            ));
+        }
+        let unseen = sent(&forms::unseen_characters_and_a_logo(text));
+        if reading(&unseen) != want {
+            unlike.push(format!(
+                "{name} unseen characters: {want:?} / {:?}",
+                reading(&unseen)
             ));
         }
         // Its first paragraph of its own opening "From what I can tell, …",

@@ -57,3 +57,31 @@ pub fn no_break_spaces(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The text as invisible characters reach it from a Windows client, a web
+/// page or a chat tool: a byte-order mark first, a zero-width space after
+/// each of the writer's lines and their first word, a soft hyphen inside
+/// their first long word; and a signature's logo left as Gmail's
+/// placeholder line under it all.
+pub fn unseen_characters_and_a_logo(text: &str) -> String {
+    let own = text
+        .lines()
+        .map(|l| match l.starts_with('>') || l.trim().is_empty() {
+            true => l.to_string(),
+            false => {
+                let l = l.replacen(' ', "\u{200b} ", 1);
+                let hyphened = l.split(' ').find(|w| w.chars().count() >= 8).map(|w| {
+                    let at = w.char_indices().nth(4).map_or(0, |(i, _)| i);
+                    (w.to_string(), format!("{}\u{ad}{}", &w[..at], &w[at..]))
+                });
+                let l = match hyphened {
+                    Some((w, h)) => l.replacen(&w, &h, 1),
+                    None => l,
+                };
+                format!("{l}\u{200b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    format!("\u{feff}{}\n\n[image: logo.png]\n", own.trim_end())
+}
