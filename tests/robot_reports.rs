@@ -2640,51 +2640,28 @@ fn threads_replay_alike_however_their_replies_are_sent() {
                 .collect()
         }),
         Form::head("From a bare address, without a name", |h| {
-            h.lines()
-                .map(|l| match l.strip_prefix("From: ") {
-                    Some(from) => {
-                        let addr = match (from.rfind('<'), from.rfind('>')) {
-                            (Some(i), Some(j)) if i < j => &from[i + 1..j],
-                            // The older "addr (Name)".
-                            _ => from.split(" (").next().unwrap_or(from),
-                        };
-                        format!("From: {}\n", addr.trim())
-                    }
-                    None => format!("{l}\n"),
-                })
-                .collect()
+            with_from(h, |from| {
+                let addr = match (from.rfind('<'), from.rfind('>')) {
+                    (Some(i), Some(j)) if i < j => &from[i + 1..j],
+                    // The older "addr (Name)".
+                    _ => from.split(" (").next().unwrap_or(from),
+                };
+                addr.trim().to_string()
+            })
         }),
         Form::head("From a name with its employer", |h| {
-            h.lines()
-                .map(
-                    |l| match l.strip_prefix("From: ").and_then(|f| f.rsplit_once(" <")) {
-                        Some((name, addr)) => {
-                            format!(
-                                "From: \"{} (Acme)\" <{addr}\n",
-                                name.trim().trim_matches('"')
-                            )
-                        }
-                        None => format!("{l}\n"),
-                    },
-                )
-                .collect()
+            with_from(h, |from| renamed(from, |name| format!("{name} (Acme)")))
         }),
         Form::head("From a name with accents and a middle initial", |h| {
-            h.lines()
-                .map(
-                    |l| match l.strip_prefix("From: ").and_then(|f| f.rsplit_once(" <")) {
-                        Some((name, addr)) => {
-                            let name = name.trim().trim_matches('"').replace('a', "á");
-                            let name = match name.split_once(' ') {
-                                Some((first, rest)) => format!("{first} Q. {rest}"),
-                                None => name,
-                            };
-                            format!("From: \"{name}\" <{addr}\n")
-                        }
-                        None => format!("{l}\n"),
-                    },
-                )
-                .collect()
+            with_from(h, |from| {
+                renamed(from, |name| {
+                    let name = name.replace('a', "á");
+                    match name.split_once(' ') {
+                        Some((first, rest)) => format!("{first} Q. {rest}"),
+                        None => name,
+                    }
+                })
+            })
         }),
         Form::head("under a Chinese client's reply prefix", |h| {
             h.lines()
@@ -2714,6 +2691,28 @@ fn threads_replay_alike_however_their_replies_are_sent() {
                 "{name}: {thread} read otherwise: {moved:#?}"
             );
         }
+    }
+}
+
+/// A header block with its From line's value made over by `from`.
+fn with_from(head: &str, from: fn(&str) -> String) -> String {
+    head.lines()
+        .map(|l| match l.strip_prefix("From: ") {
+            Some(value) => format!("From: {}\n", from(value)),
+            None => format!("{l}\n"),
+        })
+        .collect()
+}
+
+/// `Name <addr>` with its name made over by `rename` (quoted); a value
+/// without a name is left as it is.
+fn renamed(from: &str, rename: fn(&str) -> String) -> String {
+    match from.rsplit_once(" <") {
+        Some((name, addr)) => {
+            let name = rename(name.trim().trim_matches('"'));
+            format!("\"{name}\" <{addr}")
+        }
+        None => from.to_string(),
     }
 }
 
