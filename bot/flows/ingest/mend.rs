@@ -11,15 +11,21 @@
 use crate::model::quote_marks::{is_quote, quoted_text};
 use crate::reply::understand::classify::is_prose_word;
 
+/// One mending: the text mended, or `None` where it has nothing to mend.
+type Step = fn(&str) -> Option<String>;
+
 /// The text mended, or `None` when nothing in it needed mending (the
-/// common case costs a scan or two and no copy).
+/// common case costs a few scans and no copy).
 pub(crate) fn mend(text: &str) -> Option<String> {
+    let marked = has_clients_marks(text);
+    let steps: [(bool, Step); 4] = [
+        (marked, spaces_and_unseen_characters),
+        (marked, image_placeholders),
+        (true, from_escapes),
+        (true, broken_quotes),
+    ];
     let mut mended: Option<String> = None;
-    let mut steps: Vec<fn(&str) -> Option<String>> = vec![from_escapes, broken_quotes];
-    if has_clients_marks(text) {
-        steps.splice(0..0, [spaces_and_unseen_characters, image_placeholders]);
-    }
-    for step in steps {
+    for (_, step) in steps.into_iter().filter(|(run, _)| *run) {
         if let Some(m) = step(mended.as_deref().unwrap_or(text)) {
             mended = Some(m);
         }
@@ -31,7 +37,7 @@ pub(crate) fn mend(text: &str) -> Option<String> {
 /// character or an image's placeholder. Most replies have none. Searchers
 /// built once, a SIMD scan each: a char-by-char search took 0.3 ms of a
 /// 370 KB reply quoting a report, a scan for their lead bytes as long (the
-/// `±` of its table), one Aho-Corasick scan for all of them 0.7 ms.
+/// `±` of its table), one Aho-Corasick scan for all of them 0.9 ms.
 static CLIENTS_MARKS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
     std::sync::LazyLock::new(|| {
         let chars = NO_BREAK_SPACES.iter().chain(&UNSEEN).map(|c| c.to_string());
