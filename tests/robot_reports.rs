@@ -2563,8 +2563,8 @@ impl Form {
 }
 
 /// Whole threads read alike however their replies were sent: each corpus
-/// thread replayed with every plain-text reply re-sent as another client
-/// or habit would send the same words (greeted, quoted with Supercite's
+/// thread replayed with every plain-text reply re-sent as another client or
+/// habit would send the same words (greeted, quoted with Supercite's
 /// initials, the attribution wrapped, under a company's legal notice or a
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, with zero-width spaces, soft
@@ -2573,21 +2573,19 @@ impl Form {
 /// by a list for DMARC, a bare address, a name with its employer, accents
 /// or a middle initial) ends in the same state, every reply read as the
 /// same intent from the same role into the same state. A greeting above a
-/// bottom-posted "yeah, confirmed" once hid
-/// the proposal it agrees with; an operator's reply quoting the report as
-/// `kr> > FYI, we noticed…`, or without `In-Reply-To`, was taken for the
-/// robot's own mail; a reply to a patch under `回复: [PATCH …]` made its
-/// sender the patch's contributor; under a list's From, every sender was a
-/// stranger; from a bare address, an author who answers from another
-/// domain than the report's (`fdmanana@kernel.org`) was a stranger in 6,
-/// and so with "(Acme)" after the name, or accents and a middle initial
-/// in it;
-/// under a legal notice or a banner, 10 of the 27 threads took
-/// another step; with zero-width spaces, 11 or 13 (after lines or
-/// words), with soft hyphens 9, under a logo's placeholder 1 or 2; with
-/// broken quotes, 7 (the overflow of the quoted table
-/// read as the replier's words, or a mail read in part: the overflow split
-/// the quote that is shortened past the size cap).
+/// bottom-posted "yeah, confirmed" once hid the proposal it agrees with; an
+/// operator's reply quoting the report as `kr> > FYI, we noticed…`, or
+/// without `In-Reply-To`, was taken for the robot's own mail; a reply to a
+/// patch under `回复: [PATCH …]` made its sender the patch's contributor;
+/// under a list's From, every sender was a stranger; from a bare address,
+/// an author who answers from another domain than the report's
+/// (`fdmanana@kernel.org`) was a stranger in 6, and so with "(Acme)" after
+/// the name, or accents and a middle initial in it; under a legal notice or
+/// a banner, 10 of the 27 threads took another step; with zero-width
+/// spaces, 11 or 13 (after lines or words), with soft hyphens 9, under a
+/// logo's placeholder 1 or 2; with broken quotes, 7 (the overflow of the
+/// quoted table read as the replier's words, or a mail read in part: the
+/// overflow split the quote that is shortened past the size cap).
 #[test]
 fn threads_replay_alike_however_their_replies_are_sent() {
     let forms = [

@@ -991,12 +991,12 @@ fn labelled_replies() -> Vec<(String, String)> {
 /// …" line of theirs escaped as ">From …" (all undone by
 /// `flows::ingest::mend` as the mail is read). With the unseen characters,
 /// 218 of these 219 replies read otherwise before: another intent or
-/// evidence. Before, the overflow of the robot's quoted table was read as the
-/// replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
-/// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted line right after a
-/// sentence's end, or inside a run of spaces under a header of words, the
-/// overflow stays the replier's as far as anyone can tell: those replies
-/// are named here, and only those may read otherwise.
+/// evidence. Before, the overflow of the robot's quoted table was read as
+/// the replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
+/// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted
+/// line right after a sentence's end, or inside a run of spaces under a
+/// header of words, the overflow stays the replier's as far as anyone can
+/// tell: those replies are named here, and only those may read otherwise.
 #[test]
 fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_from() {
     use perfbot::flows::ingest::parse::body_text;
