@@ -246,9 +246,10 @@ pub fn role(from: Option<&Address>, name: &str, is_bot: bool, case: &Case, p: &P
 /// the same mailbox before the `@`. Developers answer from another address
 /// than the commit's (`fdmanana@kernel.org` for `fdmanana@suse.com`,
 /// `dsterba@suse.cz` for `dsterba@suse.com`). A sender who gives no display
-/// name (some clients and gateways send a bare address) is matched by the
-/// mailbox instead, where it spells the known name (`spells_name`): the
-/// same evidence a display name gives, since both are the sender's to write.
+/// name (some clients and gateways send a bare address, or the address as
+/// its name) is matched by the mailbox instead, where it spells the known
+/// name (`spells_name`): the same evidence a display name gives, since both
+/// are the sender's to write.
 pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
     let Some(addr) = Address::parse(known) else {
         return false;
@@ -263,10 +264,13 @@ pub fn same_name_elsewhere(known: &str, name: &str, from: &Address) -> bool {
         return false;
     }
     let theirs = words(display_name(known));
+    // Some clients write the address for the name ("a@b" <a@b>): no name.
+    let name = name.trim().trim_matches(|c| c == '"' || c == '\'');
+    let bare = name.is_empty() || (name.contains('@') && !name.contains(char::is_whitespace));
     theirs.len() >= 2
-        && match name.trim() {
-            "" => spells_name(l2, &theirs),
-            n => theirs == words(n),
+        && match bare {
+            true => spells_name(l2, &theirs),
+            false => theirs == words(name),
         }
 }
 
@@ -600,6 +604,19 @@ no address here
             ),
             ("David Sterba <ds@suse.com>", "", "ds@evil.example", false),
             ("Jan Kara <jack@suse.cz>", "", "jack@example.org", false),
+            // The address written for the name is no name either.
+            (
+                "Filipe Manana <fdmanana@suse.com>",
+                "'fdmanana@kernel.org'",
+                "fdmanana@kernel.org",
+                true,
+            ),
+            (
+                "Jan Kara <jack@suse.cz>",
+                "jack@suse.com",
+                "jack@suse.com",
+                false,
+            ),
             (
                 "Jeff Xu <jeffxu@chromium.org>",
                 "",
