@@ -296,43 +296,45 @@ fn spells_name(local: &str, words: &[String]) -> bool {
     (2..=4).contains(&words.len()) && spelled(&local, &words, Spelling::default())
 }
 
-/// What a spelling has used so far (`spells_name`).
+/// What a spelling has used so far (`spells_name`): the words (a bit
+/// each), whether one of them whole, whether the extra letter.
 #[derive(Clone, Copy, Default)]
 struct Spelling {
+    words: u8,
     whole_word: bool,
     extra_letter: bool,
 }
 
-/// `local` is the `left` words, each whole or as its initial, in some order,
-/// plus at most one letter that is none of them.
-fn spelled(local: &str, left: &[String], so_far: Spelling) -> bool {
+/// `local` is the `words` not used yet, each whole or as its initial, in
+/// some order, plus at most one letter that is none of them.
+fn spelled(local: &str, words: &[String], so_far: Spelling) -> bool {
     if local.is_empty() {
-        return left.is_empty() && so_far.whole_word;
+        return so_far.words.count_ones() as usize == words.len() && so_far.whole_word;
     }
-    let rest_of = |i: usize| -> Vec<String> {
-        (left.iter().enumerate())
-            .filter(|&(j, _)| j != i)
-            .map(|(_, w)| w.clone())
-            .collect()
-    };
-    let by_word = left.iter().enumerate().any(|(i, w)| {
-        let whole = local.strip_prefix(w.as_str()).is_some_and(|rest| {
-            let s = Spelling {
-                whole_word: true,
+    let by_word = (words.iter().enumerate())
+        .filter(|&(i, _)| so_far.words & (1 << i) == 0)
+        .any(|(i, w)| {
+            let used = Spelling {
+                words: so_far.words | (1 << i),
                 ..so_far
             };
-            spelled(rest, &rest_of(i), s)
+            let whole = local.strip_prefix(w.as_str()).is_some_and(|rest| {
+                let s = Spelling {
+                    whole_word: true,
+                    ..used
+                };
+                spelled(rest, words, s)
+            });
+            let initial = w.chars().next().and_then(|c| local.strip_prefix(c));
+            whole || initial.is_some_and(|rest| spelled(rest, words, used))
         });
-        let initial = w.chars().next().and_then(|c| local.strip_prefix(c));
-        whole || initial.is_some_and(|rest| spelled(rest, &rest_of(i), so_far))
-    });
     let extra = !so_far.extra_letter && !local.starts_with(|c: char| c.is_ascii_digit()) && {
         let rest = &local[local.chars().next().map_or(0, char::len_utf8)..];
         let s = Spelling {
             extra_letter: true,
             ..so_far
         };
-        spelled(rest, left, s)
+        spelled(rest, words, s)
     };
     by_word || extra
 }
