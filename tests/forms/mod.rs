@@ -45,14 +45,21 @@ pub fn wrapped_by_a_client(text: &str, width: usize) -> String {
 /// each sentence's and clause's mark, as Apple Mail and Gmail write what
 /// their user typed.
 pub fn no_break_spaces(text: &str) -> String {
+    own_lines(text, |l| {
+        l.replace("  ", " \u{a0}")
+            .replace(". ", ".\u{a0}")
+            .replace(", ", ",\u{a0}")
+            .replace("? ", "?\u{a0}")
+    })
+}
+
+/// The text with each line that quotes nothing made over by `f`, joined
+/// again (without a last newline).
+fn own_lines(text: &str, f: impl Fn(&str) -> String) -> String {
     text.lines()
         .map(|l| match l.starts_with('>') {
             true => l.to_string(),
-            false => l
-                .replace("  ", " \u{a0}")
-                .replace(". ", ".\u{a0}")
-                .replace(", ", ",\u{a0}")
-                .replace("? ", "?\u{a0}"),
+            false => f(l),
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -64,24 +71,20 @@ pub fn no_break_spaces(text: &str) -> String {
 /// their first long word; and a signature's logo left as Gmail's
 /// placeholder line under it all.
 pub fn unseen_characters_and_a_logo(text: &str) -> String {
-    let own = text
-        .lines()
-        .map(|l| match l.starts_with('>') || l.trim().is_empty() {
-            true => l.to_string(),
-            false => {
-                let l = l.replacen(' ', "\u{200b} ", 1);
-                let hyphened = l.split(' ').find(|w| w.chars().count() >= 8).map(|w| {
-                    let at = w.char_indices().nth(4).map_or(0, |(i, _)| i);
-                    (w.to_string(), format!("{}\u{ad}{}", &w[..at], &w[at..]))
-                });
-                let l = match hyphened {
-                    Some((w, h)) => l.replacen(&w, &h, 1),
-                    None => l,
-                };
-                format!("{l}\u{200b}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let own = own_lines(text, |l| {
+        if l.trim().is_empty() {
+            return l.to_string();
+        }
+        let l = l.replacen(' ', "\u{200b} ", 1);
+        let hyphened = l.split(' ').find(|w| w.chars().count() >= 8).map(|w| {
+            let at = w.char_indices().nth(4).map_or(0, |(i, _)| i);
+            (w.to_string(), format!("{}\u{ad}{}", &w[..at], &w[at..]))
+        });
+        let l = match hyphened {
+            Some((w, h)) => l.replacen(&w, &h, 1),
+            None => l,
+        };
+        format!("{l}\u{200b}")
+    });
     format!("\u{feff}{}\n\n[image: logo.png]\n", own.trim_end())
 }
