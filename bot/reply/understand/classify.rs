@@ -266,6 +266,14 @@ static ROBOT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
 /// Apostrophes as typesetters write them ("don’t"), which mean the plain one.
 pub(crate) const TYPOGRAPHIC_APOSTROPHES: [char; 2] = ['\u{2019}', '\u{2018}'];
 
+/// Quotation marks as typesetters (and phones, and Outlook) write them,
+/// which mean the plain `"`: words inside them are someone else's.
+const TYPOGRAPHIC_QUOTES: [char; 6] = [
+    '\u{201C}', '\u{201D}', '\u{201E}', '\u{201F}', '\u{00AB}', '\u{00BB}',
+];
+
+/// A sentence as the rules read it: lower case, whitespace collapsed,
+/// apostrophes and quotation marks plain.
 pub(crate) fn normalise(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;
@@ -273,6 +281,8 @@ pub(crate) fn normalise(s: &str) -> String {
         // A backquote too, as in "don`t", for the rules' phrases.
         let c = if c == '`' || TYPOGRAPHIC_APOSTROPHES.contains(&c) {
             '\''
+        } else if TYPOGRAPHIC_QUOTES.contains(&c) {
+            '"'
         } else {
             c
         };
@@ -332,12 +342,19 @@ fn skipped(l: &str, open: &str) -> bool {
     let code = t.ends_with('{')
         || t == "}"
         || (statement && has_code_punctuation(t))
-        || (signed && !t[1..].starts_with(char::is_alphanumeric));
+        || (signed && !t[1..].starts_with(char::is_alphanumeric) && !(goes_on && member(t)));
     // Code unless it goes on with a sentence: a line a diff added or removed
     // ("-2.4% …" is not one), a statement of a few words ("return;", "int
     // err;"). Prose can end in `;` too ("It also;" before a list).
     let short_statement = statement && t.split_whitespace().count() <= 4;
     code || ((signed || short_statement) && !goes_on)
+}
+
+/// A line that opens with a member named through a pointer, as kernel prose
+/// wrapped at a `->` does ("… where I stop calling / ->pte_entry() heavily").
+fn member(t: &str) -> bool {
+    t.strip_prefix("->")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// A line a diff added or removed. A signed figure opening a line of prose
@@ -371,7 +388,8 @@ pub fn sentences(words: &str) -> Vec<String> {
 }
 
 /// `f` on each sentence of prose in order, until it says stop: the lines
-/// of a paragraph that are not data, joined, cut after `.`, `!` or `?`
+/// of a paragraph that are not data, joined, cut after `.`, `!`, `?` or a
+/// typeset ellipsis (`…`, which phones and word processors put for "...")
 /// before a space ("e.g." and "i.e." cut nothing). Sentences longer than
 /// `MAX_SENTENCE` or without a letter are not prose. Lazy, so that a
 /// caller looking for one sentence reads no further than it.
@@ -397,7 +415,7 @@ fn each_sentence(words: &str, mut f: impl FnMut(&str) -> ControlFlow<()>) {
             let mut chars = line.trim().chars().chain(std::iter::once(' ')).peekable();
             while let Some(c) = chars.next() {
                 cur.push(c);
-                let end = matches!(c, '.' | '!' | '?')
+                let end = matches!(c, '.' | '!' | '?' | '…')
                     && chars.peek().is_none_or(|n| n.is_whitespace())
                     && !cur.ends_with("e.g.")
                     && !cur.ends_with("i.e.");
@@ -1055,8 +1073,69 @@ mod tests {
                 "Like this:\n-foo bar baz\n+foo bar\nDone.",
                 &["Like this: Done."],
             ),
+            // A member through a pointer, wrapped to the line's start.
+            (
+                "where I stop calling\n->pte_entry() callback heavily.",
+                &["where I stop calling ->pte_entry() callback heavily."],
+            ),
+            (
+                "Something like\n->foo = bar;\nthis.",
+                &["Something like this."],
+            ),
+            (
+                "It is fixed.\n->pte_entry() is gone\nAll good.",
+                &["It is fixed.", "All good."],
+            ),
+            (
+                "The call goes\n-> can_modify_mm\nthere.",
+                &["The call goes there."],
+            ),
         ] {
             assert_eq!(sentences(words), expect, "{words:?}");
+        }
+    }
+
+    /// A typeset ellipsis ends a sentence as three dots do.
+    #[test]
+    fn ellipses_end_sentences() {
+        for (words, expect) in [
+            (
+                "Hmm… what if we recompute it at commit?",
+                &["Hmm…", "what if we recompute it at commit?"][..],
+            ),
+            (
+                "Hmm... what if we recompute it at commit?",
+                &["Hmm...", "what if we recompute it at commit?"],
+            ),
+            (
+                "We pin them, but… If another thread stores -1, what then?",
+                &[
+                    "We pin them, but…",
+                    "If another thread stores -1, what then?",
+                ],
+            ),
+            ("The time went from 1…2 s.", &["The time went from 1…2 s."]),
+            // What an ellipsis cuts off with no letter is no sentence.
+            ("… and that is the lock.", &["and that is the lock."]),
+            ("... and that is the lock.", &["and that is the lock."]),
+        ] {
+            assert_eq!(sentences(words), expect, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn normalised_sentences() {
+        for (sentence, expect) in [
+            ("This  is\tNOT a regression.", "this is not a regression."),
+            ("It isn\u{2019}t; it isn`t.", "it isn't; it isn't."),
+            (
+                "As a \u{201C}has a fix if somebody cares\u{201D}.",
+                "as a \"has a fix if somebody cares\".",
+            ),
+            ("\u{201E}Kein Fehler\u{201C}", "\"kein fehler\""),
+            ("\u{00AB} pas un bogue \u{00BB}", "\" pas un bogue \""),
+        ] {
+            assert_eq!(normalise(sentence), expect, "{sentence:?}");
         }
     }
 
