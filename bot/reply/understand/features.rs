@@ -112,9 +112,14 @@ fn is_diff_line(l: &str) -> bool {
         || (l.starts_with("@@ -") && l.contains(" @@"))
 }
 
-/// A commit named the kernel way, id and subject: `1234abcd5678 ("mm: …")`.
+/// A commit named the kernel way, id and subject: `1234abcd5678 ("mm: …")`,
+/// the quotation mark typed plain or typeset (`(“mm: …”)`).
 fn commit_with_subject(text: &str) -> bool {
-    text.match_indices(" (\"").any(|(i, _)| {
+    let opened = |i: usize| text[i + 2..].starts_with(['"', '\u{201C}']);
+    text.match_indices(" (").any(|(i, _)| {
+        if !opened(i) {
+            return false;
+        }
         let id = text[..i].rsplit(|c: char| !c.is_ascii_hexdigit()).next();
         id.is_some_and(|id| (8..=40).contains(&id.len()))
     })
@@ -317,6 +322,29 @@ mod tests {
         ] {
             let got = word_weight(&words(distinct, repeat));
             assert!((got - expect).abs() < 1e-12, "{distinct}×{repeat}: {got}");
+        }
+    }
+
+    /// Which texts name a commit by id and subject.
+    #[test]
+    fn commits_with_subjects() {
+        for (text, expect) in [
+            (
+                "Done, it's commit e386dfc56f83 (\"fget: clarify\") now.",
+                true,
+            ),
+            (
+                "Done, it's commit e386dfc56f83 (\u{201C}fget: clarify\u{201D}) now.",
+                true,
+            ),
+            ("Fixes: 1234abcd (\"mm: x\")", true),
+            ("the patch (e8f682574e4 \"mm: decrease\") helps", false),
+            ("a short id 1234 (\"mm: x\")", false),
+            ("a word (\"mm: x\")", false),
+            ("commit e386dfc56f83 (the one I sent)", false),
+            ("ends with e386dfc56f83 (", false),
+        ] {
+            assert_eq!(commit_with_subject(text), expect, "{text:?}");
         }
     }
 
