@@ -2568,7 +2568,8 @@ impl Form {
 /// initials, the attribution wrapped, under a company's legal notice or a
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, with zero-width spaces, soft
-/// hyphens and a logo's placeholder, base64-encoded, answering by
+/// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
+/// dash), base64-encoded, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
 /// or a middle initial) ends in the same state, every reply read as the
@@ -2583,9 +2584,12 @@ impl Form {
 /// the name, or accents and a middle initial in it; under a legal notice or
 /// a banner, 10 of the 27 threads took another step; with zero-width
 /// spaces, 11 or 13 (after lines or words), with soft hyphens 9, under a
-/// logo's placeholder 1 or 2; with broken quotes, 7 (the overflow of the
-/// quoted table read as the replier's words, or a mail read in part: the
-/// overflow split the quote that is shortened past the size cap).
+/// logo's placeholder 1 or 2; typeset, 1 (a maintainer's closure went to
+/// a human: a quotation mark typed plain beside curly ones counted as an
+/// open quote, the rest of his sentence someone else's); with broken
+/// quotes, 7 (the overflow of the quoted table read as the replier's
+/// words, or a mail read in part: the overflow split the quote that is
+/// shortened past the size cap).
 #[test]
 fn threads_replay_alike_however_their_replies_are_sent() {
     let forms = [
@@ -2608,6 +2612,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         Form::words("with no-break spaces", |t| Some(forms::no_break_spaces(t))),
         Form::words("with unseen characters and a logo's placeholder", |t| {
             Some(forms::unseen_characters_and_a_logo(t))
+        }),
+        Form::words("typeset by a phone or a word processor", |t| {
+            Some(forms::typeset(t))
         }),
         Form {
             base64: true,

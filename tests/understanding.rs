@@ -169,6 +169,10 @@ fn decision_words_that_are_not_the_repliers_decision_close_nothing() {
         // nineteenth session).
         "I don't agree that this is noise, the numbers are stable across all runs.",
         "Dave claims it is only noise, but the runs are stable here.",
+        // Someone else's words in quotation marks, typed plain or typeset.
+        "As the changelog says: \"this is not a regression\".",
+        "As the changelog says: \u{201C}this is not a regression\u{201D}.",
+        "As the changelog says: \u{201E}this is not a regression\u{201C}.",
     ] {
         let u = read(text, &own_words(text), ctx, Rules::builtin(), model);
         let e = decide(S::Reported, &u, Role::Author, &default_policy());
@@ -958,7 +962,13 @@ fn reading(body: &str) -> (Intent, Vec<String>) {
         Rules::builtin(),
         model,
     );
-    let evidence = u.evidence.replace('’', "'");
+    // Typeset marks quote the same words.
+    let evidence = u
+        .evidence
+        .replace(['’', '‘'], "'")
+        .replace(['“', '”'], "\"")
+        .replace('…', "...")
+        .replace('—', "--");
     (
         u.intent,
         evidence.split_whitespace().map(String::from).collect(),
@@ -989,9 +999,12 @@ fn labelled_replies() -> Vec<(String, String)> {
 /// spaces, or characters no one sees (a byte-order mark, zero-width spaces,
 /// soft hyphens) and a logo's placeholder line, or an archive left a "From
 /// …" line of theirs escaped as ">From …" (all undone by
-/// `flows::ingest::mend` as the mail is read). With the unseen characters,
-/// 218 of these 219 replies read otherwise before: another intent or
-/// evidence. Before, the overflow of the robot's quoted table was read as
+/// `flows::ingest::mend` as the mail is read), or typeset their marks as a
+/// phone or a word processor does (curly quotes, `…`, `—`). With the
+/// unseen characters, 218 of these 219 replies read otherwise before:
+/// another intent or evidence. Typeset, 5 did: an ellipsis ended no
+/// sentence, a commit named as `(“mm: …”)` was no commit, words inside
+/// curly quotation marks were the replier's own. Before, the overflow of the robot's quoted table was read as
 /// the replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
 /// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted
 /// line right after a sentence's end, or inside a run of spaces under a
@@ -1032,6 +1045,13 @@ fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_fro
             unlike.push(format!(
                 "{name} unseen characters: {want:?} / {:?}",
                 reading(&unseen)
+            ));
+        }
+        let typeset = sent(&forms::typeset(text));
+        if reading(&typeset) != want {
+            unlike.push(format!(
+                "{name} typeset: {want:?} / {:?}",
+                reading(&typeset)
             ));
         }
         // Its first paragraph of its own opening "From what I can tell, …",

@@ -88,3 +88,33 @@ pub fn unseen_characters_and_a_logo(text: &str) -> String {
     });
     format!("\u{feff}{}\n\n[image: logo.png]\n", own.trim_end())
 }
+
+/// The text as a phone, Apple Mail or Outlook typesets what their user
+/// typed: an apostrophe or quotation mark with a word beside it curly
+/// (opening before a word, closing after one or after a sentence's mark),
+/// one between spaces or brackets as typed (`("-E lazy…” helps)`); an
+/// ellipsis for three dots, a dash for two hyphens; in the writer's own
+/// lines.
+pub fn typeset(text: &str) -> String {
+    own_lines(text, |l| {
+        let chars: Vec<char> = l.chars().collect();
+        let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
+        let closes =
+            |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || ".,!?".contains(*c));
+        let mut out = String::with_capacity(l.len());
+        for (i, &c) in chars.iter().enumerate() {
+            let (prev, next) = (
+                i.checked_sub(1).and_then(|p| chars.get(p)),
+                chars.get(i + 1),
+            );
+            out.push(match c {
+                '\'' if closes(prev) => '\u{2019}',
+                '\'' if word(next) => '\u{2018}',
+                '"' if word(next) => '\u{201c}',
+                '"' if closes(prev) => '\u{201d}',
+                c => c,
+            });
+        }
+        out.replace("...", "\u{2026}").replace(" -- ", " \u{2014} ")
+    })
+}
