@@ -1,7 +1,8 @@
 //! What a sender's client or an archive did to the words, undone before
 //! anyone reads them: no-break spaces for spaces, characters no reader
 //! sees (a byte-order mark, zero-width spaces, soft hyphens), the
-//! placeholders a client leaves for a signature's inline image, `>From `
+//! placeholders a client leaves for a signature's inline image, the
+//! full-width marks of an East Asian input method left on, `>From `
 //! lines an mbox writer escaped and no reader unescaped, and the overflow of
 //! quoted lines that a client wrapped without quoting it again ("broken"
 //! quotes). Each would otherwise split the replier's words where they see
@@ -19,8 +20,10 @@ type Step = fn(&str) -> Option<String>;
 pub(crate) fn mend(text: &str) -> Option<String> {
     let odd_characters = found(&ODD_CHARACTERS, text);
     let marked = odd_characters || found(&PLACEHOLDERS, text);
-    let steps: [(bool, Step); 4] = [
+    let wide = found(&FULL_WIDTH, text);
+    let steps: [(bool, Step); 5] = [
         (odd_characters, spaces_and_unseen_characters),
+        (wide, full_width_forms),
         (marked, image_placeholders),
         (true, from_escapes),
         (true, broken_quotes),
@@ -48,6 +51,18 @@ static ODD_CHARACTERS: Searchers = std::sync::LazyLock::new(|| {
 
 static PLACEHOLDERS: Searchers =
     std::sync::LazyLock::new(|| ["[image: ", "[cid:"].map(searcher).into());
+
+/// The first two bytes of every full-width form in UTF-8 (U+FF00–U+FFBF),
+/// and the ideographic space, comma and full stop (U+3000–U+3002).
+static FULL_WIDTH: Searchers = std::sync::LazyLock::new(|| {
+    let needles: [&[u8]; 4] = [b"\xef\xbc", b"\xef\xbd", b"\xe3\x80\x80", b"\xe3\x80\x81"];
+    let stop = '\u{3002}'.to_string();
+    needles
+        .into_iter()
+        .map(|n| memchr::memmem::Finder::new(n).into_owned())
+        .chain(std::iter::once(searcher(&stop)))
+        .collect()
+});
 
 fn searcher(needle: &str) -> memchr::memmem::Finder<'static> {
     memchr::memmem::Finder::new(needle.as_bytes()).into_owned()
@@ -81,6 +96,59 @@ fn spaces_and_unseen_characters(text: &str) -> Option<String> {
         .map(|c| if NO_BREAK_SPACES.contains(&c) { ' ' } else { c })
         .collect();
     Some(mended)
+}
+
+/// A full-width form's ASCII mark or letter (`？` U+FF1F is `?`), the
+/// ideographic comma and full stop as `,` and `.`, the ideographic space as
+/// a space; `None` for any other character.
+fn narrow(c: char) -> Option<char> {
+    match c {
+        '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0),
+        '\u{3000}' => Some(' '),
+        '\u{3001}' => Some(','),
+        '\u{3002}' => Some('.'),
+        _ => None,
+    }
+}
+
+/// The marks a Chinese, Japanese or Korean input method types for `?`,
+/// `,`, `:` or `(` while its user writes English ("Could you test it？
+/// Thanks，"), as ASCII: a reader sees the same marks, and a question ends
+/// at its `？` as at `?`. A full-width mark is as wide as the space its
+/// writer left out after it: a mark that ends or splits a sentence, or a
+/// closing bracket, against the next Latin word gets that space back
+/// ("it？Thanks" is "it? Thanks"); CJK text, which spaces no words, runs
+/// on.
+fn full_width_forms(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let Some(n) = narrow(c) else {
+            out.push(c);
+            continue;
+        };
+        changed = true;
+        out.push(n);
+        let splits = matches!(
+            c,
+            '\u{ff01}'
+                | '\u{ff09}'
+                | '\u{ff0c}'
+                | '\u{ff1a}'
+                | '\u{ff1b}'
+                | '\u{ff1f}'
+                | '\u{3001}'
+                | '\u{3002}'
+        );
+        let against_a_word = chars
+            .peek()
+            .is_some_and(|d| narrow(*d).unwrap_or(*d).is_ascii_alphanumeric());
+        if splits && against_a_word {
+            out.push(' ');
+        }
+    }
+    changed.then_some(out)
 }
 
 /// A line that is only the placeholder a client writes in the text part for
@@ -314,6 +382,42 @@ mod tests {
             ("a\u{2060}b", Some("ab")),
             // Joiners shape emoji and scripts: kept.
             ("\u{1f468}\u{200d}\u{1f4bb} done", None),
+        ]);
+    }
+
+    /// An input method's full-width marks are ASCII ones, with the space a
+    /// full-width mark stood for where it ends or splits a sentence against
+    /// the next word; other characters, CJK ones among them, stay.
+    #[test]
+    fn full_width_marks() {
+        check(&[
+            (
+                "Could you test it\u{ff1f} Thanks\u{ff0c}\n",
+                Some("Could you test it? Thanks,\n"),
+            ),
+            (
+                "Hi Oliver\u{ff0c}could you test it\u{ff1f}Thanks\u{ff01}\n",
+                Some("Hi Oliver, could you test it? Thanks!\n"),
+            ),
+            (
+                "the patch\u{ff08}v2\u{ff09}\u{ff1a}not a regression\u{3002}\n",
+                Some("the patch(v2): not a regression.\n"),
+            ),
+            (
+                "the test\u{ff08}will-it-scale\u{ff09}shows it",
+                Some("the test(will-it-scale) shows it"),
+            ),
+            ("\u{ff21}\u{ff22}\u{3000}\u{ff11}\u{ff12}", Some("AB 12")),
+            ("a\u{3001}b\u{3002}", Some("a, b.")),
+            // Chinese text keeps its own characters; the marks between
+            // them need no space.
+            (
+                "\u{8c22}\u{8c22}\u{ff01}\u{4f60}",
+                Some("\u{8c22}\u{8c22}!\u{4f60}"),
+            ),
+            // Half-width katakana (U+FF61 on) and others are not marks.
+            ("\u{ff76}\u{ff9e} and \u{ffe5}", None),
+            ("plain words?\n", None),
         ]);
     }
 
