@@ -2569,7 +2569,8 @@ impl Form {
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, with zero-width spaces, soft
 /// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
-/// dash), base64-encoded, answering by
+/// dash), with a Chinese input method's full-width marks, base64-encoded,
+/// answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
 /// or a middle initial) ends in the same state, every reply read as the
@@ -2586,7 +2587,9 @@ impl Form {
 /// spaces, 11 or 13 (after lines or words), with soft hyphens 9, under a
 /// logo's placeholder 1 or 2; typeset, 1 (a maintainer's closure went to
 /// a human: a quotation mark typed plain beside curly ones counted as an
-/// open quote, the rest of his sentence someone else's); with broken
+/// open quote, the rest of his sentence someone else's); with full-width
+/// marks, 9 to 11 (questions for the robot not asked, questions read as
+/// decisions, sentences run together); with broken
 /// quotes, 7 (the overflow of the quoted table read as the replier's
 /// words, or a mail read in part: the overflow split the quote that is
 /// shortened past the size cap).
@@ -2615,6 +2618,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         }),
         Form::words("typeset by a phone or a word processor", |t| {
             Some(forms::typeset(t))
+        }),
+        Form::words("with a Chinese input method's full-width marks", |t| {
+            Some(forms::full_width_marks(t))
         }),
         Form {
             base64: true,

@@ -1000,11 +1000,14 @@ fn labelled_replies() -> Vec<(String, String)> {
 /// soft hyphens) and a logo's placeholder line, or an archive left a "From
 /// …" line of theirs escaped as ">From …" (all undone by
 /// `flows::ingest::mend` as the mail is read), or typeset their marks as a
-/// phone or a word processor does (curly quotes, `…`, `—`). With the
+/// phone or a word processor does (curly quotes, `…`, `—`), or as a
+/// Chinese input method does (`，？。` with no space after). With the
 /// unseen characters, 218 of these 219 replies read otherwise before:
 /// another intent or evidence. Typeset, 5 did: an ellipsis ended no
 /// sentence, a commit named as `(“mm: …”)` was no commit, words inside
-/// curly quotation marks were the replier's own. Before, the overflow of the robot's quoted table was read as
+/// curly quotation marks were the replier's own. With full-width marks,
+/// 207: sentences ran together, and 8 questions read as "not a
+/// regression" (no `?` ended them). Before, the overflow of the robot's quoted table was read as
 /// the replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
 /// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted
 /// line right after a sentence's end, or inside a run of spaces under a
@@ -1045,6 +1048,13 @@ fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_fro
             unlike.push(format!(
                 "{name} unseen characters: {want:?} / {:?}",
                 reading(&unseen)
+            ));
+        }
+        let wide = sent(&forms::full_width_marks(text));
+        if reading(&wide) != want {
+            unlike.push(format!(
+                "{name} full-width marks: {want:?} / {:?}",
+                reading(&wide)
             ));
         }
         let typeset = sent(&forms::typeset(text));

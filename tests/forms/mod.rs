@@ -118,3 +118,41 @@ pub fn typeset(text: &str) -> String {
         out.replace("...", "\u{2026}").replace(" -- ", " \u{2014} ")
     })
 }
+
+/// The text as a Chinese input method left on types it: full-width marks
+/// (`，？！：；（）`, `。` for a sentence's full stop) where a space or the
+/// line's end follows the mark, and no space after them, the mark being as
+/// wide as one (`Hi Oliver，could you test it？Thanks`); in the writer's own
+/// lines.
+pub fn full_width_marks(text: &str) -> String {
+    own_lines(text, |l| {
+        let chars: Vec<char> = l.chars().collect();
+        let mut out = String::with_capacity(l.len() * 2);
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            let next = chars.get(i + 1);
+            let ends = next.is_none_or(|n| *n == ' ');
+            let prev_letter = i > 0 && chars[i - 1].is_ascii_lowercase();
+            let wide = match c {
+                ',' | '?' | '!' | ':' | ';' | '(' | ')' if ends => {
+                    char::from_u32(c as u32 + 0xfee0)
+                }
+                '.' if ends && prev_letter => Some('\u{3002}'),
+                _ => None,
+            };
+            match wide {
+                Some(w) => {
+                    out.push(w);
+                    // The space after it, before a word, left out.
+                    if next == Some(&' ') && chars.get(i + 2).is_some_and(|c| c.is_alphanumeric()) {
+                        i += 1;
+                    }
+                }
+                None => out.push(c),
+            }
+            i += 1;
+        }
+        out
+    })
+}
