@@ -20,7 +20,7 @@ type Step = fn(&str) -> Option<String>;
 pub(crate) fn mend(text: &str) -> Option<String> {
     let odd_characters = found(&ODD_CHARACTERS, text);
     let marked = odd_characters || found(&PLACEHOLDERS, text);
-    let wide = found(&FULL_WIDTH, text);
+    let wide = full_width_in(text);
     let steps: [(bool, Step); 5] = [
         (odd_characters, spaces_and_unseen_characters),
         (wide, full_width_forms),
@@ -51,18 +51,6 @@ static ODD_CHARACTERS: Searchers = std::sync::LazyLock::new(|| {
 
 static PLACEHOLDERS: Searchers =
     std::sync::LazyLock::new(|| ["[image: ", "[cid:"].map(searcher).into());
-
-/// The first two bytes of every full-width form in UTF-8 (U+FF00–U+FFBF),
-/// and the ideographic space, comma and full stop (U+3000–U+3002).
-static FULL_WIDTH: Searchers = std::sync::LazyLock::new(|| {
-    let needles: [&[u8]; 4] = [b"\xef\xbc", b"\xef\xbd", b"\xe3\x80\x80", b"\xe3\x80\x81"];
-    let stop = '\u{3002}'.to_string();
-    needles
-        .into_iter()
-        .map(|n| memchr::memmem::Finder::new(n).into_owned())
-        .chain(std::iter::once(searcher(&stop)))
-        .collect()
-});
 
 fn searcher(needle: &str) -> memchr::memmem::Finder<'static> {
     memchr::memmem::Finder::new(needle.as_bytes()).into_owned()
@@ -96,6 +84,20 @@ fn spaces_and_unseen_characters(text: &str) -> Option<String> {
         .map(|c| if NO_BREAK_SPACES.contains(&c) { ' ' } else { c })
         .collect();
     Some(mended)
+}
+
+/// `text` has a full-width form (U+FF01–U+FF5E, in UTF-8 `EF BC`/`EF BD`
+/// and a third byte) or an ideographic space, comma or full stop
+/// (U+3000–U+3002, `E3 80 80`–`82`). One scan for the two lead bytes: five
+/// memmem searchers doubled the mending of a 370 KB reply.
+fn full_width_in(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(0xef, 0xe3, b).any(|i| {
+        matches!(
+            (b[i], b.get(i + 1), b.get(i + 2)),
+            (0xef, Some(0xbc | 0xbd), _) | (0xe3, Some(0x80), Some(0x80..=0x82))
+        )
+    })
 }
 
 /// A full-width form's ASCII mark or letter (`？` U+FF1F is `?`), the
