@@ -272,9 +272,88 @@ const TYPOGRAPHIC_QUOTES: [char; 6] = [
     '\u{201C}', '\u{201D}', '\u{201E}', '\u{201F}', '\u{00AB}', '\u{00BB}',
 ];
 
+/// Contractions as a quick typist leaves them, without the apostrophe
+/// ("dont", "Im"), and what they are: only words English has no other use
+/// for (not "its", "were", "well", "id", "lets", "hell"), lower case. "Ill"
+/// is one only written so ("ill" is a word of its own; see
+/// `bare_contraction`).
+const BARE_CONTRACTIONS: [(&str, &str); 26] = [
+    ("arent", "aren't"),
+    ("cant", "can't"),
+    ("couldnt", "couldn't"),
+    ("didnt", "didn't"),
+    ("doesnt", "doesn't"),
+    ("dont", "don't"),
+    ("hadnt", "hadn't"),
+    ("hasnt", "hasn't"),
+    ("havent", "haven't"),
+    ("im", "i'm"),
+    ("isnt", "isn't"),
+    ("ive", "i've"),
+    ("mustnt", "mustn't"),
+    ("shouldnt", "shouldn't"),
+    ("thats", "that's"),
+    ("theres", "there's"),
+    ("theyre", "they're"),
+    ("wasnt", "wasn't"),
+    ("werent", "weren't"),
+    ("whats", "what's"),
+    ("wont", "won't"),
+    ("wouldnt", "wouldn't"),
+    ("youd", "you'd"),
+    ("youll", "you'll"),
+    ("youre", "you're"),
+    ("youve", "you've"),
+];
+
+/// The contraction a word typed without its apostrophe is, lower case, and
+/// the word's letters as typed (`"Dont,"` → `("dont", "don't")`); `None` for
+/// any other word.
+pub(crate) fn bare_contraction(word: &str) -> Option<(&str, &'static str)> {
+    let core = word.trim_matches(|c: char| !c.is_alphanumeric());
+    if core == "Ill" {
+        return Some((core, "i'll"));
+    }
+    if core.len() > 8 || !core.is_ascii() {
+        return None;
+    }
+    let lower = core.to_ascii_lowercase();
+    BARE_CONTRACTIONS
+        .binary_search_by(|(bare, _)| (*bare).cmp(lower.as_str()))
+        .ok()
+        .map(|i| (core, BARE_CONTRACTIONS[i].1))
+}
+
 /// A sentence as the rules read it: lower case, whitespace collapsed,
-/// apostrophes and quotation marks plain.
+/// apostrophes and quotation marks plain, contractions typed without their
+/// apostrophe given it back.
 pub(crate) fn normalise(s: &str) -> String {
+    with_apostrophes(plain_lower(s), s)
+}
+
+/// `normal`, the normalised `s` (a word of it for each of `s`'s), with
+/// each contraction `s` types without its apostrophe given it.
+fn with_apostrophes(normal: String, s: &str) -> String {
+    let bare: Vec<(usize, &str, &str)> = s
+        .split_whitespace()
+        .enumerate()
+        .filter_map(|(i, w)| bare_contraction(w).map(|(core, c)| (i, core, c)))
+        .collect();
+    if bare.is_empty() {
+        return normal;
+    }
+    let mut words: Vec<String> = normal.split(' ').map(str::to_string).collect();
+    for (i, core, contraction) in bare {
+        if let Some(w) = words.get_mut(i) {
+            *w = w.replacen(&core.to_ascii_lowercase(), contraction, 1);
+        }
+    }
+    words.join(" ")
+}
+
+/// `s` lower case, whitespace collapsed, apostrophes and quotation marks
+/// plain.
+fn plain_lower(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;
     for c in s.chars() {
@@ -1124,8 +1203,32 @@ mod tests {
     }
 
     #[test]
+    fn bare_contractions_sorted() {
+        assert!(BARE_CONTRACTIONS.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
     fn normalised_sentences() {
         for (sentence, expect) in [
+            // Contractions typed without their apostrophe.
+            (
+                "I dont think its a regression.",
+                "i don't think its a regression.",
+            ),
+            ("Im on it, thanks.", "i'm on it, thanks."),
+            (
+                "Ill revert it; ill be back.",
+                "i'll revert it; ill be back.",
+            ),
+            (
+                "\"Doesnt\" matter, WONT fix.",
+                "\"doesn't\" matter, won't fix.",
+            ),
+            (
+                "We were well; its id lets it.",
+                "we were well; its id lets it.",
+            ),
+            ("a \u{201C}dont\u{201D}  b", "a \"don't\" b"),
             ("This  is\tNOT a regression.", "this is not a regression."),
             ("It isn\u{2019}t; it isn`t.", "it isn't; it isn't."),
             (

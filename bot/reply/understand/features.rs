@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::classify::{
-    normalise, read_sentences, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
+    bare_contraction, normalise, read_sentences, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
 };
 use super::intent::Intent;
 use super::quote::is_quote;
@@ -72,7 +72,13 @@ fn tokens(s: &str) -> Vec<String> {
         std::borrow::Cow::Borrowed(s)
     };
     s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
-        .map(|t| t.trim_matches(['\'', '-']).to_lowercase())
+        .map(|t| t.trim_matches(['\'', '-']))
+        // A contraction typed without its apostrophe ("dont") is the one
+        // with it: the same word, and a negator.
+        .map(|t| match bare_contraction(t) {
+            Some((_, c)) => c.to_string(),
+            None => t.to_lowercase(),
+        })
         .filter(|t| !t.is_empty())
         .map(|t| {
             if t.chars().all(|c| c.is_ascii_digit()) {
@@ -396,10 +402,15 @@ mod tests {
             assert_eq!(f.contains_key(k), expect, "{k}: {f:?}");
         }
         assert!(f.contains_key("w:maybe"));
-        // A typographic apostrophe negates as the plain one does.
-        let f = of_words("It isn\u{2019}t a regression.");
-        assert!(f.contains_key("n:regression"), "{f:?}");
-        assert!(f.contains_key("w:isn't"), "{f:?}");
+        // A typographic apostrophe negates as the plain one does, and so
+        // does a contraction typed without one.
+        for w in ["It isn\u{2019}t a regression.", "It isnt a regression."] {
+            let f = of_words(w);
+            assert!(f.contains_key("n:regression"), "{w}: {f:?}");
+            assert!(f.contains_key("w:isn't"), "{w}: {f:?}");
+        }
+        let f = of_words("Ill revert it; ill be back.");
+        assert!(f.contains_key("w:i'll") && f.contains_key("w:ill"), "{f:?}");
         let f = read();
         // Word pairs and first-sentence words overfit (BENCHMARKS.md): none.
         assert!(!f
