@@ -156,3 +156,26 @@ pub fn full_width_marks(text: &str) -> String {
         out
     })
 }
+
+/// The text as a quick typist writes it, contractions without their
+/// apostrophe ("dont", "Im", "were" for "we're"), in the writer's own lines.
+pub fn apostrophes_left_out(text: &str) -> String {
+    own_lines(text, |l| {
+        let chars: Vec<char> = l.chars().collect();
+        let mut out = String::with_capacity(l.len());
+        for (i, &c) in chars.iter().enumerate() {
+            let after: String = chars[i + 1..]
+                .iter()
+                .take_while(|c| c.is_alphabetic())
+                .collect();
+            let contraction = c == '\''
+                && i > 0
+                && chars[i - 1].is_alphabetic()
+                && ["t", "ll", "m", "re", "ve", "d", "s"].contains(&after.as_str());
+            if !contraction {
+                out.push(c);
+            }
+        }
+        out
+    })
+}
