@@ -2569,8 +2569,9 @@ impl Form {
 /// gateway's banner, its quotes wrapped by a client that leaves their
 /// overflow unquoted, with no-break spaces, with zero-width spaces, soft
 /// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
-/// dash), with a Chinese input method's full-width marks, base64-encoded,
-/// answering by
+/// dash), with a Chinese input method's full-width marks, its
+/// contractions typed without their apostrophe, base64-encoded, answering
+/// by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
 /// or a middle initial) ends in the same state, every reply read as the
@@ -2589,7 +2590,8 @@ impl Form {
 /// a human: a quotation mark typed plain beside curly ones counted as an
 /// open quote, the rest of his sentence someone else's); with full-width
 /// marks, 9 to 11 (questions for the robot not asked, questions read as
-/// decisions, sentences run together); with broken
+/// decisions, sentences run together); without apostrophes, 3 ("doesnt"
+/// negated nothing); with broken
 /// quotes, 7 (the overflow of the quoted table read as the replier's
 /// words, or a mail read in part: the overflow split the quote that is
 /// shortened past the size cap).
@@ -2621,6 +2623,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         }),
         Form::words("with a Chinese input method's full-width marks", |t| {
             Some(forms::full_width_marks(t))
+        }),
+        Form::words("its contractions typed without their apostrophe", |t| {
+            Some(forms::apostrophes_left_out(t))
         }),
         Form {
             base64: true,
