@@ -314,12 +314,17 @@ pub(crate) fn bare_contraction(word: &str) -> Option<(&str, &'static str)> {
     if core == "Ill" {
         return Some((core, "i'll"));
     }
-    if core.len() > 8 || !core.is_ascii() {
+    // Every sentence's every word passes here, several times: no copy.
+    if !(2..=8).contains(&core.len()) || !core.bytes().all(|b| b.is_ascii_alphabetic()) {
         return None;
     }
-    let lower = core.to_ascii_lowercase();
+    let mut buf = [0u8; 8];
+    buf.iter_mut()
+        .zip(core.bytes())
+        .for_each(|(d, b)| *d = b.to_ascii_lowercase());
+    let lower = std::str::from_utf8(&buf[..core.len()]).ok()?;
     BARE_CONTRACTIONS
-        .binary_search_by(|(bare, _)| (*bare).cmp(lower.as_str()))
+        .binary_search_by(|(bare, _)| (*bare).cmp(lower))
         .ok()
         .map(|i| (core, BARE_CONTRACTIONS[i].1))
 }
