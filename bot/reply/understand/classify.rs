@@ -947,9 +947,17 @@ fn inline_fix(body: &str) -> Option<String> {
     let has_diff = own
         .iter()
         .any(|l| l.starts_with("diff --git") || l.starts_with("+++ b/"));
-    let subject = own
-        .iter()
-        .find_map(|l| l.strip_prefix("Subject: ").filter(|s| s.contains("PATCH")));
+    // Its Subject header unfolded: git format-patch folds a long one onto
+    // lines that open with a space.
+    let subject = own.iter().enumerate().find_map(|(i, l)| {
+        let first = l
+            .strip_prefix("Subject: ")
+            .filter(|s| s.contains("PATCH"))?;
+        let folded = own[i + 1..]
+            .iter()
+            .take_while(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty());
+        Some(folded.fold(first.trim().to_string(), |s, l| s + " " + l.trim()))
+    });
     let fixes = own.iter().any(|l| {
         let t = l.trim_start();
         t.starts_with("Fixes: ")
@@ -959,11 +967,7 @@ fn inline_fix(body: &str) -> Option<String> {
     if !(has_diff || subject.is_some()) || !fixes {
         return None;
     }
-    Some(
-        subject
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|| "an inline patch with Fixes:/Reported-by: trailers".into()),
-    )
+    Some(subject.unwrap_or_else(|| "an inline patch with Fixes:/Reported-by: trailers".into()))
 }
 
 /// Classify a whole reply body (quotes included): own words first, then, for a
@@ -1176,6 +1180,44 @@ mod tests {
             ),
         ] {
             assert_eq!(sentences(words), expect, "{words:?}");
+        }
+    }
+
+    /// A patch in the reply that says it fixes something, by its Subject
+    /// (unfolded) or its trailers; `None` without a fix's trailer.
+    #[test]
+    fn inline_fixes() {
+        let patch = "diff --git a/mm/x.c b/mm/x.c\n--- a/mm/x.c\n+++ b/mm/x.c\n";
+        let trailers = "Fixes: 1234abcd5678 (\"mm: x\")\nSigned-off-by: A <a@b.c>\n---\n";
+        for (head, trailers, expect) in [
+            (
+                "Subject: [PATCH] mm: fix the flipped condition\n\n",
+                trailers,
+                Some("[PATCH] mm: fix the flipped condition"),
+            ),
+            (
+                "Subject: [PATCH] mm: fix the flipped condition in\n gfpflags_allow_spinning()\n\n",
+                trailers,
+                Some("[PATCH] mm: fix the flipped condition in gfpflags_allow_spinning()"),
+            ),
+            (
+                "Subject: [PATCH] mm: fix it\n\n  indented prose\n",
+                trailers,
+                Some("[PATCH] mm: fix it"),
+            ),
+            (
+                "",
+                trailers,
+                Some("an inline patch with Fixes:/Reported-by: trailers"),
+            ),
+            (
+                "Subject: [PATCH] mm: fix it\n\n",
+                "Signed-off-by: A <a@b.c>\n",
+                None,
+            ),
+        ] {
+            let body = format!("Does this help?\n\n{head}{trailers}{patch}");
+            assert_eq!(inline_fix(&body).as_deref(), expect, "{body:?}");
         }
     }
 
