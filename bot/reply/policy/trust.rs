@@ -364,16 +364,22 @@ fn words(name: &str) -> Vec<String> {
 /// A display name without what it says in parentheses: an employer, as
 /// the kernel's sign-offs and the robot's Cc write it ("Matthew Wilcox
 /// (Oracle)", "Mike Rapoport (Microsoft)"), is no part of the name, and the
-/// same person's replies often leave it out.
+/// same person's replies often leave it out. Only a closed aside goes: what
+/// follows a `(` that nothing closes stays part of the name ("A (B" and
+/// "A (B Mallory" are two names).
 fn without_asides(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
-    let mut depth = 0usize;
+    // Where in `out` each open parenthesis stood.
+    let mut open: Vec<usize> = Vec::new();
     for c in name.chars() {
         match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            _ if depth == 0 => out.push(c),
-            _ => {}
+            '(' => open.push(out.len()),
+            ')' => {
+                if let Some(at) = open.pop() {
+                    out.truncate(at);
+                }
+            }
+            _ => out.push(c),
         }
     }
     out
@@ -672,6 +678,25 @@ no address here
                 "(Mike Rapoport)",
                 "rppt@microsoft.example",
                 false,
+            ),
+            // Only a closed aside goes: an open one keeps what follows.
+            (
+                "\"Mike Rapoport (IBM\" <rppt@kernel.org>",
+                "Mike Rapoport (IBM Mallory",
+                "rppt@microsoft.example",
+                false,
+            ),
+            (
+                "\"Mike Rapoport (\" <rppt@kernel.org>",
+                "Mike Rapoport ( Mallory",
+                "rppt@microsoft.example",
+                false,
+            ),
+            (
+                "\"Mike (Acme (EU)) Rapoport\" <rppt@kernel.org>",
+                "Mike Rapoport",
+                "rppt@microsoft.example",
+                true,
             ),
         ] {
             assert_eq!(
