@@ -2710,6 +2710,65 @@ fn threads_replay_alike_however_their_replies_are_sent() {
     }
 }
 
+/// A reply whose mailer dropped both threading headers (`In-Reply-To` and
+/// `References`) still joins its case when it quotes the report: its Subject
+/// is the report's, and it names the report's headline metric and change.
+/// Before, every such reply under a `Re: [PATCH …]` report, whose Subject the
+/// whole patch thread shares, went unmatched: 8 of the 27 threads replayed
+/// otherwise. The threads that still do, and why, are the table below.
+#[test]
+fn a_reply_without_threading_headers_joins_the_report_it_quotes() {
+    let otherwise: &[(&str, &str)] = &[
+        // The robot's own follow-up, with no threading, reads as the robot's
+        // mail of the same regression: the same state.
+        ("2020-08-03_linux-nvdimm_a0ac629ebe", "04-03b7a446.eml"),
+        // Deep in the thread, two replies quote no report.
+        ("2023-10-20_cgroups_51d74c18a9", "06-6fd2b7e0.eml"),
+        // Patches posted under a Subject of their own.
+        ("2025-05-19_linux-acpi_4a9f46a472", "01-78a85322.eml"),
+    ];
+    let form = Form::head("without threading headers", |h| {
+        h.lines()
+            .filter(|l| {
+                let l = l.to_ascii_lowercase();
+                !l.starts_with("in-reply-to:") && !l.starts_with("references:")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    });
+    let threads = root().join("tests/fixtures/threads");
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("perfbot.toml");
+    std::fs::write(&cfg, config_in(tmp.path())).unwrap();
+    let plain = steps_of(&replays(&cfg, &threads));
+    let dir = tmp.path().join("resent");
+    assert!(resend_threads(&threads, &dir, &form) > 100);
+    let got = steps_of(&replays(&cfg, &dir));
+    let mut quoted = 0;
+    for (thread, want) in &plain {
+        let have = got.get(thread).cloned().unwrap_or_default();
+        let first_moved = want
+            .iter()
+            .zip(&have)
+            .skip(1)
+            .find(|(w, h)| w != h)
+            .map(|(w, _)| {
+                w.split(' ')
+                    .next()
+                    .unwrap_or("")
+                    .trim_matches('"')
+                    .to_string()
+            });
+        let expected = otherwise
+            .iter()
+            .find(|(t, _)| thread == t)
+            .map(|(_, f)| f.to_string());
+        assert_eq!(first_moved, expected, "{thread}: {want:#?}\n{have:#?}");
+        quoted += have.iter().filter(|s| s.contains("\"reply\"")).count();
+    }
+    assert!(quoted > 100, "only {quoted} replies read");
+}
+
 /// A header block with its From line's value made over by `from`.
 fn with_from(head: &str, from: fn(&str) -> String) -> String {
     head.lines()

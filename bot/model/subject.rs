@@ -33,6 +33,24 @@ pub fn posts_a_patch(subject: &str) -> bool {
     !is_reply(subject) && subject.to_ascii_lowercase().contains("[patch")
 }
 
+/// What a thread is about, whatever the mailer did to its Subject: without
+/// list tags and reply prefixes (however many and in whatever order), blanks
+/// collapsed, in lower case. A reply and the mail it answers share it.
+pub fn topic(subject: &str) -> String {
+    let mut s = subject;
+    loop {
+        let t = without_list_tags(s);
+        match strip_reply_prefix(t) {
+            Some(rest) => s = rest,
+            None => break s = t,
+        }
+    }
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
 /// The subject past its leading `[…]` tags that are no patch's.
 fn without_list_tags(subject: &str) -> &str {
     let mut s = subject.trim_start();
@@ -79,6 +97,31 @@ mod tests {
             assert_eq!(strip_reply_prefix(subject), stripped, "{subject}");
             assert_eq!(is_reply(subject), reply, "{subject}");
             assert_eq!(posts_a_patch(subject), patch, "{subject}");
+        }
+    }
+
+    #[test]
+    fn topics() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "Re: [PATCH v2 3/5] mm: memcg: make stats",
+                "[patch v2 3/5] mm: memcg: make stats",
+            ),
+            (
+                "[cgroups] RE: Re:  [PATCH v2 3/5]  mm: memcg:\n make stats",
+                "[patch v2 3/5] mm: memcg: make stats",
+            ),
+            ("Re: [f2fs-dev] Re: [PATCH] x", "[patch] x"),
+            ("回复: [PATCH] X", "[patch] x"),
+            (
+                "[xfs]  0b02c8c0d7:  fio.write_iops -9.0% regression",
+                "0b02c8c0d7: fio.write_iops -9.0% regression",
+            ),
+            ("Re: ", ""),
+            ("", ""),
+        ];
+        for &(subject, want) in cases {
+            assert_eq!(topic(subject), want, "{subject}");
         }
     }
 }

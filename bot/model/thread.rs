@@ -61,6 +61,8 @@ pub enum MatchedBy {
     Trailer,
     /// A tracked robot's later report of the same commit and headline metric.
     SameRegression,
+    /// A reply without threading headers, by the report it quotes.
+    Quote,
 }
 
 impl MatchedBy {
@@ -72,6 +74,7 @@ impl MatchedBy {
             MatchedBy::Revert => "revert",
             MatchedBy::Trailer => "trailer",
             MatchedBy::SameRegression => "same-regression",
+            MatchedBy::Quote => "quote",
         }
     }
 }

@@ -370,16 +370,22 @@ impl<'a> Ingestor<'a> {
     }
 
     /// Messages outside the thread that still concern a case: a revert of its
-    /// commit, or a patch whose trailer closes the report. Checked only when
-    /// the raw bytes hint at it (a cheap substring search), so unrelated mail
-    /// stays cheap.
+    /// commit, a patch whose trailer closes the report, or a reply whose
+    /// mailer dropped its threading headers but which quotes the report.
+    /// Checked only when the raw bytes or the subject hint at it (a cheap
+    /// search), so unrelated mail stays cheap.
     fn lookup_body(&self, raw: &[u8], head: &Head) -> Option<(CaseId, MatchedBy)> {
         let revert = head.subject.contains("Revert \"")
             || memchr::memmem::find(raw, b"This reverts commit ").is_some();
         let domain = format!("@{}", self.config.file.bot.message_id_domain);
         let trailer = memchr::memmem::find(raw, domain.as_bytes()).is_some()
             || memchr::memmem::find(raw, b"Closes: ").is_some();
-        if !revert && !trailer {
+        // Only a message that answers nothing: one whose parent is simply not
+        // read yet waits for it (`early`).
+        let quoting = head.in_reply_to.is_empty()
+            && head.references.is_empty()
+            && self.subjects.has_topic(&head.subject);
+        if !revert && !trailer && !quoting {
             return None;
         }
         let msg = parse(raw, &self.limits).ok()?;
@@ -390,10 +396,16 @@ impl<'a> Ingestor<'a> {
             }
         }
         let t = crate::reply::understand::command::trailers(&msg.text, &[]);
-        trailer_ids(&t.links)
+        let by_trailer = trailer_ids(&t.links)
             .iter()
             .find_map(|id| self.known.get(id).cloned())
-            .map(|c| (c, MatchedBy::Trailer))
+            .map(|c| (c, MatchedBy::Trailer));
+        by_trailer.or_else(|| {
+            quoting
+                .then(|| self.subjects.quoted_report(&head.subject, &msg.text))
+                .flatten()
+                .map(|c| (c, MatchedBy::Quote))
+        })
     }
 
     /// Take one raw message from `source` (for logs: a file, a UID, an offset).

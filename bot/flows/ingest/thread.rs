@@ -1,5 +1,6 @@
 //! Which case a message belongs to: by In-Reply-To, then References, then the
-//! commit id and metric in a reply's subject (`Re: [xfs] b027d4c97b: fio…`).
+//! commit id and metric in a reply's subject (`Re: [xfs] b027d4c97b: fio…`);
+//! a reply with no threading headers at all, by the report it quotes.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -8,7 +9,7 @@ use regex::Regex;
 
 use super::parse::Head;
 use crate::model::case::{Case, CaseId};
-use crate::model::subject::strip_reply_prefix;
+use crate::model::subject::{strip_reply_prefix, topic};
 pub use crate::model::MatchedBy;
 use crate::model::MessageId;
 
@@ -32,6 +33,8 @@ pub fn subject_key(subject: &str) -> Option<(String, String)> {
 pub struct SubjectIndex {
     by_commit: HashMap<String, Vec<(String, String, CaseId)>>,
     by_commit_subject: HashMap<String, Vec<CaseId>>,
+    /// Reports by their subject's `topic`: (headline metric, change, case).
+    by_topic: HashMap<String, Vec<(String, String, CaseId)>>,
 }
 
 impl SubjectIndex {
@@ -44,6 +47,16 @@ impl SubjectIndex {
     }
 
     pub fn add(&mut self, c: &Case) {
+        let t = topic(&c.subject);
+        if !t.is_empty() && !c.headline_metric.is_empty() {
+            let list = self.by_topic.entry(t).or_default();
+            list.retain(|(_, _, id)| id != &c.id);
+            list.push((
+                c.headline_metric.clone(),
+                c.headline_change.clone(),
+                c.id.clone(),
+            ));
+        }
         if !c.commit_subject.is_empty() {
             let list = self
                 .by_commit_subject
@@ -101,6 +114,27 @@ impl SubjectIndex {
             .unwrap_or_default()
     }
 
+    /// Whether some report's subject has the topic of `subject`.
+    pub fn has_topic(&self, subject: &str) -> bool {
+        self.by_topic.contains_key(&topic(subject))
+    }
+
+    /// The one report a message quotes: the message's subject has the
+    /// report's topic, and its text names the report's headline metric and
+    /// the size of its change (the headline sentence, "noticed a -25.8%
+    /// regression of will-it-scale.per_thread_ops", quoted or not). For a
+    /// reply whose mailer dropped both threading headers: a report that is a
+    /// reply to a patch shares its Subject with the whole patch thread, so the
+    /// subject alone cannot tell.
+    pub fn quoted_report(&self, subject: &str, text: &str) -> Option<CaseId> {
+        let list = self.by_topic.get(&topic(subject))?;
+        let mut hits = list
+            .iter()
+            .filter(|(metric, change, _)| names_metric(text, metric) && names_change(text, change));
+        let first = hits.next()?;
+        hits.next().is_none().then(|| first.2.clone())
+    }
+
     /// Cases whose commit has this subject line.
     pub fn by_commit_subject(&self, subject: &str) -> Vec<CaseId> {
         self.by_commit_subject
@@ -108,6 +142,34 @@ impl SubjectIndex {
             .cloned()
             .unwrap_or_default()
     }
+}
+
+/// Whether `text` names `metric` as a whole (not a part of a longer
+/// metric's name; a full stop may end the sentence).
+fn names_metric(text: &str, metric: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || "_-/".contains(c);
+    text.match_indices(metric).any(|(at, _)| {
+        let mut after = text[at + metric.len()..].chars();
+        let longer = match after.next() {
+            Some('.') => after.next().is_some_and(part),
+            next => next.is_some_and(part),
+        };
+        let before = text[..at].chars().next_back();
+        !longer && !before.is_some_and(|c| part(c) || c == '.')
+    })
+}
+
+/// Whether `text` names the size of `change` ("-25.8%": "25.8%"), with any
+/// sign; a report without a change needs none.
+fn names_change(text: &str, change: &str) -> bool {
+    let size = change.trim_start_matches(['-', '+', '\u{2212}']);
+    size.is_empty()
+        || text.match_indices(size).any(|(at, _)| {
+            !text[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_digit() || c == '.')
+        })
 }
 
 /// A subject that names a commit and a change the way the robot's reports
@@ -235,6 +297,78 @@ mod tests {
             let got = subject_key(s);
             let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
             assert_eq!(got, want, "{s}");
+        }
+    }
+
+    /// A reply that answers nothing, by the report it quotes: the report's
+    /// topic, and its headline metric and change named in the text.
+    #[test]
+    fn quoted_reports() {
+        use crate::model::case::CaseState;
+        let now = chrono::Utc::now();
+        let report = |id: &str, subject: &str, metric: &str, change: &str| {
+            let mut c = Case::sample(id, CaseState::Reported, now);
+            c.subject = subject.into();
+            c.headline_metric = metric.into();
+            c.headline_change = change.into();
+            c
+        };
+        let patch = "Re: [PATCH v2 3/5] mm: memcg: make stats flushing threshold per-memcg";
+        let cases = [
+            report(
+                "0a0a0a0a0a0a",
+                patch,
+                "will-it-scale.per_thread_ops",
+                "-25.8%",
+            ),
+            report(
+                "0b0b0b0b0b0b",
+                patch,
+                "will-it-scale.per_process_ops",
+                "-30.2%",
+            ),
+            report("0c0c0c0c0c0c", "Re: [PATCH] x: y", "fio.read_iops", ""),
+            report("0d0d0d0d0d0d", "Re: [PATCH] twice", "a.b", "-1.5%"),
+            report("0e0e0e0e0e0e", "Re: [PATCH] twice", "a.b", "+1.5%"),
+        ];
+        let idx = SubjectIndex::new(&cases);
+        let headline =
+            "> kernel test robot noticed a -25.8% regression of will-it-scale.per_thread_ops on:";
+        // (subject, text, the case found)
+        let table: &[(&str, &str, Option<&str>)] = &[
+            (patch, headline, Some("0a0a0a0a0a0a")),
+            // Whatever the mailer did to the subject.
+            (
+                "[cgroups] RE:  re: [PATCH v2 3/5] mm: memcg: make stats flushing threshold\n per-memcg",
+                headline,
+                Some("0a0a0a0a0a0a"),
+            ),
+            // Quoted deeper, or the sign typed otherwise.
+            (
+                patch,
+                "> > noticed a \u{2212}30.2% regression of will-it-scale.per_process_ops",
+                Some("0b0b0b0b0b0b"),
+            ),
+            (patch, "I see a 25.8% drop in will-it-scale.per_thread_ops.", Some("0a0a0a0a0a0a")),
+            // Another size, or another metric that starts alike.
+            (patch, "> noticed a -125.8% regression of will-it-scale.per_thread_ops", None),
+            (patch, "> noticed a -25.8% regression of will-it-scale.per_thread_ops_x", None),
+            (patch, "> noticed a -25.8% regression of x-will-it-scale.per_thread_ops", None),
+            // The patch thread's other mail: the metric or the size unnamed.
+            (patch, "Looks good to me.", None),
+            (patch, "> 25.8%", None),
+            // Another topic.
+            ("Re: [PATCH v3 3/5] mm: memcg: make stats flushing threshold per-memcg", headline, None),
+            ("Re: [x86] abc: will-it-scale.per_thread_ops -25.8% regression", headline, None),
+            // A report without a change needs its metric alone.
+            ("Re: [PATCH] x: y", "> of fio.read_iops on:", Some("0c0c0c0c0c0c")),
+            // Two reports alike but for the sign: no guess.
+            ("Re: [PATCH] twice", "> a.b 1.5%", None),
+        ];
+        for &(subject, text, want) in table {
+            let got = idx.quoted_report(subject, text);
+            assert_eq!(got.as_ref().map(|c| c.as_str()), want, "{subject} / {text}");
+            assert!(idx.has_topic(subject) || want.is_none(), "{subject}");
         }
     }
 
