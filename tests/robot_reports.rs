@@ -2539,7 +2539,17 @@ struct Form {
     name: &'static str,
     words: fn(&str) -> Option<String>,
     head: fn(&str) -> String,
-    base64: bool,
+    sent: Sent,
+}
+
+/// How a re-sent reply's words become its body's bytes.
+#[derive(Clone, Copy, PartialEq)]
+enum Sent {
+    Utf8,
+    Base64,
+    /// Labelled UTF-8, its marks and Latin letters written in Windows-1252
+    /// (the rest stays UTF-8, as a client that pastes one into the other).
+    Windows1252,
 }
 
 impl Form {
@@ -2548,7 +2558,7 @@ impl Form {
             name,
             words,
             head: str::to_string,
-            base64: false,
+            sent: Sent::Utf8,
         }
     }
 
@@ -2557,7 +2567,7 @@ impl Form {
             name,
             words: |t| Some(t.to_string()),
             head,
-            base64: false,
+            sent: Sent::Utf8,
         }
     }
 }
@@ -2570,8 +2580,8 @@ impl Form {
 /// overflow unquoted, with no-break spaces, with zero-width spaces, soft
 /// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
 /// dash), with a Chinese input method's full-width marks, its
-/// contractions typed without their apostrophe, base64-encoded, answering
-/// by
+/// contractions typed without their apostrophe, base64-encoded, typeset
+/// and sent in Windows-1252 under a UTF-8 label, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
 /// or a middle initial) ends in the same state, every reply read as the
@@ -2591,7 +2601,8 @@ impl Form {
 /// open quote, the rest of his sentence someone else's); with full-width
 /// marks, 9 to 11 (questions for the robot not asked, questions read as
 /// decisions, sentences run together); without apostrophes, 3 ("doesnt"
-/// negated nothing); with broken
+/// negated nothing); in Windows-1252 under a UTF-8 label, 1 (every curly
+/// apostrophe a U+FFFD: "doesn�t" negated nothing); with broken
 /// quotes, 7 (the overflow of the quoted table read as the replier's
 /// words, or a mail read in part: the overflow split the quote that is
 /// shortened past the size cap).
@@ -2628,8 +2639,15 @@ fn threads_replay_alike_however_their_replies_are_sent() {
             Some(forms::apostrophes_left_out(t))
         }),
         Form {
-            base64: true,
+            sent: Sent::Base64,
             ..Form::words("base64-encoded", |t| Some(t.to_string()))
+        },
+        Form {
+            sent: Sent::Windows1252,
+            ..Form::words(
+                "typeset, and sent in Windows-1252 under a UTF-8 label",
+                |t| Some(forms::typeset(t)),
+            )
         },
         Form::head("answering by References alone", |h| {
             h.lines()
@@ -2831,26 +2849,54 @@ fn resend_threads(from: &Path, to: &Path, form: &Form) -> usize {
                 std::fs::write(out.join(&name), &raw).unwrap();
                 continue;
             };
-            let (cte, body) = if form.base64 {
-                let b = base64::engine::general_purpose::STANDARD.encode(words.as_bytes());
-                let lines: Vec<&str> = b
-                    .as_bytes()
-                    .chunks(76)
-                    .map(|c| std::str::from_utf8(c).unwrap())
-                    .collect();
-                ("base64", lines.join("\n") + "\n")
-            } else {
-                ("8bit", words)
+            let (cte, body) = match form.sent {
+                Sent::Base64 => {
+                    let b = base64::engine::general_purpose::STANDARD.encode(words.as_bytes());
+                    let lines: Vec<&str> = b
+                        .as_bytes()
+                        .chunks(76)
+                        .map(|c| std::str::from_utf8(c).unwrap())
+                        .collect();
+                    ("base64", (lines.join("\n") + "\n").into_bytes())
+                }
+                Sent::Utf8 => ("8bit", words.into_bytes()),
+                Sent::Windows1252 => ("8bit", windows_1252(&words)),
             };
             let head = (form.head)(&own_headers(&raw));
-            let mail = format!(
-                "{head}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: {cte}\n\n{body}"
-            );
+            let mut mail = format!(
+                "{head}MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: {cte}\n\n"
+            )
+            .into_bytes();
+            mail.extend_from_slice(&body);
             std::fs::write(out.join(&name), mail).unwrap();
             resent += 1;
         }
     }
     resent
+}
+
+/// `text` with typographic marks and Latin letters as Windows-1252 writes
+/// them, everything else as UTF-8.
+fn windows_1252(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        let byte = match c {
+            '\u{2018}' => Some(0x91),
+            '\u{2019}' => Some(0x92),
+            '\u{201c}' => Some(0x93),
+            '\u{201d}' => Some(0x94),
+            '\u{2026}' => Some(0x85),
+            '\u{2013}' => Some(0x96),
+            '\u{2014}' => Some(0x97),
+            '\u{a0}'..='\u{ff}' => u8::try_from(u32::from(c)).ok(),
+            _ => None,
+        };
+        match byte {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
 }
 
 /// The text of a mail that is one plain-text part, decoded.

@@ -93,7 +93,7 @@ pub fn read_mail(raw: &[u8], file: &str) -> Result<(Headers, String), RobotError
         Some(text) => text.clone(),
         None => msg
             .text_part(0)
-            .and_then(|p| crate::flows::ingest::parse::utf8_labelled_otherwise(raw, p))
+            .and_then(|p| crate::flows::ingest::parse::as_written(raw, p))
             .map(Ok)
             .unwrap_or_else(|| {
                 msg.body_text(0)

@@ -568,7 +568,7 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
         // An HTML-only body, laid out with its quotes marked.
         Some(mail_parser::PartType::Html(html)) => super::html::text(html),
         _ => first
-            .and_then(|p| utf8_labelled_otherwise(raw, p))
+            .and_then(|p| as_written(raw, p))
             .unwrap_or_else(|| m.body_text(0).unwrap_or_default().into_owned()),
     }
     .replace("\r\n", "\n");
@@ -602,16 +602,19 @@ fn parse_within(raw: &[u8], head: Head, limits: &Limits) -> Result<Inbound, Pars
     })
 }
 
-/// A text part whose bytes are UTF-8 though its label says US-ASCII or a
-/// Latin charset (an old client's default, a paste into it): read as UTF-8,
-/// as its writer saw it. Read by its label, "I’ll revert it" becomes
-/// "Iâ€™ll revert it". Latin text is almost never valid UTF-8 with a
-/// character past ASCII in it, so no rightly labelled part is misread.
+/// A text part's words as its writer typed them, where its label (or the
+/// lack of one) says otherwise; `None` where mail-parser reads it right.
+/// - UTF-8 bytes under US-ASCII or a Latin label (an old client's default, a
+///   paste into it) are read as UTF-8: by its label, "I’ll revert it" becomes
+///   "Iâ€™ll revert it". Latin text is almost never valid UTF-8 with a
+///   character past ASCII in it, so no rightly labelled part is misread.
+/// - Bytes that are no UTF-8 under a UTF-8 label or none (Windows' curly
+///   quotes, 0x92 for ’, from a client that labels whatever it sends UTF-8)
+///   are read as Windows-1252 where they break, and as UTF-8 elsewhere: read
+///   as UTF-8, "doesn’t" becomes "doesn\u{fffd}t" and negates nothing.
+///
 /// The robot's archived reports are read so too (`flows::robot::read_mail`).
-pub(crate) fn utf8_labelled_otherwise(
-    raw: &[u8],
-    part: &mail_parser::MessagePart,
-) -> Option<String> {
+pub(crate) fn as_written(raw: &[u8], part: &mail_parser::MessagePart) -> Option<String> {
     // "ANSI_X3.4-1968" is glibc's name for ASCII, which a mail written
     // under the C locale carries.
     const LATIN: &[&str] = &[
@@ -628,8 +631,11 @@ pub(crate) fn utf8_labelled_otherwise(
     if !matches!(part.body, mail_parser::PartType::Text(_)) {
         return None;
     }
-    let charset = part.content_type()?.attribute("charset")?;
-    if !LATIN.iter().any(|l| charset.eq_ignore_ascii_case(l)) {
+    let label = part.content_type().and_then(|ct| ct.attribute("charset"));
+    let latin = label.is_some_and(|c| LATIN.iter().any(|l| c.eq_ignore_ascii_case(l)));
+    let utf8 =
+        label.is_none_or(|c| c.eq_ignore_ascii_case("utf-8") || c.eq_ignore_ascii_case("utf8"));
+    if !latin && !utf8 {
         return None;
     }
     let body = raw.get(part.offset_body as usize..part.offset_end as usize)?;
@@ -643,7 +649,26 @@ pub(crate) fn utf8_labelled_otherwise(
     if bytes.is_ascii() {
         return None;
     }
-    String::from_utf8(bytes).ok()
+    match String::from_utf8(bytes) {
+        Ok(text) => latin.then_some(text),
+        Err(e) if utf8 => Some(utf8_else_windows_1252(e.as_bytes())),
+        Err(_) => None,
+    }
+}
+
+/// `bytes` read as UTF-8 where they are, and each byte that breaks it as
+/// Windows-1252.
+fn utf8_else_windows_1252(bytes: &[u8]) -> String {
+    let cp1252 = mail_parser::decoders::charsets::map::charset_decoder(b"windows-1252");
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        match cp1252 {
+            Some(decode) => out.push_str(&decode(chunk.invalid())),
+            None => out.extend(chunk.invalid().iter().map(|_| char::REPLACEMENT_CHARACTER)),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -779,9 +804,11 @@ mod tests {
     }
 
     /// A part's bytes are read as UTF-8 when they are UTF-8, whatever Latin
-    /// label it carries; bytes that are not UTF-8 are read by the label.
+    /// label it carries; bytes that are not UTF-8 are read by a Latin label,
+    /// and as Windows-1252 under a UTF-8 label or none, where they break.
     #[test]
     fn utf8_under_a_latin_label() {
+        // (the charset label, "" for none; the body; its text)
         let table: &[(&str, &[u8], &str)] = &[
             (
                 "us-ascii",
@@ -798,10 +825,35 @@ mod tests {
                 "I’ll revert it",
             ),
             ("windows-1252", b"I\x92ll revert it", "I’ll revert it"),
+            // Windows' bytes under a UTF-8 label, or under none.
+            ("utf-8", b"I don\x92t think so", "I don’t think so"),
+            (
+                "UTF8",
+                b"\x93not a regression\x94 \x85",
+                "“not a regression” …",
+            ),
+            (
+                "",
+                b"I don\x92t think so, caf\xe9",
+                "I don’t think so, café",
+            ),
+            // UTF-8 where it is: only what breaks it is read otherwise.
+            (
+                "utf-8",
+                b"Micha\xc5\x82 doesn\x92t agree",
+                "Michał doesn’t agree",
+            ),
+            ("utf-8", b"Micha\xc5\x82 agrees", "Michał agrees"),
+            // Some other charset's bytes are its own.
+            ("koi8-r", b"\xf0\xd2\xc9\xd7\xc5\xd4", "Привет"),
         ];
         for (charset, body, want) in table {
+            let label = match *charset {
+                "" => String::new(),
+                c => format!("; charset={c}"),
+            };
             let mut raw = format!(
-                "Message-ID: <u@x>\r\nContent-Type: text/plain; charset={charset}\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
+                "Message-ID: <u@x>\r\nContent-Type: text/plain{label}\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
             )
             .into_bytes();
             raw.extend_from_slice(body);
@@ -817,6 +869,13 @@ mod tests {
         // A part of a multipart mail, read from where it is in the mail.
         let m = p("Message-ID: <m@x>\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\nI’ll revert it\r\n--zz\r\nContent-Type: application/x-xz\r\nContent-Transfer-Encoding: base64\r\n\r\nAAAA\r\n--zz--\r\n");
         assert_eq!(m.text.trim(), "I’ll revert it");
+        // No Content-Type at all.
+        let m = parse(
+            b"Message-ID: <n@x>\r\n\r\nI won\x92t revert it\r\n",
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(m.text.trim(), "I won’t revert it");
     }
 
     #[test]
