@@ -2580,7 +2580,8 @@ impl Form {
 /// overflow unquoted, with no-break spaces, with zero-width spaces, soft
 /// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
 /// dash), with a Chinese input method's full-width marks, its
-/// contractions typed without their apostrophe, base64-encoded, typeset
+/// contractions typed without their apostrophe, its negations emphasised
+/// (`*not*`), base64-encoded, typeset
 /// and sent in Windows-1252 under a UTF-8 label, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
@@ -2601,7 +2602,8 @@ impl Form {
 /// open quote, the rest of his sentence someone else's); with full-width
 /// marks, 9 to 11 (questions for the robot not asked, questions read as
 /// decisions, sentences run together); without apostrophes, 3 ("doesnt"
-/// negated nothing); in Windows-1252 under a UTF-8 label, 1 (every curly
+/// negated nothing); emphasised, 5 ("*nothing*" negated nothing); in
+/// Windows-1252 under a UTF-8 label, 1 (every curly
 /// apostrophe a U+FFFD: "doesn�t" negated nothing); with broken
 /// quotes, 7 (the overflow of the quoted table read as the replier's
 /// words, or a mail read in part: the overflow split the quote that is
@@ -2637,6 +2639,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         }),
         Form::words("its contractions typed without their apostrophe", |t| {
             Some(forms::apostrophes_left_out(t))
+        }),
+        Form::words("its negations emphasised", |t| {
+            Some(forms::emphasised(t, '*'))
         }),
         Form {
             sent: Sent::Base64,

@@ -179,3 +179,37 @@ pub fn apostrophes_left_out(text: &str) -> String {
         out
     })
 }
+
+/// The text with its negations emphasised as plain text does (`*not*`,
+/// `_nothing_`, with `mark`), in the writer's own lines.
+pub fn emphasised(text: &str, mark: char) -> String {
+    const WORDS: [&str; 14] = [
+        "not",
+        "no",
+        "never",
+        "nothing",
+        "don't",
+        "doesn't",
+        "isn't",
+        "won't",
+        "can't",
+        "didn't",
+        "wouldn't",
+        "shouldn't",
+        "aren't",
+        "wasn't",
+    ];
+    own_lines(text, |l| {
+        l.split(' ')
+            .map(|w| {
+                let core = w.trim_end_matches([',', '.', '?', '!', ';', ':']);
+                if WORDS.contains(&core.to_lowercase().as_str()) {
+                    format!("{mark}{core}{mark}{}", &w[core.len()..])
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}

@@ -331,9 +331,74 @@ pub(crate) fn bare_contraction(word: &str) -> Option<(&str, &'static str)> {
 
 /// A sentence as the rules read it: lower case, whitespace collapsed,
 /// apostrophes and quotation marks plain, contractions typed without their
-/// apostrophe given it back.
+/// apostrophe given it back, words emphasised in plain text (`*not*`,
+/// `_nothing_`, `**never**`) plain.
 pub(crate) fn normalise(s: &str) -> String {
-    with_apostrophes(plain_lower(s), s)
+    let s = without_emphasis(s);
+    with_apostrophes(plain_lower(&s), &s)
+}
+
+/// `s` without the marks plain text emphasises words with: a run of one or
+/// two `*` or `_` before a word, and the same run after the word or words
+/// it emphasises, on one line. Only words between them (letters,
+/// apostrophes, hyphens, blanks), so `*ptr`, `__GFP_NOWARN`, `a*b*c` and
+/// `_raw_spin_lock` stay as they are.
+fn without_emphasis(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains(['*', '_']) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut keep = vec![true; chars.len()];
+    let mut i = 0;
+    while i < chars.len() {
+        match emphasis_at(&chars, i) {
+            Some((run, close)) => {
+                keep[i..i + run].fill(false);
+                keep[close..close + run].fill(false);
+                i = close + run;
+            }
+            None => i += 1,
+        }
+    }
+    std::borrow::Cow::Owned(
+        chars
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| c)
+            .collect(),
+    )
+}
+
+/// The emphasis that opens at `i`: its marks' run length and where its
+/// closing run starts.
+fn emphasis_at(chars: &[char], i: usize) -> Option<(usize, usize)> {
+    let mark = chars[i];
+    if mark != '*' && mark != '_' {
+        return None;
+    }
+    let opens = i == 0 || chars[i - 1].is_whitespace() || "(\"'".contains(chars[i - 1]);
+    let run = if chars.get(i + 1) == Some(&mark) {
+        2
+    } else {
+        1
+    };
+    let first = *chars.get(i + run)?;
+    if !opens || !first.is_alphabetic() {
+        return None;
+    }
+    let wordish =
+        |c: char| c.is_alphabetic() || c == '\'' || c == '\u{2019}' || c == '-' || c == ' ';
+    let mut j = i + run;
+    while j < chars.len() && j - i <= 80 && wordish(chars[j]) {
+        j += 1;
+    }
+    let closes = (0..run).all(|k| chars.get(j + k) == Some(&mark))
+        && chars[j - 1].is_alphabetic()
+        && chars
+            .get(j + run)
+            .is_none_or(|c| c.is_whitespace() || ".,;:!?)\"'".contains(*c));
+    closes.then_some((run, j))
 }
 
 /// `normal`, the normalised `s` (a word of it for each of `s`'s), with
@@ -1284,6 +1349,23 @@ mod tests {
             ),
             ("\u{201E}Kein Fehler\u{201C}", "\"kein fehler\""),
             ("\u{00AB} pas un bogue \u{00BB}", "\" pas un bogue \""),
+            // Emphasis in plain text.
+            ("There is *nothing* to fix.", "there is nothing to fix."),
+            ("It is _not_ a regression.", "it is not a regression."),
+            ("I **really** dont agree", "i really don't agree"),
+            ("(*not* this) and *that*?", "(not this) and that?"),
+            ("*This is not a regression*.", "this is not a regression."),
+            ("*isn't*, __don't__", "isn't, don't"),
+            // Not emphasis: code, arithmetic, a lone mark, marks unmatched.
+            (
+                "Set __GFP_NOWARN in _raw_spin_lock.",
+                "set __gfp_nowarn in _raw_spin_lock.",
+            ),
+            ("*ptr = a*b*c; x_y_z", "*ptr = a*b*c; x_y_z"),
+            ("*not_ this", "*not_ this"),
+            ("**not* this", "**not* this"),
+            ("* not *", "* not *"),
+            ("a * b", "a * b"),
         ] {
             assert_eq!(normalise(sentence), expect, "{sentence:?}");
         }
