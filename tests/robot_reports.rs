@@ -2581,7 +2581,8 @@ impl Form {
 /// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
 /// dash), with a Chinese input method's full-width marks, its
 /// contractions typed without their apostrophe, its negations emphasised
-/// (`*not*`), base64-encoded, typeset
+/// (`*not*`), its thanks and please shortened ("Thx", "pls"),
+/// base64-encoded, typeset
 /// and sent in Windows-1252 under a UTF-8 label, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
@@ -2602,7 +2603,8 @@ impl Form {
 /// open quote, the rest of his sentence someone else's); with full-width
 /// marks, 9 to 11 (questions for the robot not asked, questions read as
 /// decisions, sentences run together); without apostrophes, 3 ("doesnt"
-/// negated nothing); emphasised, 5 ("*nothing*" negated nothing); in
+/// negated nothing); emphasised, 5 ("*nothing*" negated nothing);
+/// shortened, 1; in
 /// Windows-1252 under a UTF-8 label, 1 (every curly
 /// apostrophe a U+FFFD: "doesn�t" negated nothing); with broken
 /// quotes, 7 (the overflow of the quoted table read as the replier's
@@ -2642,6 +2644,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         }),
         Form::words("its negations emphasised", |t| {
             Some(forms::emphasised(t, '*'))
+        }),
+        Form::words("its thanks and please shortened", |t| {
+            Some(forms::shortened(t))
         }),
         Form {
             sent: Sent::Base64,

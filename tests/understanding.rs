@@ -962,8 +962,8 @@ fn reading(body: &str) -> (Intent, Vec<String>) {
         Rules::builtin(),
         model,
     );
-    // Typeset marks quote the same words, and so does a contraction
-    // typed without its apostrophe.
+    // Typeset marks quote the same words, and so do a contraction typed
+    // without its apostrophe, emphasis and a shorthand.
     let evidence = u
         .evidence
         .replace(['’', '‘', '\''], "")
@@ -971,10 +971,18 @@ fn reading(body: &str) -> (Intent, Vec<String>) {
         .replace('…', "...")
         .replace('—', "--")
         .replace(['*', '_'], "");
-    (
-        u.intent,
-        evidence.split_whitespace().map(String::from).collect(),
-    )
+    let spelled = |w: &str| {
+        [
+            ("Thx", "Thanks"),
+            ("thx", "thanks"),
+            ("Pls", "Please"),
+            ("pls", "please"),
+        ]
+        .iter()
+        .find_map(|(short, word)| w.strip_prefix(short).map(|rest| format!("{word}{rest}")))
+        .unwrap_or_else(|| w.to_string())
+    };
+    (u.intent, evidence.split_whitespace().map(spelled).collect())
 }
 
 /// Every labelled reply of `replies/dev` and `replies/more`: its file name
@@ -1014,7 +1022,8 @@ fn labelled_replies() -> Vec<(String, String)> {
 /// negated nothing); only the one whose "we're" became "were" may still.
 /// With negations emphasised as plain text does (`*not*`, `_nothing_`), 6
 /// read otherwise, 2 as another intent ("it has *nothing* to do with" no
-/// longer negated). Before, the overflow of the robot's quoted table was read as
+/// longer negated). With "thanks" and "please" shortened ("Thx", "pls"),
+/// 8, 7 as another intent ("Thx for the report!" as won't-fix). Before, the overflow of the robot's quoted table was read as
 /// the replier's words (in BENCHMARKS.md's harness, 32 of 214 replies read
 /// otherwise, and 104 with an escaped opening). Where the wrap cut a quoted
 /// line right after a sentence's end, or inside a run of spaces under a
@@ -1041,7 +1050,7 @@ fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_fro
         let want = reading(text);
         // Each form, and the replies it may leave read otherwise.
         type MadeOver = fn(&str) -> String;
-        let table: [(&str, MadeOver, &[&str]); 8] = [
+        let table: [(&str, MadeOver, &[&str]); 9] = [
             (
                 "wrapped",
                 |t| forms::wrapped_by_a_client(t, 72),
@@ -1062,6 +1071,7 @@ fn replies_read_alike_when_a_client_broke_their_quotes_or_an_archive_escaped_fro
             ("typeset", forms::typeset, &[]),
             ("negations emphasised", |t| forms::emphasised(t, '*'), &[]),
             ("negations underlined", |t| forms::emphasised(t, '_'), &[]),
+            ("thanks and please shortened", forms::shortened, &[]),
         ];
         for (form, make_over, may_differ) in table {
             let got = reading(&sent(&make_over(text)));

@@ -213,3 +213,20 @@ pub fn emphasised(text: &str, mark: char) -> String {
             .join(" ")
     })
 }
+
+/// The text with "thanks" and "please" as a quick typist shortens them
+/// ("Thx", "pls"), in the writer's own lines.
+pub fn shortened(text: &str) -> String {
+    own_lines(text, |l| {
+        l.split(' ')
+            .map(|w| match w.get(..6) {
+                Some("Thanks") => format!("Thx{}", &w[6..]),
+                Some("thanks") => format!("thx{}", &w[6..]),
+                Some("Please") => format!("Pls{}", &w[6..]),
+                Some("please") => format!("pls{}", &w[6..]),
+                _ => w.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}

@@ -272,12 +272,12 @@ const TYPOGRAPHIC_QUOTES: [char; 6] = [
     '\u{201C}', '\u{201D}', '\u{201E}', '\u{201F}', '\u{00AB}', '\u{00BB}',
 ];
 
-/// Contractions as a quick typist leaves them, without the apostrophe
-/// ("dont", "Im"), and what they are: only words English has no other use
-/// for (not "its", "were", "well", "id", "lets", "hell"), lower case. "Ill"
-/// is one only written so ("ill" is a word of its own; see
-/// `bare_contraction`).
-const BARE_CONTRACTIONS: [(&str, &str); 26] = [
+/// Words as a quick typist leaves them, and what they are: contractions
+/// without their apostrophe ("dont", "Im") and a few shorthands ("thx",
+/// "pls"); only words English has no other use for (not "its", "were",
+/// "well", "id", "lets", "hell"), lower case. "Ill" is one only written so
+/// ("ill" is a word of its own; see `shorthand`).
+const SHORTHANDS: [(&str, &str); 32] = [
     ("arent", "aren't"),
     ("cant", "can't"),
     ("couldnt", "couldn't"),
@@ -291,10 +291,16 @@ const BARE_CONTRACTIONS: [(&str, &str); 26] = [
     ("isnt", "isn't"),
     ("ive", "i've"),
     ("mustnt", "mustn't"),
+    ("pls", "please"),
+    ("plz", "please"),
     ("shouldnt", "shouldn't"),
+    ("thanx", "thanks"),
     ("thats", "that's"),
     ("theres", "there's"),
     ("theyre", "they're"),
+    ("thnx", "thanks"),
+    ("thx", "thanks"),
+    ("tnx", "thanks"),
     ("wasnt", "wasn't"),
     ("werent", "weren't"),
     ("whats", "what's"),
@@ -306,10 +312,11 @@ const BARE_CONTRACTIONS: [(&str, &str); 26] = [
     ("youve", "you've"),
 ];
 
-/// The contraction a word typed without its apostrophe is, lower case, and
-/// the word's letters as typed (`"Dont,"` → `("dont", "don't")`); `None` for
-/// any other word.
-pub(crate) fn bare_contraction(word: &str) -> Option<(&str, &'static str)> {
+/// What a word a quick typist shortened is (a contraction without its
+/// apostrophe, a shorthand), lower case, and the word's letters as typed
+/// (`"Dont,"` → `("Dont", "don't")`, `"Thx!"` → `("Thx", "thanks")`);
+/// `None` for any other word.
+pub(crate) fn shorthand(word: &str) -> Option<(&str, &'static str)> {
     let core = word.trim_matches(|c: char| !c.is_alphanumeric());
     if core == "Ill" {
         return Some((core, "i'll"));
@@ -323,19 +330,19 @@ pub(crate) fn bare_contraction(word: &str) -> Option<(&str, &'static str)> {
         .zip(core.bytes())
         .for_each(|(d, b)| *d = b.to_ascii_lowercase());
     let lower = std::str::from_utf8(&buf[..core.len()]).ok()?;
-    BARE_CONTRACTIONS
+    SHORTHANDS
         .binary_search_by(|(bare, _)| (*bare).cmp(lower))
         .ok()
-        .map(|i| (core, BARE_CONTRACTIONS[i].1))
+        .map(|i| (core, SHORTHANDS[i].1))
 }
 
 /// A sentence as the rules read it: lower case, whitespace collapsed,
 /// apostrophes and quotation marks plain, contractions typed without their
-/// apostrophe given it back, words emphasised in plain text (`*not*`,
+/// apostrophe given it back and shorthands spelled out, words emphasised in plain text (`*not*`,
 /// `_nothing_`, `**never**`) plain.
 pub(crate) fn normalise(s: &str) -> String {
     let s = without_emphasis(s);
-    with_apostrophes(plain_lower(&s), &s)
+    spelled_out(plain_lower(&s), &s)
 }
 
 /// `s` without the marks plain text emphasises words with: a run of one or
@@ -402,12 +409,12 @@ fn emphasis_at(chars: &[char], i: usize) -> Option<(usize, usize)> {
 }
 
 /// `normal`, the normalised `s` (a word of it for each of `s`'s), with
-/// each contraction `s` types without its apostrophe given it.
-fn with_apostrophes(normal: String, s: &str) -> String {
+/// each word `s` shortens spelled out (`shorthand`).
+fn spelled_out(normal: String, s: &str) -> String {
     let bare: Vec<(usize, &str, &str)> = s
         .split_whitespace()
         .enumerate()
-        .filter_map(|(i, w)| bare_contraction(w).map(|(core, c)| (i, core, c)))
+        .filter_map(|(i, w)| shorthand(w).map(|(core, c)| (i, core, c)))
         .collect();
     if bare.is_empty() {
         return normal;
@@ -1315,14 +1322,16 @@ mod tests {
     }
 
     #[test]
-    fn bare_contractions_sorted() {
-        assert!(BARE_CONTRACTIONS.windows(2).all(|w| w[0].0 < w[1].0));
+    fn shorthands_sorted() {
+        assert!(SHORTHANDS.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
     fn normalised_sentences() {
         for (sentence, expect) in [
-            // Contractions typed without their apostrophe.
+            // Contractions typed without their apostrophe, shorthands.
+            ("Thx! Pls retest, thanx.", "thanks! please retest, thanks."),
+            ("THX; plz", "thanks; please"),
             (
                 "I dont think its a regression.",
                 "i don't think its a regression.",

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::classify::{
-    bare_contraction, normalise, read_sentences, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
+    normalise, read_sentences, shorthand, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
 };
 use super::intent::Intent;
 use super::quote::is_quote;
@@ -75,7 +75,7 @@ fn tokens(s: &str) -> Vec<String> {
         .map(|t| t.trim_matches(['\'', '-']))
         // A contraction typed without its apostrophe ("dont") is the one
         // with it: the same word, and a negator.
-        .map(|t| match bare_contraction(t) {
+        .map(|t| match shorthand(t) {
             Some((_, c)) => c.to_string(),
             None => t.to_lowercase(),
         })
