@@ -2660,10 +2660,7 @@ fn threads_replay_alike_however_their_replies_are_sent() {
             )
         },
         Form::head("answering by References alone", |h| {
-            h.lines()
-                .filter(|l| !l.to_ascii_lowercase().starts_with("in-reply-to:"))
-                .map(|l| format!("{l}\n"))
-                .collect()
+            without_fields(h, &["in-reply-to:"])
         }),
         Form::head("From rewritten by the list for DMARC", |h| {
             h.lines()
@@ -2756,13 +2753,7 @@ fn a_reply_without_threading_headers_joins_the_report_it_quotes() {
         ("2025-05-19_linux-acpi_4a9f46a472", "01-78a85322.eml"),
     ];
     let form = Form::head("without threading headers", |h| {
-        h.lines()
-            .filter(|l| {
-                let l = l.to_ascii_lowercase();
-                !l.starts_with("in-reply-to:") && !l.starts_with("references:")
-            })
-            .map(|l| format!("{l}\n"))
-            .collect()
+        without_fields(h, &["in-reply-to:", "references:"])
     });
     let threads = root().join("tests/fixtures/threads");
     let tmp = tempfile::tempdir().unwrap();
@@ -2938,10 +2929,16 @@ fn own_headers(raw: &[u8]) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    out.lines()
+    without_fields(&out, &["content-", "mime-version:"])
+}
+
+/// An unfolded header block without the fields whose names start so
+/// (`prefixes` in lower case).
+fn without_fields(head: &str, prefixes: &[&str]) -> String {
+    head.lines()
         .filter(|l| {
             let l = l.to_ascii_lowercase();
-            !l.starts_with("content-") && !l.starts_with("mime-version:")
+            !prefixes.iter().any(|p| l.starts_with(p))
         })
         .map(|l| format!("{l}\n"))
         .collect()
