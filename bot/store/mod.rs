@@ -361,20 +361,30 @@ fn read_generation(path: &Path) -> Result<Option<u64>, StoreError> {
 }
 
 /// Overwrite the generation file in place and sync its data: the number is a
-/// few bytes, written in one call, padded so that it never shrinks.
+/// few bytes, written in one call, padded so that it never shrinks. The
+/// first one is written whole beside its place and renamed in: created in
+/// place, a kill between creating the file and writing it left it empty,
+/// and the next open refused the database as damaged.
 fn write_generation(path: &Path, n: u64) -> Result<(), StoreError> {
     use std::io::Write;
     let err = |e: std::io::Error| StoreError::Corrupt {
         path: path.display().to_string(),
         why: format!("writing the generation: {e}"),
     };
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(err)?;
-    f.write_all(format!("{n:<20}\n").as_bytes()).map_err(err)?;
+    let line = format!("{n:<20}\n");
+    let mut f = match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+                return Err(err(e));
+            };
+            crate::fsutil::write_atomic(dir, &name.to_string_lossy(), line.as_bytes())
+                .map_err(err)?;
+            return Ok(());
+        }
+        Err(e) => return Err(err(e)),
+    };
+    f.write_all(line.as_bytes()).map_err(err)?;
     f.sync_data().map_err(err)
 }
 
@@ -1763,6 +1773,32 @@ mod tests {
             std::fs::write(&path, kept).unwrap();
             let s = open_retrying(&dir);
             assert_eq!(s.cases().unwrap().len(), 1, "{file}");
+        }
+    }
+
+    /// A kill while the first generation is written leaves no generation
+    /// file, or a part of it beside its place, never an empty one in it:
+    /// the database opens, and the next flush writes the number whole.
+    #[test]
+    fn a_kill_at_the_first_generation_leaves_a_database_that_opens() {
+        for left in [None, Some(""), Some("12")] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("state");
+            let s = Store::open(&dir).unwrap();
+            queued_case(&s);
+            drop(s);
+            let path = dir.join(GENERATION_FILE);
+            std::fs::remove_file(&path).unwrap();
+            let part = dir.join(format!(".{GENERATION_FILE}.tmp"));
+            if let Some(text) = left {
+                std::fs::write(&part, text).unwrap();
+            }
+            let s = open_retrying(&dir);
+            assert_eq!(s.cases().unwrap().len(), 1, "{left:?}");
+            s.flush().unwrap();
+            let n = read_generation(&path).unwrap().unwrap();
+            assert_eq!(n, s.generation.load(std::sync::atomic::Ordering::Acquire));
+            assert!(!part.exists(), "{left:?}");
         }
     }
 
