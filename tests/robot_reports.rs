@@ -2581,8 +2581,8 @@ impl Form {
 /// hyphens and a logo's placeholder, typeset (curly quotes, an ellipsis, a
 /// dash), with a Chinese input method's full-width marks, its
 /// contractions typed without their apostrophe, its negations emphasised
-/// (`*not*`), its thanks and please shortened ("Thx", "pls"),
-/// base64-encoded, typeset
+/// (`*not*`), its thanks and please shortened ("Thx", "pls"), its words
+/// shortened as chat does ("w/o", "u"), base64-encoded, typeset
 /// and sent in Windows-1252 under a UTF-8 label, answering by
 /// `References` alone, under a Chinese client's `回复:`, its From rewritten
 /// by a list for DMARC, a bare address, a name with its employer, accents
@@ -2604,7 +2604,8 @@ impl Form {
 /// marks, 9 to 11 (questions for the robot not asked, questions read as
 /// decisions, sentences run together); without apostrophes, 3 ("doesnt"
 /// negated nothing); emphasised, 5 ("*nothing*" negated nothing);
-/// shortened, 1; in
+/// shortened, 1; as chat does, 2 (a question read as looking into it; a
+/// sentence cut by a quote after "w/" was a revert); in
 /// Windows-1252 under a UTF-8 label, 1 (every curly
 /// apostrophe a U+FFFD: "doesn�t" negated nothing); with broken
 /// quotes, 7 (the overflow of the quoted table read as the replier's
@@ -2647,6 +2648,9 @@ fn threads_replay_alike_however_their_replies_are_sent() {
         }),
         Form::words("its thanks and please shortened", |t| {
             Some(forms::shortened(t))
+        }),
+        Form::words("its words shortened as chat does", |t| {
+            Some(forms::chatted(t))
         }),
         Form {
             sent: Sent::Base64,

@@ -230,3 +230,34 @@ pub fn shortened(text: &str) -> String {
             .join(" ")
     })
 }
+
+/// Words as chat shortens them, both ways: `(word, shorthand)`.
+pub const CHAT: [(&str, &str); 10] = [
+    ("with", "w/"),
+    ("With", "W/"),
+    ("without", "w/o"),
+    ("Without", "W/o"),
+    ("because", "b/c"),
+    ("Because", "B/c"),
+    ("you", "u"),
+    ("You", "U"),
+    ("are", "r"),
+    ("Are", "R"),
+];
+
+/// The text with "with", "without", "because", "you" and "are" as chat
+/// shortens them ("w/", "w/o", "b/c", "u", "r"), in the writer's own lines.
+pub fn chatted(text: &str) -> String {
+    own_lines(text, |l| {
+        l.split(' ')
+            .map(|w| {
+                let core = w.trim_end_matches([',', '.', '?', '!', ';', ':', ')']);
+                match CHAT.iter().find(|(word, _)| *word == core) {
+                    Some((_, short)) => format!("{short}{}", &w[core.len()..]),
+                    None => w.to_string(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}

@@ -336,6 +336,42 @@ pub(crate) fn shorthand(word: &str) -> Option<(&str, &'static str)> {
         .map(|i| (core, SHORTHANDS[i].1))
 }
 
+/// Shorthands of chat and notes, each a word between blanks of its own
+/// ("tested w/o the patch", "can u retest"), and what they are. A slash
+/// makes `w/`, `w/o` and `b/c` no other word; `U` and `R` are one only
+/// without a full stop, which makes them an initial ("Liam R. Howlett").
+const CHAT_SHORTHANDS: [(&str, &str); 12] = [
+    ("B/C", "because"),
+    ("B/c", "because"),
+    ("R", "are"),
+    ("U", "you"),
+    ("W/", "with"),
+    ("W/O", "without"),
+    ("W/o", "without"),
+    ("b/c", "because"),
+    ("r", "are"),
+    ("u", "you"),
+    ("w/", "with"),
+    ("w/o", "without"),
+];
+
+/// What a whole word between blanks is, if chat shortens it
+/// (`CHAT_SHORTHANDS`): the word without the marks a sentence puts around
+/// it, and the word spelled out. Code stays code: `%u`, `-r` and `r/w` are
+/// no shorthand.
+pub(crate) fn chat_shorthand(word: &str) -> Option<(&str, &'static str)> {
+    let core = word
+        .trim_start_matches(['(', '"', '\''])
+        .trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
+    if core.len() == 1 && core.starts_with(char::is_uppercase) && word.ends_with('.') {
+        return None;
+    }
+    CHAT_SHORTHANDS
+        .binary_search_by(|(short, _)| (*short).cmp(core))
+        .ok()
+        .map(|i| (core, CHAT_SHORTHANDS[i].1))
+}
+
 /// A sentence as the rules read it: lower case, whitespace collapsed,
 /// apostrophes and quotation marks plain, contractions typed without their
 /// apostrophe given it back and shorthands spelled out, words emphasised in plain text (`*not*`,
@@ -414,7 +450,11 @@ fn spelled_out(normal: String, s: &str) -> String {
     let bare: Vec<(usize, &str, &str)> = s
         .split_whitespace()
         .enumerate()
-        .filter_map(|(i, w)| shorthand(w).map(|(core, c)| (i, core, c)))
+        .filter_map(|(i, w)| {
+            chat_shorthand(w)
+                .or_else(|| shorthand(w))
+                .map(|(core, c)| (i, core, c))
+        })
         .collect();
     if bare.is_empty() {
         return normal;
@@ -1324,6 +1364,7 @@ mod tests {
     #[test]
     fn shorthands_sorted() {
         assert!(SHORTHANDS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(CHAT_SHORTHANDS.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
@@ -1348,6 +1389,21 @@ mod tests {
             (
                 "We were well; its id lets it.",
                 "we were well; its id lets it.",
+            ),
+            // Chat's shorthands, words of their own; code and initials are none.
+            (
+                "Tested w/o the patch (b/c u asked), W/O it r slower.",
+                "tested without the patch (because you asked), without it are slower.",
+            ),
+            ("Same w/ it; w/, w/o.", "same with it; with, without."),
+            (
+                "\"Liam R. Howlett\" and U. Bob",
+                "\"liam r. howlett\" and u. bob",
+            ),
+            ("U say R we done?", "you say are we done?"),
+            (
+                "printk(\"%u\"), r/w, -r, u64",
+                "printk(\"%u\"), r/w, -r, u64",
             ),
             ("a \u{201C}dont\u{201D}  b", "a \"don't\" b"),
             ("This  is\tNOT a regression.", "this is not a regression."),

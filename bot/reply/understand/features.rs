@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use super::classify::{
-    normalise, read_sentences, shorthand, RuleHits, Understanding, TYPOGRAPHIC_APOSTROPHES,
+    chat_shorthand, normalise, read_sentences, shorthand, RuleHits, Understanding,
+    TYPOGRAPHIC_APOSTROPHES,
 };
 use super::intent::Intent;
 use super::quote::is_quote;
@@ -71,15 +72,26 @@ fn tokens(s: &str) -> Vec<String> {
     } else {
         std::borrow::Cow::Borrowed(s)
     };
-    s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
-        .map(|t| t.trim_matches(['\'', '-']))
-        // A contraction typed without its apostrophe ("dont") is the one
-        // with it: the same word, and a negator.
-        .map(|t| match shorthand(t) {
-            Some((_, c)) => c.to_string(),
-            None => t.to_lowercase(),
-        })
-        .filter(|t| !t.is_empty())
+    let mut words = Vec::new();
+    for w in s.split_whitespace() {
+        match chat_shorthand(w) {
+            // Chat's "w/o" is one word, which the split below would cut.
+            Some((_, spelled)) => words.push(spelled.to_string()),
+            None => words.extend(
+                w.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+                    .map(|t| t.trim_matches(['\'', '-']))
+                    .filter(|t| !t.is_empty())
+                    // A contraction typed without its apostrophe ("dont")
+                    // is the one with it: the same word, and a negator.
+                    .map(|t| match shorthand(t) {
+                        Some((_, c)) => c.to_string(),
+                        None => t.to_lowercase(),
+                    }),
+            ),
+        }
+    }
+    words
+        .into_iter()
         .map(|t| {
             if t.chars().all(|c| c.is_ascii_digit()) {
                 "<num>".to_string()
@@ -411,6 +423,18 @@ mod tests {
         }
         let f = of_words("Ill revert it; ill be back.");
         assert!(f.contains_key("w:i'll") && f.contains_key("w:ill"), "{f:?}");
+        // Chat's shorthands are their words; in code they are none.
+        let f = of_words("Faster w/o it, b/c u asked. printk(\"%u\") r/w");
+        for (k, expect) in [
+            ("w:without", true),
+            ("w:because", true),
+            ("w:you", true),
+            ("w:o", false),
+            ("w:u", true),
+            ("w:r", true),
+        ] {
+            assert_eq!(f.contains_key(k), expect, "{k}: {f:?}");
+        }
         let f = read();
         // Word pairs and first-sentence words overfit (BENCHMARKS.md): none.
         assert!(!f

@@ -382,8 +382,14 @@ fn continues_across_quote(keep: &[&str], next: &str) -> bool {
     let Some(before) = keep.iter().rev().find(|l| !l.trim().is_empty()) else {
         return false;
     };
-    before.trim_end().ends_with(|c: char| c.is_alphanumeric())
-        && next.trim_start().starts_with(|c: char| c.is_lowercase())
+    let before = before.trim_end();
+    // Chat's "w/" ("the same kernel w/") is the word "with".
+    let open = before.ends_with(|c: char| c.is_alphanumeric())
+        || before
+            .rsplit(char::is_whitespace)
+            .next()
+            .is_some_and(|w| w == "w/" || w == "W/");
+    open && next.trim_start().starts_with(|c: char| c.is_lowercase())
 }
 
 /// An attribution in any language: a line that names a mail address and
@@ -533,6 +539,11 @@ mod tests {
                 "a cut in the quote is part of it",
                 "Now the same kernel with\n\n> 4f432e8bb1 (\"x86/mce\")\n[...]\n\nreverted.\n",
                 "Now the same kernel with\n[…]\nreverted.",
+            ),
+            (
+                "a sentence cut after chat's \"w/\"",
+                "Now the same kernel w/\n\n> 4f432e8bb1 (\"x86/mce\")\n\nreverted.\n",
+                "Now the same kernel w/\n[…]\nreverted.",
             ),
             (
                 "cuts marked otherwise",
