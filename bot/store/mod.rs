@@ -375,12 +375,7 @@ fn write_generation(path: &Path, n: u64) -> Result<(), StoreError> {
     let mut f = match std::fs::OpenOptions::new().write(true).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-                return Err(err(e));
-            };
-            crate::fsutil::write_atomic(dir, &name.to_string_lossy(), line.as_bytes())
-                .map_err(err)?;
-            return Ok(());
+            return write_whole(path, line.as_bytes()).map_err(err);
         }
         Err(e) => return Err(err(e)),
     };
@@ -424,24 +419,28 @@ fn read_marker(path: &Path) -> Result<Option<Marker>, StoreError> {
     }
 }
 
-/// Write the marker atomically (temporary file, fsync, rename, fsync of the
-/// directory): it exists whole or not at all.
+/// Write the marker atomically: it exists whole or not at all.
 fn write_marker(path: &Path, m: &Marker) -> Result<(), StoreError> {
-    use std::io::Write;
-    let err = |e: std::io::Error| StoreError::Corrupt {
+    let bytes = serde_json::to_vec_pretty(m).expect("marker serialises");
+    write_whole(path, &bytes).map_err(|e| StoreError::Corrupt {
         path: path.display().to_string(),
         why: format!("writing the database marker: {e}"),
+    })
+}
+
+/// Write a file beside the database whole or not at all
+/// (`fsutil::write_atomic`: temporary file, fsync, rename), then sync its
+/// directory so that the rename itself survives a crash.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no file name",
+        ));
     };
-    let tmp = path.with_extension("marker.tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(err)?;
-    f.write_all(&serde_json::to_vec_pretty(m).expect("marker serialises"))
-        .map_err(err)?;
-    f.sync_all().map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)?;
-    if let Some(dir) = path.parent() {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+    crate::fsutil::write_atomic(dir, &name.to_string_lossy(), bytes)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
     }
     Ok(())
 }
