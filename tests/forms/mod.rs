@@ -261,3 +261,18 @@ pub fn chatted(text: &str) -> String {
             .join(" ")
     })
 }
+
+/// The text as chat types it: its questions without their `?` ("can you
+/// rerun this test"), in the writer's own lines. A `?` inside a word or
+/// before a mark stays (`(?)`, `"?"`).
+pub fn unmarked_questions(text: &str) -> String {
+    own_lines(text, |l| {
+        let chars: Vec<char> = l.chars().collect();
+        chars
+            .iter()
+            .enumerate()
+            .filter(|&(i, &c)| c != '?' || chars.get(i + 1).is_some_and(|n| !n.is_whitespace()))
+            .map(|(_, &c)| c)
+            .collect()
+    })
+}

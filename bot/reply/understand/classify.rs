@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::intent::Intent;
 use super::quote::{attribution_end, greets, is_quote, notice_end, own_words, quoted_text};
 use super::rules::Rules;
-use super::speech::{own_claim, NotOwn};
+use super::speech::{is_question, own_claim, NotOwn};
 
 /// Closing decisions: they end the case (a misreading hides a regression).
 pub(crate) fn closes(i: Intent) -> bool {
@@ -586,8 +586,9 @@ pub fn sentences(words: &str) -> Vec<String> {
 /// `f` on each sentence of prose in order, until it says stop: the lines
 /// of a paragraph that are not data, joined, cut after `.`, `!`, `?` or a
 /// typeset ellipsis (`…`, which phones and word processors put for "...")
-/// before a space ("e.g." and "i.e." cut nothing). Sentences longer than
-/// `MAX_SENTENCE` or without a letter are not prose. Lazy, so that a
+/// before a space ("e.g." and "i.e." cut nothing), and at a line's end
+/// that ends a sentence without its mark (`unmarked_end`). Sentences longer
+/// than `MAX_SENTENCE` or without a letter are not prose. Lazy, so that a
 /// caller looking for one sentence reads no further than it.
 fn each_sentence(words: &str, mut f: impl FnMut(&str) -> ControlFlow<()>) {
     let mut cur = String::new();
@@ -603,7 +604,9 @@ fn each_sentence(words: &str, mut f: impl FnMut(&str) -> ControlFlow<()>) {
         flow
     };
     for para in words.split("\n\n") {
-        for line in para.lines() {
+        let width = wrap_width(para);
+        let mut lines = para.lines().peekable();
+        while let Some(line) = lines.next() {
             if skipped(line, &cur) {
                 continue;
             }
@@ -619,11 +622,48 @@ fn each_sentence(words: &str, mut f: impl FnMut(&str) -> ControlFlow<()>) {
                     return;
                 }
             }
+            let unmarked = lines.peek().is_some_and(|n| unmarked_end(line, n, width));
+            if unmarked && emit(&mut cur).is_break() {
+                return;
+            }
         }
         if emit(&mut cur).is_break() {
             return;
         }
     }
+}
+
+/// Where a paragraph was wrapped, if it was: its widest line, in
+/// characters. No narrower: clients wrap at 40 columns as well as at 80.
+fn wrap_width(para: &str) -> usize {
+    para.lines()
+        .map(|l| l.trim_end().chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Does `line` end a sentence typed without its mark, as chat and quick
+/// replies do ("can you rerun this test" / "The box is idle")? It ends in
+/// a word, `next` opens with a capital, and `next`'s first word would have
+/// fitted on `line` with room to spare within the paragraph's `width`: no
+/// wrap put it on a line of its own, the writer did. A wrapped sentence
+/// ("… on the" / "Icelake box") breaks only where the word did not fit.
+fn unmarked_end(line: &str, next: &str, width: usize) -> bool {
+    // Writers who wrap by eye stop a few characters early, and a list's
+    // line can overrun the width the prose keeps to.
+    const SLACK: usize = 8;
+    let line = line.trim_end();
+    let Some(word) = next.split_whitespace().next() else {
+        return false;
+    };
+    // "I" is a capital anywhere in a sentence, and a label or a trailer
+    // ("Reported-by:") is what a sentence may lead into.
+    let pronoun = word == "I" || word.starts_with("I'") || word.starts_with("I’");
+    line.ends_with(|c: char| c.is_alphanumeric() || c == ')')
+        && word.starts_with(char::is_uppercase)
+        && !pronoun
+        && !word.ends_with(':')
+        && (line.chars().count() + 1 + word.chars().count() + SLACK) <= width
 }
 
 #[derive(Debug, Clone)]
@@ -683,7 +723,7 @@ pub(crate) fn is_prose_word(w: &str) -> bool {
 fn scan(sents: &[String], rules: &Rules, mut hit: impl FnMut(&super::rules::Rule, f64, &str)) {
     for original in sents {
         let s = normalise(original);
-        let question = s.ends_with('?');
+        let question = is_question(&s);
         if !rules.any.is_match(&s) {
             continue;
         }
@@ -873,7 +913,7 @@ fn weigh(mut hits: BTreeMap<Intent, Hit>, sents: &[String]) -> BTreeMap<Intent, 
     }
     let first_question = sents.iter().find(|o| {
         let s = normalise(o);
-        s.ends_with('?') && s.len() > 8
+        is_question(&s) && s.len() > 8
     });
     if let Some(q) = first_question {
         let h = hits.entry(Intent::Question).or_insert(Hit {
@@ -1433,6 +1473,57 @@ mod tests {
             ("a * b", "a * b"),
         ] {
             assert_eq!(normalise(sentence), expect, "{sentence:?}");
+        }
+    }
+
+    /// A line its writer ended without a mark ends its sentence; a line a
+    /// wrap cut does not.
+    #[test]
+    fn sentences_typed_without_their_marks() {
+        for (words, expect) in [
+            (
+                "can you rerun this test\nThe box was idle then, nothing else ran on it.",
+                &["can you rerun this test", "The box was idle then, nothing else ran on it."][..],
+            ),
+            (
+                "What storage driver is this using\nThe material talks about an ata disk, not a driver",
+                &["What storage driver is this using", "The material talks about an ata disk, not a driver"],
+            ),
+            // Lines this short tell no width: it may have been wrapped at 40.
+            (
+                "can you rerun this test\nThe box was idle.",
+                &["can you rerun this test The box was idle."],
+            ),
+            // Wrapped where the next word did not fit.
+            (
+                "I ran the test on an Icelake server with the patch applied on the\nIcelake box.",
+                &["I ran the test on an Icelake server with the patch applied on the Icelake box."],
+            ),
+            // It would have fitted, but only just: a wrap by eye.
+            (
+                "Also to avoid some duplication of debugging, here are some tries\nI did, as the list below shows to anyone who reads on.",
+                &["Also to avoid some duplication of debugging, here are some tries I did, as the list below shows to anyone who reads on."],
+            ),
+            // "I" and a trailer carry no news of a sentence's start.
+            (
+                "Here are some other tries\nI did, as the list below shows to anyone who reads on.",
+                &["Here are some other tries I did, as the list below shows to anyone who reads on."],
+            ),
+            (
+                "can you amend the commit to\nReported-by: kernel test robot <lkp@intel.com>",
+                &["can you amend the commit to Reported-by: kernel test robot <lkp@intel.com>"],
+            ),
+            // A comma or a small letter goes on.
+            (
+                "Hi Oliver,\nThanks for the report.",
+                &["Hi Oliver, Thanks for the report."],
+            ),
+            (
+                "can you rerun this test\nthanks",
+                &["can you rerun this test thanks"],
+            ),
+        ] {
+            assert_eq!(sentences(words), expect, "{words:?}");
         }
     }
 

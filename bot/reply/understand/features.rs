@@ -273,11 +273,11 @@ fn rule_features(rules: &Understanding, hits: &RuleHits, f: &mut Features) {
 /// trailers, a commit named with its subject, a `[PATCH` Subject, an
 /// attachment.
 fn form_features(sents: &[String], body: &str, ctx: Context, f: &mut Features) {
-    let questions = sents.iter().filter(|s| s.trim_end().ends_with('?')).count();
+    let questions = sents.iter().filter(|s| speech::is_question(s)).count();
     if questions > 0 {
         f.insert("questions".into(), (questions as f64).min(3.0) / 3.0);
     }
-    if sents.last().is_some_and(|s| s.trim_end().ends_with('?')) {
+    if sents.last().is_some_and(|s| speech::is_question(s)) {
         f.insert("ends:question".into(), 1.0);
     }
     let own_unquoted = unquoted(body);

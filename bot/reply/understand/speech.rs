@@ -60,6 +60,123 @@ static CLAUSE_BREAK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
     regex::Regex::new(r",? so,? |; ?|: |, but |, however,? | - | -- |\. ").expect("a valid pattern")
 });
 
+/// Auxiliaries and modals, which open a yes/no question ("does it …",
+/// "could you …"), with their negated forms' stems ("doesn't" → "does").
+pub const AUX: &[&str] = &[
+    "am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might",
+    "must", "shall", "should", "was", "were", "will", "would",
+];
+
+/// What can follow an auxiliary as the subject of a question: a pronoun,
+/// or a determiner opening a noun phrase ("is the regression …").
+const SUBJECTS: &[&str] = &[
+    "i", "you", "we", "it", "they", "he", "she", "this", "that", "these", "those", "there",
+    "anyone", "anybody", "someone", "somebody", "the", "a", "an", "any", "your", "our", "my",
+    "his", "her", "their", "its", "all",
+];
+
+/// Pronouns alone: after "do" and "have", a determiner opens an order
+/// ("do the same", "have a look"), not a question.
+const PRONOUNS: &[&str] = &[
+    "i", "you", "we", "it", "they", "he", "she", "this", "that", "these", "those", "there",
+    "anyone", "anybody", "someone", "somebody",
+];
+
+/// Words that open questions for information.
+const WH: &[&str] = &[
+    "what", "why", "how", "where", "when", "which", "who", "whose",
+];
+
+/// The auxiliary behind a word, negated or not ("isn't" → "is", "won't"
+/// → "will", "can't" → "can").
+fn aux(w: &str) -> Option<&'static str> {
+    let stem = match w.strip_suffix("n't") {
+        Some("wo") => "will",
+        Some("ca") => "can",
+        Some("sha") => "shall",
+        Some(s) => s,
+        None => w,
+    };
+    AUX.iter().copied().find(|a| *a == stem)
+}
+
+/// Is a sentence a question? By its `?`; or, typed without one as chat and
+/// quick replies are ("can you rerun this test", "what does this number
+/// mean"), by a question's word order in a sentence that ends with no
+/// mark: a clause opening with an auxiliary before its subject or with a
+/// question word and an auxiliary, or a tag (", right", ", doesn't it").
+/// A sentence that ends with `.` or `!` is said, not asked, whatever its
+/// order ("Could you rerun it."). Case-blind.
+pub fn is_question(s: &str) -> bool {
+    let s = s.trim_end();
+    if s.ends_with('?') {
+        return true;
+    }
+    if !s.ends_with(|c: char| c.is_alphanumeric()) {
+        return false;
+    }
+    let s = s.to_lowercase();
+    let tag = s.rsplit_once(", ").is_some_and(|(_, t)| {
+        let t = words(t);
+        t == ["right"]
+            || (t.len() == 2
+                && t[0].ends_with("n't")
+                && aux(t[0]).is_some()
+                && PRONOUNS.contains(&t[1]))
+    });
+    let clauses: Vec<&str> = s.split(", ").collect();
+    let last = clauses.len() - 1;
+    tag || clauses
+        .iter()
+        .enumerate()
+        .any(|(i, clause)| opens_question(&words(clause), i == 0, i == last))
+}
+
+/// Does a clause open as a question ("so does this …", "how reliable are
+/// your results", "which config did you use")? Not a condition put by
+/// inversion before the clause it conditions ("should it land, …", "had
+/// we known, …"), nor a relative clause after a comma (", which will …",
+/// ", where it is …"): `first` and `last` say where the clause stands.
+fn opens_question(ws: &[&str], first: bool, last: bool) -> bool {
+    const LEAD: &[&str] = &[
+        "so", "and", "but", "or", "also", "then", "ok", "okay", "well", "btw", "now", "hmm", "oh",
+    ];
+    let ws = match ws.first() {
+        Some(w) if LEAD.contains(w) => &ws[1..],
+        _ => ws,
+    };
+    let subject_after = |i: usize| {
+        let (Some(a), Some(next)) = (ws.get(i).and_then(|w| aux(w)), ws.get(i + 1)) else {
+            return false;
+        };
+        let subjects = if matches!(a, "do" | "have" | "had") {
+            PRONOUNS
+        } else {
+            SUBJECTS
+        };
+        let condition = i == 0 && !last && matches!(a, "should" | "had" | "were");
+        subjects.contains(next) && !condition
+    };
+    let Some(&opening) = ws.first() else {
+        return false;
+    };
+    // "what's", "how're": the question word with its auxiliary.
+    let (wh, contracted) = match opening.split_once('\'') {
+        Some((wh, "s" | "re" | "d" | "ll")) => (wh, true),
+        _ => (opening, false),
+    };
+    // "Why" asks in any word order ("why only this commit is slower"), as
+    // writers whose first language inverts nothing put it.
+    if WH.contains(&wh) && (first || matches!(wh, "what" | "why" | "how")) {
+        wh == "why"
+            || contracted
+            || ws.get(1).is_some_and(|w| aux(w).is_some())
+            || (2..=3).any(subject_after)
+    } else {
+        subject_after(0)
+    }
+}
+
 /// The clause of `s` that holds byte `at` (a char boundary), as a range.
 pub fn clause_of(s: &str, at: usize) -> std::ops::Range<usize> {
     let mut start = 0;
@@ -168,7 +285,7 @@ pub fn own_claim(s: &str, at: usize) -> Result<(), NotOwn> {
     if s[..at].matches('"').count() % 2 == 1 {
         return Err(NotOwn::Quoted);
     }
-    if s.trim_end().ends_with('?') {
+    if is_question(s) {
         return Err(NotOwn::Question);
     }
     let start = clause_of(s, at).start;
@@ -435,7 +552,7 @@ pub fn acts(s: &str, out: &mut Vec<String>) {
     let m = modality(s, &ws);
     let neg = ws.iter().any(|w| is_negator(w));
     let cond = ws.iter().any(|w| CONDITIONS.contains(w));
-    let q = s.trim_end().ends_with('?');
+    let q = is_question(s);
     out.push(format!("sa:{p}:{m}"));
     if q {
         out.push(format!("sa:q:{p}:{m}"));
@@ -682,7 +799,7 @@ const ROBOT_WORDS: &[&str] = &[
 /// data)? "David, any idea?" and "Say what?" do not.
 pub fn asks_robot(s: &str) -> bool {
     let ws = words(s);
-    let asking = s.trim_end().ends_with('?')
+    let asking = is_question(s)
         || ws.first().is_some_and(|w| *w == "please")
         || s.contains("could you")
         || s.contains("can you")
@@ -714,8 +831,72 @@ mod asks {
             ("should both of them take the lock?", false),
             ("why does the runqueue lock show up?", false),
             ("is the database on the same disk?", false),
+            // Asked without the mark, as chat does.
+            ("can you rerun this test", true),
+            ("where do i find the test", true),
+            ("the test was run twice", false),
         ] {
             assert_eq!(asks_robot(s), want, "{s}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod questions {
+    use super::is_question;
+
+    #[test]
+    fn questions_with_and_without_their_mark() {
+        for (s, want) in [
+            ("Is this noise?", true),
+            ("Could you rerun it.", false),
+            ("Stop!", false),
+            // Asked in a question's word order, the mark left off.
+            ("can you rerun this test", true),
+            ("Does this perhaps mean that this test is broken", true),
+            ("is the regression gone with the patch", true),
+            ("So should we drop it", true),
+            ("Or does it in some cases", true),
+            ("Feng, can you double check with", true),
+            (
+                "If not, in your experience, how reliable are your results",
+                true,
+            ),
+            ("What storage driver is this using", true),
+            ("what does this number mean", true),
+            ("which config did you use", true),
+            ("How much memory does the box have", true),
+            ("Why is this faster", true),
+            ("What's up", true),
+            (
+                "If it is caused by NUMA, why only this commit is slower",
+                true,
+            ),
+            ("doesn't that fix it", true),
+            ("This still feels like magic, doesn't it", true),
+            ("So everything now goes faster, right", true),
+            // Said, not asked.
+            ("the test was run twice", false),
+            ("I can rerun it", false),
+            ("Thanks, will do", false),
+            ("No, do not apply it", false),
+            ("What I did was run it again", false),
+            ("When I ran the test it failed", false),
+            ("How it works is described in the changelog", false),
+            ("Have a look at the patch", false),
+            // The subject left out, as quick replies do.
+            ("Could be a cache alignment thing", false),
+            ("Can't reproduce it here", false),
+            ("Should be fixed by the next rc", false),
+            ("Would be nice to have the kconfig", false),
+            ("Do the same for the other test", false),
+            ("Should it land, the mutex will be the bottleneck", false),
+            ("I have a patch, which will avoid the degradation", false),
+            ("It is in the tree, where it was tested", false),
+            ("That's right", false),
+            ("", false),
+        ] {
+            assert_eq!(is_question(s), want, "{s:?}");
         }
     }
 }
