@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::intent::Intent;
 use super::quote::{attribution_end, greets, is_quote, notice_end, own_words, quoted_text};
 use super::rules::Rules;
-use super::speech::{is_question, own_claim, NotOwn};
+use super::speech::{self, is_question, own_claim, NotOwn};
 
 /// Closing decisions: they end the case (a misreading hides a regression).
 pub(crate) fn closes(i: Intent) -> bool {
@@ -1068,17 +1068,10 @@ fn asked_claim(quoted: &str) -> Option<String> {
         words.first(),
         Some(&("so" | "and" | "but" | "then"))
     ));
-    let (aux, subject) = (words.get(lead)?, words.get(lead + 1)?);
-    let aux = aux.strip_suffix("n't").unwrap_or(aux);
-    let aux = match aux {
-        "wo" => "will",
-        "ca" => "can",
-        "sha" => "shall",
-        a => a,
-    };
-    if !AUX.contains(&aux) {
+    let (first, subject) = (words.get(lead)?, words.get(lead + 1)?);
+    let Some(aux) = speech::aux(first).filter(|a| AUX.contains(a)) else {
         return Some(asked.to_string());
-    }
+    };
     if !SUBJECT.contains(subject) {
         return None;
     }

@@ -62,7 +62,7 @@ static CLAUSE_BREAK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
 
 /// Auxiliaries and modals, which open a yes/no question ("does it …",
 /// "could you …"), with their negated forms' stems ("doesn't" → "does").
-pub const AUX: &[&str] = &[
+const AUX: &[&str] = &[
     "am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might",
     "must", "shall", "should", "was", "were", "will", "would",
 ];
@@ -89,7 +89,7 @@ const WH: &[&str] = &[
 
 /// The auxiliary behind a word, negated or not ("isn't" → "is", "won't"
 /// → "will", "can't" → "can").
-fn aux(w: &str) -> Option<&'static str> {
+pub fn aux(w: &str) -> Option<&'static str> {
     let stem = match w.strip_suffix("n't") {
         Some("wo") => "will",
         Some("ca") => "can",
